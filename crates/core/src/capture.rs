@@ -1,0 +1,1 @@
+//! pcap capture (being written).

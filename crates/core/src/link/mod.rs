@@ -1,0 +1,1 @@
+//! Link models (being written).

@@ -1,0 +1,189 @@
+//! Packets: sizes and headers, no payload bytes.
+//!
+//! A [`Packet`] is a small `Copy` value carrying what the models need: the
+//! addressing, the TCP header fields as numbers (64-bit byte sequence numbers
+//! that never wrap inside the simulator), IP ECN bits, SACK blocks, and the
+//! header overhead so that every link charges the real wire size.
+
+use crate::time::Time;
+
+/// Index of a node in the topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct NodeId(pub u32);
+
+/// Index of a flow (one TCP connection: a sender and its receiver).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FlowId(pub u32);
+
+/// IPv4 header bytes (no options).
+pub const IP_HEADER: u16 = 20;
+/// TCP header bytes without options.
+pub const TCP_HEADER: u16 = 20;
+/// TCP timestamp option bytes, padded (RFC 7323: 10 bytes + 2 NOPs).
+pub const TCP_TS_OPTION: u16 = 12;
+
+/// ECN codepoint of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct,
+    /// ECN-capable transport, ECT(0).
+    Ect0,
+    /// Congestion experienced.
+    Ce,
+}
+
+/// TCP header flags (only those the models use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TcpFlags(pub u8);
+
+impl TcpFlags {
+    /// FIN.
+    pub const FIN: u8 = 0x01;
+    /// SYN.
+    pub const SYN: u8 = 0x02;
+    /// ACK: the `ack` field is valid.
+    pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168).
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168).
+    pub const CWR: u8 = 0x80;
+
+    /// Whether every bit of `mask` is set.
+    #[inline]
+    pub fn has(self, mask: u8) -> bool {
+        self.0 & mask == mask
+    }
+    /// Set the bits of `mask`.
+    #[inline]
+    pub fn set(&mut self, mask: u8) {
+        self.0 |= mask;
+    }
+}
+
+/// Maximum SACK blocks a packet carries (RFC 2018 allows 4, 3 with timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// SACK blocks of an ACK: half-open byte ranges `[start, end)` above the
+/// cumulative ACK, most recently changed first (RFC 2018 §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl SackBlocks {
+    /// No blocks.
+    pub const EMPTY: SackBlocks = SackBlocks {
+        len: 0,
+        blocks: [(0, 0); MAX_SACK_BLOCKS],
+    };
+
+    /// Append a block; ignored when full.
+    pub fn push(&mut self, start: u64, end: u64) {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = (start, end);
+            self.len += 1;
+        }
+    }
+    /// The blocks in order.
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    /// Whether there are no blocks.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Bytes of TCP option space these blocks take (RFC 2018: 2 + 8n, padded to 4).
+    pub fn option_bytes(&self) -> u16 {
+        if self.len == 0 {
+            0
+        } else {
+            (2 + 8 * self.len as u16).div_ceil(4) * 4
+        }
+    }
+}
+
+/// What a packet is, for the models that care (all are TCP/IP on the wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// A TCP segment carrying data (or a SYN).
+    #[default]
+    Data,
+    /// A pure TCP acknowledgement.
+    Ack,
+}
+
+/// One packet. `Copy`, no heap data.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Packet {
+    /// Unique id within a run (assigned by the engine when first sent).
+    pub uid: u64,
+    /// Flow this packet belongs to.
+    pub flow: FlowId,
+    /// Originating node.
+    pub src: NodeId,
+    /// Destination node.
+    pub dst: NodeId,
+    /// Data segment or pure ACK.
+    pub kind: Kind,
+    /// Sequence number of the first payload byte (64-bit, never wraps).
+    pub seq: u64,
+    /// Cumulative acknowledgement (valid when `flags` has ACK).
+    pub ack: u64,
+    /// TCP payload bytes.
+    pub payload: u32,
+    /// IP + TCP header bytes, options included.
+    pub header: u16,
+    /// TCP flags.
+    pub flags: TcpFlags,
+    /// IP ECN field.
+    pub ecn: Ecn,
+    /// SACK blocks (ACKs only).
+    pub sack: SackBlocks,
+    /// When the sending TCP emitted this transmission (for one-way delay).
+    pub sent_at: Time,
+    /// Timestamp echo reply (RFC 7323 TSecr), valid when timestamps are on.
+    pub ts_echo: Time,
+    /// This transmission is a retransmission.
+    pub retransmit: bool,
+}
+
+impl Packet {
+    /// Bytes on the wire at the IP layer: header plus payload.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        self.payload + u32::from(self.header)
+    }
+    /// One past the last payload byte.
+    #[inline]
+    pub fn end_seq(&self) -> u64 {
+        self.seq + u64::from(self.payload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_is_small() {
+        assert!(std::mem::size_of::<Packet>() <= 144, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_option_size() {
+        let mut s = SackBlocks::EMPTY;
+        assert_eq!(s.option_bytes(), 0);
+        s.push(1, 2);
+        assert_eq!(s.option_bytes(), 12);
+        s.push(3, 4);
+        s.push(5, 6);
+        assert_eq!(s.option_bytes(), 28);
+    }
+}
