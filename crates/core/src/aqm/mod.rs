@@ -243,8 +243,11 @@ impl Queue {
 
     /// Take the head packet at `now`.
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let pkt = self.pkts.pop_front()?;
+        if self.pkts.is_empty() {
+            return None;
+        }
         self.account(now);
+        let pkt = self.pkts.pop_front()?;
         self.bytes -= u64::from(pkt.size());
         self.stats.departures += 1;
         let view = self.view();
