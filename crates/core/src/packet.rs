@@ -173,7 +173,11 @@ mod tests {
 
     #[test]
     fn packet_is_small() {
-        assert!(std::mem::size_of::<Packet>() <= 144, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 144,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 
     #[test]

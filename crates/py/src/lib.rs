@@ -1,14 +1,306 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! `linklab._core`: the thin PyO3 binding of `linklab-core`.
+//!
+//! It converts a scenario (TOML text or a Python dict) in, runs it with the GIL
+//! released, and hands back plain Python objects: the summary as a dict, trace
+//! columns as little-endian `bytes` (or a list of `str`) tagged with a dtype so
+//! the Python layer can build polars columns without a per-element loop, and
+//! pcap files as `bytes`. Everything else (files, tables, the CLI) is Python.
+//!
+//! No panic crosses into Python as an abort: the core runs on a worker thread
+//! under `catch_unwind` and a panic becomes `linklab._core.InternalError`.
+//! While the worker runs, the calling thread waits with the GIL released and
+//! wakes every [`SIGNAL_POLL`] to let Python handle Ctrl-C.
+#![warn(missing_docs)]
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use linklab_core::api::{self, Column, RunOptions, RunOutput, Source, Table};
+use linklab_core::scenario::ScenarioError as CoreScenarioError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+pyo3::create_exception!(
+    linklab._core,
+    ScenarioError,
+    PyValueError,
+    "A scenario that cannot be run. `.path` is the key path of the offending value \
+     (e.g. `links[2].ab.loss`, empty when it concerns the whole file), `.message` says \
+     what is wrong and what is allowed."
+);
+
+pyo3::create_exception!(
+    linklab._core,
+    InternalError,
+    PyRuntimeError,
+    "A bug in the linklab core (a Rust panic); the message is the panic's."
+);
+
+/// How often the waiting thread wakes to check for signals (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Stack of the worker thread that runs the core.
+const WORKER_STACK: usize = 64 << 20;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// Build a `ScenarioError` instance carrying `.path` and `.message`.
+fn scenario_error(py: Python<'_>, path: &str, message: &str) -> PyErr {
+    let text = if path.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{path}: {message}")
+    };
+    let build = || -> PyResult<PyErr> {
+        let exc = py.get_type::<ScenarioError>().call1((text.clone(),))?;
+        exc.setattr("path", path)?;
+        exc.setattr("message", message)?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn core_error(py: Python<'_>, e: &CoreScenarioError) -> PyErr {
+    scenario_error(py, &e.path, &e.message)
+}
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
     }
+}
+
+fn internal_error(what: &str, payload: &(dyn Any + Send)) -> PyErr {
+    InternalError::new_err(format!(
+        "internal error in the linklab core ({what}): {}; this is a bug, please report it",
+        panic_message(payload)
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// Arguments in
+// ---------------------------------------------------------------------------
+
+fn source_from_py(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Source> {
+    if let Ok(text) = source.cast::<PyString>() {
+        return Ok(Source::Toml(text.to_str()?.to_owned()));
+    }
+    if source.cast::<PyDict>().is_ok() {
+        return pythonize::depythonize::<toml::Table>(source)
+            .map(Source::Table)
+            .map_err(|e| {
+                scenario_error(
+                    py,
+                    "",
+                    &format!(
+                        "the scenario dict cannot be read as a TOML table ({e}); values must be \
+                         str, int, float, bool, list or dict with str keys (no None)"
+                    ),
+                )
+            });
+    }
+    Err(PyTypeError::new_err(format!(
+        "source must be TOML text (str) or a dict, not {}",
+        source.get_type().name()?
+    )))
+}
+
+fn params_from_py(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>> {
+    let Some(params) = params else {
+        return Ok(Vec::new());
+    };
+    params
+        .iter()
+        .map(|(k, v)| {
+            let key: String = k
+                .extract()
+                .map_err(|_| PyTypeError::new_err("params keys must be str"))?;
+            let value: String = v.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "params[{key:?}] must be a str (as typed after --set)"
+                ))
+            })?;
+            Ok((key, value))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Results out
+// ---------------------------------------------------------------------------
+
+/// Little-endian bytes of fixed-width values, written straight into a `bytes`.
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_le: fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * N, |buf| {
+        for (chunk, v) in buf.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to_le(*v));
+        }
+        Ok(())
+    })
+}
+
+/// A column as `(dtype, data)`: `("f64", bytes)`, `("u64", bytes)` or `("str", list)`.
+fn column_to_py<'py>(py: Python<'py>, column: &Column) -> PyResult<Bound<'py, PyTuple>> {
+    let (dtype, data): (&str, Bound<'py, PyAny>) = match column {
+        Column::F64(v) => ("f64", le_bytes(py, v, f64::to_le_bytes)?.into_any()),
+        Column::U64(v) => ("u64", le_bytes(py, v, u64::to_le_bytes)?.into_any()),
+        Column::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+    };
+    PyTuple::new(py, [PyString::new(py, dtype).into_any(), data])
+}
+
+fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let columns = PyDict::new(py);
+    for (name, column) in &table.columns {
+        columns.set_item(name, column_to_py(py, column)?)?;
+    }
+    Ok(columns)
+}
+
+fn output_to_py<'py>(
+    py: Python<'py>,
+    mut out: RunOutput,
+    wall_time: Duration,
+) -> PyResult<Bound<'py, PyTuple>> {
+    if let serde_json::Value::Object(map) = &mut out.summary {
+        map.insert(
+            "wall_time_s".to_owned(),
+            serde_json::Value::from(wall_time.as_secs_f64()),
+        );
+    }
+    let summary = pythonize::pythonize(py, &out.summary)?;
+    let traces = PyDict::new(py);
+    for table in &out.traces {
+        traces.set_item(&table.name, table_to_py(py, table)?)?;
+    }
+    let pcaps = PyDict::new(py);
+    for (link, bytes) in &out.pcaps {
+        pcaps.set_item(link, PyBytes::new(py, bytes))?;
+    }
+    PyTuple::new(py, [summary, traces.into_any(), pcaps.into_any()])
+}
+
+// ---------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------
+
+type Outcome = thread::Result<(Result<RunOutput, CoreScenarioError>, Duration)>;
+
+/// Run the core on a worker thread; wait for it with the GIL released, waking
+/// to run Python's signal handlers (so Ctrl-C raises `KeyboardInterrupt`).
+///
+/// On an interrupt the worker is left to finish on its own (the core has no
+/// cancellation hook); its result is dropped.
+fn run_on_worker(py: Python<'_>, src: Source, opts: RunOptions) -> PyResult<Outcome> {
+    let (tx, rx) = mpsc::sync_channel::<Outcome>(1);
+    let spawned = thread::Builder::new()
+        .name("linklab-run".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                let start = Instant::now();
+                let result = api::run(src, &opts);
+                (result, start.elapsed())
+            }));
+            // The receiver is gone only if the caller was interrupted.
+            let _ = tx.send(outcome);
+        });
+    if let Err(e) = spawned {
+        return Err(PyRuntimeError::new_err(format!(
+            "cannot start the simulation thread: {e}"
+        )));
+    }
+    let mut rx = rx;
+    loop {
+        // `Receiver` is not `Sync`: move it into the detached closure and back.
+        let (back, received) = py.detach(move || {
+            let received = rx.recv_timeout(SIGNAL_POLL);
+            (rx, received)
+        });
+        rx = back;
+        match received {
+            Ok(outcome) => return Ok(outcome),
+            Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(InternalError::new_err(
+                    "internal error: the simulation thread ended without a result",
+                ))
+            }
+        }
+    }
+}
+
+/// Run a scenario.
+///
+/// `source` is TOML text or a dict. Returns `(summary, traces, pcaps)`: the
+/// summary dict (with `wall_time_s` measured here), a dict of trace tables
+/// `{table: {column: (dtype, data)}}` where dtype is `"f64"`/`"u64"` with
+/// little-endian `bytes` data or `"str"` with a list, and a dict of pcap files
+/// `{link: bytes}`. Raises `ScenarioError` for a scenario that cannot be run and
+/// `InternalError` if the core panics.
+#[pyfunction]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None))]
+fn run<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    seed: Option<u64>,
+    params: Option<&Bound<'py, PyDict>>,
+    trace: bool,
+    pcap: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let src = source_from_py(py, source)?;
+    let opts = RunOptions {
+        seed,
+        params: params_from_py(params)?,
+        trace,
+        pcap_links: pcap.unwrap_or_default(),
+    };
+    match run_on_worker(py, src, opts)? {
+        Ok((Ok(out), wall_time)) => output_to_py(py, out, wall_time),
+        Ok((Err(e), _)) => Err(core_error(py, &e)),
+        Err(payload) => Err(internal_error("run", payload.as_ref())),
+    }
+}
+
+/// The JSON Schema of scenario files, as JSON text.
+#[pyfunction]
+fn json_schema() -> PyResult<String> {
+    let schema = panic::catch_unwind(api::json_schema)
+        .map_err(|payload| internal_error("json_schema", payload.as_ref()))?;
+    serde_json::to_string_pretty(&schema)
+        .map_err(|e| InternalError::new_err(format!("cannot serialise the JSON Schema: {e}")))
+}
+
+/// The version of the linklab core and binding.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// linklab's Rust core: `run`, `json_schema`, `version`, `ScenarioError`, `InternalError`.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(json_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", py.get_type::<ScenarioError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
 }

@@ -1,26 +1,755 @@
-//! RED (being written).
-use super::{Aqm, QueueView, Verdict};
-use crate::packet::Packet;
+//! Random Early Detection (Floyd & Jacobson 1993), with the "gentle" variant,
+//! ECN marking (RFC 3168), byte mode and an instantaneous-queue mode.
+//!
+//! The algorithm is the one of Figure 2 of the paper:
+//!
+//! * On every arrival the average queue size is updated,
+//!   `avg ← (1−wq)·avg + wq·q`. If the queue has been idle since `idle_since`
+//!   the average is first decayed as if `m = (now − idle_since)/s` small packets
+//!   had been transmitted meanwhile, `avg ← (1−wq)^m·avg`, with
+//!   `s = mean_pkt_size·8 / link_rate_bps` (m is fractional here).
+//! * `count` starts at −1. For `min_th ≤ avg < max_th`: `count += 1`,
+//!   `pb = max_p·(avg−min_th)/(max_th−min_th)` (× size/mean_pkt_size in byte
+//!   mode), `pa = pb/(1−count·pb)` (1 once `count·pb ≥ 1`); with probability
+//!   `pa` the packet is marked (ECN) or dropped early and `count = 0`.
+//! * Gentle: for `max_th ≤ avg < 2·max_th`,
+//!   `pb = max_p + (1−max_p)(avg−max_th)/max_th`, with the same spacing.
+//! * At or above `2·max_th` (gentle) or `max_th` (not gentle) every packet is
+//!   acted on (forced): dropped if `hard_drop` or the packet is not ECN-capable,
+//!   otherwise marked.
+//! * Below `min_th`: `count = −1`, accept.
+//!
+//! Note on spacing: with `count` reset to 0 after an action (as in the paper's
+//! Figure 2, ns-2 and ns-3), the n-th arrival after an action is acted on with
+//! probability `pb/(1−n·pb)`, so the gap between actions is uniform on
+//! `1..=⌈1/pb⌉−1`, mean ≈ `1/(2·pb)`; only the first action after `avg` rises
+//! above `min_th` (count from −1) sees `pa = pb` first.
+
+use super::{Aqm, DropCause, QueueView, Verdict};
+use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
-/// RED parameters.
+/// RED parameters. Thresholds are in the queue's unit: packets for a packet
+/// limit, bytes for a byte limit (see [`QueueView::occupancy`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct RedConfig {}
+pub struct RedConfig {
+    /// Lower threshold on the average queue size: no early action below it.
+    pub min_th: f64,
+    /// Upper threshold: the early-action probability reaches `max_p` here.
+    pub max_th: f64,
+    /// Early-action probability at `max_th` (ns-3: 1/LInterm), in (0, 1].
+    pub max_p: f64,
+    /// Weight of the exponentially weighted moving average, in (0, 1].
+    pub wq: f64,
+    /// Gentle RED: ramp the probability from `max_p` to 1 between `max_th` and
+    /// `2·max_th` instead of jumping to forced action at `max_th`.
+    pub gentle: bool,
+    /// Mark ECN-capable packets (set CE) instead of dropping them early.
+    pub ecn: bool,
+    /// In the forced region drop even ECN-capable packets (ns-3 `UseHardDrop`).
+    pub hard_drop: bool,
+    /// Act on the instantaneous queue size instead of the average.
+    pub instantaneous: bool,
+    /// Scale `pb` by packet size / `mean_pkt_size` (byte mode).
+    pub byte_mode: bool,
+    /// Mean packet size in bytes (idle-time correction and byte mode).
+    pub mean_pkt_size: u32,
+    /// Link rate in bit/s, for the idle-time correction.
+    pub link_rate_bps: u64,
+}
+
+impl Default for RedConfig {
+    /// ns-3 `RedQueueDisc` defaults.
+    fn default() -> Self {
+        RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.02,
+            wq: 0.002,
+            gentle: true,
+            ecn: false,
+            hard_drop: true,
+            instantaneous: false,
+            byte_mode: false,
+            mean_pkt_size: 500,
+            link_rate_bps: 1_500_000,
+        }
+    }
+}
+
+impl RedConfig {
+    /// Check the parameters; the error names the offending field(s).
+    pub fn check(&self) -> Result<(), String> {
+        let finite = [
+            ("minth", self.min_th),
+            ("maxth", self.max_th),
+            ("maxp", self.max_p),
+            ("wq", self.wq),
+        ];
+        for (name, v) in finite {
+            if !v.is_finite() {
+                return Err(format!("red: {name} must be a finite number, got {v}"));
+            }
+        }
+        if self.min_th < 0.0 || self.max_th < 0.0 {
+            return Err(format!(
+                "red: thresholds must be non-negative (minth = {}, maxth = {})",
+                self.min_th, self.max_th
+            ));
+        }
+        if self.min_th >= self.max_th {
+            return Err(format!(
+                "red: minth ({}) must be below maxth ({})",
+                self.min_th, self.max_th
+            ));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(format!("red: maxp must be in (0, 1], got {}", self.max_p));
+        }
+        if !(self.wq > 0.0 && self.wq <= 1.0) {
+            return Err(format!("red: wq must be in (0, 1], got {}", self.wq));
+        }
+        if self.mean_pkt_size == 0 {
+            return Err("red: mean_pkt_size must be positive".to_string());
+        }
+        if self.link_rate_bps == 0 {
+            return Err("red: link rate must be positive".to_string());
+        }
+        Ok(())
+    }
+
+    /// Threshold at and above which every packet is acted on.
+    fn forced_th(&self) -> f64 {
+        if self.gentle {
+            2.0 * self.max_th
+        } else {
+            self.max_th
+        }
+    }
+}
+
+/// The probability `pa` that RED acts on an arriving packet of `pkt_size`
+/// bytes, given the average queue size `avg` and `count` (already incremented
+/// for this arrival: the number of arrivals since the last action, counting
+/// from −1 when `avg` last rose above `min_th`).
+///
+/// 0 below `min_th`, 1 in the forced region; in between `pb/(1−count·pb)`, or 1
+/// once `count·pb ≥ 1`.
+pub fn drop_probability(cfg: &RedConfig, avg: f64, count: i64, pkt_size: u32) -> f64 {
+    if avg < cfg.min_th {
+        return 0.0;
+    }
+    if avg >= cfg.forced_th() {
+        return 1.0;
+    }
+    let mut pb = if avg < cfg.max_th {
+        cfg.max_p * (avg - cfg.min_th) / (cfg.max_th - cfg.min_th)
+    } else {
+        // Gentle region.
+        cfg.max_p + (1.0 - cfg.max_p) * (avg - cfg.max_th) / cfg.max_th
+    };
+    if cfg.byte_mode {
+        pb *= f64::from(pkt_size) / f64::from(cfg.mean_pkt_size.max(1));
+    }
+    if pb <= 0.0 {
+        return 0.0;
+    }
+    let c = count as f64 * pb;
+    if c >= 1.0 {
+        1.0
+    } else {
+        (pb / (1.0 - c)).min(1.0)
+    }
+}
 
 /// RED state.
 #[derive(Clone, Debug)]
-pub struct Red {}
+pub struct Red {
+    cfg: RedConfig,
+    avg: f64,
+    count: i64,
+    idle: bool,
+    idle_since: Time,
+    /// Transmission time of a `mean_pkt_size` packet, seconds.
+    s: f64,
+}
 
 impl Red {
-    /// New.
-    pub fn new(_c: RedConfig) -> Red {
-        Red {}
+    /// A RED policy with parameters `cfg` (assumed to pass [`RedConfig::check`]).
+    pub fn new(cfg: RedConfig) -> Red {
+        let s = f64::from(cfg.mean_pkt_size) * 8.0 / (cfg.link_rate_bps.max(1) as f64);
+        Red {
+            cfg,
+            avg: 0.0,
+            count: -1,
+            idle: true,
+            idle_since: Time::ZERO,
+            s,
+        }
+    }
+
+    /// The queue size RED last acted on: the average (or, in instantaneous
+    /// mode, the queue size seen by the last arrival).
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
+    /// The parameters.
+    pub fn config(&self) -> &RedConfig {
+        &self.cfg
+    }
+
+    fn update_avg(&mut self, now: Time, q: f64) {
+        if self.cfg.instantaneous {
+            self.avg = q;
+            return;
+        }
+        let w = self.cfg.wq;
+        if self.idle {
+            let idle_for = now.saturating_sub(self.idle_since).as_secs_f64();
+            let m = idle_for / self.s;
+            self.avg *= (1.0 - w).powf(m);
+        }
+        self.avg = (1.0 - w) * self.avg + w * q;
+    }
+
+    fn act(&self, pkt: &Packet, cause: DropCause) -> Verdict {
+        let ect = pkt.ecn != Ecn::NotEct;
+        if self.cfg.ecn && ect && !(cause == DropCause::AqmForced && self.cfg.hard_drop) {
+            Verdict::Mark
+        } else {
+            Verdict::Drop(cause)
+        }
     }
 }
 
 impl Aqm for Red {
-    fn on_arrival(&mut self, _now: Time, _q: &QueueView, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
-        Verdict::Accept
+    fn on_arrival(&mut self, now: Time, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        self.update_avg(now, q.occupancy());
+        self.idle = false;
+        let avg = self.avg;
+        let verdict = if avg < self.cfg.min_th {
+            self.count = -1;
+            Verdict::Accept
+        } else if avg >= self.cfg.forced_th() {
+            self.count = 0;
+            self.act(pkt, DropCause::AqmForced)
+        } else {
+            self.count += 1;
+            let pa = drop_probability(&self.cfg, avg, self.count, pkt.size());
+            if rng.bernoulli(pa) {
+                self.count = 0;
+                self.act(pkt, DropCause::AqmEarly)
+            } else {
+                Verdict::Accept
+            }
+        };
+        // A drop into an empty queue leaves it empty: the idle period goes on,
+        // with the average already decayed up to `now`.
+        if matches!(verdict, Verdict::Drop(_)) && q.packets == 0 {
+            self.idle = true;
+            self.idle_since = now;
+        }
+        verdict
+    }
+
+    fn on_departure(&mut self, now: Time, q: &QueueView) {
+        if q.packets == 0 {
+            self.idle = true;
+            self.idle_since = now;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::{Limit, Queue};
+
+    fn pkt(size: u32, ecn: Ecn) -> Packet {
+        Packet {
+            payload: size - 40,
+            header: 40,
+            ecn,
+            ..Packet::default()
+        }
+    }
+
+    fn view(packets: u32) -> QueueView {
+        QueueView {
+            packets,
+            bytes: u64::from(packets) * 1000,
+            limit: Limit::Packets(1000),
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn defaults_match_ns3_and_check() {
+        let c = RedConfig::default();
+        assert_eq!(c.wq, 0.002);
+        assert_eq!(c.max_p, 0.02);
+        assert_eq!((c.min_th, c.max_th), (5.0, 15.0));
+        assert!(c.gentle && c.hard_drop && !c.ecn && !c.instantaneous && !c.byte_mode);
+        assert_eq!(c.mean_pkt_size, 500);
+        assert_eq!(c.link_rate_bps, 1_500_000);
+        assert_eq!(c.check(), Ok(()));
+    }
+
+    #[test]
+    fn check_rejects_bad_configs() {
+        let base = RedConfig::default();
+        let bad = [
+            RedConfig {
+                min_th: 15.0,
+                ..base.clone()
+            },
+            RedConfig {
+                min_th: -1.0,
+                ..base.clone()
+            },
+            RedConfig {
+                max_p: 0.0,
+                ..base.clone()
+            },
+            RedConfig {
+                max_p: 1.5,
+                ..base.clone()
+            },
+            RedConfig {
+                wq: 0.0,
+                ..base.clone()
+            },
+            RedConfig {
+                wq: 2.0,
+                ..base.clone()
+            },
+            RedConfig {
+                wq: f64::NAN,
+                ..base.clone()
+            },
+            RedConfig {
+                mean_pkt_size: 0,
+                ..base.clone()
+            },
+            RedConfig {
+                link_rate_bps: 0,
+                ..base.clone()
+            },
+        ];
+        for c in bad {
+            let e = c.check().unwrap_err();
+            assert!(e.starts_with("red: "), "{e}");
+        }
+        assert!(base.check().is_ok());
+        assert!(RedConfig {
+            max_p: 1.0,
+            wq: 1.0,
+            ..base
+        }
+        .check()
+        .is_ok());
+    }
+
+    #[test]
+    fn drop_probability_formula() {
+        let cfg = RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            gentle: true,
+            ..RedConfig::default()
+        };
+        // Below min_th / forced region.
+        assert_eq!(drop_probability(&cfg, 4.99, 0, 500), 0.0);
+        assert_eq!(drop_probability(&cfg, 30.0, 0, 500), 1.0);
+        assert_eq!(drop_probability(&cfg, 100.0, 0, 500), 1.0);
+        // Linear region, count 0: pa = pb.
+        assert!(close(drop_probability(&cfg, 5.0, 0, 500), 0.0));
+        assert!(close(drop_probability(&cfg, 10.0, 0, 500), 0.05));
+        assert!(close(drop_probability(&cfg, 12.5, 0, 500), 0.075));
+        // Count spacing: pa = pb / (1 - count pb).
+        assert!(close(drop_probability(&cfg, 10.0, 4, 500), 0.05 / 0.8));
+        assert!(close(drop_probability(&cfg, 10.0, 19, 500), 0.05 / 0.05));
+        assert_eq!(drop_probability(&cfg, 10.0, 20, 500), 1.0);
+        assert_eq!(drop_probability(&cfg, 10.0, 1000, 500), 1.0);
+        // Gentle region: pb = max_p + (1 - max_p)(avg - max_th)/max_th.
+        assert!(close(drop_probability(&cfg, 15.0, 0, 500), 0.1));
+        assert!(close(drop_probability(&cfg, 22.5, 0, 500), 0.1 + 0.9 * 0.5));
+        assert_eq!(drop_probability(&cfg, 22.5, 1, 500), 1.0);
+        assert!(close(drop_probability(&cfg, 27.0, 0, 500), 0.1 + 0.9 * 0.8));
+        // Not gentle: forced from max_th.
+        let hard = RedConfig {
+            gentle: false,
+            ..cfg.clone()
+        };
+        assert_eq!(drop_probability(&hard, 15.0, 0, 500), 1.0);
+        assert!(close(drop_probability(&hard, 14.0, 0, 500), 0.09));
+        // Byte mode scales pb by size / mean before the spacing.
+        let bytes = RedConfig {
+            byte_mode: true,
+            mean_pkt_size: 1000,
+            ..cfg
+        };
+        assert!(close(drop_probability(&bytes, 10.0, 0, 500), 0.025));
+        assert!(close(drop_probability(&bytes, 10.0, 0, 1500), 0.075));
+        assert!(close(drop_probability(&bytes, 10.0, 2, 1500), 0.075 / 0.85));
+    }
+
+    /// Hold a packet queue at `hold` packets with wq = 1 and return the gaps
+    /// (in arrivals) between early drops, after the first drop.
+    fn gaps_at(hold: u32, max_p: f64, arrivals: usize) -> (Vec<usize>, Queue) {
+        let cfg = RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p,
+            wq: 1.0,
+            gentle: false,
+            ..RedConfig::default()
+        };
+        let mut q = Queue::new(
+            Limit::Packets(100),
+            Box::new(Red::new(cfg)),
+            Rng::stream(42, "red-spacing"),
+        );
+        let mut t = Time::ZERO;
+        while q.len() < hold as usize {
+            let _ = q.enqueue(t, pkt(1000, Ecn::NotEct));
+        }
+        let mut gaps = Vec::new();
+        let mut since: Option<usize> = None;
+        for _ in 0..arrivals {
+            t += Time::from_micros(10);
+            match q.enqueue(t, pkt(1000, Ecn::NotEct)) {
+                Ok(()) => {
+                    q.dequeue(t);
+                    if let Some(s) = since.as_mut() {
+                        *s += 1;
+                    }
+                }
+                Err((_, c)) => {
+                    assert_eq!(c, DropCause::AqmEarly);
+                    if let Some(s) = since {
+                        gaps.push(s + 1);
+                    }
+                    since = Some(0);
+                }
+            }
+            assert_eq!(q.len(), hold as usize);
+        }
+        (gaps, q)
+    }
+
+    #[test]
+    fn count_spacing_matches_expectation() {
+        // q = 10 with min 5, max 15, max_p 0.1: pb = 0.05. The n-th arrival
+        // after a drop is dropped with pa = pb/(1 - n pb): gaps uniform on 1..=19.
+        let (gaps, q) = gaps_at(10, 0.1, 400_000);
+        let pb: f64 = 0.05;
+        let mut expect_mean = 0.0;
+        let mut survive = 1.0;
+        let mut n = 1;
+        let mut pmf = Vec::new();
+        loop {
+            let pa = drop_probability(
+                &RedConfig {
+                    max_p: 0.1,
+                    gentle: false,
+                    ..RedConfig::default()
+                },
+                10.0,
+                n,
+                1000,
+            );
+            pmf.push(survive * pa);
+            expect_mean += n as f64 * survive * pa;
+            survive *= 1.0 - pa;
+            if pa >= 1.0 || survive < 1e-12 {
+                break;
+            }
+            n += 1;
+        }
+        assert!(pmf.len() >= 19);
+        assert!(pmf[..19].iter().all(|p| (p - pb / (1.0 - pb)).abs() < 1e-9));
+        assert!(pmf[19..].iter().sum::<f64>() < 1e-9);
+        assert!((expect_mean - 10.0).abs() < 1e-9);
+
+        let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        assert!(
+            (mean - expect_mean).abs() / expect_mean < 0.02,
+            "mean gap {mean}"
+        );
+        // Within 5% of the paper's (1/pb + 1)/2 = 10.5 too.
+        assert!((mean - 10.5).abs() / 10.5 < 0.06, "mean gap {mean}");
+        // Uniform: every gap in 1..=19, each value within 10% of 1/19.
+        assert!(gaps.iter().all(|&g| (1..=19).contains(&g)));
+        for v in 1..=19 {
+            let f = gaps.iter().filter(|&&g| g == v).count() as f64 / gaps.len() as f64;
+            assert!((f * 19.0 - 1.0).abs() < 0.1, "gap {v}: freq {f}");
+        }
+        let rate = q.stats().drops_aqm_early as f64 / q.stats().arrivals as f64;
+        assert!((rate - 0.1).abs() < 0.003, "early drop rate {rate}");
+    }
+
+    #[test]
+    fn count_spacing_at_low_probability() {
+        // q = 6: pb = 0.02 * 1/10 = 0.002; gaps uniform on 1..=499, mean 250.
+        let (gaps, _) = gaps_at(6, 0.02, 1_000_000);
+        let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        assert!((mean - 250.0).abs() / 250.0 < 0.04, "mean gap {mean}");
+        assert!(gaps.iter().all(|&g| g <= 499));
+    }
+
+    #[test]
+    fn ecn_marks_ect_and_drops_not_ect() {
+        let cfg = RedConfig {
+            wq: 1.0,
+            ecn: true,
+            max_p: 1.0,
+            gentle: false,
+            ..RedConfig::default()
+        };
+        let mut rng = Rng::stream(1, "ecn");
+        // avg = 14: pb = 0.9, and count 1 makes pa = 1 on the second arrival.
+        let (mut marks, mut drops) = (0, 0);
+        for e in [Ecn::Ect0, Ecn::NotEct] {
+            let mut red = Red::new(cfg.clone());
+            for _ in 0..1000 {
+                let q = QueueView {
+                    packets: 14,
+                    bytes: 0,
+                    limit: Limit::Packets(100),
+                };
+                match red.on_arrival(Time::ZERO, &q, &pkt(500, e), &mut rng) {
+                    Verdict::Mark => {
+                        assert_eq!(e, Ecn::Ect0);
+                        marks += 1
+                    }
+                    Verdict::Drop(DropCause::AqmEarly) => {
+                        assert_eq!(e, Ecn::NotEct);
+                        drops += 1
+                    }
+                    Verdict::Accept => {}
+                    v => panic!("unexpected {v:?}"),
+                }
+            }
+        }
+        assert!(marks > 600 && drops > 600, "{marks} {drops}");
+        // Through a queue: marked packets are kept with CE.
+        let mut q = Queue::new(
+            Limit::Packets(100),
+            Box::new(Red::new(cfg)),
+            Rng::stream(1, "q"),
+        );
+        for _ in 0..30 {
+            let _ = q.enqueue(Time::ZERO, pkt(500, Ecn::Ect0));
+        }
+        assert!(q.stats().ecn_marks > 0);
+        assert_eq!(q.stats().drops_aqm_early, 0);
+        let mut ce = 0;
+        while let Some(p) = q.dequeue(Time::ZERO) {
+            ce += usize::from(p.ecn == Ecn::Ce);
+        }
+        assert_eq!(ce as u64, q.stats().ecn_marks);
+    }
+
+    #[test]
+    fn instantaneous_uses_queue_size() {
+        let cfg = RedConfig {
+            instantaneous: true,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg.clone());
+        let mut rng = Rng::stream(1, "inst");
+        red.on_arrival(Time::ZERO, &view(12), &pkt(500, Ecn::NotEct), &mut rng);
+        assert_eq!(red.avg(), 12.0);
+        red.on_arrival(Time::ZERO, &view(3), &pkt(500, Ecn::NotEct), &mut rng);
+        assert_eq!(red.avg(), 3.0);
+        // Forced at 2 max_th on the instantaneous size, even from a cold start.
+        let mut red = Red::new(cfg);
+        let v = red.on_arrival(Time::ZERO, &view(30), &pkt(500, Ecn::NotEct), &mut rng);
+        assert_eq!(v, Verdict::Drop(DropCause::AqmForced));
+        // The EWMA would barely have moved.
+        let mut ewma = Red::new(RedConfig::default());
+        ewma.on_arrival(Time::ZERO, &view(30), &pkt(500, Ecn::NotEct), &mut rng);
+        assert!(close(ewma.avg(), 0.002 * 30.0));
+    }
+
+    #[test]
+    fn byte_limit_uses_bytes() {
+        let cfg = RedConfig {
+            instantaneous: true,
+            min_th: 5000.0,
+            max_th: 15000.0,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let q = QueueView {
+            packets: 3,
+            bytes: 4500,
+            limit: Limit::Bytes(100_000),
+        };
+        red.on_arrival(
+            Time::ZERO,
+            &q,
+            &pkt(500, Ecn::NotEct),
+            &mut Rng::stream(1, "b"),
+        );
+        assert_eq!(red.avg(), 4500.0);
+    }
+
+    #[test]
+    fn ewma_update() {
+        let cfg = RedConfig {
+            wq: 0.25,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let mut rng = Rng::stream(1, "ewma");
+        let p = pkt(500, Ecn::NotEct);
+        red.on_arrival(Time::ZERO, &view(0), &p, &mut rng);
+        assert_eq!(red.avg(), 0.0);
+        red.on_arrival(Time::ZERO, &view(4), &p, &mut rng);
+        assert!(close(red.avg(), 1.0));
+        red.on_arrival(Time::ZERO, &view(8), &p, &mut rng);
+        assert!(close(red.avg(), 0.75 + 2.0));
+    }
+
+    #[test]
+    fn idle_time_decays_average() {
+        // s = 500 B * 8 / 1 Mbit/s = 4 ms.
+        let cfg = RedConfig {
+            wq: 0.1,
+            link_rate_bps: 1_000_000,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let mut rng = Rng::stream(1, "idle");
+        let p = pkt(500, Ecn::NotEct);
+        let t0 = Time::from_secs(1);
+        red.on_arrival(t0, &view(10), &p, &mut rng);
+        let a0 = red.avg();
+        assert!(close(a0, 1.0));
+        // Queue drains at t0 + 1 ms, next arrival 41 ms later: m = 10.25.
+        red.on_departure(t0 + Time::from_millis(1), &view(0));
+        red.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
+        let expect = 0.9 * (0.9f64.powf(10.25) * a0);
+        assert!(
+            (red.avg() - expect).abs() < 1e-12,
+            "{} vs {expect}",
+            red.avg()
+        );
+        // No decay without an idle period: a non-empty departure does not count.
+        let mut red2 = Red::new(RedConfig {
+            wq: 0.1,
+            link_rate_bps: 1_000_000,
+            ..RedConfig::default()
+        });
+        red2.on_arrival(t0, &view(10), &p, &mut rng);
+        red2.on_departure(t0 + Time::from_millis(1), &view(3));
+        red2.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
+        assert!(close(red2.avg(), 0.9));
+    }
+
+    #[test]
+    fn forced_drops_above_max_th_not_gentle() {
+        let cfg = RedConfig {
+            wq: 1.0,
+            gentle: false,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let mut rng = Rng::stream(1, "f");
+        for qlen in [15, 16, 29, 50] {
+            let v = red.on_arrival(Time::ZERO, &view(qlen), &pkt(500, Ecn::NotEct), &mut rng);
+            assert_eq!(v, Verdict::Drop(DropCause::AqmForced), "q = {qlen}");
+        }
+        let v = red.on_arrival(Time::ZERO, &view(4), &pkt(500, Ecn::NotEct), &mut rng);
+        assert_eq!(v, Verdict::Accept);
+    }
+
+    #[test]
+    fn forced_drops_above_twice_max_th_gentle() {
+        let cfg = RedConfig {
+            wq: 1.0,
+            gentle: true,
+            ..RedConfig::default()
+        };
+        let mut rng = Rng::stream(1, "g");
+        // Between max_th and 2 max_th: probabilistic (early), never forced.
+        let mut red = Red::new(cfg.clone());
+        let (mut early, mut accepted) = (0, 0);
+        for _ in 0..2000 {
+            match red.on_arrival(Time::ZERO, &view(20), &pkt(500, Ecn::NotEct), &mut rng) {
+                Verdict::Drop(DropCause::AqmEarly) => early += 1,
+                Verdict::Accept => accepted += 1,
+                v => panic!("unexpected {v:?}"),
+            }
+        }
+        // pb = 0.02 + 0.98 / 3 = 0.3467: gaps uniform on 1..=2, mean 1.5.
+        let rate = f64::from(early) / 2000.0;
+        assert!(
+            (rate - 1.0 / 1.5).abs() < 0.05,
+            "{rate} ({accepted} accepted)"
+        );
+        for qlen in [30, 31, 100] {
+            let v = red.on_arrival(Time::ZERO, &view(qlen), &pkt(500, Ecn::NotEct), &mut rng);
+            assert_eq!(v, Verdict::Drop(DropCause::AqmForced), "q = {qlen}");
+        }
+    }
+
+    #[test]
+    fn hard_drop_false_marks_ect_in_forced_region() {
+        let mut rng = Rng::stream(1, "h");
+        let soft = RedConfig {
+            wq: 1.0,
+            ecn: true,
+            hard_drop: false,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(soft.clone());
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(40), &pkt(500, Ecn::Ect0), &mut rng),
+            Verdict::Mark
+        );
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(40), &pkt(500, Ecn::NotEct), &mut rng),
+            Verdict::Drop(DropCause::AqmForced)
+        );
+        // hard_drop = true drops ECT packets there.
+        let mut red = Red::new(RedConfig {
+            hard_drop: true,
+            ..soft.clone()
+        });
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(40), &pkt(500, Ecn::Ect0), &mut rng),
+            Verdict::Drop(DropCause::AqmForced)
+        );
+        // Without ECN every forced action is a drop.
+        let mut red = Red::new(RedConfig { ecn: false, ..soft });
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(40), &pkt(500, Ecn::Ect0), &mut rng),
+            Verdict::Drop(DropCause::AqmForced)
+        );
+    }
+
+    #[test]
+    fn below_min_th_accepts_and_resets_count() {
+        let cfg = RedConfig {
+            wq: 1.0,
+            max_p: 1.0,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let mut rng = Rng::stream(1, "m");
+        for _ in 0..100 {
+            let v = red.on_arrival(Time::ZERO, &view(4), &pkt(500, Ecn::NotEct), &mut rng);
+            assert_eq!(v, Verdict::Accept);
+        }
+        assert_eq!(red.count, -1);
     }
 }

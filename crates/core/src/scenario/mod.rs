@@ -1,6 +1,24 @@
-//! Scenario files: parsing, `[params]` substitution, validation, building a network.
+//! Scenario files: parsing, `[params]` substitution, validation, building the
+//! network, and running it.
+//!
+//! Everything a user can get wrong is caught here, at the edge, and reported
+//! as one [`ScenarioError`] naming the key path, the value and what is allowed.
+
+mod model;
+pub mod params;
+pub mod units;
+
+pub use model::ScenarioFile;
+
+use model::{ByteSize, DirectionSection, LinkSection, QueueKind, QueueSection, TcpSection};
 
 use crate::api::{RunOptions, RunOutput, Source};
+use crate::aqm::{DropTail, Limit, Queue, Red, RedConfig};
+use crate::link::{WiredConfig, WiredLink};
+use crate::net::{FlowSpec, NetworkBuilder, Simulation};
+use crate::rng::Rng;
+use crate::tcp::{App, CcKind, TcpConfig, Variant};
+use crate::time::Time;
 
 /// A scenario that cannot be run: where, what, and what is allowed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -12,15 +30,486 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-/// Load, validate and run (stub; being written).
-pub fn run(_src: Source, _opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
-    Err(ScenarioError {
-        path: String::new(),
-        message: "not yet implemented".into(),
-    })
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    }
 }
 
-/// JSON Schema (stub; being written).
+/// A scenario ready to build: resolved parameters and the typed file.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// Resolved `[params]` (after overrides), in file order.
+    pub params: Vec<(String, toml::Value)>,
+    /// The typed scenario.
+    pub file: ScenarioFile,
+}
+
+/// Parse, substitute parameters and type-check a scenario.
+pub fn load(src: Source, overrides: &[(String, String)]) -> Result<Loaded, ScenarioError> {
+    let mut doc = match src {
+        Source::Toml(text) => toml::from_str::<toml::Table>(&text).map_err(|e| {
+            err(
+                "scenario",
+                format!("not valid TOML: {}", e.to_string().trim()),
+            )
+        })?,
+        Source::Table(t) => t,
+    };
+    let params = params::resolve(&doc, overrides)?;
+    params::substitute(&mut doc, &params)?;
+    let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let inner = inner.trim();
+        // serde's untagged-enum message is unhelpful; say what is allowed.
+        let msg = if inner.contains("did not match any variant of untagged enum ByteSize") {
+            "expected a byte count: an integer (bytes) or a string with a unit such as \"64KiB\"".to_string()
+        } else {
+            inner.to_string()
+        };
+        err(if path == "." { "scenario".to_string() } else { path }, msg)
+    })?;
+    Ok(Loaded { params, file })
+}
+
+/// JSON Schema of scenario files, for editors.
 pub fn json_schema() -> serde_json::Value {
-    serde_json::json!({})
+    serde_json::to_value(schemars::schema_for!(ScenarioFile)).unwrap_or_default()
+}
+
+fn time_at(path: &str, s: &str) -> Result<Time, ScenarioError> {
+    units::time(s).map_err(|m| err(path, m))
+}
+
+fn prob(path: &str, p: f64) -> Result<f64, ScenarioError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(err(
+            path,
+            format!("{p} is not a probability; allowed: 0 ≤ p ≤ 1"),
+        ))
+    }
+}
+
+fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<i64, ScenarioError> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(err(
+            path,
+            format!("{v} is out of range; allowed: {lo} to {hi}"),
+        ))
+    }
+}
+
+fn byte_size(path: &str, v: &ByteSize) -> Result<u64, ScenarioError> {
+    match v {
+        ByteSize::Int(i) if *i >= 0 => Ok(*i as u64),
+        ByteSize::Int(i) => Err(err(
+            path,
+            format!("{i} is negative; allowed: a byte count ≥ 0"),
+        )),
+        ByteSize::Str(s) => units::bytes(s).map_err(|m| err(path, m)),
+    }
+}
+
+/// Overlay `s` (at key path `path`) on `base`.
+fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig, ScenarioError> {
+    let mut c = base.clone();
+    if let Some(v) = &s.variant {
+        c.variant = match v.as_str() {
+            "reno" => Variant::Reno,
+            "newreno" => Variant::NewReno,
+            "sack" => Variant::Sack,
+            _ => {
+                return Err(err(
+                    format!("{path}.variant"),
+                    format!("'{v}' is not a TCP variant; allowed: reno, newreno, sack"),
+                ))
+            }
+        };
+    }
+    if let Some(v) = &s.cc {
+        c.cc = match v.as_str() {
+            "newreno" | "reno" => CcKind::NewReno,
+            _ => {
+                return Err(err(
+                    format!("{path}.cc"),
+                    format!("'{v}' is not a congestion control; allowed: newreno"),
+                ))
+            }
+        };
+    }
+    if let Some(v) = s.mss {
+        c.mss = int_in(&format!("{path}.mss"), v, 1, 65495)? as u32;
+    }
+    if let Some(v) = s.initial_window {
+        c.initial_window = int_in(&format!("{path}.initial_window"), v, 1, 10)? as u32;
+    }
+    if let Some(v) = &s.rwnd {
+        let p = format!("{path}.rwnd");
+        let w = byte_size(&p, v)?;
+        if w == 0 || w > 1 << 30 {
+            return Err(err(
+                p,
+                format!("{w} bytes is out of range; allowed: 1 B to 1 GiB"),
+            ));
+        }
+        c.rwnd = w;
+    }
+    if let Some(v) = s.ecn {
+        c.ecn = v;
+    }
+    if let Some(v) = s.timestamps {
+        c.timestamps = v;
+        c.sack_blocks_max = if v { 3 } else { 4 };
+    }
+    if let Some(v) = s.delayed_ack {
+        c.delayed_ack = v;
+    }
+    if let Some(v) = &s.delack_timeout {
+        c.delack_timeout = time_at(&format!("{path}.delack_timeout"), v)?;
+    }
+    if let Some(v) = &s.min_rto {
+        c.min_rto = time_at(&format!("{path}.min_rto"), v)?;
+    }
+    if let Some(v) = &s.max_rto {
+        c.max_rto = time_at(&format!("{path}.max_rto"), v)?;
+    }
+    if let Some(v) = &s.initial_rto {
+        c.initial_rto = time_at(&format!("{path}.initial_rto"), v)?;
+    }
+    if let Some(v) = s.dupack_threshold {
+        c.dupack_threshold = int_in(&format!("{path}.dupack_threshold"), v, 1, 1000)? as u32;
+    }
+    if let Some(v) = s.handshake {
+        c.handshake = v;
+    }
+    if c.min_rto.0 == 0 || c.min_rto > c.max_rto {
+        return Err(err(
+            format!("{path}.min_rto"),
+            "must be positive and not above max_rto",
+        ));
+    }
+    if c.initial_rto.0 == 0 {
+        return Err(err(format!("{path}.initial_rto"), "must be positive"));
+    }
+    if c.mss as u64 > c.rwnd {
+        return Err(err(
+            format!("{path}.rwnd"),
+            format!(
+                "{} bytes is smaller than one segment (mss {})",
+                c.rwnd, c.mss
+            ),
+        ));
+    }
+    Ok(c)
+}
+
+fn build_queue(
+    q: &QueueSection,
+    path: &str,
+    rate_bps: u64,
+    rng: Rng,
+) -> Result<Queue, ScenarioError> {
+    let limit = match &q.limit {
+        Some(s) => units::limit(s).map_err(|m| err(format!("{path}.limit"), m))?,
+        None => Limit::Packets(100),
+    };
+    match q.kind {
+        QueueKind::Droptail => {
+            let red_keys = [
+                ("minth", q.minth.is_some()),
+                ("maxth", q.maxth.is_some()),
+                ("maxp", q.maxp.is_some()),
+                ("wq", q.wq.is_some()),
+                ("gentle", q.gentle.is_some()),
+                ("ecn", q.ecn.is_some()),
+                ("hard_drop", q.hard_drop.is_some()),
+                ("instantaneous", q.instantaneous.is_some()),
+                ("byte_mode", q.byte_mode.is_some()),
+                ("mean_pkt_size", q.mean_pkt_size.is_some()),
+            ];
+            if let Some((k, _)) = red_keys.iter().find(|(_, set)| *set) {
+                return Err(err(
+                    format!("{path}.{k}"),
+                    "is a RED key; set kind = \"red\" or remove it",
+                ));
+            }
+            Ok(Queue::new(limit, Box::new(DropTail), rng))
+        }
+        QueueKind::Red => {
+            let d = RedConfig::default();
+            let cfg = RedConfig {
+                min_th: q
+                    .minth
+                    .ok_or_else(|| err(format!("{path}.minth"), "RED needs minth"))?,
+                max_th: q
+                    .maxth
+                    .ok_or_else(|| err(format!("{path}.maxth"), "RED needs maxth"))?,
+                max_p: q.maxp.unwrap_or(d.max_p),
+                wq: q.wq.unwrap_or(d.wq),
+                gentle: q.gentle.unwrap_or(d.gentle),
+                ecn: q.ecn.unwrap_or(d.ecn),
+                hard_drop: q.hard_drop.unwrap_or(d.hard_drop),
+                instantaneous: q.instantaneous.unwrap_or(d.instantaneous),
+                byte_mode: q.byte_mode.unwrap_or(d.byte_mode),
+                mean_pkt_size: q.mean_pkt_size.unwrap_or(d.mean_pkt_size),
+                link_rate_bps: rate_bps,
+            };
+            cfg.check().map_err(|m| err(path, m))?;
+            let cap = match limit {
+                Limit::Packets(n) => f64::from(n),
+                Limit::Bytes(b) => b as f64,
+            };
+            if cfg.min_th > cap {
+                return Err(err(
+                    format!("{path}.minth"),
+                    format!("{} is above the queue limit {cap}", cfg.min_th),
+                ));
+            }
+            Ok(Queue::new(limit, Box::new(Red::new(cfg)), rng))
+        }
+    }
+}
+
+fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSection {
+    let d = dir.clone().unwrap_or_default();
+    DirectionSection {
+        rate: d.rate.or_else(|| link.rate.clone()),
+        delay: d.delay.or_else(|| link.delay.clone()),
+        loss: d.loss.or(link.loss),
+        queue: d.queue.or_else(|| link.queue.clone()),
+    }
+}
+
+/// Pair up two expanded name lists: zip equal lengths, broadcast a single name.
+fn pairs(
+    a: Vec<String>,
+    b: Vec<String>,
+    path: &str,
+) -> Result<Vec<(String, String)>, ScenarioError> {
+    match (a.len(), b.len()) {
+        (x, y) if x == y => Ok(a.into_iter().zip(b).collect()),
+        (1, _) => Ok(b.into_iter().map(|y| (a[0].clone(), y)).collect()),
+        (_, 1) => Ok(a.into_iter().map(|x| (x, b[0].clone())).collect()),
+        (x, y) => Err(err(path, format!("ranges of different lengths ({x} and {y}); use equal lengths or a single name on one side"))),
+    }
+}
+
+/// Build the simulation of a loaded scenario with run seed `seed`.
+pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioError> {
+    let f = &loaded.file;
+    let duration = time_at("duration", &f.duration)?;
+    if duration.0 == 0 {
+        return Err(err("duration", "must be positive"));
+    }
+    let mut net = NetworkBuilder::new();
+    let mut seen_dirs = std::collections::HashSet::new();
+    for (i, l) in f.links.iter().enumerate() {
+        let p = format!("links[{i}]");
+        let a = params::expand(&l.a, &format!("{p}.a"))?;
+        let b = params::expand(&l.b, &format!("{p}.b"))?;
+        for (x, y) in pairs(a, b, &p)? {
+            if x == y {
+                return Err(err(
+                    &p,
+                    format!("a link joins two different nodes, got '{x}' twice"),
+                ));
+            }
+            for (from, to, dir, key) in [(&x, &y, &l.ab, "ab"), (&y, &x, &l.ba, "ba")] {
+                if !seen_dirs.insert((from.clone(), to.clone())) {
+                    return Err(err(&p, format!("link {from}->{to} is defined twice")));
+                }
+                let d = merge_dir(l, dir);
+                let dp = format!("{p}.{key}");
+                let rate = d
+                    .rate
+                    .as_deref()
+                    .ok_or_else(|| {
+                        err(
+                            format!("{p}.rate"),
+                            "missing; every link direction needs a rate, e.g. rate = \"10Mbit\"",
+                        )
+                    })
+                    .and_then(|s| units::rate(s).map_err(|m| err(format!("{dp}.rate"), m)))?;
+                let delay = match &d.delay {
+                    Some(s) => time_at(&format!("{dp}.delay"), s)?,
+                    None => Time::ZERO,
+                };
+                let loss = prob(&format!("{dp}.loss"), d.loss.unwrap_or(0.0))?;
+                let name = format!("{from}->{to}");
+                let queue = build_queue(
+                    &d.queue.clone().unwrap_or_default(),
+                    &format!("{dp}.queue"),
+                    rate,
+                    Rng::stream(seed, &format!("queue:{name}")),
+                )?;
+                let model = WiredLink::new(
+                    WiredConfig {
+                        rate_bps: rate,
+                        delay,
+                        loss,
+                    },
+                    queue,
+                    Rng::stream(seed, &format!("link:{name}")),
+                );
+                let (na, nb) = (net.node(from), net.node(to));
+                net.link(na, nb, Box::new(model));
+            }
+        }
+    }
+    let base = tcp_config(&TcpConfig::default(), &f.tcp, "tcp")?;
+    let mut flow_paths = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    for (i, fl) in f.flows.iter().enumerate() {
+        let p = format!("flows[{i}]");
+        let tcp = match &fl.tcp {
+            Some(t) => tcp_config(&base, t, &format!("{p}.tcp"))?,
+            None => base.clone(),
+        };
+        let count = int_in(&format!("{p}.count"), fl.count.unwrap_or(1), 1, 100_000)?;
+        let start = match &fl.start {
+            Some(s) => time_at(&format!("{p}.start"), s)?,
+            None => Time::ZERO,
+        };
+        let jitter = match &fl.start_jitter {
+            Some(s) => time_at(&format!("{p}.start_jitter"), s)?,
+            None => Time::ZERO,
+        };
+        let stop = match &fl.stop {
+            Some(s) => {
+                let t = time_at(&format!("{p}.stop"), s)?;
+                if t <= start {
+                    return Err(err(
+                        format!("{p}.stop"),
+                        format!("'{s}' is not after the start ({start})"),
+                    ));
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        let app = match &fl.bytes {
+            Some(b) => {
+                let n = byte_size(&format!("{p}.bytes"), b)?;
+                if n == 0 {
+                    return Err(err(
+                        format!("{p}.bytes"),
+                        "a finite transfer needs at least 1 byte",
+                    ));
+                }
+                App::Bytes(n)
+            }
+            None => App::Bulk,
+        };
+        let from = params::expand(&fl.from, &format!("{p}.from"))?;
+        let to = params::expand(&fl.to, &format!("{p}.to"))?;
+        for (x, y) in pairs(from, to, &p)? {
+            for (key, name) in [("from", &x), ("to", &y)] {
+                if net.find(name).is_none() {
+                    return Err(err(
+                        format!("{p}.{key}"),
+                        format!("'{name}' is not a node of any link"),
+                    ));
+                }
+            }
+            for k in 0..count {
+                let base_name = fl.name.clone().unwrap_or_else(|| format!("{x}->{y}"));
+                let mut name = if count > 1 {
+                    format!("{base_name}#{k}")
+                } else {
+                    base_name.clone()
+                };
+                let mut dup = 1;
+                while names.contains(&name) {
+                    dup += 1;
+                    name = format!("{base_name}#{dup}");
+                }
+                names.insert(name.clone());
+                let idx = flow_paths.len();
+                let start = if jitter.0 > 0 {
+                    let u = Rng::stream(seed, &format!("flow:{idx}:start")).uniform();
+                    start + Time((u * jitter.0 as f64) as u64)
+                } else {
+                    start
+                };
+                let (src, dst) = (
+                    net.find(&x).unwrap_or_default(),
+                    net.find(&y).unwrap_or_default(),
+                );
+                net.flow(FlowSpec {
+                    name,
+                    src,
+                    dst,
+                    tcp: tcp.clone(),
+                    app,
+                    start,
+                    stop,
+                });
+                flow_paths.push(p.clone());
+            }
+        }
+    }
+    let sim = net
+        .build()
+        .map_err(|(i, m)| err(flow_paths.get(i).cloned().unwrap_or_default(), m))?;
+    Ok((sim, duration))
+}
+
+/// Load, build and run a scenario.
+pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
+    let loaded = load(src, &opts.params)?;
+    let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
+    let (mut sim, duration) = build(&loaded, seed)?;
+    if opts.trace {
+        sim.enable_traces();
+    }
+    for spec in &opts.pcap_links {
+        let dirs: Vec<String> = if let Some((a, b)) = spec.split_once("->") {
+            vec![format!("{a}->{b}")]
+        } else if let Some((a, b)) = spec.split_once('-') {
+            vec![format!("{a}->{b}"), format!("{b}->{a}")]
+        } else {
+            vec![]
+        };
+        if dirs.is_empty() || !dirs.iter().all(|d| sim.link_names().contains(d)) {
+            let names = sim.link_names();
+            let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
+            return Err(err(
+                "--pcap",
+                format!(
+                    "'{spec}' is not a link; write A->B for one direction or A-B for both (links: {}{})",
+                    shown.join(", "),
+                    if names.len() > 12 { ", …" } else { "" }
+                ),
+            ));
+        }
+        for d in dirs {
+            sim.capture(&d);
+        }
+    }
+    sim.run(duration);
+    let mut summary = sim.summary();
+    if let serde_json::Value::Object(m) = &mut summary {
+        m.insert(
+            "scenario".into(),
+            serde_json::json!(loaded.file.name.clone().unwrap_or_default()),
+        );
+        m.insert("seed".into(), serde_json::json!(seed));
+        let params: serde_json::Map<String, serde_json::Value> = loaded
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+            .collect();
+        m.insert("params".into(), serde_json::Value::Object(params));
+    }
+    Ok(RunOutput {
+        summary,
+        traces: sim.take_traces(),
+        pcaps: sim.take_captures(),
+    })
 }

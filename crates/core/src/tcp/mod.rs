@@ -1,1 +1,154 @@
-//! TCP (being written).
+//! TCP models: sans-IO sender and receiver state machines.
+//!
+//! A [`TcpSender`] and a [`TcpReceiver`] form one one-way bulk flow. Like
+//! quinn-proto's `Connection`, each takes `now` explicitly in every call,
+//! reports the next instant it needs waking ([`TcpSender::poll_timeout`]) and
+//! hands back packets from `poll_transmit`, which the driver drains until it
+//! returns `None` after every other call.
+//!
+//! Sequence numbers are 64-bit byte numbers that never wrap. Data starts at
+//! sequence number 0; in this model the SYN consumes no sequence number (real
+//! TCP spends one on it), so the first data byte is 0 and an ACK of `n` means
+//! bytes `[0, n)` were received.
+//!
+//! Files: [`rtt`] (RFC 6298 estimator), [`scoreboard`] (per-segment record and
+//! SACK scoreboard, RFC 6675), [`cc`] (pluggable congestion control),
+//! [`sender`] (windowing, loss recovery: Reno / NewReno / SACK, RTO, ECN) and
+//! [`receiver`] (cumulative and selective ACKs, delayed ACK, ECN echo).
+
+pub mod cc;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+#[cfg(test)]
+mod tests;
+
+use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
+use crate::time::Time;
+
+pub use cc::{CongestionControl, Signal, Window};
+pub use receiver::{ReceiverStats, TcpReceiver};
+pub use rtt::RttEstimator;
+pub use scoreboard::{Scoreboard, Segment};
+pub use sender::{SenderStats, TcpSender};
+
+/// Loss-recovery algorithm of the sender (and whether the receiver sends SACK blocks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Variant {
+    /// RFC 5681 §3.2 fast retransmit / fast recovery, no `recover` variable.
+    Reno,
+    /// RFC 6582 NewReno: stays in fast recovery across partial ACKs.
+    #[default]
+    NewReno,
+    /// RFC 2018 SACK with RFC 6675 conservative loss recovery.
+    Sack,
+}
+
+/// Congestion-control algorithm (window growth and response to congestion).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CcKind {
+    /// Standard AIMD (RFC 5681): slow start, congestion avoidance, halving.
+    #[default]
+    NewReno,
+}
+
+/// Configuration shared by a flow's sender and receiver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Loss-recovery algorithm.
+    pub variant: Variant,
+    /// Congestion-control algorithm.
+    pub cc: CcKind,
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    /// Initial window in segments (1..=10).
+    pub initial_window: u32,
+    /// Receiver window limit in bytes (never below one MSS in effect).
+    pub rwnd: u64,
+    /// RFC 3168 ECN.
+    pub ecn: bool,
+    /// RFC 7323 timestamps: +12 header bytes on every segment, RTT from TSecr.
+    pub timestamps: bool,
+    /// Maximum SACK blocks per ACK; clamped to 3 with timestamps and 4 without
+    /// (TCP option space).
+    pub sack_blocks_max: u8,
+    /// Delayed ACKs: ACK every second full segment or after `delack_timeout`.
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout.
+    pub delack_timeout: Time,
+    /// Lower bound of the RTO.
+    pub min_rto: Time,
+    /// Upper bound of the RTO (also caps the exponential back-off).
+    pub max_rto: Time,
+    /// RTO before the first RTT sample.
+    pub initial_rto: Time,
+    /// Clock granularity G of RFC 6298.
+    pub clock_granularity: Time,
+    /// Duplicate ACKs that trigger fast retransmit (DupThresh).
+    pub dupack_threshold: u32,
+    /// SYN / SYN-ACK exchange before data.
+    pub handshake: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            variant: Variant::NewReno,
+            cc: CcKind::NewReno,
+            mss: 1460,
+            initial_window: 1,
+            rwnd: 65535,
+            ecn: false,
+            timestamps: false,
+            sack_blocks_max: 4,
+            delayed_ack: false,
+            delack_timeout: Time::from_millis(200),
+            min_rto: Time::from_secs(1),
+            max_rto: Time::from_secs(60),
+            initial_rto: Time::from_secs(1),
+            clock_granularity: Time::from_millis(1),
+            dupack_threshold: 3,
+            handshake: true,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// IP + TCP header bytes of a data segment or pure ACK without SACK blocks.
+    pub fn base_header(&self) -> u16 {
+        IP_HEADER + TCP_HEADER + if self.timestamps { TCP_TS_OPTION } else { 0 }
+    }
+
+    /// Header bytes of a SYN or SYN-ACK: 40 bytes plus MSS option (4), the
+    /// timestamp option (12, SACK-permitted rides in its padding) or, without
+    /// timestamps, SACK-permitted padded to 4.
+    pub fn syn_header(&self) -> u16 {
+        let mut h = IP_HEADER + TCP_HEADER + 4;
+        if self.timestamps {
+            h += TCP_TS_OPTION;
+        } else if self.variant == Variant::Sack {
+            h += 4;
+        }
+        h
+    }
+
+    /// SACK blocks the receiver puts in an ACK (0 unless the variant is SACK).
+    pub fn sack_blocks(&self) -> usize {
+        if self.variant != Variant::Sack {
+            return 0;
+        }
+        let cap = if self.timestamps { 3 } else { 4 };
+        usize::from(self.sack_blocks_max).clamp(1, cap)
+    }
+}
+
+/// What the sending application offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    /// Greedy source (FTP): always has data.
+    Bulk,
+    /// Finite transfer of this many bytes.
+    Bytes(u64),
+}

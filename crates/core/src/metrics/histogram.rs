@@ -1,0 +1,334 @@
+//! Log-linear histogram of `u64` nanosecond values (HDR-histogram style).
+//!
+//! Values below 1024 ns have a bucket each (exact). Above, every power-of-two
+//! range `[2^k, 2^(k+1))`, k = 10..=63, is split into 128 equal sub-buckets of
+//! width `2^(k−7)`, so a bucket is at most 1/128 (0.78 %) of any value in it
+//! wide. Quantiles return the bucket midpoint (clamped to `[min, max]`), within
+//! 1/256 (0.39 %) of every value in the bucket; `min`, `max` and `mean` are
+//! exact. Storage (7936 counters, 62 KiB) is allocated once in [`Histogram::new`];
+//! recording never allocates.
+
+/// Values below this have their own bucket.
+const EXACT: u64 = 1024;
+/// log2 of [`EXACT`].
+const EXACT_BITS: u32 = 10;
+/// log2 of the sub-buckets per power-of-two range.
+const SUB_BITS: u32 = 7;
+/// Sub-buckets per power-of-two range.
+const SUB: usize = 1 << SUB_BITS;
+/// Total buckets: the exact ones plus 128 for each of k = 10..=63.
+const BUCKETS: usize = EXACT as usize + (64 - EXACT_BITS as usize) * SUB;
+
+/// Bucket index of `v`.
+#[inline]
+fn index(v: u64) -> usize {
+    if v < EXACT {
+        v as usize
+    } else {
+        let k = 63 - v.leading_zeros();
+        let sub = ((v >> (k - SUB_BITS)) as usize) & (SUB - 1);
+        EXACT as usize + (k - EXACT_BITS) as usize * SUB + sub
+    }
+}
+
+/// Lowest value of bucket `i` and its width.
+#[inline]
+fn bucket_range(i: usize) -> (u64, u64) {
+    if i < EXACT as usize {
+        (i as u64, 1)
+    } else {
+        let j = i - EXACT as usize;
+        let k = (j / SUB) as u32 + EXACT_BITS;
+        let sub = (j % SUB) as u64;
+        let shift = k - SUB_BITS;
+        (((SUB as u64) + sub) << shift, 1u64 << shift)
+    }
+}
+
+/// A histogram of nanosecond values with bounded relative error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    counts: Box<[u64]>,
+    count: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram::new()
+    }
+}
+
+impl Histogram {
+    /// Largest relative distance between a value and the quantile reported
+    /// for it (half a bucket: 1/256).
+    pub const RELATIVE_ERROR: f64 = 1.0 / 256.0;
+
+    /// An empty histogram.
+    pub fn new() -> Histogram {
+        Histogram {
+            counts: vec![0u64; BUCKETS].into_boxed_slice(),
+            count: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+
+    /// Record one value.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.counts[index(ns)] += 1;
+        self.count += 1;
+        self.sum += u128::from(ns);
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
+    }
+
+    /// Number of values recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Exact mean of the values (0 when empty).
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    /// Largest value recorded (0 when empty).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Smallest value recorded (0 when empty).
+    pub fn min(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    /// The `q`-quantile (nearest rank: the value of rank `⌈q·n⌉`, at least 1),
+    /// `q` clamped to [0, 1]. Exact for the extremes and below 1024 ns,
+    /// otherwise the midpoint of the bucket holding that value, clamped to
+    /// `[min, max]` (relative error ≤ [`Histogram::RELATIVE_ERROR`]). 0 when
+    /// empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        if rank == 1 {
+            return self.min;
+        }
+        if rank == self.count {
+            return self.max;
+        }
+        let mut seen = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, w) = bucket_range(i);
+                let mid = lo + w / 2;
+                return mid.clamp(self.min, self.max);
+            }
+        }
+        self.max
+    }
+
+    /// Add every value of `other`.
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.count == 0 {
+            return;
+        }
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += *b;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    /// Forget every value (keeps the storage).
+    pub fn clear(&mut self) {
+        self.counts.fill(0);
+        self.count = 0;
+        self.sum = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use proptest::prelude::*;
+
+    fn exact_quantile(sorted: &[u64], q: f64) -> u64 {
+        let n = sorted.len() as u64;
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        sorted[(rank - 1) as usize]
+    }
+
+    #[test]
+    fn buckets_tile_the_range() {
+        assert_eq!(index(0), 0);
+        assert_eq!(index(1023), 1023);
+        assert_eq!(index(1024), 1024);
+        assert_eq!(index(u64::MAX), BUCKETS - 1);
+        // Contiguous, non-overlapping, and within 1/128 relative width.
+        let mut next = 0u64;
+        for i in 0..BUCKETS {
+            let (lo, w) = bucket_range(i);
+            assert_eq!(lo, next, "bucket {i}");
+            assert_eq!(index(lo), i);
+            assert_eq!(index(lo + (w - 1)), i);
+            if lo >= EXACT {
+                assert!(w as f64 / lo as f64 <= 1.0 / 128.0 + 1e-15);
+            }
+            next = lo.wrapping_add(w);
+        }
+        assert_eq!(next, 0, "last bucket ends at 2^64");
+    }
+
+    #[test]
+    fn empty() {
+        let h = Histogram::new();
+        assert_eq!((h.count(), h.min(), h.max(), h.quantile(0.5)), (0, 0, 0, 0));
+        assert_eq!(h.mean(), 0.0);
+    }
+
+    #[test]
+    fn small_values_are_exact() {
+        let mut h = Histogram::new();
+        for v in 0..1000u64 {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.5), 499);
+        assert_eq!(h.quantile(0.95), 949);
+        assert_eq!(h.quantile(0.0), 0);
+        assert_eq!(h.quantile(1.0), 999);
+        assert_eq!(h.mean(), 499.5);
+    }
+
+    #[test]
+    fn quantiles_match_exact_within_relative_error() {
+        let mut rng = Rng::stream(3, "hist");
+        // Log-uniform from 100 ns to 10 s, plus a cluster around 50 ms.
+        let mut xs: Vec<u64> = (0..200_000)
+            .map(|i| {
+                if i % 4 == 0 {
+                    (50e6 * (1.0 + 0.01 * rng.uniform())) as u64
+                } else {
+                    (100.0 * 1e8f64.powf(rng.uniform())) as u64
+                }
+            })
+            .collect();
+        let mut h = Histogram::new();
+        for &x in &xs {
+            h.record(x);
+        }
+        xs.sort_unstable();
+        let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / xs.len() as f64;
+        assert!((h.mean() - mean).abs() / mean < 1e-12);
+        assert_eq!(h.min(), xs[0]);
+        assert_eq!(h.max(), *xs.last().unwrap());
+        let mut worst: f64 = 0.0;
+        for q in [
+            0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0,
+        ] {
+            let e = exact_quantile(&xs, q);
+            let got = h.quantile(q);
+            let rel = (got as f64 - e as f64).abs() / e as f64;
+            worst = worst.max(rel);
+            assert!(
+                rel <= Histogram::RELATIVE_ERROR,
+                "q {q}: {got} vs {e} ({rel})"
+            );
+        }
+        assert!(worst > 0.0, "some quantile should be approximate");
+    }
+
+    #[test]
+    fn merge_equals_recording_everything() {
+        let mut rng = Rng::stream(4, "merge");
+        let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for i in 0..10_000 {
+            let v = (1e9 * rng.uniform()) as u64;
+            if i % 3 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
+            all.record(v);
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+        a.merge(&Histogram::new());
+        assert_eq!(a, all);
+        let mut e = Histogram::new();
+        e.merge(&all);
+        assert_eq!(e, all);
+        e.clear();
+        assert_eq!(e, Histogram::new());
+    }
+
+    #[test]
+    fn huge_values() {
+        let mut h = Histogram::new();
+        h.record(u64::MAX);
+        h.record(u64::MAX - 1);
+        h.record(1 << 63);
+        assert_eq!(h.quantile(1.0), u64::MAX);
+        assert_eq!(h.quantile(0.0), 1 << 63);
+        let m = h.quantile(0.5);
+        assert!(m >= 1 << 63);
+        assert!(((u64::MAX - m) as f64) / (m as f64) < Histogram::RELATIVE_ERROR);
+    }
+
+    proptest! {
+        #[test]
+        fn quantile_invariants(
+            xs in prop::collection::vec(0u64..u64::MAX, 1..300),
+            small in prop::collection::vec(0u64..5_000_000, 0..300),
+            qs in prop::collection::vec(0.0f64..=1.0, 1..20),
+        ) {
+            let mut h = Histogram::new();
+            let mut all: Vec<u64> = xs.iter().chain(small.iter()).copied().collect();
+            for &x in &all {
+                h.record(x);
+            }
+            all.sort_unstable();
+            let mut qs = qs;
+            qs.sort_by(f64::total_cmp);
+            let mut prev = 0u64;
+            for &q in &qs {
+                let v = h.quantile(q);
+                prop_assert!(v >= h.min() && v <= h.max());
+                prop_assert!(v >= prev, "not monotone at {}", q);
+                prev = v;
+                let e = exact_quantile(&all, q);
+                let rel = (v as f64 - e as f64).abs() / (e as f64).max(1.0);
+                prop_assert!(rel <= Histogram::RELATIVE_ERROR, "q {}: {} vs {}", q, v, e);
+            }
+            prop_assert_eq!(h.count(), all.len() as u64);
+            prop_assert_eq!(h.min(), all[0]);
+            prop_assert_eq!(h.max(), *all.last().unwrap());
+        }
+    }
+}

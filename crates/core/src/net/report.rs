@@ -1,0 +1,201 @@
+//! End-of-run summary and trace tables of a [`Simulation`].
+
+use serde_json::{json, Value};
+
+use super::Simulation;
+use crate::api::{Column, Table};
+use crate::metrics::histogram::Histogram;
+use crate::packet::FlowId;
+use crate::time::Time;
+
+fn bps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+fn delay_fields(h: &Histogram) -> [(&'static str, Value); 4] {
+    let s = |ns: u64| ns as f64 * 1e-9;
+    if h.count() == 0 {
+        return [
+            ("delay_mean_s", Value::Null),
+            ("delay_p50_s", Value::Null),
+            ("delay_p95_s", Value::Null),
+            ("delay_max_s", Value::Null),
+        ];
+    }
+    [
+        ("delay_mean_s", json!(h.mean() * 1e-9)),
+        ("delay_p50_s", json!(s(h.quantile(0.5)))),
+        ("delay_p95_s", json!(s(h.quantile(0.95)))),
+        ("delay_max_s", json!(s(h.max()))),
+    ]
+}
+
+impl Simulation {
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.queue.popped()
+    }
+
+    /// The simulated time the run has reached.
+    pub fn sim_time(&self) -> Time {
+        self.end
+    }
+
+    /// Close the books and build the summary (see `docs/metrics.md`).
+    pub fn summary(&mut self) -> Value {
+        let end = self.end;
+        let secs = end.as_secs_f64();
+        for l in &mut self.links {
+            l.model.queue_mut().finish(end);
+        }
+        let mut all = Histogram::new();
+        let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let st = f.sender.stats();
+            let d = f.receiver.delivered();
+            delivered += d;
+            timeouts += st.timeouts;
+            frs += st.fast_retransmits;
+            rtx += st.retransmits;
+            all.merge(&f.metrics.delay);
+            let mut o = serde_json::Map::new();
+            o.insert("id".into(), json!(i));
+            o.insert("name".into(), json!(f.spec.name));
+            o.insert("from".into(), json!(self.nodes[f.spec.src.0 as usize]));
+            o.insert("to".into(), json!(self.nodes[f.spec.dst.0 as usize]));
+            o.insert("goodput_bps".into(), json!(bps(d, secs)));
+            for (k, v) in delay_fields(&f.metrics.delay) {
+                o.insert(k.into(), v);
+            }
+            o.insert("timeouts".into(), json!(st.timeouts));
+            o.insert("fast_retransmits".into(), json!(st.fast_retransmits));
+            o.insert("retransmits".into(), json!(st.retransmits));
+            o.insert("ecn_reductions".into(), json!(st.ecn_reductions));
+            o.insert("segments_sent".into(), json!(st.segments_sent));
+            o.insert("delivered_bytes".into(), json!(d));
+            o.insert(
+                "completed_s".into(),
+                st.completed_at
+                    .map_or(Value::Null, |t| json!(t.as_secs_f64())),
+            );
+            flows.push(Value::Object(o));
+        }
+        let mut agg = serde_json::Map::new();
+        agg.insert("goodput_bps".into(), json!(bps(delivered, secs)));
+        for (k, v) in delay_fields(&all) {
+            agg.insert(k.into(), v);
+        }
+        agg.insert("timeouts".into(), json!(timeouts));
+        agg.insert("fast_retransmits".into(), json!(frs));
+        agg.insert("retransmits".into(), json!(rtx));
+        agg.insert("delivered_bytes".into(), json!(delivered));
+
+        let mut links = Vec::new();
+        let mut queues = Vec::new();
+        for l in &self.links {
+            let s = l.model.stats();
+            links.push(json!({
+                "name": l.name,
+                "rate_bps": l.model.rate_bps(),
+                "throughput_bps": bps(s.tx_bytes, secs),
+                "tx_packets": s.tx_packets,
+                "tx_bytes": s.tx_bytes,
+                "rx_packets": s.rx_packets,
+                "lost": s.lost,
+            }));
+            let q = l.model.queue();
+            let qs = q.stats();
+            let mean = |area: u128| {
+                if end.0 > 0 {
+                    area as f64 / end.0 as f64
+                } else {
+                    0.0
+                }
+            };
+            queues.push(json!({
+                "link": l.name,
+                "arrivals": qs.arrivals,
+                "drops": {
+                    "overflow": qs.drops_overflow,
+                    "aqm_early": qs.drops_aqm_early,
+                    "aqm_forced": qs.drops_aqm_forced,
+                },
+                "ecn_marks": qs.ecn_marks,
+                "mean_packets": mean(qs.area_packets),
+                "mean_bytes": mean(qs.area_bytes),
+                "max_packets": qs.max_packets,
+            }));
+        }
+        json!({
+            "sim_time_s": secs,
+            "events": self.events(),
+            "aggregate": Value::Object(agg),
+            "flows": flows,
+            "links": links,
+            "queues": queues,
+        })
+    }
+
+    /// Trace tables recorded so far (empty unless traces were enabled).
+    pub fn take_traces(&mut self) -> Vec<Table> {
+        let Some(traces) = self.traces.take() else {
+            return Vec::new();
+        };
+        let (mut cf, mut ct, mut cw, mut cs) = (vec![], vec![], vec![], vec![]);
+        let mut sent = Vec::new();
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            for (t, cwnd, ssthresh) in f.sender.take_cwnd_trace() {
+                cf.push(i as u64);
+                ct.push(t.as_secs_f64());
+                cw.push(cwnd);
+                cs.push(ssthresh);
+            }
+            for (t, seq, _rtx) in f.sender.take_sent_trace() {
+                sent.push((FlowId(i as u32), t, seq));
+            }
+        }
+        let (mut ql, mut qt, mut qp, mut qb) = (vec![], vec![], vec![], vec![]);
+        for l in &mut self.links {
+            for (t, p, b) in l.model.queue_mut().take_trace() {
+                ql.push(l.name.clone());
+                qt.push(t.as_secs_f64());
+                qp.push(u64::from(p));
+                qb.push(b);
+            }
+        }
+        vec![
+            Table {
+                name: "cwnd".into(),
+                columns: vec![
+                    ("flow".into(), Column::U64(cf)),
+                    ("time_s".into(), Column::F64(ct)),
+                    ("cwnd_bytes".into(), Column::U64(cw)),
+                    ("ssthresh_bytes".into(), Column::U64(cs)),
+                ],
+            },
+            Table {
+                name: "queue".into(),
+                columns: vec![
+                    ("link".into(), Column::Str(ql)),
+                    ("time_s".into(), Column::F64(qt)),
+                    ("packets".into(), Column::U64(qp)),
+                    ("bytes".into(), Column::U64(qb)),
+                ],
+            },
+            traces.into_table(sent),
+        ]
+    }
+
+    /// pcap files of the captured links: (link name, bytes).
+    pub fn take_captures(&mut self) -> Vec<(String, Vec<u8>)> {
+        self.links
+            .iter_mut()
+            .filter_map(|l| l.capture.take().map(|c| (l.name.clone(), c.into_bytes())))
+            .collect()
+    }
+}

@@ -1,0 +1,289 @@
+//! End-to-end tests of the simulation built from scenario text.
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::api::{RunOptions, Source};
+use crate::scenario::{build, load, run};
+use crate::time::Time;
+
+fn run_text(text: &str, seed: u64) -> Value {
+    let opts = RunOptions {
+        seed: Some(seed),
+        ..RunOptions::default()
+    };
+    run(Source::Toml(text.to_string()), &opts).unwrap().summary
+}
+
+const CHAIN: &str = r#"
+name = "chain"
+duration = "20s"
+[params]
+loss = 0.0
+variant = "sack"
+[tcp]
+variant = "${variant}"
+mss = 1460
+rwnd = "1MiB"
+initial_window = 2
+[[links]]
+a = "S"
+b = "R"
+rate = "100Mbit"
+delay = "1ms"
+[[links]]
+a = "R"
+b = "M"
+rate = "2Mbit"
+delay = "25ms"
+queue = { limit = "40p" }
+ab = { loss = "${loss}" }
+[[flows]]
+from = "S"
+to = "M"
+"#;
+
+#[test]
+fn single_flow_converges_to_link_rate_times_payload_share() {
+    for variant in ["reno", "newreno", "sack"] {
+        let text = CHAIN.replace("\"${variant}\"", &format!("\"{variant}\""));
+        let loaded = load(Source::Toml(text), &[]).unwrap();
+        let (mut sim, _) = build(&loaded, 1).unwrap();
+        sim.run(Time::from_secs(10));
+        let d0 = sim.summary()["aggregate"]["delivered_bytes"]
+            .as_u64()
+            .unwrap();
+        sim.run(Time::from_secs(20));
+        let d1 = sim.summary()["aggregate"]["delivered_bytes"]
+            .as_u64()
+            .unwrap();
+        // 1460 payload bytes in 1500-byte packets on a 2 Mbit/s bottleneck whose
+        // 40-packet buffer exceeds the path's BDP: once past slow start, the
+        // link never idles and goodput is the payload share of its rate.
+        let g = (d1 - d0) as f64 * 8.0 / 10.0;
+        let share = 2e6 * 1460.0 / 1500.0;
+        assert!(g <= share * 1.001, "{variant}: goodput {g} above {share}");
+        assert!(
+            g >= 0.99 * share,
+            "{variant}: steady goodput {g} below {share}"
+        );
+    }
+}
+
+#[test]
+fn same_seed_same_result_different_seed_different() {
+    let text = CHAIN.replace("loss = 0.0", "loss = 0.02");
+    let a = run_text(&text, 7);
+    let b = run_text(&text, 7);
+    assert_eq!(a, b);
+    let c = run_text(&text, 8);
+    assert_ne!(a["aggregate"], c["aggregate"]);
+}
+
+#[test]
+fn parallel_runs_are_identical_to_sequential() {
+    let text = CHAIN.replace("loss = 0.0", "loss = 0.02");
+    let seq: Vec<Value> = (0..4).map(|s| run_text(&text, s)).collect();
+    let par: Vec<Value> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..4)
+            .map(|s| {
+                let t = text.clone();
+                sc.spawn(move || run_text(&t, s))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(seq, par);
+}
+
+#[test]
+fn summary_has_the_documented_keys() {
+    let s = run_text(CHAIN, 1);
+    for k in [
+        "scenario",
+        "seed",
+        "params",
+        "sim_time_s",
+        "events",
+        "aggregate",
+        "flows",
+        "links",
+        "queues",
+    ] {
+        assert!(s.get(k).is_some(), "missing {k}");
+    }
+    for k in ["goodput_bps", "delay_mean_s", "timeouts", "retransmits"] {
+        assert!(s["aggregate"].get(k).is_some(), "missing aggregate.{k}");
+        assert!(s["flows"][0].get(k).is_some(), "missing flows[0].{k}");
+    }
+    assert_eq!(s["links"].as_array().unwrap().len(), 4);
+}
+
+fn bad(text: &str) -> (String, String) {
+    let e = run(Source::Toml(text.to_string()), &RunOptions::default()).unwrap_err();
+    (e.path, e.message)
+}
+
+#[test]
+fn bad_input_names_the_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("rate = \"2Mbit\"", "rate = \"-2Mbit\"", "links[1]"),
+        ("rate = \"2Mbit\"", "rate = \"2Mbps\"", "links[1]"),
+        (
+            "ab = { loss = \"${loss}\" }",
+            "ab = { loss = 1.5 }",
+            "links[1].ab.loss",
+        ),
+        ("mss = 1460", "mss = 0", "tcp.mss"),
+        (
+            "initial_window = 2",
+            "initial_window = 11",
+            "tcp.initial_window",
+        ),
+        (
+            "variant = \"${variant}\"",
+            "variant = \"vegas\"",
+            "tcp.variant",
+        ),
+        ("to = \"M\"", "to = \"Nowhere\"", "flows[0].to"),
+        (
+            "queue = { limit = \"40p\" }",
+            "queue = { limit = \"40\" }",
+            "links[1].ab.queue.limit",
+        ),
+        (
+            "queue = { limit = \"40p\" }",
+            "queue = { limit = \"40p\", minth = 3 }",
+            "links[1].ab.queue.minth",
+        ),
+        ("duration = \"20s\"", "duration = \"20\"", "duration"),
+        (
+            "delay = \"25ms\"",
+            "delay = \"25ms\"\nspeed = 3",
+            "links[1]",
+        ),
+    ];
+    for (from, to, path) in cases {
+        assert!(CHAIN.contains(from), "test case does not apply: {from}");
+        let (p, m) = bad(&CHAIN.replacen(from, to, 1));
+        assert!(
+            p.starts_with(path),
+            "{to}: path '{p}' (message: {m}) should start with {path}"
+        );
+        assert!(!m.is_empty());
+    }
+}
+
+#[test]
+fn unconnected_flow_is_refused() {
+    let text = CHAIN.to_string() + "[[links]]\na = \"X\"\nb = \"Y\"\nrate = \"1Mbit\"\n[[flows]]\nfrom = \"S\"\nto = \"Y\"\n";
+    let (p, m) = bad(&text);
+    assert_eq!(p, "flows[1]");
+    assert!(m.contains("no path"), "{m}");
+}
+
+#[test]
+fn set_overrides_params() {
+    let opts = RunOptions {
+        params: vec![("loss".into(), "0.05".into())],
+        ..RunOptions::default()
+    };
+    let s = run(Source::Toml(CHAIN.to_string()), &opts).unwrap().summary;
+    assert_eq!(s["params"]["loss"], serde_json::json!(0.05));
+    assert!(
+        s["links"][2]["lost"].as_u64().unwrap() > 0,
+        "{}",
+        s["links"]
+    );
+}
+
+#[test]
+fn traces_and_capture() {
+    let opts = RunOptions {
+        trace: true,
+        pcap_links: vec!["R->M".into()],
+        ..RunOptions::default()
+    };
+    let out = run(Source::Toml(CHAIN.to_string()), &opts).unwrap();
+    let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["cwnd", "queue", "seq"]);
+    assert_eq!(out.pcaps.len(), 1);
+    assert_eq!(&out.pcaps[0].1[..4], &0xa1b23c4du32.to_le_bytes());
+    let bad = RunOptions {
+        pcap_links: vec!["R->Q".into()],
+        ..RunOptions::default()
+    };
+    let e = run(Source::Toml(CHAIN.to_string()), &bad).unwrap_err();
+    assert_eq!(e.path, "--pcap");
+}
+
+fn random_scenario(
+    hops: usize,
+    rates_kbit: &[u64],
+    delays_ms: &[u64],
+    losses: &[f64],
+    qlen: &[u32],
+    flows: &[(u64, u8, bool)],
+) -> String {
+    let mut s = String::from("duration = \"30s\"\n");
+    for h in 0..hops {
+        s += &format!(
+            "[[links]]\na = \"N{h}\"\nb = \"N{}\"\nrate = \"{}kbit\"\ndelay = \"{}ms\"\nloss = {}\nqueue = {{ limit = \"{}p\" }}\n",
+            h + 1,
+            rates_kbit[h],
+            delays_ms[h],
+            losses[h],
+            qlen[h]
+        );
+    }
+    for (bytes, variant, ecn) in flows {
+        let v = ["reno", "newreno", "sack"][*variant as usize % 3];
+        s += &format!(
+            "[[flows]]\nfrom = \"N0\"\nto = \"N{hops}\"\nbytes = {bytes}\ntcp = {{ variant = \"{v}\", ecn = {ecn}, mss = 536, min_rto = \"200ms\" }}\n"
+        );
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Random small chains: packets are conserved, finite transfers deliver
+    /// exactly their bytes (never more), goodput stays below the bottleneck.
+    #[test]
+    fn random_chains_conserve_and_deliver(
+        hops in 1usize..4,
+        rates in proptest::collection::vec(200u64..20_000, 3),
+        delays in proptest::collection::vec(0u64..40, 3),
+        losses in proptest::collection::vec(prop_oneof![Just(0.0), 0.0..0.08f64], 3),
+        qlen in proptest::collection::vec(2u32..60, 3),
+        flows in proptest::collection::vec((1u64..60_000, 0u8..3, any::<bool>()), 1..4),
+        seed in 0u64..1000,
+    ) {
+        let text = random_scenario(hops, &rates, &delays, &losses, &qlen, &flows);
+        let loaded = load(Source::Toml(text.clone()), &[]).unwrap();
+        let (mut sim, duration) = build(&loaded, seed).unwrap();
+        for step in 1..=6u64 {
+            sim.run(Time(duration.0 * step / 6));
+            let (sent, delivered, dropped, inside) = sim.packet_balance();
+            prop_assert_eq!(sent, delivered + dropped + inside);
+        }
+        let s = sim.summary();
+        let bottleneck = rates[..hops].iter().min().unwrap() * 1000;
+        let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
+        prop_assert!(g <= bottleneck as f64, "goodput {} > bottleneck {}", g, bottleneck);
+        for (i, f) in flows.iter().enumerate() {
+            let d = s["flows"][i]["delivered_bytes"].as_u64().unwrap();
+            prop_assert!(d <= f.0, "flow {} delivered {} > {}", i, d, f.0);
+            if !s["flows"][i]["completed_s"].is_null() {
+                prop_assert_eq!(d, f.0);
+            }
+        }
+        // Loss-free chains must finish every transfer well within 30 s.
+        if losses[..hops].iter().all(|&l| l == 0.0) {
+            for (i, f) in flows.iter().enumerate() {
+                prop_assert_eq!(s["flows"][i]["delivered_bytes"].as_u64().unwrap(), f.0, "{}", text);
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The typed form of a scenario file (after `[params]` substitution).
+//! Every struct refuses unknown keys; the JSON Schema is generated from these.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A number of bytes: an integer (bytes) or a string with a unit ("64KiB").
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ByteSize {
+    /// Bytes.
+    Int(i64),
+    /// With a unit: B, kB, KiB, MB, MiB, GB, GiB.
+    Str(String),
+}
+
+/// A scenario file.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Scenario name (shown in results).
+    pub name: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Simulated time, e.g. "100s".
+    pub duration: String,
+    /// Default run seed (the command line's --seed wins). Default 1.
+    pub seed: Option<u64>,
+    /// Named parameters with defaults, referred to elsewhere as "${name}".
+    #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>")]
+    pub params: Option<toml::Table>,
+    /// TCP settings shared by all flows (each flow may override).
+    #[serde(default)]
+    pub tcp: TcpSection,
+    /// Full-duplex links; node names may be ranges like "S{1..10}".
+    #[serde(default)]
+    pub links: Vec<LinkSection>,
+    /// TCP flows.
+    #[serde(default)]
+    pub flows: Vec<FlowSection>,
+}
+
+/// A full-duplex link between nodes `a` and `b`. Keys at this level apply to
+/// both directions; `ab` (a→b) and `ba` (b→a) override them per direction.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSection {
+    /// One end (a node name or a range "S{1..10}").
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Rate, e.g. "10Mbit".
+    pub rate: Option<String>,
+    /// One-way propagation delay, e.g. "20ms". Default "0s".
+    pub delay: Option<String>,
+    /// Independent random loss probability of each packet, 0..1. Default 0.
+    pub loss: Option<f64>,
+    /// Queue in front of the transmitter. Default drop-tail, 100 packets.
+    pub queue: Option<QueueSection>,
+    /// Overrides for the a→b direction.
+    pub ab: Option<DirectionSection>,
+    /// Overrides for the b→a direction.
+    pub ba: Option<DirectionSection>,
+}
+
+/// Per-direction overrides of a link.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSection {
+    /// Rate, e.g. "10Mbit".
+    pub rate: Option<String>,
+    /// One-way propagation delay.
+    pub delay: Option<String>,
+    /// Random loss probability, 0..1.
+    pub loss: Option<f64>,
+    /// Queue.
+    pub queue: Option<QueueSection>,
+}
+
+/// Queue discipline names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    /// Drop-tail FIFO.
+    #[default]
+    Droptail,
+    /// Random Early Detection (Floyd & Jacobson 1993).
+    Red,
+}
+
+/// A queue. RED keys are refused for drop-tail.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSection {
+    /// "droptail" (default) or "red".
+    #[serde(default)]
+    pub kind: QueueKind,
+    /// Capacity: packets "100p" or bytes "150kB". Default "100p".
+    pub limit: Option<String>,
+    /// RED minimum threshold (packets, or bytes for a byte limit).
+    pub minth: Option<f64>,
+    /// RED maximum threshold.
+    pub maxth: Option<f64>,
+    /// RED maximum early-drop probability, 0 < maxp ≤ 1. Default 0.02.
+    pub maxp: Option<f64>,
+    /// RED EWMA weight, 0 < wq ≤ 1. Default 0.002.
+    pub wq: Option<f64>,
+    /// RED gentle mode. Default true.
+    pub gentle: Option<bool>,
+    /// Mark ECN-capable packets instead of dropping them early. Default false.
+    pub ecn: Option<bool>,
+    /// Drop (never mark) in the forced region. Default true (as ns-3).
+    pub hard_drop: Option<bool>,
+    /// Act on the instantaneous queue size instead of the average. Default false.
+    pub instantaneous: Option<bool>,
+    /// Scale the drop probability by packet size. Default false.
+    pub byte_mode: Option<bool>,
+    /// Mean packet size in bytes (idle-time correction, byte mode). Default 500.
+    pub mean_pkt_size: Option<u32>,
+}
+
+/// TCP settings (all optional; defaults in docs/models/tcp.md).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSection {
+    /// Loss recovery: "reno", "newreno" or "sack". Default "newreno".
+    pub variant: Option<String>,
+    /// Congestion control: "newreno". Default "newreno".
+    pub cc: Option<String>,
+    /// Payload bytes per full segment, 1..=65495. Default 1448.
+    pub mss: Option<i64>,
+    /// Initial window in segments, 1..=10. Default 1.
+    pub initial_window: Option<i64>,
+    /// Receiver window: bytes or a size ("64KiB"). Default 65535.
+    pub rwnd: Option<ByteSize>,
+    /// ECN (RFC 3168). Default false.
+    pub ecn: Option<bool>,
+    /// Timestamps option (RFC 7323): 12 header bytes, RTT from echoes. Default false.
+    pub timestamps: Option<bool>,
+    /// Delayed ACKs (every 2nd segment or the delayed-ACK timeout). Default false.
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout. Default "200ms".
+    pub delack_timeout: Option<String>,
+    /// Minimum RTO. Default "1s" (RFC 6298).
+    pub min_rto: Option<String>,
+    /// Maximum RTO. Default "60s".
+    pub max_rto: Option<String>,
+    /// RTO before the first RTT sample. Default "1s".
+    pub initial_rto: Option<String>,
+    /// Duplicate-ACK threshold for fast retransmit. Default 3.
+    pub dupack_threshold: Option<i64>,
+    /// SYN/SYN-ACK handshake before data. Default true.
+    pub handshake: Option<bool>,
+}
+
+/// One or more TCP flows from `from` to `to`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSection {
+    /// Sender node (or a range, zipped with `to`).
+    pub from: String,
+    /// Receiver node (or a range).
+    pub to: String,
+    /// Name prefix. Default "FROM->TO".
+    pub name: Option<String>,
+    /// Parallel flows per (from, to) pair. Default 1.
+    pub count: Option<i64>,
+    /// Application start. Default "0s".
+    pub start: Option<String>,
+    /// Each flow starts at a uniform random time in [start, start + start_jitter).
+    pub start_jitter: Option<String>,
+    /// Application stops offering new data (retransmissions go on).
+    pub stop: Option<String>,
+    /// Finite transfer of this many bytes; absent = greedy bulk transfer.
+    pub bytes: Option<ByteSize>,
+    /// TCP overrides for these flows.
+    pub tcp: Option<TcpSection>,
+}

@@ -1,0 +1,84 @@
+//! Standard TCP AIMD (RFC 5681): slow start, congestion avoidance, halving.
+
+use super::{CongestionControl, Signal, Window};
+use crate::time::Time;
+
+/// RFC 5681 window arithmetic ("NewReno" congestion control in Linux terms).
+///
+/// * slow start (`cwnd < ssthresh`): `cwnd += min(acked, mss)` per ACK;
+/// * congestion avoidance: `cwnd += max(1, mss·mss / cwnd)` per ACK of new data;
+/// * fast retransmit or ECN: `ssthresh = max(flight / 2, 2·mss)`, `cwnd = ssthresh`;
+/// * timeout: `ssthresh = max(flight / 2, 2·mss)`, `cwnd = mss` (loss window).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewRenoCc;
+
+impl CongestionControl for NewRenoCc {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, acked: u64, _rtt: Option<Time>, _now: Time) {
+        if acked == 0 {
+            return;
+        }
+        if w.cwnd < w.ssthresh {
+            w.cwnd += acked.min(w.mss);
+        } else {
+            w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
+        }
+    }
+
+    fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: Time) {
+        w.ssthresh = (flight / 2).max(2 * w.mss);
+        w.cwnd = match signal {
+            Signal::FastRetransmit | Signal::Ecn => w.ssthresh,
+            Signal::Timeout => w.mss,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn win(cwnd: u64, ssthresh: u64) -> Window {
+        Window {
+            cwnd,
+            ssthresh,
+            mss: 1000,
+        }
+    }
+
+    #[test]
+    fn slow_start_adds_at_most_one_mss_per_ack() {
+        let mut w = win(2000, u64::MAX / 2);
+        NewRenoCc.on_ack(&mut w, 1000, None, Time::ZERO);
+        assert_eq!(w.cwnd, 3000);
+        NewRenoCc.on_ack(&mut w, 5000, None, Time::ZERO);
+        assert_eq!(w.cwnd, 4000);
+        NewRenoCc.on_ack(&mut w, 300, None, Time::ZERO);
+        assert_eq!(w.cwnd, 4300);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_mss_squared_over_cwnd() {
+        let mut w = win(10_000, 10_000);
+        NewRenoCc.on_ack(&mut w, 1000, None, Time::ZERO);
+        assert_eq!(w.cwnd, 10_100);
+        let mut big = win(2_000_000, 1000);
+        NewRenoCc.on_ack(&mut big, 1000, None, Time::ZERO);
+        assert_eq!(big.cwnd, 2_000_001, "at least one byte");
+    }
+
+    #[test]
+    fn responses() {
+        let mut w = win(20_000, u64::MAX / 2);
+        NewRenoCc.on_congestion(&mut w, Signal::FastRetransmit, 18_000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (9000, 9000));
+        NewRenoCc.on_congestion(&mut w, Signal::Ecn, 3000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (2000, 2000));
+        let mut w = win(20_000, u64::MAX / 2);
+        NewRenoCc.on_congestion(&mut w, Signal::Timeout, 20_000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (1000, 10_000));
+    }
+}

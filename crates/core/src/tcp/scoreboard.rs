@@ -1,0 +1,314 @@
+//! Per-segment record of outstanding data and the SACK scoreboard (RFC 6675).
+
+use std::collections::VecDeque;
+
+use crate::time::Time;
+
+/// One transmitted segment. Boundaries never change: a retransmission resends
+/// exactly the same bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// First transmission time.
+    pub first_sent: Time,
+    /// Latest transmission time.
+    pub last_sent: Time,
+    /// Transmissions so far (1 = never retransmitted).
+    pub tx_count: u32,
+    /// Selectively acknowledged.
+    pub sacked: bool,
+    /// Deemed lost (RFC 6675 IsLost, or forced at recovery entry).
+    pub lost: bool,
+}
+
+impl Segment {
+    /// One past the last byte.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+/// Segments covering `[snd_una, snd_max)`, oldest first.
+///
+/// All segments but the last of a finite transfer are exactly `mss` bytes and
+/// start at multiples of `mss`, so a sequence number maps to its segment by
+/// division: lookups are O(1) and nothing is hashed or allocated per packet.
+#[derive(Clone, Debug)]
+pub struct Scoreboard {
+    segs: VecDeque<Segment>,
+    mss: u64,
+    sacked: usize,
+}
+
+impl Scoreboard {
+    /// An empty scoreboard for segments of `mss` bytes.
+    pub fn new(mss: u32) -> Self {
+        Scoreboard {
+            segs: VecDeque::new(),
+            mss: u64::from(mss.max(1)),
+            sacked: 0,
+        }
+    }
+
+    /// Record a new segment at the top (its `seq` must be the previous end).
+    pub fn push(&mut self, seg: Segment) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
+        debug_assert_eq!(seg.seq % self.mss, 0);
+        self.segs.push_back(seg);
+    }
+
+    /// Number of segments.
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Whether no segment is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// Segment by index (0 = oldest).
+    pub fn get(&self, idx: usize) -> Option<&Segment> {
+        self.segs.get(idx)
+    }
+
+    /// Mutable segment by index.
+    pub fn get_mut(&mut self, idx: usize) -> Option<&mut Segment> {
+        self.segs.get_mut(idx)
+    }
+
+    /// Oldest segment.
+    pub fn front(&self) -> Option<&Segment> {
+        self.segs.front()
+    }
+
+    /// Iterate oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Segment> {
+        self.segs.iter()
+    }
+
+    /// Index of the segment containing byte `seq`.
+    pub fn index_of(&self, seq: u64) -> Option<usize> {
+        let first = self.segs.front()?;
+        if seq < first.seq {
+            return None;
+        }
+        let idx = (seq / self.mss - first.seq / self.mss) as usize;
+        let s = self.segs.get(idx)?;
+        debug_assert!(s.seq <= seq && seq < s.end());
+        Some(idx)
+    }
+
+    /// Drop every segment wholly below `ack`; returns the newest one dropped.
+    pub fn ack(&mut self, ack: u64) -> Option<Segment> {
+        let mut newest = None;
+        while let Some(f) = self.segs.front() {
+            if f.end() > ack {
+                break;
+            }
+            if f.sacked {
+                self.sacked -= 1;
+            }
+            newest = self.segs.pop_front();
+        }
+        newest
+    }
+
+    /// Mark the segments wholly inside the SACK blocks as SACKed; returns
+    /// whether anything was newly SACKed.
+    pub fn apply_sack(&mut self, blocks: &[(u64, u64)]) -> bool {
+        let mut any = false;
+        let Some(first) = self.segs.front().map(|s| s.seq) else {
+            return false;
+        };
+        for &(start, end) in blocks {
+            if end <= first || start >= end {
+                continue;
+            }
+            let start = start.max(first);
+            let Some(mut idx) = self.index_of(start) else {
+                continue;
+            };
+            while let Some(s) = self.segs.get_mut(idx) {
+                if s.end() > end {
+                    break;
+                }
+                if s.seq >= start && !s.sacked {
+                    s.sacked = true;
+                    self.sacked += 1;
+                    any = true;
+                }
+                idx += 1;
+            }
+        }
+        any
+    }
+
+    /// RFC 6675 IsLost for every segment: an unSACKed segment is lost when at
+    /// least `dupthresh` SACKed segments, or more than `(dupthresh − 1)·mss`
+    /// SACKed bytes, lie above it. Marks are only ever added here.
+    pub fn mark_lost(&mut self, dupthresh: u32) {
+        if self.sacked == 0 {
+            return;
+        }
+        let byte_limit = u64::from(dupthresh.saturating_sub(1)) * self.mss;
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let mut idx = self.segs.len();
+        while idx > 0 {
+            idx -= 1;
+            let s = &self.segs[idx];
+            if s.sacked {
+                count += 1;
+                bytes += u64::from(s.len);
+            } else if count >= dupthresh || bytes > byte_limit {
+                // Everything unSACKed from here down is lost.
+                for s in self.segs.range_mut(..=idx) {
+                    if !s.sacked {
+                        s.lost = true;
+                    }
+                }
+                return;
+            }
+        }
+    }
+
+    /// RFC 6675 SetPipe: unSACKed bytes not deemed lost, plus unSACKed bytes
+    /// below `high_rxt` (retransmitted in this recovery).
+    pub fn pipe(&self, high_rxt: u64) -> u64 {
+        let mut pipe = 0;
+        for s in &self.segs {
+            if s.sacked {
+                continue;
+            }
+            if !s.lost {
+                pipe += u64::from(s.len);
+            }
+            if s.seq < high_rxt {
+                pipe += u64::from(s.len);
+            }
+        }
+        pipe
+    }
+
+    /// NextSeg rule 1: the oldest lost, unSACKed segment at or above `from`.
+    pub fn next_lost(&self, from: u64) -> Option<usize> {
+        let mut idx = match self.index_of(from) {
+            Some(i) => i,
+            None if self.segs.front().is_some_and(|f| from < f.seq) => 0,
+            None => return None,
+        };
+        while let Some(s) = self.segs.get(idx) {
+            if !s.sacked {
+                if s.lost && s.seq >= from {
+                    return Some(idx);
+                }
+                if !s.lost {
+                    // Lost marks are downward-closed among unSACKed segments.
+                    return None;
+                }
+            }
+            idx += 1;
+        }
+        None
+    }
+
+    /// NextSeg rule 3: the oldest unSACKed segment at or above `from` that
+    /// lies below the highest SACKed segment.
+    pub fn next_hole(&self, from: u64) -> Option<usize> {
+        if self.sacked == 0 {
+            return None;
+        }
+        let top = self.segs.iter().rposition(|s| s.sacked)?;
+        let start = match self.index_of(from) {
+            Some(i) => i,
+            None if self.segs.front().is_some_and(|f| from < f.seq) => 0,
+            None => return None,
+        };
+        (start..top).find(|&i| !self.segs[i].sacked && self.segs[i].seq >= from)
+    }
+
+    /// Forget all SACK and loss marks (after an RTO, RFC 2018 §8).
+    pub fn clear_marks(&mut self) {
+        for s in &mut self.segs {
+            s.sacked = false;
+            s.lost = false;
+        }
+        self.sacked = 0;
+    }
+
+    /// Number of SACKed segments.
+    pub fn sacked_count(&self) -> usize {
+        self.sacked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new(100);
+        for i in 0..n {
+            b.push(Segment {
+                seq: i * 100,
+                len: 100,
+                first_sent: Time::ZERO,
+                last_sent: Time::ZERO,
+                tx_count: 1,
+                sacked: false,
+                lost: false,
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn sack_marks_whole_segments_only() {
+        let mut b = board(10);
+        assert!(b.apply_sack(&[(250, 500)]));
+        let sacked: Vec<bool> = b.iter().map(|s| s.sacked).collect();
+        assert_eq!(sacked[2..5], [false, true, true]);
+        assert!(!b.apply_sack(&[(300, 500)]), "nothing new");
+        assert_eq!(b.sacked_count(), 2);
+    }
+
+    #[test]
+    fn is_lost_by_count_and_bytes() {
+        // Segments 3,4 SACKed: two segments = 200 bytes, not > 2·100 → not lost.
+        let mut b = board(10);
+        b.apply_sack(&[(300, 500)]);
+        b.mark_lost(3);
+        assert!(b.iter().all(|s| !s.lost));
+        // Add segment 6: 3 SACKed above 0..3 and above 5.
+        b.apply_sack(&[(600, 700)]);
+        b.mark_lost(3);
+        let lost: Vec<u64> = b.iter().filter(|s| s.lost).map(|s| s.seq).collect();
+        assert_eq!(lost, vec![0, 100, 200]);
+        assert_eq!(b.next_lost(0), Some(0));
+        assert_eq!(b.next_lost(150), Some(2));
+        assert_eq!(b.next_lost(300), None);
+        // pipe: unsacked not lost = 5,7,8,9 → 400; none retransmitted yet.
+        assert_eq!(b.pipe(0), 400);
+        // After retransmitting segment 0: +100.
+        assert_eq!(b.pipe(100), 500);
+        // Rule 3: unSACKed below the highest SACKed segment (6).
+        assert_eq!(b.next_hole(300), Some(5));
+        assert_eq!(b.next_hole(600), None);
+    }
+
+    #[test]
+    fn ack_pops_and_reports_newest() {
+        let mut b = board(5);
+        b.apply_sack(&[(300, 400)]);
+        let newest = b.ack(400).unwrap();
+        assert_eq!(newest.seq, 300);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.sacked_count(), 0);
+        assert_eq!(b.index_of(450), Some(0));
+        assert_eq!(b.index_of(350), None);
+    }
+}

@@ -1,0 +1,639 @@
+//! The TCP sender: windowing, loss recovery (Reno / NewReno / SACK), RTO, ECN.
+
+use super::cc::{self, CongestionControl, Signal, Window};
+use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, Segment};
+use super::{App, TcpConfig, Variant};
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SackBlocks, TcpFlags};
+use crate::time::Time;
+
+/// Sender counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments transmitted, retransmissions included (SYNs excluded).
+    pub segments_sent: u64,
+    /// Payload bytes transmitted, retransmissions included.
+    pub bytes_sent: u64,
+    /// Data segments retransmitted (fast, partial-ACK, SACK and go-back-N).
+    pub retransmits: u64,
+    /// Fast-recovery episodes entered.
+    pub fast_retransmits: u64,
+    /// Retransmission-timer expiries (SYN timeouts included).
+    pub timeouts: u64,
+    /// Window reductions caused by ECN-Echo.
+    pub ecn_reductions: u64,
+    /// Bytes cumulatively acknowledged (`snd_una`).
+    pub acked_bytes: u64,
+    /// When every byte the application will ever offer was acknowledged
+    /// (finite transfers, or after [`TcpSender::stop`]).
+    pub completed_at: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    SynSent,
+    Established,
+}
+
+/// Sending half of a one-way TCP flow. See the [module docs](super).
+#[derive(Debug)]
+pub struct TcpSender {
+    cfg: TcpConfig,
+    flow: FlowId,
+    src: NodeId,
+    dst: NodeId,
+    cc: Box<dyn CongestionControl>,
+    win: Window,
+    phase: Phase,
+    /// Total bytes the application offers (`None` = unbounded).
+    app_end: Option<u64>,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    sb: Scoreboard,
+    dupacks: u32,
+    in_recovery: bool,
+    /// Window the CC chose on entering recovery (deflation target).
+    recovery_cwnd: u64,
+    /// `snd_max` on entering recovery / at the last RTO (exclusive): RFC 6582
+    /// `recover` + 1, RFC 6675 `RecoveryPoint` + 1. Unused by Reno.
+    recover: Option<u64>,
+    first_partial: bool,
+    /// One past the highest byte retransmitted in this SACK recovery (HighRxt + 1).
+    high_rxt: u64,
+    pipe: u64,
+    /// A retransmission that bypasses the window (fast / partial-ACK retransmit).
+    rtx_pending: Option<u64>,
+    /// The oldest segment was already retransmitted by the timer.
+    rto_retransmitted: bool,
+    rtt: RttEstimator,
+    rto_deadline: Option<Time>,
+    ecn_recover: Option<u64>,
+    cwr_pending: bool,
+    syn_pending: bool,
+    syn_sent_at: Time,
+    syn_tx: u32,
+    header: u16,
+    rwnd: u64,
+    stats: SenderStats,
+    trace: bool,
+    last_traced: Option<(u64, u64)>,
+    cwnd_trace: Vec<(Time, u64, u64)>,
+    sent_trace: Vec<(Time, u64, bool)>,
+}
+
+impl TcpSender {
+    /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
+    pub fn new(cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
+        let mss = u64::from(cfg.mss.max(1));
+        let iw = u64::from(cfg.initial_window.max(1));
+        TcpSender {
+            cc: cc::build(cfg.cc),
+            win: Window {
+                cwnd: iw * mss,
+                ssthresh: u64::MAX / 2,
+                mss,
+            },
+            phase: Phase::Closed,
+            app_end: match app {
+                App::Bulk => None,
+                App::Bytes(n) => Some(n),
+            },
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            sb: Scoreboard::new(cfg.mss.max(1)),
+            dupacks: 0,
+            in_recovery: false,
+            recovery_cwnd: 0,
+            recover: None,
+            first_partial: false,
+            high_rxt: 0,
+            pipe: 0,
+            rtx_pending: None,
+            rto_retransmitted: false,
+            rtt: RttEstimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.clock_granularity,
+            ),
+            rto_deadline: None,
+            ecn_recover: None,
+            cwr_pending: false,
+            syn_pending: false,
+            syn_sent_at: Time::ZERO,
+            syn_tx: 0,
+            header: cfg.base_header(),
+            rwnd: cfg.rwnd.max(mss),
+            stats: SenderStats::default(),
+            trace: false,
+            last_traced: None,
+            cwnd_trace: Vec::new(),
+            sent_trace: Vec::new(),
+            cfg,
+            flow,
+            src,
+            dst,
+        }
+    }
+
+    /// The application starts: send a SYN, or data at once without handshake.
+    pub fn start(&mut self, now: Time) {
+        if self.phase != Phase::Closed {
+            return;
+        }
+        if self.cfg.handshake {
+            self.phase = Phase::SynSent;
+            self.syn_pending = true;
+        } else {
+            self.phase = Phase::Established;
+            self.check_complete(now);
+        }
+        self.record_cwnd(now);
+    }
+
+    /// The application offers no more new data; retransmissions continue.
+    pub fn stop(&mut self, now: Time) {
+        let end = self.app_end.unwrap_or(u64::MAX).min(self.snd_max);
+        self.app_end = Some(end);
+        self.check_complete(now);
+    }
+
+    /// An ACK or SYN-ACK arrived.
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        if pkt.flags.has(TcpFlags::SYN) {
+            if self.phase == Phase::SynSent && pkt.flags.has(TcpFlags::ACK) {
+                self.phase = Phase::Established;
+                self.syn_pending = false;
+                self.rto_deadline = None;
+                if self.cfg.timestamps {
+                    self.rtt.sample(now.saturating_sub(pkt.ts_echo));
+                } else if self.syn_tx == 1 {
+                    self.rtt.sample(now.saturating_sub(self.syn_sent_at));
+                }
+                self.check_complete(now);
+            }
+            return;
+        }
+        if self.phase != Phase::Established || !pkt.flags.has(TcpFlags::ACK) {
+            return;
+        }
+        let ack = pkt.ack;
+        if ack > self.snd_max {
+            return; // acknowledges data never sent
+        }
+        let sack = self.cfg.variant == Variant::Sack;
+        let dt = self.cfg.dupack_threshold.max(1);
+        let mss = self.win.mss;
+        let ece = self.cfg.ecn && pkt.flags.has(TcpFlags::ECE);
+
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            let newest = self.sb.ack(ack);
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.stats.acked_bytes = ack;
+            self.dupacks = 0;
+            self.rto_retransmitted = false;
+            let sample = if self.cfg.timestamps {
+                Some(now.saturating_sub(pkt.ts_echo))
+            } else {
+                newest
+                    .filter(|s| s.tx_count == 1)
+                    .map(|s| now.saturating_sub(s.first_sent))
+            };
+            if let Some(r) = sample {
+                self.rtt.sample(r);
+            }
+            self.cc.on_ack_observed(acked, sample, now);
+            if sack {
+                self.sb.apply_sack(pkt.sack.as_slice());
+                self.sb.mark_lost(dt);
+            }
+            if self.in_recovery {
+                let full = self.recover.is_none_or(|r| ack >= r);
+                match self.cfg.variant {
+                    Variant::Reno => {
+                        self.win.cwnd = self.recovery_cwnd;
+                        self.in_recovery = false;
+                        self.restart_timer(now);
+                    }
+                    Variant::NewReno if full => {
+                        self.win.cwnd = self.recovery_cwnd;
+                        self.in_recovery = false;
+                        self.restart_timer(now);
+                    }
+                    Variant::NewReno => {
+                        // RFC 6582 §3.2 step 5: partial ACK.
+                        self.rtx_pending = Some(self.snd_una);
+                        let back = if acked >= mss { mss } else { 0 };
+                        self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + back).max(mss);
+                        if self.first_partial {
+                            self.first_partial = false;
+                            self.restart_timer(now);
+                        }
+                    }
+                    Variant::Sack => {
+                        if full {
+                            self.in_recovery = false;
+                        }
+                        self.restart_timer(now);
+                    }
+                }
+            } else {
+                if !(ece && self.ecn_response(now)) {
+                    self.cc.on_ack(&mut self.win, acked, sample, now);
+                    self.win.cwnd = self.win.cwnd.max(mss);
+                }
+                self.restart_timer(now);
+            }
+        } else if ack == self.snd_una && self.snd_una < self.snd_max && pkt.payload == 0 {
+            self.cc.on_ack_observed(0, None, now);
+            if sack {
+                self.sb.apply_sack(pkt.sack.as_slice());
+                self.sb.mark_lost(dt);
+            }
+            self.dupacks += 1;
+            if !self.in_recovery {
+                let trigger = match self.cfg.variant {
+                    Variant::Reno | Variant::NewReno => self.dupacks == dt,
+                    Variant::Sack => self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost),
+                };
+                let allowed = self.cfg.variant == Variant::Reno
+                    || self.recover.is_none_or(|r| self.snd_una > r);
+                if trigger && allowed {
+                    self.enter_recovery(now);
+                } else if ece {
+                    self.ecn_response(now);
+                }
+            } else if !sack {
+                self.win.cwnd += mss; // RFC 5681 step 4: inflate
+            }
+        }
+        if self.in_recovery && sack {
+            self.pipe = self.sb.pipe(self.high_rxt);
+        }
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        }
+        self.check_complete(now);
+        self.record_cwnd(now);
+    }
+
+    /// The retransmission timer; tolerates early, late and spurious calls.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let Some(deadline) = self.rto_deadline else {
+            return;
+        };
+        if now < deadline {
+            return;
+        }
+        match self.phase {
+            Phase::Closed => self.rto_deadline = None,
+            Phase::SynSent => {
+                self.stats.timeouts += 1;
+                self.rtt.backoff();
+                self.syn_pending = true;
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+            Phase::Established => {
+                if self.snd_una >= self.snd_max {
+                    self.rto_deadline = None;
+                    return;
+                }
+                self.stats.timeouts += 1;
+                self.rtt.backoff();
+                // A timeout during fast recovery: FlightSize counts segments
+                // sent on the strength of window inflation (one per dupack),
+                // far more than the network holds. Base the reduction on the
+                // window recovery started from, as ns-2 and Linux do.
+                let mut flight = self.snd_nxt - self.snd_una;
+                if self.in_recovery {
+                    flight = flight.min(self.recovery_cwnd);
+                }
+                let ssthresh = self.win.ssthresh;
+                self.cc
+                    .on_congestion(&mut self.win, Signal::Timeout, flight, now);
+                if self.rto_retransmitted {
+                    // RFC 5681 §3.1: ssthresh is set only on the first
+                    // timeout of a given segment.
+                    self.win.ssthresh = ssthresh;
+                }
+                self.win.cwnd = self.win.cwnd.max(self.win.mss);
+                self.rto_retransmitted = true;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.rtx_pending = None;
+                if self.cfg.variant != Variant::Reno {
+                    self.recover = Some(self.snd_max);
+                }
+                self.ecn_recover = Some(self.snd_max);
+                // Go-back-N; forget SACK information (RFC 2018 §8).
+                self.snd_nxt = self.snd_una;
+                self.sb.clear_marks();
+                self.high_rxt = self.snd_una;
+                self.pipe = 0;
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+        }
+        self.record_cwnd(now);
+    }
+
+    /// When the sender next needs [`handle_timeout`](Self::handle_timeout).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    /// Next packet to send; call until `None` after every other call.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        match self.phase {
+            Phase::Closed => None,
+            Phase::SynSent => {
+                if !self.syn_pending {
+                    return None;
+                }
+                self.syn_pending = false;
+                self.syn_tx += 1;
+                if self.syn_tx == 1 {
+                    self.syn_sent_at = now;
+                }
+                if self.rto_deadline.is_none() {
+                    self.rto_deadline = Some(now + self.rtt.rto());
+                }
+                let mut flags = TcpFlags(TcpFlags::SYN);
+                if self.cfg.ecn {
+                    flags.set(TcpFlags::ECE | TcpFlags::CWR); // ECN-setup SYN
+                }
+                Some(Packet {
+                    flow: self.flow,
+                    src: self.src,
+                    dst: self.dst,
+                    kind: Kind::Data,
+                    header: self.cfg.syn_header(),
+                    flags,
+                    sent_at: now,
+                    retransmit: self.syn_tx > 1,
+                    ..Packet::default()
+                })
+            }
+            Phase::Established => self.transmit_data(now),
+        }
+    }
+
+    fn transmit_data(&mut self, now: Time) -> Option<Packet> {
+        if let Some(seq) = self.rtx_pending.take() {
+            if seq >= self.snd_una {
+                if let Some(idx) = self.sb.index_of(seq) {
+                    return Some(self.send_segment(idx, now));
+                }
+            }
+        }
+        let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
+        if !sack_recovery {
+            return self.send_in_order(now, true);
+        }
+        if self.win.cwnd < self.pipe + self.win.mss {
+            return None;
+        }
+        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt.
+        if let Some(idx) = self.sb.next_lost(self.high_rxt) {
+            return Some(self.send_segment(idx, now));
+        }
+        // Rule 2: new data (pipe already checked).
+        if let Some(p) = self.send_in_order(now, false) {
+            return Some(p);
+        }
+        // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte.
+        let idx = self.sb.next_hole(self.high_rxt)?;
+        Some(self.send_segment(idx, now))
+    }
+
+    /// Go-back-N retransmission at `snd_nxt`, else new data, if the windows
+    /// allow (`check_cwnd`: flight + segment ≤ cwnd; rwnd always).
+    fn send_in_order(&mut self, now: Time, check_cwnd: bool) -> Option<Packet> {
+        while self.snd_nxt < self.snd_max {
+            let idx = self.sb.index_of(self.snd_nxt)?;
+            let seg = self.sb.get(idx)?;
+            if seg.sacked {
+                self.snd_nxt = seg.end();
+                continue;
+            }
+            let (len, end) = (u64::from(seg.len), seg.end());
+            if check_cwnd && self.snd_nxt - self.snd_una + len > self.win.cwnd {
+                return None;
+            }
+            if end - self.snd_una > self.rwnd {
+                return None;
+            }
+            return Some(self.send_segment(idx, now));
+        }
+        let limit = self.app_end.unwrap_or(u64::MAX);
+        let len = (limit.saturating_sub(self.snd_max)).min(self.win.mss);
+        if len == 0 {
+            return None;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        if check_cwnd && flight + len > self.win.cwnd {
+            return None;
+        }
+        if self.snd_max + len - self.snd_una > self.rwnd {
+            return None;
+        }
+        self.sb.push(Segment {
+            seq: self.snd_max,
+            len: len as u32,
+            first_sent: now,
+            last_sent: now,
+            tx_count: 0,
+            sacked: false,
+            lost: false,
+        });
+        let idx = self.sb.len() - 1;
+        self.snd_max += len;
+        Some(self.send_segment(idx, now))
+    }
+
+    /// Transmit segment `idx` (new if never sent, else a retransmission).
+    fn send_segment(&mut self, idx: usize, now: Time) -> Packet {
+        let seg = self
+            .sb
+            .get_mut(idx)
+            .expect("segment index within scoreboard");
+        seg.tx_count += 1;
+        seg.last_sent = now;
+        let seg = *seg;
+        let retransmit = seg.tx_count > 1;
+        let mut flags = TcpFlags(TcpFlags::ACK);
+        let mut ecn = Ecn::NotEct;
+        if !retransmit && self.cfg.ecn {
+            ecn = Ecn::Ect0;
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                flags.set(TcpFlags::CWR);
+            }
+        }
+        if seg.seq == self.snd_nxt {
+            self.snd_nxt = seg.end();
+        }
+        if self.in_recovery && self.cfg.variant == Variant::Sack {
+            self.pipe += u64::from(seg.len);
+            if retransmit {
+                self.high_rxt = self.high_rxt.max(seg.end());
+            }
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += u64::from(seg.len);
+        if retransmit {
+            self.stats.retransmits += 1;
+        }
+        if self.trace {
+            self.sent_trace.push((now, seg.seq, retransmit));
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        Packet {
+            uid: 0,
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            kind: Kind::Data,
+            seq: seg.seq,
+            ack: 0,
+            payload: seg.len,
+            header: self.header,
+            flags,
+            ecn,
+            sack: SackBlocks::EMPTY,
+            sent_at: now,
+            ts_echo: Time::ZERO,
+            retransmit,
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        self.stats.fast_retransmits += 1;
+        let flight = self.snd_nxt - self.snd_una;
+        self.cc
+            .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+        self.win.cwnd = self.win.cwnd.max(self.win.mss);
+        self.recovery_cwnd = self.win.cwnd;
+        self.in_recovery = true;
+        self.first_partial = true;
+        self.recover = Some(self.snd_max);
+        self.ecn_recover = Some(self.snd_max);
+        self.rtx_pending = Some(self.snd_una);
+        match self.cfg.variant {
+            Variant::Reno | Variant::NewReno => {
+                self.win.cwnd += u64::from(self.cfg.dupack_threshold) * self.win.mss;
+            }
+            Variant::Sack => {
+                if let Some(s) = self.sb.get_mut(0) {
+                    s.lost = true;
+                }
+                self.high_rxt = self.snd_una;
+                self.pipe = self.sb.pipe(self.high_rxt);
+            }
+        }
+    }
+
+    /// React to ECN-Echo if allowed (not in recovery, once per window);
+    /// returns whether the window was reduced.
+    fn ecn_response(&mut self, now: Time) -> bool {
+        if self.in_recovery || self.ecn_recover.is_some_and(|r| self.snd_una <= r) {
+            return false;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        self.cc
+            .on_congestion(&mut self.win, Signal::Ecn, flight, now);
+        self.win.cwnd = self.win.cwnd.max(self.win.mss);
+        self.ecn_recover = Some(self.snd_max);
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        true
+    }
+
+    fn restart_timer(&mut self, now: Time) {
+        self.rto_deadline = if self.snd_una < self.snd_max {
+            Some(now + self.rtt.rto())
+        } else {
+            None
+        };
+    }
+
+    fn check_complete(&mut self, now: Time) {
+        if self.stats.completed_at.is_none()
+            && self.phase == Phase::Established
+            && self.app_end.is_some_and(|e| self.snd_una >= e)
+        {
+            self.stats.completed_at = Some(now);
+        }
+    }
+
+    fn record_cwnd(&mut self, now: Time) {
+        if !self.trace {
+            return;
+        }
+        let cur = (self.win.cwnd, self.win.ssthresh);
+        if self.last_traced != Some(cur) {
+            self.last_traced = Some(cur);
+            self.cwnd_trace.push((now, cur.0, cur.1));
+        }
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    /// Congestion window (bytes).
+    pub fn cwnd(&self) -> u64 {
+        self.win.cwnd
+    }
+    /// Slow-start threshold (bytes).
+    pub fn ssthresh(&self) -> u64 {
+        self.win.ssthresh
+    }
+    /// Smoothed RTT, once sampled.
+    pub fn srtt(&self) -> Option<Time> {
+        self.rtt.srtt()
+    }
+    /// Current RTO, back-off included.
+    pub fn rto(&self) -> Time {
+        self.rtt.rto()
+    }
+    /// Whether the sender is in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// Oldest unacknowledged byte.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// One past the highest byte ever sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// The congestion-control algorithm.
+    pub fn congestion_control(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// Turn tracing on or off. When on, `(time, cwnd, ssthresh)` is recorded on
+    /// every change and `(time, seq, retransmit)` on every data transmission.
+    pub fn set_trace(&mut self, on: bool) {
+        self.trace = on;
+        if on {
+            self.last_traced = None;
+        }
+    }
+    /// Take the recorded window trace.
+    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64)> {
+        std::mem::take(&mut self.cwnd_trace)
+    }
+    /// Take the recorded transmission trace.
+    pub fn take_sent_trace(&mut self) -> Vec<(Time, u64, bool)> {
+        std::mem::take(&mut self.sent_trace)
+    }
+}

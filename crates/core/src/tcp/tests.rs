@@ -1,0 +1,718 @@
+//! Sender + receiver over a hand-stepped pipe (no engine): the models are
+//! driven purely through their sans-IO interface.
+
+use std::collections::{HashMap, VecDeque};
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, TcpFlags};
+use crate::time::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Deliver,
+    Drop,
+    Mark,
+}
+
+/// One direction: FIFO serialisation at `rate` bit/s, then a fixed delay.
+struct Pipe {
+    rate: u64,
+    delay: Time,
+    busy_until: Time,
+    q: VecDeque<(Time, Packet)>,
+}
+
+impl Pipe {
+    fn new(rate: u64, delay: Time) -> Self {
+        Pipe {
+            rate,
+            delay,
+            busy_until: Time::ZERO,
+            q: VecDeque::new(),
+        }
+    }
+    /// Dropped packets still occupy the link (lost on the wire).
+    fn send(&mut self, now: Time, pkt: Packet, deliver: bool) {
+        let done = now.max(self.busy_until) + Time::tx_time(u64::from(pkt.size()), self.rate);
+        self.busy_until = done;
+        if deliver {
+            self.q.push_back((done + self.delay, pkt));
+        }
+    }
+    fn next(&self) -> Option<Time> {
+        self.q.front().map(|x| x.0)
+    }
+}
+
+type DataHook = Box<dyn FnMut(&Packet, u32) -> Fate>;
+type AckHook = Box<dyn FnMut(&Packet) -> bool>;
+
+struct Harness {
+    s: TcpSender,
+    r: TcpReceiver,
+    fwd: Pipe,
+    rev: Pipe,
+    now: Time,
+    /// Decides the fate of each sender packet, given its transmission number
+    /// (1-based, per sequence number; SYNs included with seq 0 / payload 0).
+    data_hook: DataHook,
+    /// Returns true to drop a receiver packet.
+    ack_hook: AckHook,
+    tx_count: HashMap<(u64, bool), u32>,
+    data_sent: Vec<(Time, Packet)>,
+    data_arrived: Vec<(Time, Packet)>,
+    acks_sent: Vec<(Time, Packet)>,
+    acks_arrived: Vec<(Time, Packet)>,
+    timeouts_at: Vec<Time>,
+    max_delivered: u64,
+}
+
+impl Harness {
+    fn new(cfg: TcpConfig, app: App, rate: u64, delay: Time) -> Self {
+        let s = TcpSender::new(cfg.clone(), FlowId(1), NodeId(0), NodeId(1), app);
+        let r = TcpReceiver::new(cfg, FlowId(1), NodeId(1), NodeId(0));
+        Harness {
+            s,
+            r,
+            fwd: Pipe::new(rate, delay),
+            rev: Pipe::new(rate, delay),
+            now: Time::ZERO,
+            data_hook: Box::new(|_, _| Fate::Deliver),
+            ack_hook: Box::new(|_| false),
+            tx_count: HashMap::new(),
+            data_sent: Vec::new(),
+            data_arrived: Vec::new(),
+            acks_sent: Vec::new(),
+            acks_arrived: Vec::new(),
+            timeouts_at: Vec::new(),
+            max_delivered: 0,
+        }
+    }
+
+    fn drain(&mut self) {
+        let now = self.now;
+        while let Some(mut p) = self.s.poll_transmit(now) {
+            assert_eq!(p.sent_at, now);
+            assert_eq!(p.uid, 0);
+            let key = (p.seq, p.flags.has(TcpFlags::SYN));
+            let n = self.tx_count.entry(key).or_insert(0);
+            *n += 1;
+            let fate = (self.data_hook)(&p, *n);
+            if fate == Fate::Mark && p.ecn == Ecn::Ect0 {
+                p.ecn = Ecn::Ce;
+            }
+            self.data_sent.push((now, p));
+            self.fwd.send(now, p, fate != Fate::Drop);
+        }
+        while let Some(p) = self.r.poll_transmit(now) {
+            assert_eq!(p.kind, Kind::Ack);
+            let drop = (self.ack_hook)(&p);
+            self.acks_sent.push((now, p));
+            self.rev.send(now, p, !drop);
+        }
+    }
+
+    fn start(&mut self) {
+        self.s.start(self.now);
+        self.drain();
+    }
+
+    /// Process the next event at or before `end`; false if there is none.
+    fn step(&mut self, end: Time) -> bool {
+        let cands = [
+            self.fwd.next(),
+            self.rev.next(),
+            self.s.poll_timeout(),
+            self.r.poll_timeout(),
+        ];
+        let Some((which, t)) = cands
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.map(|t| (i, t)))
+            .min_by_key(|&(i, t)| (t, i))
+        else {
+            return false;
+        };
+        if t > end {
+            return false;
+        }
+        assert!(t >= self.now, "time went backwards");
+        self.now = t;
+        match which {
+            0 => {
+                let (_, p) = self.fwd.q.pop_front().unwrap();
+                self.data_arrived.push((t, p));
+                self.r.on_packet(t, &p);
+                let d = self.r.delivered();
+                assert!(d >= self.max_delivered, "delivered went backwards");
+                self.max_delivered = d;
+            }
+            1 => {
+                let (_, p) = self.rev.q.pop_front().unwrap();
+                self.acks_arrived.push((t, p));
+                self.s.on_packet(t, &p);
+            }
+            2 => {
+                let before = self.s.stats().timeouts;
+                self.s.handle_timeout(t);
+                if self.s.stats().timeouts > before {
+                    self.timeouts_at.push(t);
+                }
+            }
+            _ => self.r.handle_timeout(t),
+        }
+        self.drain();
+        true
+    }
+
+    fn run_until(&mut self, end: Time) {
+        while self.step(end) {}
+        self.now = self.now.max(end);
+    }
+
+    /// Run until the transfer completes (true) or `limit` passes.
+    fn run_to_completion(&mut self, limit: Time) -> bool {
+        while self.s.stats().completed_at.is_none() {
+            if !self.step(limit) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+const MBPS10: u64 = 10_000_000;
+
+fn ms(x: u64) -> Time {
+    Time::from_millis(x)
+}
+
+fn cfg(variant: Variant) -> TcpConfig {
+    TcpConfig {
+        variant,
+        mss: 1000,
+        rwnd: 30_000,
+        ..TcpConfig::default()
+    }
+}
+
+fn drop_first_tx_of(seqs: Vec<u64>) -> DataHook {
+    Box::new(move |p, n| {
+        if n == 1 && p.payload > 0 && seqs.contains(&p.seq) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    })
+}
+
+const VARIANTS: [Variant; 3] = [Variant::Reno, Variant::NewReno, Variant::Sack];
+
+#[test]
+fn error_free_link_reaches_payload_share_of_link_rate() {
+    for v in VARIANTS {
+        let c = TcpConfig {
+            variant: v,
+            mss: 1460,
+            rwnd: 100_000,
+            ..TcpConfig::default()
+        };
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+        h.start();
+        h.run_until(Time::from_secs(2));
+        let d0 = h.r.delivered();
+        h.run_until(Time::from_secs(12));
+        let rate = (h.r.delivered() - d0) as f64 / 10.0;
+        let expect = MBPS10 as f64 / 8.0 * 1460.0 / 1500.0;
+        assert!(
+            (rate / expect - 1.0).abs() < 0.02,
+            "{v:?}: {rate} B/s vs {expect}"
+        );
+        assert_eq!(h.s.stats().retransmits, 0);
+        assert_eq!(h.s.stats().timeouts, 0);
+    }
+}
+
+#[test]
+fn slow_start_doubles_cwnd_every_rtt() {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 100_000_000,
+        handshake: false,
+        ..TcpConfig::default()
+    };
+    // 1 Gbit/s, 50 ms each way: RTT ≈ 100 ms, a 256-segment burst takes ~3 ms.
+    let mut h = Harness::new(c, App::Bulk, 1_000_000_000, ms(50));
+    h.start();
+    for k in 0..9u32 {
+        h.run_until(ms(50 + 100 * u64::from(k)));
+        assert_eq!(h.s.cwnd(), 1000 << k, "after {k} RTTs");
+    }
+}
+
+#[test]
+fn one_loss_is_repaired_by_fast_retransmit() {
+    for v in VARIANTS {
+        let mut h = Harness::new(cfg(v), App::Bulk, MBPS10, ms(10));
+        h.data_hook = drop_first_tx_of(vec![50_000]);
+        h.start();
+        h.run_until(Time::from_secs(3));
+        let st = h.s.stats();
+        assert_eq!(st.timeouts, 0, "{v:?}");
+        assert_eq!(st.fast_retransmits, 1, "{v:?}");
+        assert_eq!(st.retransmits, 1, "{v:?}");
+        let rtx: Vec<u64> = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.retransmit)
+            .map(|(_, p)| p.seq)
+            .collect();
+        assert_eq!(rtx, vec![50_000], "{v:?}");
+        assert_eq!(h.r.stats().duplicate_segments, 0, "{v:?}");
+        assert!(h.r.delivered() > 1_000_000, "{v:?}");
+    }
+}
+
+#[test]
+fn three_losses_in_a_window_reno_times_out_newreno_and_sack_do_not() {
+    for v in VARIANTS {
+        let mut h = Harness::new(cfg(v), App::Bulk, MBPS10, ms(10));
+        h.data_hook = drop_first_tx_of(vec![50_000, 53_000, 56_000]);
+        h.start();
+        h.run_until(Time::from_secs(5));
+        let st = h.s.stats();
+        match v {
+            Variant::Reno => assert!(st.timeouts >= 1, "Reno: {st:?}"),
+            _ => {
+                assert_eq!(st.timeouts, 0, "{v:?}: {st:?}");
+                assert_eq!(st.fast_retransmits, 1, "{v:?}: {st:?}");
+                assert_eq!(st.retransmits, 3, "{v:?}: {st:?}");
+            }
+        }
+        assert!(h.r.delivered() > 1_000_000, "{v:?}");
+    }
+}
+
+fn ecn_run(marks: Vec<u64>) -> Harness {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(move |p, n| {
+        if n == 1 && marks.contains(&p.seq) {
+            Fate::Mark
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    h.run_until(ms(400));
+    h
+}
+
+#[test]
+fn ecn_mark_halves_once_per_window_without_retransmission() {
+    // iw = 1: rounds carry segments 0 | 1-2 | 3-6 | 7-14 | 15-30. Segments 20
+    // and 22 are CE-marked in round 4. When the ACK of 20 arrives, ACKs of
+    // 15..19 have grown cwnd to 21 segments and sent 10 more (snd_nxt = 41),
+    // so flight = 41 − 21 = 20 segments: ssthresh = cwnd = 10 segments. The
+    // ECE on later ACKs (up to the CWR segment) is ignored.
+    let mut h = ecn_run(vec![20_000, 22_000]);
+    let st = h.s.stats().clone();
+    assert_eq!(st.ecn_reductions, 1);
+    assert_eq!(st.retransmits, 0);
+    assert_eq!(st.timeouts, 0);
+    assert_eq!(h.r.stats().ce_received, 2);
+    let trace = h.s.take_cwnd_trace();
+    let drops: Vec<_> = trace
+        .windows(2)
+        .filter(|w| w[1].1 < w[0].1)
+        .map(|w| (w[0].1, w[1].1, w[1].2))
+        .collect();
+    assert_eq!(drops, vec![(21_000, 10_000, 10_000)]);
+    let cwr: Vec<u64> = h
+        .data_sent
+        .iter()
+        .filter(|(_, p)| p.flags.has(TcpFlags::CWR))
+        .map(|(_, p)| p.seq)
+        .collect();
+    assert_eq!(
+        cwr,
+        vec![41_000],
+        "CWR on the first new segment after the cut"
+    );
+    assert!(h
+        .data_sent
+        .iter()
+        .all(|(_, p)| p.ecn == Ecn::Ect0 || p.ecn == Ecn::Ce));
+}
+
+#[test]
+fn ecn_marks_in_two_windows_reduce_twice() {
+    let h = ecn_run(vec![20_000, 150_000]);
+    assert!(h.r.delivered() > 200_000);
+    assert_eq!(h.s.stats().ecn_reductions, 2);
+    assert_eq!(h.s.stats().retransmits, 0);
+}
+
+#[test]
+fn rto_backs_off_exponentially_up_to_max() {
+    let c = TcpConfig {
+        mss: 1000,
+        min_rto: Time::from_secs(1),
+        max_rto: Time::from_secs(8),
+        ..cfg(Variant::NewReno)
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = Box::new(|p, _| {
+        if p.payload > 0 && p.sent_at >= Time::from_secs(1) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    h.run_until(Time::from_secs(40));
+    let last_ack = h
+        .acks_arrived
+        .iter()
+        .filter(|(_, p)| !p.flags.has(TcpFlags::SYN))
+        .map(|(t, _)| *t)
+        .max()
+        .unwrap();
+    let t = &h.timeouts_at;
+    assert_eq!(t[0], last_ack + Time::from_secs(1));
+    let gaps: Vec<u64> = t
+        .windows(2)
+        .map(|w| (w[1] - w[0]).0 / 1_000_000_000)
+        .collect();
+    assert_eq!(gaps[..5], [2, 4, 8, 8, 8]);
+    assert_eq!(h.s.rto(), Time::from_secs(8));
+    // Go-back-N: every timeout retransmits the same oldest segment.
+    let una = h.s.snd_una();
+    let after: Vec<u64> = h
+        .data_sent
+        .iter()
+        .filter(|(s, _)| *s >= t[0])
+        .map(|(_, p)| p.seq)
+        .collect();
+    assert_eq!(after, vec![una; t.len()]);
+    assert_eq!(h.s.cwnd(), 1000);
+    // ssthresh set by the first timeout only: flight was rwnd = 30 segments.
+    assert_eq!(h.s.ssthresh(), 15_000);
+}
+
+#[test]
+fn delayed_ack_every_second_segment() {
+    let c = TcpConfig {
+        mss: 1000,
+        initial_window: 10,
+        delayed_ack: true,
+        handshake: false,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bytes(10_000), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(5)));
+    assert_eq!(h.r.stats().acks_sent, 5);
+    let acked: Vec<u64> = h.acks_sent.iter().map(|(_, p)| p.ack).collect();
+    assert_eq!(acked, vec![2000, 4000, 6000, 8000, 10_000]);
+}
+
+#[test]
+fn delayed_ack_lone_segment_waits_for_timer() {
+    let c = TcpConfig {
+        mss: 1000,
+        delayed_ack: true,
+        handshake: false,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bytes(500), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(5)));
+    // 540 bytes at 10 Mbit/s = 432 µs, + 10 ms; ACK 200 ms later.
+    assert_eq!(h.data_arrived[0].0, Time::from_micros(10_432));
+    assert_eq!(h.acks_sent.len(), 1);
+    assert_eq!(h.acks_sent[0].0, Time::from_micros(210_432));
+}
+
+fn seg(seq: u64, len: u32) -> Packet {
+    Packet {
+        kind: Kind::Data,
+        seq,
+        payload: len,
+        header: 40,
+        flags: TcpFlags(TcpFlags::ACK),
+        ..Packet::default()
+    }
+}
+
+fn blocks_after(r: &mut TcpReceiver, seq: u64) -> (u64, Vec<(u64, u64)>) {
+    r.on_packet(Time::ZERO, &seg(seq, 500));
+    let a = r.poll_transmit(Time::ZERO).unwrap();
+    assert!(r.poll_transmit(Time::ZERO).is_none());
+    assert_eq!(a.header, 40 + a.sack.option_bytes());
+    (a.ack, a.sack.as_slice().to_vec())
+}
+
+#[test]
+fn sack_blocks_follow_rfc2018_order() {
+    // RFC 2018 §4/§8 style: 500-byte segments, every other one lost.
+    let c = TcpConfig {
+        variant: Variant::Sack,
+        mss: 500,
+        sack_blocks_max: 3,
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(c, FlowId(0), NodeId(1), NodeId(0));
+    assert_eq!(blocks_after(&mut r, 0), (500, vec![]));
+    assert_eq!(blocks_after(&mut r, 1000), (500, vec![(1000, 1500)]));
+    assert_eq!(
+        blocks_after(&mut r, 2000),
+        (500, vec![(2000, 2500), (1000, 1500)])
+    );
+    assert_eq!(
+        blocks_after(&mut r, 3000),
+        (500, vec![(3000, 3500), (2000, 2500), (1000, 1500)])
+    );
+    // Four holes, three blocks: the oldest report falls off.
+    assert_eq!(
+        blocks_after(&mut r, 4000),
+        (500, vec![(4000, 4500), (3000, 3500), (2000, 2500)])
+    );
+    // Filling 1500..2000 joins two blocks; the first block is the joined one.
+    assert_eq!(
+        blocks_after(&mut r, 1500),
+        (500, vec![(1000, 2500), (4000, 4500), (3000, 3500)])
+    );
+    // Hole-filling in-order segment: ACK advances, no triggering block.
+    assert_eq!(
+        blocks_after(&mut r, 500),
+        (2500, vec![(4000, 4500), (3000, 3500)])
+    );
+    // Duplicate of SACKed data: block containing it first.
+    assert_eq!(
+        blocks_after(&mut r, 3000),
+        (2500, vec![(3000, 3500), (4000, 4500)])
+    );
+    assert_eq!(r.stats().duplicate_segments, 1);
+    assert_eq!(blocks_after(&mut r, 3500), (2500, vec![(3000, 4500)]));
+    assert_eq!(blocks_after(&mut r, 2500), (4500, vec![]));
+    assert_eq!(r.delivered(), 4500);
+}
+
+#[test]
+fn sack_block_limit_without_timestamps_is_four() {
+    let c = TcpConfig {
+        variant: Variant::Sack,
+        mss: 500,
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(c.clone(), FlowId(0), NodeId(1), NodeId(0));
+    for s in [1000, 2000, 3000, 4000, 5000] {
+        blocks_after(&mut r, s);
+    }
+    let (_, b) = blocks_after(&mut r, 6000);
+    assert_eq!(
+        b,
+        vec![(6000, 6500), (5000, 5500), (4000, 4500), (3000, 3500)]
+    );
+    let ts = TcpConfig {
+        timestamps: true,
+        ..c
+    };
+    assert_eq!(ts.sack_blocks(), 3);
+    let nr = TcpConfig {
+        variant: Variant::NewReno,
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(nr, FlowId(0), NodeId(1), NodeId(0));
+    assert_eq!(blocks_after(&mut r, 1000), (0, vec![]));
+}
+
+#[test]
+fn receiver_ecn_echo_until_cwr() {
+    let c = TcpConfig {
+        ecn: true,
+        mss: 500,
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(c, FlowId(0), NodeId(1), NodeId(0));
+    let mut ce = seg(0, 500);
+    ce.ecn = Ecn::Ce;
+    r.on_packet(Time::ZERO, &ce);
+    assert!(r
+        .poll_transmit(Time::ZERO)
+        .unwrap()
+        .flags
+        .has(TcpFlags::ECE));
+    r.on_packet(Time::ZERO, &seg(500, 500));
+    assert!(r
+        .poll_transmit(Time::ZERO)
+        .unwrap()
+        .flags
+        .has(TcpFlags::ECE));
+    // CWR and CE on the same segment: CWR first, so ECE stays on.
+    let mut both = seg(1000, 500);
+    both.ecn = Ecn::Ce;
+    both.flags.set(TcpFlags::CWR);
+    r.on_packet(Time::ZERO, &both);
+    assert!(r
+        .poll_transmit(Time::ZERO)
+        .unwrap()
+        .flags
+        .has(TcpFlags::ECE));
+    let mut cwr = seg(1500, 500);
+    cwr.flags.set(TcpFlags::CWR);
+    r.on_packet(Time::ZERO, &cwr);
+    assert!(!r
+        .poll_transmit(Time::ZERO)
+        .unwrap()
+        .flags
+        .has(TcpFlags::ECE));
+}
+
+#[test]
+fn handshake_syn_loss_retransmits_with_backoff() {
+    let c = cfg(Variant::NewReno);
+    let mut h = Harness::new(c, App::Bytes(20_000), MBPS10, ms(10));
+    h.data_hook = Box::new(|p, n| {
+        if p.flags.has(TcpFlags::SYN) && n <= 2 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(10)));
+    assert_eq!(h.timeouts_at, vec![Time::from_secs(1), Time::from_secs(3)]);
+    let syn = &h.data_sent[0].1;
+    assert_eq!(syn.header, 44);
+    assert_eq!(syn.payload, 0);
+    assert_eq!(h.r.delivered(), 20_000);
+    // No sample from the retransmitted SYN; the first comes from data.
+    let srtt = h.s.srtt().unwrap();
+    assert!(srtt > ms(20) && srtt < ms(30), "{srtt}");
+}
+
+#[test]
+fn timestamps_rtt_from_echo_and_header_bytes() {
+    let c = TcpConfig {
+        timestamps: true,
+        delayed_ack: true,
+        ..cfg(Variant::Sack)
+    };
+    let mut h = Harness::new(c, App::Bytes(100_000), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(10)));
+    assert!(h.data_sent.iter().skip(1).all(|(_, p)| p.header == 52));
+    assert!(h.acks_sent.iter().skip(1).all(|(_, p)| p.header == 52));
+    // SYN-ACK echoes the SYN time exactly: first sample = handshake RTT.
+    let syn_rtt = h.acks_arrived[0].0 - h.data_sent[0].0;
+    assert!(syn_rtt > ms(20) && syn_rtt < ms(21), "{syn_rtt}");
+    let srtt = h.s.srtt().unwrap();
+    assert!(srtt > ms(20) && srtt < ms(60), "{srtt}");
+    // Each ACK echoes the sent_at of the earliest segment it covers.
+    for (_, a) in h.acks_sent.iter().skip(1) {
+        let covered = h
+            .data_arrived
+            .iter()
+            .find(|(_, p)| p.end_seq() == a.ack || (p.seq < a.ack && p.end_seq() > a.ack))
+            .map(|(_, p)| p.sent_at);
+        assert!(covered.is_some());
+        assert!(a.ts_echo <= covered.unwrap());
+    }
+}
+
+#[test]
+fn finite_transfer_completes_with_partial_last_segment() {
+    let mut h = Harness::new(cfg(Variant::NewReno), App::Bytes(10_500), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(5)));
+    let last = h.data_sent.last().unwrap().1;
+    assert_eq!((last.seq, last.payload), (10_000, 500));
+    assert_eq!(h.s.stats().acked_bytes, 10_500);
+    assert_eq!(h.s.stats().bytes_sent, 10_500);
+    assert_eq!(h.s.poll_timeout(), None);
+    assert_eq!(
+        h.s.stats().completed_at,
+        h.acks_arrived.last().map(|(t, _)| *t)
+    );
+}
+
+#[test]
+fn spurious_and_early_timeouts_are_ignored() {
+    let mut h = Harness::new(cfg(Variant::Sack), App::Bulk, MBPS10, ms(10));
+    h.start();
+    h.run_until(ms(100));
+    let st = h.s.stats().clone();
+    h.s.handle_timeout(h.now);
+    h.r.handle_timeout(h.now);
+    assert_eq!(h.s.stats(), &st);
+    assert!(h.s.poll_timeout().unwrap() > h.now);
+}
+
+fn random_run(variant: Variant, ecn: bool, seed: u64, p_data: f64, p_ack: f64, total: u64) {
+    let mut rng = crate::rng::Rng::stream(seed, "tcp-proptest");
+    let mut rng2 = crate::rng::Rng::stream(seed, "tcp-proptest-ack");
+    let c = TcpConfig {
+        variant,
+        ecn,
+        mss: 1000,
+        rwnd: 20_000,
+        initial_window: 4,
+        delayed_ack: seed.is_multiple_of(2),
+        timestamps: seed.is_multiple_of(3),
+        max_rto: Time::from_secs(8),
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bytes(total), MBPS10, ms(10));
+    h.data_hook = Box::new(move |_, _| {
+        let u = rng.uniform();
+        if u < p_data {
+            Fate::Drop
+        } else if u < p_data * 2.0 {
+            Fate::Mark
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.ack_hook = Box::new(move |_| rng2.bernoulli(p_ack));
+    h.start();
+    let done = h.run_to_completion(Time::from_secs(100_000));
+    assert!(done, "{variant:?} ecn={ecn}: stuck at {:?}", h.s.stats());
+    assert_eq!(h.r.delivered(), total);
+    assert_eq!(h.max_delivered, total);
+    assert_eq!(h.s.stats().acked_bytes, total);
+    assert!(h.s.stats().bytes_sent >= total);
+    // Nothing left to do once complete except stale ACK traffic.
+    h.run_until(h.now + Time::from_secs(100));
+    assert_eq!(h.s.poll_timeout(), None);
+    assert_eq!(h.r.delivered(), total);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_losses_deliver_every_byte_once_in_order(
+        seed in any::<u64>(),
+        p_data in 0.0f64..0.3,
+        p_ack in 0.0f64..0.3,
+        segs in 1u64..120,
+        tail in 0u64..1000,
+        ecn in any::<bool>(),
+    ) {
+        let total = (segs - 1) * 1000 + tail.max(1);
+        for v in VARIANTS {
+            random_run(v, ecn, seed, p_data, p_ack, total);
+        }
+    }
+}
