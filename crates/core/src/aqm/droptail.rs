@@ -10,6 +10,10 @@ use crate::time::Time;
 pub struct DropTail;
 
 impl Aqm for DropTail {
+    fn name(&self) -> &'static str {
+        "droptail"
+    }
+
     fn on_arrival(&mut self, _now: Time, _q: &QueueView, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
         Verdict::Accept
     }

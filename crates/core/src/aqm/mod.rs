@@ -87,6 +87,8 @@ impl QueueView {
 
 /// An active queue management policy.
 pub trait Aqm: Debug + Send {
+    /// The policy's scenario name (`droptail`, `red`, …).
+    fn name(&self) -> &'static str;
     /// Decide on a packet arriving at `now` to a queue in state `q`.
     fn on_arrival(&mut self, now: Time, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict;
     /// A packet left the queue at `now`; `q` is the state after it left.
@@ -179,6 +181,11 @@ impl Queue {
     /// Bytes waiting.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The AQM policy's name.
+    pub fn kind(&self) -> &'static str {
+        self.aqm.name()
     }
 
     /// The limit.

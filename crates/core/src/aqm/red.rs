@@ -225,6 +225,10 @@ impl Red {
 }
 
 impl Aqm for Red {
+    fn name(&self) -> &'static str {
+        "red"
+    }
+
     fn on_arrival(&mut self, now: Time, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
         self.update_avg(now, q.occupancy());
         self.idle = false;

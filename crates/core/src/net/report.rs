@@ -119,6 +119,7 @@ impl Simulation {
             };
             queues.push(json!({
                 "link": l.name,
+                "kind": q.kind(),
                 "arrivals": qs.arrivals,
                 "drops": {
                     "overflow": qs.drops_overflow,

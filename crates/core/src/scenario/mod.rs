@@ -188,6 +188,9 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
     if let Some(v) = s.handshake {
         c.handshake = v;
     }
+    if let Some(v) = s.limited_transmit {
+        c.limited_transmit = v;
+    }
     if c.min_rto.0 == 0 || c.min_rto > c.max_rto {
         return Err(err(
             format!("{path}.min_rto"),

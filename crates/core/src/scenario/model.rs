@@ -151,6 +151,8 @@ pub struct TcpSection {
     pub dupack_threshold: Option<i64>,
     /// SYN/SYN-ACK handshake before data. Default true.
     pub handshake: Option<bool>,
+    /// Limited transmit (RFC 3042). Default true.
+    pub limited_transmit: Option<bool>,
 }
 
 /// One or more TCP flows from `from` to `to`.

@@ -90,6 +90,9 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// SYN / SYN-ACK exchange before data.
     pub handshake: bool,
+    /// Limited transmit (RFC 3042): on the first two duplicate ACKs, send one
+    /// new segment each, beyond cwnd by at most 2 segments. Default true.
+    pub limited_transmit: bool,
 }
 
 impl Default for TcpConfig {
@@ -111,6 +114,7 @@ impl Default for TcpConfig {
             clock_granularity: Time::from_millis(1),
             dupack_threshold: 3,
             handshake: true,
+            limited_transmit: true,
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct TcpSender {
     snd_max: u64,
     sb: Scoreboard,
     dupacks: u32,
+    /// Bytes sent under limited transmit since snd_una last advanced.
+    lt_bytes: u64,
     in_recovery: bool,
     /// Window the CC chose on entering recovery (deflation target).
     recovery_cwnd: u64,
@@ -105,6 +107,7 @@ impl TcpSender {
             snd_max: 0,
             sb: Scoreboard::new(cfg.mss.max(1)),
             dupacks: 0,
+            lt_bytes: 0,
             in_recovery: false,
             recovery_cwnd: 0,
             recover: None,
@@ -196,6 +199,7 @@ impl TcpSender {
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
             self.dupacks = 0;
+            self.lt_bytes = 0;
             self.rto_retransmitted = false;
             let sample = if self.cfg.timestamps {
                 Some(now.saturating_sub(pkt.ts_echo))
@@ -436,7 +440,10 @@ impl TcpSender {
         }
         let flight = self.snd_nxt - self.snd_una;
         if check_cwnd && flight + len > self.win.cwnd {
-            return None;
+            if flight + len > self.win.cwnd + self.limited_transmit_allowance() {
+                return None;
+            }
+            self.lt_bytes += len;
         }
         if self.snd_max + len - self.snd_una > self.rwnd {
             return None;
@@ -453,6 +460,19 @@ impl TcpSender {
         let idx = self.sb.len() - 1;
         self.snd_max += len;
         Some(self.send_segment(idx, now))
+    }
+
+    /// RFC 3042: after the first and second duplicate ACK (below the
+    /// threshold, outside recovery), new data may exceed cwnd by that many segments.
+    fn limited_transmit_allowance(&self) -> u64 {
+        if self.cfg.limited_transmit
+            && !self.in_recovery
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            u64::from(self.dupacks.min(2)) * self.win.mss
+        } else {
+            0
+        }
     }
 
     /// Transmit segment `idx` (new if never sent, else a retransmission).
@@ -515,7 +535,9 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
-        let flight = self.snd_nxt - self.snd_una;
+        // RFC 5681 §3.2 step 2: data sent by limited transmit does not count.
+        let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_bytes);
+        self.lt_bytes = 0;
         self.cc
             .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);

@@ -1,0 +1,23 @@
+"""linklab: a lab for TCP over wireless links.
+
+A deterministic Rust simulation core (``linklab._core``) under a thin Python
+front: :func:`run` runs one scenario and returns a :class:`Result` with the
+summary, polars trace tables and pcap captures.
+"""
+
+from __future__ import annotations
+
+from linklab._core import json_schema, version
+from linklab.api import Result, run
+from linklab.errors import InternalError, ScenarioError
+
+__version__: str = version()
+
+__all__ = [
+    "InternalError",
+    "Result",
+    "ScenarioError",
+    "__version__",
+    "json_schema",
+    "run",
+]

@@ -1,0 +1,24 @@
+"""Type stubs of the Rust extension module ``linklab._core``."""
+
+from typing import Literal
+
+Column = tuple[Literal["f64", "u64"], bytes] | tuple[Literal["str"], list[str]]
+
+class ScenarioError(ValueError):
+    path: str
+    message: str
+
+class InternalError(RuntimeError): ...
+
+__version__: str
+
+def run(
+    source: str | dict[str, object],
+    *,
+    seed: int | None = None,
+    params: dict[str, str] | None = None,
+    trace: bool = False,
+    pcap: list[str] | None = None,
+) -> tuple[dict[str, object], dict[str, dict[str, Column]], dict[str, bytes]]: ...
+def json_schema() -> str: ...
+def version() -> str: ...

@@ -1,0 +1,193 @@
+"""The Python API: run a scenario, get a summary, polars traces and pcaps."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from linklab import _core, _pcap
+from linklab._files import Staging
+
+if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
+    import polars as pl
+
+__all__ = ["Result", "load_source", "params_to_strings", "run", "run_source"]
+
+_MAX_SEED = 2**64 - 1
+
+_NUMERIC: dict[str, str] = {
+    "f64": "<f8",
+    "u64": "<u8",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one run produced.
+
+    ``summary``: the run summary (see ``docs/metrics.md``), including
+    ``wall_time_s``; ``traces``: trace tables by name (empty unless the run
+    asked for traces); ``pcaps``: pcap file bytes by link spec (``"A->B"``).
+    """
+
+    summary: dict[str, Any]
+    traces: dict[str, pl.DataFrame] = field(default_factory=dict)
+    pcaps: dict[str, bytes] = field(default_factory=dict)
+
+    def write_traces(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write one Parquet file per trace table into ``directory`` (created if missing).
+
+        Files are named ``<table>.parquet``. All files are written to temporaries
+        first and renamed into place only when every one was written, so a
+        failure leaves existing files untouched. Returns the paths written.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        with Staging() as staged:
+            for name, frame in self.traces.items():
+                staged.add(out / f"{_file_stem(name)}.parquet", frame.write_parquet)
+            return staged.commit()
+
+    def pcap(self, link: str) -> bytes:
+        """The capture of ``link`` as pcap file bytes.
+
+        ``"A-B"`` (both directions) is the time-ordered merge of ``"A->B"`` and
+        ``"B->A"`` when the core returned them separately.
+        """
+        if link in self.pcaps:
+            return self.pcaps[link]
+        if "->" not in link and "-" in link:
+            a, b = link.split("-", 1)
+            ab, ba = f"{a}->{b}", f"{b}->{a}"
+            if ab in self.pcaps and ba in self.pcaps:
+                return _pcap.merge([self.pcaps[ab], self.pcaps[ba]])
+        have = ", ".join(sorted(self.pcaps)) or "none"
+        raise KeyError(f"no capture for link {link!r}; captured: {have}")
+
+    def write_pcap(self, link: str, path: str | os.PathLike[str]) -> Path:
+        """Write the capture of ``link`` (see :meth:`pcap`) to ``path`` atomically."""
+        data = self.pcap(link)
+        with Staging() as staged:
+            staged.add_bytes(path, data)
+            return staged.commit()[0]
+
+
+def run(
+    scenario: str | os.PathLike[str] | Mapping[str, Any],
+    seed: int | None = None,
+    params: Mapping[str, object] | None = None,
+    trace: bool = False,
+    pcap: Sequence[str] | None = None,
+) -> Result:
+    """Run one scenario.
+
+    ``scenario`` is a path to a TOML file (an ``os.PathLike``, or a ``str``
+    that names an existing file or ends in ``.toml``), TOML text, or a dict
+    shaped like the TOML file. ``seed`` overrides the scenario's seed;
+    ``params`` override ``[params]`` (values are converted with ``str``,
+    booleans as ``true``/``false``); ``trace`` records trace tables; ``pcap``
+    lists links to capture (``"A->B"`` one direction, ``"A-B"`` both).
+
+    Raises ``ScenarioError`` (a ``ValueError``) for a scenario that cannot be
+    run, ``OSError`` if the file cannot be read.
+    """
+    return run_source(load_source(scenario), seed=seed, params=params, trace=trace, pcap=pcap)
+
+
+def run_source(
+    source: str | dict[str, Any],
+    *,
+    seed: int | None = None,
+    params: Mapping[str, object] | None = None,
+    trace: bool = False,
+    pcap: Sequence[str] | None = None,
+) -> Result:
+    """Like :func:`run`, for a source already loaded: TOML text or a dict."""
+    if seed is not None:
+        seed = _check_seed(seed)
+    summary, raw_traces, pcaps = _core.run(
+        source,
+        seed=seed,
+        params=params_to_strings(params) if params else None,
+        trace=bool(trace),
+        pcap=_check_pcap(pcap),
+    )
+    traces = {name: _frame(columns) for name, columns in raw_traces.items()}
+    return Result(summary=summary, traces=traces, pcaps=dict(pcaps))
+
+
+def load_source(scenario: str | os.PathLike[str] | Mapping[str, Any]) -> str | dict[str, Any]:
+    """The scenario as TOML text or a dict, reading it from a file if it names one."""
+    if isinstance(scenario, Mapping):
+        return dict(scenario)
+    if isinstance(scenario, os.PathLike):
+        return _read_text(Path(scenario))
+    if isinstance(scenario, str):
+        if "\n" not in scenario and (scenario.endswith(".toml") or Path(scenario).is_file()):
+            return _read_text(Path(scenario))
+        return scenario
+    raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def params_to_strings(params: Mapping[str, object] | None) -> dict[str, str]:
+    """``[params]`` overrides as the strings the core parses (bools as ``true``/``false``)."""
+    out: dict[str, str] = {}
+    for name, value in (params or {}).items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"parameter names must be non-empty strings, not {name!r}")
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        else:
+            out[name] = str(value)
+    return out
+
+
+def _read_text(path: Path) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    if not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed {seed} is out of range; allowed: 0 to 2**64-1")
+    return seed
+
+
+def _check_pcap(pcap: Sequence[str] | None) -> list[str] | None:
+    if pcap is None:
+        return None
+    if isinstance(pcap, str):
+        raise TypeError("pcap must be a list of link specs such as ['A->B'], not a str")
+    return [str(link) for link in pcap]
+
+
+def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
+    """A polars DataFrame from the binding's ``{column: (dtype, data)}``."""
+    import numpy as np
+    import polars as pl
+
+    series: list[pl.Series] = []
+    for name, (dtype, data) in columns.items():
+        if dtype in _NUMERIC:
+            values = np.frombuffer(data, dtype=_NUMERIC[dtype])
+            pl_dtype = pl.Float64 if dtype == "f64" else pl.UInt64
+            series.append(pl.Series(name, values, dtype=pl_dtype))
+        elif dtype == "str":
+            series.append(pl.Series(name, data, dtype=pl.String))
+        else:
+            raise _core.InternalError(f"trace column {name!r} has unknown dtype {dtype!r}")
+    return pl.DataFrame(series)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def _file_stem(name: str) -> str:
+    stem = _UNSAFE.sub("_", name).lstrip(".")
+    return stem or "trace"

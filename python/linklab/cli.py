@@ -1,0 +1,418 @@
+"""The ``linklab`` command.
+
+Exit status: 0 success; 2 bad input (bad flag or value, unreadable scenario,
+invalid scenario, unwritable output), with one line on stderr
+``linklab: error: <what was wrong>; <what is allowed>``; 1 internal error (a bug
+in the core); 130 interrupted (Ctrl-C). Outputs are written only after the run
+succeeded, each atomically, so nothing already on disk is lost or corrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from linklab import _core
+from linklab._files import Staging, check_writable_dir, check_writable_file
+from linklab.api import Result, _file_stem, run_source
+from linklab.errors import InternalError, ScenarioError, error_text, one_line
+
+__all__ = ["main"]
+
+PROG = "linklab"
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
+_MAX_SEED = 2**64 - 1
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see '{self.prog} --help'")
+
+
+# ---------------------------------------------------------------------------
+# Argument types
+# ---------------------------------------------------------------------------
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"invalid seed {text!r}; allowed: an integer from 0 to 2**64-1"
+        )
+    return value
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"malformed --set {text!r}; expected name=value, e.g. --set per=0.01"
+        )
+    return name.strip(), value
+
+
+def _pcap_spec(text: str) -> tuple[str, str]:
+    link, sep, file = text.rpartition(":")
+    if not sep or not link or not file:
+        raise argparse.ArgumentTypeError(
+            f"malformed --pcap {text!r}; expected LINK:FILE, e.g. --pcap 'A->B:ab.pcap' "
+            "(LINK is 'A->B' for one direction or 'A-B' for both)"
+        )
+    return link, file
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="linklab: a lab for TCP over wireless links.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_core.version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="run a scenario and print its summary",
+        description="Run a scenario file and print its summary.",
+    )
+    run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    run.add_argument("--seed", type=_seed, metavar="N", help="run seed (0 to 2**64-1)")
+    run.add_argument(
+        "--set",
+        dest="params",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a [params] entry (repeatable)",
+    )
+    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.add_argument("--trace", metavar="DIR", help="write Parquet traces into DIR")
+    run.add_argument(
+        "--pcap",
+        type=_pcap_spec,
+        action="append",
+        default=[],
+        metavar="LINK:FILE",
+        help="write a pcap of LINK ('A->B' or 'A-B') to FILE (repeatable)",
+    )
+    run.set_defaults(func=_cmd_run)
+
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of scenario files",
+        description="Print (or write) the JSON Schema of scenario files.",
+    )
+    schema.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
+    schema.set_defaults(func=_cmd_schema)
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    # Check outputs before a possibly long run; write them only after it.
+    trace_dir: str | None = args.trace
+    if trace_dir is not None:
+        _check_output(check_writable_dir, trace_dir, "--trace directory")
+    pcap_files: dict[str, str] = {}
+    for link, file in args.pcap:
+        _check_output(check_writable_file, file, "--pcap file")
+        if file in pcap_files.values():
+            raise UsageError(f"--pcap file {file!r} given twice; give each link its own file")
+        pcap_files[link] = file
+
+    source = _read_scenario(args.scenario)
+    try:
+        result = run_source(
+            source,
+            seed=args.seed,
+            params=dict(args.params),
+            trace=trace_dir is not None,
+            pcap=list(pcap_files),
+        )
+    except ScenarioError as e:
+        raise UsageError(f"{args.scenario}: {error_text(e)}") from None
+
+    _write_outputs(result, trace_dir, pcap_files)
+    if args.json:
+        print(json.dumps(_json_safe(result.summary)))
+    else:
+        print(render_summary(result.summary))
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    text = _core.json_schema()
+    json.loads(text)  # the core must hand back JSON; a failure here is a bug
+    if args.output:
+        _check_output(check_writable_file, args.output, "output file")
+        try:
+            with Staging() as staged:
+                staged.add_bytes(args.output, (text + "\n").encode())
+                staged.commit()
+        except OSError as e:
+            raise UsageError(_os_error(e, f"cannot write output file {args.output!r}")) from None
+    else:
+        print(text)
+    return 0
+
+
+def _check_output(check: Callable[[str], None], path: str, what: str) -> None:
+    try:
+        check(path)
+    except OSError as e:
+        raise UsageError(
+            f"cannot write {what} {path!r}: {e}; give a path in an existing, writable directory"
+        ) from None
+
+
+def _read_scenario(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"cannot read scenario file {path!r}: not UTF-8 text ({e.reason} at byte {e.start}); "
+            "give a TOML scenario file"
+        ) from None
+    except OSError as e:
+        raise UsageError(
+            _os_error(e, f"cannot read scenario file {path!r}") + "; give a TOML scenario file"
+        ) from None
+
+
+def _write_outputs(result: Result, trace_dir: str | None, pcap_files: dict[str, str]) -> None:
+    target = ""
+    try:
+        with Staging() as staged:
+            if trace_dir is not None:
+                target = f"--trace directory {trace_dir!r}"
+                out = Path(trace_dir)
+                out.mkdir(parents=True, exist_ok=True)
+                for name, frame in result.traces.items():
+                    staged.add(out / f"{_file_stem(name)}.parquet", frame.write_parquet)
+            for link, file in pcap_files.items():
+                target = f"--pcap file {file!r}"
+                try:
+                    data = result.pcap(link)
+                except KeyError as e:
+                    raise InternalError(f"the core returned {e.args[0]}") from None
+                staged.add_bytes(file, data)
+            staged.commit()
+    except OSError as e:
+        raise UsageError(
+            _os_error(e, f"cannot write {target}")
+            + "; give a path in an existing, writable directory"
+        ) from None
+
+
+def _os_error(e: OSError, what: str) -> str:
+    reason = e.strerror or str(e)
+    return f"{what}: {reason}"
+
+
+def _json_safe(value: Any) -> Any:
+    """Replace non-finite floats (not valid JSON) by null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Human-readable summary
+# ---------------------------------------------------------------------------
+
+
+def _num(value: Any, scale: float = 1.0, digits: int = 3) -> str:
+    if isinstance(value, bool) or value is None:
+        return "-"
+    if isinstance(value, int) and scale == 1.0:
+        return f"{value:,}"
+    if isinstance(value, int | float):
+        v = value * scale
+        return f"{v:,.{digits}f}" if math.isfinite(v) else "-"
+    return str(value)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """Columns padded to width; the first ``left`` columns left-aligned, others right."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.ljust(w) if i < left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in rows)])
+
+
+def render_summary(s: dict[str, Any]) -> str:
+    """The summary as a readable report: header, aggregate, flows, links, queues."""
+    parts: list[str] = []
+    parts.append(
+        f"scenario {s.get('scenario', '?')}  seed {_num(s.get('seed'))}  "
+        f"simulated {_num(s.get('sim_time_s'))} s  wall {_num(s.get('wall_time_s'))} s  "
+        f"events {_num(s.get('events'))}"
+    )
+    a = s.get("aggregate") or {}
+    parts.append(
+        f"aggregate: goodput {_num(a.get('goodput_bps'), 1e-6)} Mbit/s  "
+        f"delay mean {_num(a.get('delay_mean_s'), 1e3, 2)} ms  "
+        f"p50 {_num(a.get('delay_p50_s'), 1e3, 2)} ms  "
+        f"p95 {_num(a.get('delay_p95_s'), 1e3, 2)} ms  "
+        f"max {_num(a.get('delay_max_s'), 1e3, 2)} ms  "
+        f"timeouts {_num(a.get('timeouts'))}  "
+        f"fast retransmits {_num(a.get('fast_retransmits'))}  "
+        f"retransmits {_num(a.get('retransmits'))}  "
+        f"delivered {_num(a.get('delivered_bytes'))} B"
+    )
+
+    flows = s.get("flows") or []
+    if flows:
+        rows = [
+            [
+                str(f.get("id", "")),
+                str(f.get("name", "")),
+                f"{f.get('from', '?')}->{f.get('to', '?')}",
+                _num(f.get("goodput_bps"), 1e-6),
+                _num(f.get("delay_mean_s"), 1e3, 2),
+                _num(f.get("delay_p95_s"), 1e3, 2),
+                _num(f.get("timeouts")),
+                _num(f.get("fast_retransmits")),
+                _num(f.get("retransmits")),
+                _num(f.get("completed_s")) if f.get("completed_s") is not None else "-",
+            ]
+            for f in flows
+        ]
+        headers = [
+            "flow", "name", "path", "goodput Mbit/s", "mean delay ms", "p95 delay ms",
+            "timeouts", "fast rtx", "rtx", "completed s",
+        ]  # fmt: skip
+        parts.append("\n" + _table(headers, rows, left=3))
+
+    links = s.get("links") or []
+    if links:
+        rows = [
+            [
+                str(x.get("name", "")),
+                _num(x.get("rate_bps"), 1e-6),
+                _num(x.get("throughput_bps"), 1e-6),
+                _num(x.get("tx_packets")),
+                _num(x.get("lost")),
+            ]
+            for x in links
+        ]
+        headers = ["link", "rate Mbit/s", "throughput Mbit/s", "tx packets", "lost"]
+        parts.append("\n" + _table(headers, rows))
+
+    queues = s.get("queues") or []
+    if queues:
+        rows = []
+        for q in queues:
+            drops = q.get("drops") or {}
+            rows.append(
+                [
+                    str(q.get("link", "")),
+                    str(q.get("kind", "")),
+                    _num(q.get("arrivals")),
+                    _num(drops.get("overflow")),
+                    _num(drops.get("aqm_early")),
+                    _num(drops.get("aqm_forced")),
+                    _num(q.get("ecn_marks")),
+                    _num(q.get("mean_packets"), digits=2),
+                    _num(q.get("mean_bytes"), digits=0),
+                    _num(q.get("max_packets")),
+                ]
+            )
+        headers = [
+            "queue", "kind", "arrivals", "drops overflow", "drops aqm early",
+            "drops aqm forced", "ecn marks", "mean pkts", "mean bytes", "max pkts",
+        ]  # fmt: skip
+        parts.append("\n" + _table(headers, rows, left=2))
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------
+
+
+def _fail(message: str) -> None:
+    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``linklab`` command; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        status: int = args.func(args)
+    except UsageError as e:
+        _fail(str(e))
+        return EXIT_BAD_INPUT
+    except ScenarioError as e:
+        _fail(error_text(e))
+        return EXIT_BAD_INPUT
+    except InternalError as e:
+        print(f"{PROG}: internal error: {one_line(str(e))}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Output piped into a reader that quit (e.g. `| head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as e:
+        if os.environ.get("LINKLAB_DEBUG"):
+            raise
+        print(
+            f"{PROG}: internal error: {type(e).__name__}: {one_line(str(e))} "
+            "(set LINKLAB_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""Exceptions raised by linklab.
+
+``ScenarioError`` (a ``ValueError``) comes from the Rust core: a scenario that
+cannot be run, with ``.path`` (the key path, e.g. ``links[2].ab.loss``; empty when
+it concerns the whole scenario) and ``.message`` (what is wrong and what is
+allowed). ``InternalError`` (a ``RuntimeError``) is a bug in the core: a Rust
+panic turned into a Python exception.
+"""
+
+from __future__ import annotations
+
+from linklab._core import InternalError, ScenarioError
+
+__all__ = ["InternalError", "ScenarioError", "error_text"]
+
+
+def error_text(exc: BaseException) -> str:
+    """One line describing ``exc``: ``path: message`` for a ScenarioError.
+
+    Multi-line messages (e.g. a TOML syntax error with a source excerpt) are
+    folded into one line, keeping the text and dropping the excerpt.
+    """
+    if isinstance(exc, ScenarioError):
+        path = getattr(exc, "path", "") or ""
+        message = getattr(exc, "message", None) or str(exc)
+        text = f"{path}: {message}" if path else message
+    else:
+        text = str(exc)
+    return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """Fold a multi-line message into one line, dropping source-excerpt lines."""
+    kept: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        # toml-rs style excerpts: "  |", "3 | key = ", "  |     ^"
+        if not line or _is_excerpt(line):
+            continue
+        kept.append(line)
+    return ": ".join(kept) if kept else text.strip()
+
+
+def _is_excerpt(line: str) -> bool:
+    head, sep, _ = line.partition("|")
+    return bool(sep) and (head.strip() == "" or head.strip().isdigit())

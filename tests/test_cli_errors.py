@@ -1,0 +1,135 @@
+"""Bad input anywhere: exit 2, one clear stderr line, no traceback, nothing lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY, CliRunner, assert_bad_input
+
+# --- argument errors (no working core needed) ------------------------------
+
+
+def test_unknown_flag(cli: CliRunner, tiny: Path) -> None:
+    assert_bad_input(cli("run", tiny, "--bogus"), "--bogus")
+
+
+def test_unknown_command(cli: CliRunner) -> None:
+    assert_bad_input(cli("frobnicate"), "frobnicate")
+
+
+def test_no_command(cli: CliRunner) -> None:
+    assert_bad_input(cli())
+
+
+def test_missing_flag_value(cli: CliRunner, tiny: Path) -> None:
+    assert_bad_input(cli("run", tiny, "--seed"), "--seed")
+
+
+@pytest.mark.parametrize("bad", ["per", "=1", "", " =3"])
+def test_malformed_set(cli: CliRunner, tiny: Path, bad: str) -> None:
+    assert_bad_input(cli("run", tiny, "--set", bad), "--set", "name=value")
+
+
+@pytest.mark.parametrize("bad", ["x", "1.5", "-1", "18446744073709551616", ""])
+def test_bad_seed(cli: CliRunner, tiny: Path, bad: str) -> None:
+    assert_bad_input(cli("run", tiny, f"--seed={bad}"), "--seed", "0 to 2**64-1")
+
+
+@pytest.mark.parametrize("bad", ["A->B", "A->B:", ":file.pcap"])
+def test_malformed_pcap(cli: CliRunner, tiny: Path, bad: str) -> None:
+    assert_bad_input(cli("run", tiny, "--pcap", bad), "--pcap", "LINK:FILE")
+
+
+# --- scenario file errors ---------------------------------------------------
+
+
+def test_missing_scenario_file(cli: CliRunner, tmp_path: Path) -> None:
+    line = assert_bad_input(cli("run", tmp_path / "nope.toml"), "nope.toml")
+    assert "No such file" in line
+
+
+def test_scenario_is_a_directory(cli: CliRunner, tmp_path: Path) -> None:
+    assert_bad_input(cli("run", tmp_path), str(tmp_path))
+
+
+def test_scenario_not_utf8(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "bin.toml"
+    path.write_bytes(b'name = "\xff\xfe"\n')
+    assert_bad_input(cli("run", path), "bin.toml", "UTF-8")
+
+
+def test_toml_syntax_error(cli: CliRunner, tmp_path: Path) -> None:
+    """Needs the core: its TOML parser reports the line; the CLI folds it into one line."""
+    path = tmp_path / "broken.toml"
+    path.write_text('name = "broken"\nduration = \n[[links]]\n')
+    line = assert_bad_input(cli("run", path), "broken.toml", allowed=False)
+    assert "line 2" in line, line
+
+
+def test_scenario_error_names_key_path(cli: CliRunner, tmp_path: Path) -> None:
+    """Needs the core: an unknown key is rejected with its key path."""
+    path = tmp_path / "typo.toml"
+    path.write_text(TINY.replace('rate = "10Mbit"', 'rat = "10Mbit"'))
+    line = assert_bad_input(cli("run", path), "links[0]", "rat", allowed=False)
+    assert "rate" in line, f"the message lists the allowed keys: {line}"
+
+
+def test_scenario_error_out_of_range_param(cli: CliRunner, tiny: Path) -> None:
+    """Needs the core: a loss probability above 1 is rejected, naming the key."""
+    assert_bad_input(cli("run", tiny, "--set", "per=1.5"), "loss")
+
+
+def test_scenario_error_unknown_pcap_link(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    """Needs the core: capturing a link that does not exist is a scenario error."""
+    out = tmp_path / "x.pcap"
+    assert_bad_input(cli("run", tiny, "--pcap", f"X->Y:{out}"), "X->Y")
+    assert not out.exists()
+
+
+# --- output errors: checked before the run, nothing lost --------------------
+
+
+def test_pcap_into_missing_directory(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "ab.pcap"
+    assert_bad_input(cli("run", tiny, "--pcap", f"A->B:{target}"), "--pcap", str(target))
+    assert not target.parent.exists()
+
+
+def test_pcap_under_a_file(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("keep me")
+    target = blocker / "ab.pcap"
+    assert_bad_input(cli("run", tiny, "--pcap", f"A->B:{target}"), "--pcap")
+    assert blocker.read_text() == "keep me"
+
+
+def test_trace_dir_is_a_file(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "traces"
+    blocker.write_text("keep me")
+    assert_bad_input(cli("run", tiny, "--trace", blocker), "--trace", str(blocker))
+    assert blocker.read_text() == "keep me"
+
+
+def test_schema_output_unwritable(cli: CliRunner, tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("keep me")
+    assert_bad_input(cli("schema", "-o", blocker / "schema.json"), "schema.json")
+    assert blocker.read_text() == "keep me"
+
+
+def test_failed_run_keeps_existing_outputs(cli: CliRunner, tmp_path: Path) -> None:
+    """A run that fails (bad scenario) leaves earlier outputs byte-for-byte intact."""
+    pcap = tmp_path / "ab.pcap"
+    pcap.write_bytes(b"old capture")
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "cwnd.parquet").write_bytes(b"old trace")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TINY.replace("[tcp]", "[tcp]\nbogus_key = 1"))
+    proc = cli("run", bad, "--trace", traces, "--pcap", f"A->B:{pcap}")
+    assert_bad_input(proc, allowed=False)
+    assert pcap.read_bytes() == b"old capture"
+    assert (traces / "cwnd.parquet").read_bytes() == b"old trace"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
