@@ -44,7 +44,7 @@ NS3_LIBS = (
 # `--set` overrides that make linklab's TCP behave like ns-3 3.44's defaults in this scenario:
 # initial window 10 segments, delayed ACK (every 2nd segment, 200 ms timer), minimum RTO 1 s,
 # MSS 448 B (+32 B TCP header with timestamps +20 B IP = 500 B IP packets).
-LINKLAB_ALIKE: tuple[str, ...] = ("iw=10", "delack=true", "min_rto=1s", "mss=448")
+LINKLAB_ALIKE: tuple[str, ...] = ("iw=10", "delack=true", "min_rto=1s", "mss=448", "framing=2B")
 
 # Targets (see docs/benchmarks.md).
 TARGET_SPEEDUP = 30.0  # ns-3 Run() / linklab core run, per=0, 10 flows x 100 s

@@ -25,6 +25,9 @@ pub struct WiredConfig {
     pub delay: Time,
     /// Probability that a packet is lost in transit, independently of all others.
     pub loss: f64,
+    /// Link-layer framing bytes added to every packet on the wire (PPP 2,
+    /// Ethernet 38 with preamble and gap); they cost transmission time only.
+    pub overhead_bytes: u32,
 }
 
 /// One direction of a wired link.
@@ -55,7 +58,8 @@ impl WiredLink {
 
     fn transmit(&mut self, start: Time, pkt: Packet) {
         let size = u64::from(pkt.size());
-        let end = start + Time::tx_time(size, self.cfg.rate_bps);
+        let wire = size + u64::from(self.cfg.overhead_bytes);
+        let end = start + Time::tx_time(wire, self.cfg.rate_bps);
         self.busy_until = end;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size;
@@ -147,6 +151,7 @@ mod tests {
                 rate_bps: rate,
                 delay: Time::from_millis(delay_ms),
                 loss: 0.0,
+                overhead_bytes: 0,
             },
             q,
             Rng::stream(1, "l"),
@@ -196,6 +201,22 @@ mod tests {
     }
 
     #[test]
+    fn framing_overhead_costs_time() {
+        // 998 IP bytes + 2 framing bytes at 8 Mbit/s = exactly 1 ms.
+        let q = Queue::new(Limit::Packets(10), Box::new(DropTail), Rng::stream(1, "q"));
+        let cfg = WiredConfig {
+            rate_bps: 8_000_000,
+            delay: Time::ZERO,
+            loss: 0.0,
+            overhead_bytes: 2,
+        };
+        let mut l = WiredLink::new(cfg, q, Rng::stream(1, "l"));
+        l.enqueue(Time::ZERO, pkt(0, 998)).unwrap();
+        assert_eq!(l.poll_timeout(), Some(Time::from_millis(1)));
+        assert_eq!(l.stats().tx_bytes, 998, "throughput counts IP bytes");
+    }
+
+    #[test]
     fn queue_drains_between_touches() {
         let mut l = link(8_000_000, 0, 100);
         for i in 0..5 {
@@ -229,6 +250,7 @@ mod tests {
                 rate_bps: 1_000_000_000,
                 delay: Time::ZERO,
                 loss: 0.1,
+                overhead_bytes: 0,
             },
             q,
             Rng::stream(3, "l"),

@@ -191,6 +191,9 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
     if let Some(v) = s.limited_transmit {
         c.limited_transmit = v;
     }
+    if let Some(v) = s.prr {
+        c.prr = v;
+    }
     if c.min_rto.0 == 0 || c.min_rto > c.max_rto {
         return Err(err(
             format!("{path}.min_rto"),
@@ -285,6 +288,7 @@ fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSec
         rate: d.rate.or_else(|| link.rate.clone()),
         delay: d.delay.or_else(|| link.delay.clone()),
         loss: d.loss.or(link.loss),
+        overhead: d.overhead.or_else(|| link.overhead.clone()),
         queue: d.queue.or_else(|| link.queue.clone()),
     }
 }
@@ -344,6 +348,19 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     None => Time::ZERO,
                 };
                 let loss = prob(&format!("{dp}.loss"), d.loss.unwrap_or(0.0))?;
+                let overhead = match &d.overhead {
+                    Some(v) => {
+                        let b = byte_size(&format!("{dp}.overhead"), v)?;
+                        if b > 65_535 {
+                            return Err(err(
+                                format!("{dp}.overhead"),
+                                format!("{b} bytes is too much; allowed: 0 to 65535 bytes"),
+                            ));
+                        }
+                        b as u32
+                    }
+                    None => 0,
+                };
                 let name = format!("{from}->{to}");
                 let queue = build_queue(
                     &d.queue.clone().unwrap_or_default(),
@@ -356,6 +373,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                         rate_bps: rate,
                         delay,
                         loss,
+                        overhead_bytes: overhead,
                     },
                     queue,
                     Rng::stream(seed, &format!("link:{name}")),

@@ -55,6 +55,8 @@ pub struct LinkSection {
     pub delay: Option<String>,
     /// Independent random loss probability of each packet, 0..1. Default 0.
     pub loss: Option<f64>,
+    /// Link-layer framing bytes per packet (time on the wire only), e.g. "2B" for PPP. Default 0.
+    pub overhead: Option<ByteSize>,
     /// Queue in front of the transmitter. Default drop-tail, 100 packets.
     pub queue: Option<QueueSection>,
     /// Overrides for the a→b direction.
@@ -73,6 +75,8 @@ pub struct DirectionSection {
     pub delay: Option<String>,
     /// Random loss probability, 0..1.
     pub loss: Option<f64>,
+    /// Link-layer framing bytes per packet.
+    pub overhead: Option<ByteSize>,
     /// Queue.
     pub queue: Option<QueueSection>,
 }
@@ -153,6 +157,8 @@ pub struct TcpSection {
     pub handshake: Option<bool>,
     /// Limited transmit (RFC 3042). Default true.
     pub limited_transmit: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
+    pub prr: Option<bool>,
 }
 
 /// One or more TCP flows from `from` to `to`.

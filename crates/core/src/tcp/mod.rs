@@ -93,6 +93,10 @@ pub struct TcpConfig {
     /// Limited transmit (RFC 3042): on the first two duplicate ACKs, send one
     /// new segment each, beyond cwnd by at most 2 segments. Default true.
     pub limited_transmit: bool,
+    /// Proportional Rate Reduction (RFC 6937, with the slow-start reduction
+    /// bound) paces sending during SACK loss recovery instead of RFC 6675's
+    /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
+    pub prr: bool,
 }
 
 impl Default for TcpConfig {
@@ -115,6 +119,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             handshake: true,
             limited_transmit: true,
+            prr: false,
         }
     }
 }

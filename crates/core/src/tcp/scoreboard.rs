@@ -42,6 +42,7 @@ pub struct Scoreboard {
     segs: VecDeque<Segment>,
     mss: u64,
     sacked: usize,
+    sacked_bytes: u64,
 }
 
 impl Scoreboard {
@@ -51,6 +52,7 @@ impl Scoreboard {
             segs: VecDeque::new(),
             mss: u64::from(mss.max(1)),
             sacked: 0,
+            sacked_bytes: 0,
         }
     }
 
@@ -112,6 +114,7 @@ impl Scoreboard {
             }
             if f.sacked {
                 self.sacked -= 1;
+                self.sacked_bytes -= u64::from(f.len);
             }
             newest = self.segs.pop_front();
         }
@@ -140,6 +143,7 @@ impl Scoreboard {
                 if s.seq >= start && !s.sacked {
                     s.sacked = true;
                     self.sacked += 1;
+                    self.sacked_bytes += u64::from(s.len);
                     any = true;
                 }
                 idx += 1;
@@ -238,6 +242,12 @@ impl Scoreboard {
             s.lost = false;
         }
         self.sacked = 0;
+        self.sacked_bytes = 0;
+    }
+
+    /// Bytes in SACKed segments.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
     }
 
     /// Number of SACKed segments.

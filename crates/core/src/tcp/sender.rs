@@ -55,6 +55,10 @@ pub struct TcpSender {
     dupacks: u32,
     /// Bytes sent under limited transmit since snd_una last advanced.
     lt_bytes: u64,
+    // PRR (RFC 6937) state of the current recovery.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     in_recovery: bool,
     /// Window the CC chose on entering recovery (deflation target).
     recovery_cwnd: u64,
@@ -108,6 +112,9 @@ impl TcpSender {
             sb: Scoreboard::new(cfg.mss.max(1)),
             dupacks: 0,
             lt_bytes: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             in_recovery: false,
             recovery_cwnd: 0,
             recover: None,
@@ -187,6 +194,7 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent
         }
+        let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
         let sack = self.cfg.variant == Variant::Sack;
         let dt = self.cfg.dupack_threshold.max(1);
         let mss = self.win.mss;
@@ -242,6 +250,10 @@ impl TcpSender {
                     Variant::Sack => {
                         if full {
                             self.in_recovery = false;
+                            if self.cfg.prr {
+                                // RFC 6937: leave recovery at the window the CC chose.
+                                self.win.cwnd = self.recovery_cwnd;
+                            }
                         }
                         self.restart_timer(now);
                     }
@@ -265,8 +277,16 @@ impl TcpSender {
                     Variant::Reno | Variant::NewReno => self.dupacks == dt,
                     Variant::Sack => self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost),
                 };
-                let allowed = self.cfg.variant == Variant::Reno
-                    || self.recover.is_none_or(|r| self.snd_una > r);
+                // Re-entry guard. NewReno (RFC 6582 §3.2 step 2): the ACK must
+                // cover more than `recover` (= snd_max at entry, one past the
+                // highest byte sent). SACK (RFC 6675 §5): HighACK > RecoveryPoint,
+                // where RecoveryPoint = HighData is the last byte sent, so an
+                // ACK equal to `recover` already qualifies (as in ns-3).
+                let allowed = match self.cfg.variant {
+                    Variant::Reno => true,
+                    Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
+                    Variant::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+                };
                 if trigger && allowed {
                     self.enter_recovery(now);
                 } else if ece {
@@ -278,6 +298,12 @@ impl TcpSender {
         }
         if self.in_recovery && sack {
             self.pipe = self.sb.pipe(self.high_rxt);
+            if self.cfg.prr {
+                // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
+                let delivered = (self.snd_una - una_before + self.sb.sacked_bytes())
+                    .saturating_sub(sacked_before);
+                self.prr_update(delivered);
+            }
         }
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
@@ -462,6 +488,28 @@ impl TcpSender {
         Some(self.send_segment(idx, now))
     }
 
+    /// RFC 6937 PRR with the slow-start reduction bound: set cwnd so that
+    /// `cwnd − pipe` is what may be sent in response to this ACK.
+    fn prr_update(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: spread the reduction over the recovery.
+            let target = (u128::from(self.prr_delivered) * u128::from(ssthresh))
+                .div_ceil(u128::from(self.recover_fs.max(1)));
+            (target as u64).saturating_sub(self.prr_out)
+        } else {
+            // Slow-start reduction bound: grow back towards ssthresh no faster than slow start.
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + mss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.win.cwnd = pipe + sndcnt;
+    }
+
     /// RFC 3042: after the first and second duplicate ACK (below the
     /// threshold, outside recovery), new data may exceed cwnd by that many segments.
     fn limited_transmit_allowance(&self) -> u64 {
@@ -499,6 +547,7 @@ impl TcpSender {
         }
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.pipe += u64::from(seg.len);
+            self.prr_out += u64::from(seg.len);
             if retransmit {
                 self.high_rxt = self.high_rxt.max(seg.end());
             }
@@ -543,6 +592,9 @@ impl TcpSender {
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         self.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = self.snd_max - self.snd_una;
         self.first_partial = true;
         self.recover = Some(self.snd_max);
         self.ecn_recover = Some(self.snd_max);

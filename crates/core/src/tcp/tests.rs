@@ -716,3 +716,71 @@ proptest! {
         }
     }
 }
+
+/// ACKs that arrive after the fast retransmit before the first new segment
+/// leaves; cwnd when recovery ends; ssthresh; timeouts.
+fn recovery_pacing(prr: bool) -> (usize, u64, u64, u64) {
+    let c = TcpConfig {
+        prr,
+        rwnd: 1 << 20, // cwnd-limited, so new data is not held back by rwnd
+        ..cfg(Variant::Sack)
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = drop_first_tx_of(vec![200_000]);
+    h.start();
+    let end = Time::from_secs(3);
+    while !h.s.in_recovery() {
+        assert!(h.step(end), "no recovery");
+    }
+    while h.s.in_recovery() {
+        assert!(h.step(end), "recovery never ended");
+    }
+    let exit_cwnd = h.s.cwnd();
+    h.run_until(end);
+    let t_rtx = h
+        .data_sent
+        .iter()
+        .find(|(_, p)| p.retransmit)
+        .map(|(t, _)| *t)
+        .unwrap();
+    let t_new = h
+        .data_sent
+        .iter()
+        .find(|(t, p)| *t > t_rtx && !p.retransmit && p.seq > 200_000)
+        .map(|(t, _)| *t)
+        .unwrap();
+    let acks = h
+        .acks_arrived
+        .iter()
+        .filter(|(t, _)| *t > t_rtx && *t <= t_new)
+        .count();
+    (acks, exit_cwnd, h.s.ssthresh(), h.s.stats().timeouts)
+}
+
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery() {
+    // One loss in a window of W ≥ 20 segments: ssthresh = W/2. RFC 6675
+    // sends nothing new until pipe falls below cwnd (about W/2 − 4 more
+    // duplicate ACKs); PRR sends one new segment for about every two
+    // delivered from the start of the recovery.
+    let (acks_6675, _, _, to1) = recovery_pacing(false);
+    let (acks_prr, cwnd, ssthresh, to2) = recovery_pacing(true);
+    assert!(
+        ssthresh >= 10_000,
+        "window at the loss too small for the test: {ssthresh}"
+    );
+    let half = (ssthresh / 1000) as usize;
+    assert!(
+        acks_6675 + 5 >= half,
+        "RFC 6675 waited only {acks_6675} ACKs (W/2 = {half})"
+    );
+    // The first PRR quota is spent on the fast retransmit itself.
+    assert!(acks_prr <= 4, "PRR waited {acks_prr} ACKs");
+    assert!(
+        3 * acks_prr < acks_6675,
+        "PRR {acks_prr} vs RFC 6675 {acks_6675} ACKs"
+    );
+    assert_eq!((to1, to2), (0, 0));
+    // Recovery ends exactly at ssthresh.
+    assert_eq!(cwnd, ssthresh);
+}
