@@ -220,8 +220,9 @@ impl TcpSender {
                 self.rtt.sample(r);
             }
             self.cc.on_ack_observed(acked, sample, now);
+            let mut newly_sacked = false;
             if sack {
-                self.sb.apply_sack(pkt.sack.as_slice());
+                newly_sacked = self.sb.apply_sack(pkt.sack.as_slice());
                 self.sb.mark_lost(dt);
             }
             if self.in_recovery {
@@ -259,9 +260,25 @@ impl TcpSender {
                     }
                 }
             } else {
-                if !(ece && self.ecn_response(now)) {
-                    self.cc.on_ack(&mut self.win, acked, sample, now);
-                    self.win.cwnd = self.win.cwnd.max(mss);
+                // RFC 6675 §2 and §5: an ACK whose SACK blocks cover new data
+                // is a duplicate ACK "regardless of its status as a cumulative
+                // acknowledgment". DupAcks was reset to zero above for the
+                // cumulative part; this ACK counts as the first duplicate (for
+                // limited transmit and §5 steps 1–2), as in ns-3.
+                let mut entered = false;
+                if newly_sacked {
+                    self.dupacks = 1;
+                    if self.sack_loss_detected(dt) && self.recover.is_none_or(|r| ack >= r) {
+                        self.enter_recovery(now);
+                        entered = true;
+                    }
+                }
+                if !entered {
+                    let ecn_reduced = ece && self.ecn_response(now);
+                    if !ecn_reduced {
+                        self.cc.on_ack(&mut self.win, acked, sample, now);
+                        self.win.cwnd = self.win.cwnd.max(mss);
+                    }
                 }
                 self.restart_timer(now);
             }
@@ -275,7 +292,7 @@ impl TcpSender {
             if !self.in_recovery {
                 let trigger = match self.cfg.variant {
                     Variant::Reno | Variant::NewReno => self.dupacks == dt,
-                    Variant::Sack => self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost),
+                    Variant::Sack => self.sack_loss_detected(dt),
                 };
                 // Re-entry guard. NewReno (RFC 6582 §3.2 step 2): the ACK must
                 // cover more than `recover` (= snd_max at entry, one past the
@@ -611,6 +628,11 @@ impl TcpSender {
                 self.pipe = self.sb.pipe(self.high_rxt);
             }
         }
+    }
+
+    /// RFC 6675 §5 steps 1–2: DupAcks ≥ DupThresh, or IsLost(HighACK + 1).
+    fn sack_loss_detected(&self, dt: u32) -> bool {
+        self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost)
     }
 
     /// React to ECN-Echo if allowed (not in recovery, once per window);

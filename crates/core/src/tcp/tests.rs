@@ -784,3 +784,79 @@ fn prr_spreads_the_reduction_over_the_recovery() {
     // Recovery ends exactly at ssthresh.
     assert_eq!(cwnd, ssthresh);
 }
+
+/// A pure ACK from the receiver: cumulative `ack`, SACK `blocks`.
+fn ack_pkt(ack: u64, blocks: &[(u64, u64)]) -> Packet {
+    let mut sack = crate::packet::SackBlocks::EMPTY;
+    for &(s, e) in blocks {
+        sack.push(s, e);
+    }
+    Packet {
+        flow: FlowId(1),
+        src: NodeId(1),
+        dst: NodeId(0),
+        kind: Kind::Ack,
+        ack,
+        flags: TcpFlags(TcpFlags::ACK),
+        sack,
+        ..Packet::default()
+    }
+}
+
+fn new_segments(s: &mut TcpSender, now: Time) -> Vec<u64> {
+    std::iter::from_fn(|| s.poll_transmit(now))
+        .inspect(|p| assert!(!p.retransmit))
+        .map(|p| p.seq)
+        .collect()
+}
+
+#[test]
+fn cumulative_ack_with_new_sack_is_the_first_duplicate_ack() {
+    // RFC 6675 §2/§5: an ACK that SACKs new data is a duplicate ACK even if it
+    // also advances the cumulative ACK. Segments 0, 1000, 2000 sent; 1000 lost.
+    let c = TcpConfig {
+        initial_window: 3,
+        handshake: false,
+        ..cfg(Variant::Sack)
+    };
+    let mut s = TcpSender::new(c, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+    let t0 = Time::ZERO;
+    s.start(t0);
+    assert_eq!(new_segments(&mut s, t0), vec![0, 1000, 2000]);
+    // ACK 1000 + SACK 2000–3000: slow start gives cwnd 4000 (flight 2000 → two
+    // new segments), and as the first duplicate ACK limited transmit adds one.
+    let t1 = ms(20);
+    s.on_packet(t1, &ack_pkt(1000, &[(2000, 3000)]));
+    assert_eq!(s.cwnd(), 4000);
+    assert_eq!(new_segments(&mut s, t1), vec![3000, 4000, 5000]);
+    // Second duplicate ACK: one more limited-transmit segment.
+    s.on_packet(t1, &ack_pkt(1000, &[(2000, 4000)]));
+    assert!(!s.in_recovery());
+    assert_eq!(new_segments(&mut s, t1), vec![6000]);
+    // Third: IsLost(1000) (three segments SACKed above it) — fast retransmit.
+    s.on_packet(t1, &ack_pkt(1000, &[(2000, 5000)]));
+    assert!(s.in_recovery());
+    assert_eq!(s.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn cumulative_ack_revealing_a_loss_starts_sack_recovery() {
+    // RFC 6675 §5 step 2 on a cumulative ACK that SACKs new data: with three
+    // segments SACKed above HighACK + 1, that segment is lost — retransmit now.
+    let c = TcpConfig {
+        initial_window: 5,
+        handshake: false,
+        ..cfg(Variant::Sack)
+    };
+    let mut s = TcpSender::new(c, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+    let t0 = Time::ZERO;
+    s.start(t0);
+    assert_eq!(new_segments(&mut s, t0).len(), 5);
+    let t1 = ms(20);
+    s.on_packet(t1, &ack_pkt(1000, &[(2000, 5000)]));
+    assert!(s.in_recovery());
+    assert_eq!(s.stats().fast_retransmits, 1);
+    let p = s.poll_transmit(t1).expect("fast retransmit");
+    assert!(p.retransmit);
+    assert_eq!(p.seq, 1000);
+}
