@@ -1,5 +1,5 @@
-//! Link models: one direction of a link, from the queue in front of the
-//! transmitter to the far end of the wire (or radio).
+//! Link models: a duplex link between two nodes, each direction from the
+//! queue in front of its transmitter to the far end of the wire (or radio).
 //!
 //! A link is a sans-IO state machine: packets are offered with
 //! [`Link::enqueue`], the link says when it next needs waking with
@@ -9,7 +9,7 @@
 
 mod wired;
 
-pub use wired::{WiredConfig, WiredLink};
+pub use wired::{WiredConfig, WiredDirection, WiredLink};
 
 use crate::aqm::{DropCause, Queue};
 use crate::packet::Packet;
@@ -24,7 +24,7 @@ pub enum Delivery {
     Lost(Packet, DropCause),
 }
 
-/// Counters every link reports (the queue has its own).
+/// Counters every link direction reports (the queue has its own).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkStats {
     /// Packets whose transmission started.
@@ -39,24 +39,66 @@ pub struct LinkStats {
     pub lost: u64,
 }
 
-/// One direction of a link.
+/// A direction of a duplex link between ends `a` and `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dir {
+    /// From `a` to `b`.
+    AB,
+    /// From `b` to `a`.
+    BA,
+}
+
+impl Dir {
+    /// Both directions, `AB` first.
+    pub const BOTH: [Dir; 2] = [Dir::AB, Dir::BA];
+
+    /// 0 for `AB`, 1 for `BA`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The direction with this index (0 or 1).
+    #[inline]
+    pub fn from_index(i: usize) -> Dir {
+        if i == 0 {
+            Dir::AB
+        } else {
+            Dir::BA
+        }
+    }
+
+    /// The other direction.
+    #[inline]
+    pub fn reverse(self) -> Dir {
+        match self {
+            Dir::AB => Dir::BA,
+            Dir::BA => Dir::AB,
+        }
+    }
+}
+
+/// A duplex link: both directions in one model, so that protocols whose two
+/// directions interact (a radio bearer whose acknowledgements ride the
+/// reverse channel) are one state machine. Independent directions (a wired
+/// link) simply hold two halves.
 pub trait Link: std::fmt::Debug + Send {
-    /// Offer `pkt` at `now`; a refused packet comes back with the cause
-    /// (by value: no allocation on the drop path).
+    /// Offer `pkt` to direction `dir` at `now`; a refused packet comes back
+    /// with the cause (by value: no allocation on the drop path).
     #[allow(clippy::result_large_err)]
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)>;
+    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Result<(), (Packet, DropCause)>;
     /// The next instant the link needs [`Link::poll_deliver`] to be called.
     fn poll_timeout(&self) -> Option<Time>;
-    /// The next packet that has reached the far end by `now`, if any.
-    fn poll_deliver(&mut self, now: Time) -> Option<Delivery>;
-    /// The queue in front of the transmitter.
-    fn queue(&self) -> &Queue;
-    /// Mutable access to the queue (tracing, end-of-run accounting).
-    fn queue_mut(&mut self) -> &mut Queue;
-    /// Link counters.
-    fn stats(&self) -> &LinkStats;
-    /// Nominal rate in bit/s.
-    fn rate_bps(&self) -> u64;
-    /// Packets inside the link: queued or on the wire.
+    /// The next packet that has reached the far end of either direction by `now`.
+    fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)>;
+    /// The queue in front of direction `dir`'s transmitter.
+    fn queue(&self, dir: Dir) -> &Queue;
+    /// Mutable access to a queue (tracing, end-of-run accounting).
+    fn queue_mut(&mut self, dir: Dir) -> &mut Queue;
+    /// Counters of direction `dir`.
+    fn stats(&self, dir: Dir) -> &LinkStats;
+    /// Nominal rate of direction `dir` in bit/s.
+    fn rate_bps(&self, dir: Dir) -> u64;
+    /// Packets inside the link (both directions): queued or on the way.
     fn in_transit(&self) -> usize;
 }

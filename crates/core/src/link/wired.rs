@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Delivery, Link, LinkStats};
+use super::{Delivery, Dir, Link, LinkStats};
 use crate::aqm::{DropCause, Queue};
 use crate::packet::Packet;
 use crate::rng::Rng;
@@ -30,9 +30,9 @@ pub struct WiredConfig {
     pub overhead_bytes: u32,
 }
 
-/// One direction of a wired link.
+/// One direction of a wired link (a sans-IO model of its own).
 #[derive(Debug)]
-pub struct WiredLink {
+pub struct WiredDirection {
     cfg: WiredConfig,
     queue: Queue,
     rng: Rng,
@@ -43,10 +43,10 @@ pub struct WiredLink {
     stats: LinkStats,
 }
 
-impl WiredLink {
+impl WiredDirection {
     /// A link direction with `queue` in front of it; loss draws come from `rng`.
-    pub fn new(cfg: WiredConfig, queue: Queue, rng: Rng) -> WiredLink {
-        WiredLink {
+    pub fn new(cfg: WiredConfig, queue: Queue, rng: Rng) -> WiredDirection {
+        WiredDirection {
             cfg,
             queue,
             rng,
@@ -79,8 +79,10 @@ impl WiredLink {
     }
 }
 
-impl Link for WiredLink {
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+impl WiredDirection {
+    /// Offer `pkt` at `now`; a refused packet comes back with the cause.
+    #[allow(clippy::result_large_err)]
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
         self.advance(now);
         self.queue.enqueue(now, pkt)?;
         if self.busy_until <= now {
@@ -93,11 +95,13 @@ impl Link for WiredLink {
         Ok(())
     }
 
-    fn poll_timeout(&self) -> Option<Time> {
+    /// The next arrival at the far end.
+    pub fn poll_timeout(&self) -> Option<Time> {
         self.wire.front().map(|(t, _, _)| *t)
     }
 
-    fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
+    /// The next packet that reached the far end by `now`.
+    pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
         self.advance(now);
         let &(t, pkt, lost) = self.wire.front()?;
         if t > now {
@@ -114,24 +118,84 @@ impl Link for WiredLink {
         }
     }
 
-    fn queue(&self) -> &Queue {
+    /// The queue in front of the transmitter.
+    pub fn queue(&self) -> &Queue {
         &self.queue
     }
 
-    fn queue_mut(&mut self) -> &mut Queue {
+    /// Mutable access to the queue.
+    pub fn queue_mut(&mut self) -> &mut Queue {
         &mut self.queue
     }
 
-    fn stats(&self) -> &LinkStats {
+    /// Counters.
+    pub fn stats(&self) -> &LinkStats {
         &self.stats
     }
 
-    fn rate_bps(&self) -> u64 {
+    /// Rate, bit/s.
+    pub fn rate_bps(&self) -> u64 {
         self.cfg.rate_bps
     }
 
-    fn in_transit(&self) -> usize {
+    /// Packets queued or on the wire.
+    pub fn in_transit(&self) -> usize {
         self.queue.len() + self.wire.len()
+    }
+}
+
+/// A wired duplex link: two independent [`WiredDirection`]s.
+#[derive(Debug)]
+pub struct WiredLink {
+    dirs: [WiredDirection; 2],
+}
+
+impl WiredLink {
+    /// A duplex link from its a→b and b→a directions.
+    pub fn new(ab: WiredDirection, ba: WiredDirection) -> WiredLink {
+        WiredLink { dirs: [ab, ba] }
+    }
+}
+
+impl Link for WiredLink {
+    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+        self.dirs[dir.index()].enqueue(now, pkt)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        match (self.dirs[0].poll_timeout(), self.dirs[1].poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
+        for d in Dir::BOTH {
+            if let Some(x) = self.dirs[d.index()].poll_deliver(now) {
+                return Some((d, x));
+            }
+        }
+        None
+    }
+
+    fn queue(&self, dir: Dir) -> &Queue {
+        self.dirs[dir.index()].queue()
+    }
+
+    fn queue_mut(&mut self, dir: Dir) -> &mut Queue {
+        self.dirs[dir.index()].queue_mut()
+    }
+
+    fn stats(&self, dir: Dir) -> &LinkStats {
+        self.dirs[dir.index()].stats()
+    }
+
+    fn rate_bps(&self, dir: Dir) -> u64 {
+        self.dirs[dir.index()].rate_bps()
+    }
+
+    fn in_transit(&self) -> usize {
+        self.dirs[0].in_transit() + self.dirs[1].in_transit()
     }
 }
 
@@ -140,13 +204,13 @@ mod tests {
     use super::*;
     use crate::aqm::{DropTail, Limit};
 
-    fn link(rate: u64, delay_ms: u64, limit: u32) -> WiredLink {
+    fn link(rate: u64, delay_ms: u64, limit: u32) -> WiredDirection {
         let q = Queue::new(
             Limit::Packets(limit),
             Box::new(DropTail),
             Rng::stream(1, "q"),
         );
-        WiredLink::new(
+        WiredDirection::new(
             WiredConfig {
                 rate_bps: rate,
                 delay: Time::from_millis(delay_ms),
@@ -210,7 +274,7 @@ mod tests {
             loss: 0.0,
             overhead_bytes: 2,
         };
-        let mut l = WiredLink::new(cfg, q, Rng::stream(1, "l"));
+        let mut l = WiredDirection::new(cfg, q, Rng::stream(1, "l"));
         l.enqueue(Time::ZERO, pkt(0, 998)).unwrap();
         assert_eq!(l.poll_timeout(), Some(Time::from_millis(1)));
         assert_eq!(l.stats().tx_bytes, 998, "throughput counts IP bytes");
@@ -245,7 +309,7 @@ mod tests {
             Box::new(DropTail),
             Rng::stream(1, "q"),
         );
-        let mut l = WiredLink::new(
+        let mut l = WiredDirection::new(
             WiredConfig {
                 rate_bps: 1_000_000_000,
                 delay: Time::ZERO,

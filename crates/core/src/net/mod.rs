@@ -8,14 +8,14 @@ use std::collections::HashMap;
 use crate::aqm::DropCause;
 use crate::capture::PcapWriter;
 use crate::engine::{EventQueue, Wakeups};
-use crate::link::{Delivery, Link};
+use crate::link::{Delivery, Dir, Link};
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
 use crate::tcp::{App, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
 
-/// Index of a link direction.
+/// Index of a (duplex) link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LinkId(pub u32);
 
@@ -56,10 +56,12 @@ pub struct FlowMetrics {
 }
 
 struct LinkSlot {
-    name: String,
-    to: NodeId,
+    /// Direction names, "A->B" and "B->A".
+    names: [String; 2],
+    /// Where each direction arrives: b for AB, a for BA.
+    to: [NodeId; 2],
     model: Box<dyn Link>,
-    capture: Option<PcapWriter>,
+    capture: [Option<PcapWriter>; 2],
 }
 
 struct FlowSlot {
@@ -74,7 +76,7 @@ struct FlowSlot {
 pub struct NetworkBuilder {
     nodes: Vec<String>,
     index: HashMap<String, NodeId>,
-    links: Vec<(NodeId, NodeId, String, Box<dyn Link>)>,
+    links: Vec<(NodeId, NodeId, Box<dyn Link>)>,
     flows: Vec<FlowSpec>,
 }
 
@@ -100,13 +102,9 @@ impl NetworkBuilder {
         self.index.get(name).copied()
     }
 
-    /// Add the link direction `from → to`.
-    pub fn link(&mut self, from: NodeId, to: NodeId, model: Box<dyn Link>) -> LinkId {
-        let name = format!(
-            "{}->{}",
-            self.nodes[from.0 as usize], self.nodes[to.0 as usize]
-        );
-        self.links.push((from, to, name, model));
+    /// Add a duplex link between `a` and `b` (its `Dir::AB` runs a → b).
+    pub fn link(&mut self, a: NodeId, b: NodeId, model: Box<dyn Link>) -> LinkId {
+        self.links.push((a, b, model));
         LinkId(self.links.len() as u32 - 1)
     }
 
@@ -120,7 +118,12 @@ impl NetworkBuilder {
     /// index and a message) if a flow's endpoints are not connected both ways.
     pub fn build(self) -> Result<Simulation, (usize, String)> {
         let n = self.nodes.len();
-        let edges: Vec<(NodeId, NodeId)> = self.links.iter().map(|(a, b, _, _)| (*a, *b)).collect();
+        // Edge 2i is link i's a→b direction, edge 2i+1 its b→a (route code = link * 2 + dir).
+        let edges: Vec<(NodeId, NodeId)> = self
+            .links
+            .iter()
+            .flat_map(|(a, b, _)| [(*a, *b), (*b, *a)])
+            .collect();
         let routes = routing::shortest_paths(n, &edges);
         for (i, f) in self.flows.iter().enumerate() {
             for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
@@ -144,14 +147,18 @@ impl NetworkBuilder {
                 }
             }
         }
+        let nodes = &self.nodes;
         let links: Vec<LinkSlot> = self
             .links
             .into_iter()
-            .map(|(_, to, name, model)| LinkSlot {
-                name,
-                to,
-                model,
-                capture: None,
+            .map(|(a, b, model)| {
+                let (na, nb) = (&nodes[a.0 as usize], &nodes[b.0 as usize]);
+                LinkSlot {
+                    names: [format!("{na}->{nb}"), format!("{nb}->{na}")],
+                    to: [b, a],
+                    model,
+                    capture: [None, None],
+                }
             })
             .collect();
         let flows: Vec<FlowSlot> = self
@@ -221,7 +228,9 @@ impl Simulation {
     pub fn enable_traces(&mut self) {
         self.traces = Some(Traces::default());
         for l in &mut self.links {
-            l.model.queue_mut().enable_trace();
+            for d in Dir::BOTH {
+                l.model.queue_mut(d).enable_trace();
+            }
         }
         for f in &mut self.flows {
             f.sender.set_trace(true);
@@ -230,18 +239,23 @@ impl Simulation {
 
     /// Capture link direction `name` (`"A->B"`) as pcap; false if no such link.
     pub fn capture(&mut self, name: &str) -> bool {
-        match self.links.iter_mut().find(|l| l.name == name) {
-            Some(l) => {
-                l.capture = Some(PcapWriter::new());
-                true
+        for l in &mut self.links {
+            for d in Dir::BOTH {
+                if l.names[d.index()] == name {
+                    l.capture[d.index()] = Some(PcapWriter::new());
+                    return true;
+                }
             }
-            None => false,
         }
+        false
     }
 
     /// Names of all link directions.
     pub fn link_names(&self) -> Vec<String> {
-        self.links.iter().map(|l| l.name.clone()).collect()
+        self.links
+            .iter()
+            .flat_map(|l| l.names.iter().cloned())
+            .collect()
     }
 
     /// Run until `until` (inclusive); may be called repeatedly with later times.
@@ -291,13 +305,13 @@ impl Simulation {
     }
 
     fn service_link(&mut self, i: usize, now: Time) {
-        while let Some(d) = self.links[i].model.poll_deliver(now) {
+        while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
-                    if let Some(c) = self.links[i].capture.as_mut() {
+                    if let Some(c) = self.links[i].capture[dir.index()].as_mut() {
                         c.record(now, &p);
                     }
-                    let at = self.links[i].to;
+                    let at = self.links[i].to[dir.index()];
                     self.arrive(at, p, now);
                 }
                 Delivery::Lost(p, cause) => self.dropped(&p, cause, now),
@@ -338,8 +352,9 @@ impl Simulation {
 
     fn forward(&mut self, node: NodeId, p: Packet, now: Time) {
         let n = self.nodes.len();
-        let l = self.routes[node.0 as usize * n + p.dst.0 as usize] as usize;
-        match self.links[l].model.enqueue(now, p) {
+        let code = self.routes[node.0 as usize * n + p.dst.0 as usize] as usize;
+        let (l, dir) = (code / 2, Dir::from_index(code % 2));
+        match self.links[l].model.enqueue(now, dir, p) {
             Ok(()) => {
                 let next = self.links[l].model.poll_timeout();
                 self.wake_links

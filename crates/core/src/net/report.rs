@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::Simulation;
 use crate::api::{Column, Table};
+use crate::link::Dir;
 use crate::metrics::histogram::Histogram;
 use crate::packet::FlowId;
 use crate::time::Time;
@@ -50,7 +51,9 @@ impl Simulation {
         let end = self.end;
         let secs = end.as_secs_f64();
         for l in &mut self.links {
-            l.model.queue_mut().finish(end);
+            for d in Dir::BOTH {
+                l.model.queue_mut(d).finish(end);
+            }
         }
         let mut all = Histogram::new();
         let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
@@ -98,39 +101,42 @@ impl Simulation {
         let mut links = Vec::new();
         let mut queues = Vec::new();
         for l in &self.links {
-            let s = l.model.stats();
-            links.push(json!({
-                "name": l.name,
-                "rate_bps": l.model.rate_bps(),
-                "throughput_bps": bps(s.tx_bytes, secs),
-                "tx_packets": s.tx_packets,
-                "tx_bytes": s.tx_bytes,
-                "rx_packets": s.rx_packets,
-                "lost": s.lost,
-            }));
-            let q = l.model.queue();
-            let qs = q.stats();
-            let mean = |area: u128| {
-                if end.0 > 0 {
-                    area as f64 / end.0 as f64
-                } else {
-                    0.0
-                }
-            };
-            queues.push(json!({
-                "link": l.name,
-                "kind": q.kind(),
-                "arrivals": qs.arrivals,
-                "drops": {
-                    "overflow": qs.drops_overflow,
-                    "aqm_early": qs.drops_aqm_early,
-                    "aqm_forced": qs.drops_aqm_forced,
-                },
-                "ecn_marks": qs.ecn_marks,
-                "mean_packets": mean(qs.area_packets),
-                "mean_bytes": mean(qs.area_bytes),
-                "max_packets": qs.max_packets,
-            }));
+            for d in Dir::BOTH {
+                let name = &l.names[d.index()];
+                let s = l.model.stats(d);
+                links.push(json!({
+                    "name": name,
+                    "rate_bps": l.model.rate_bps(d),
+                    "throughput_bps": bps(s.tx_bytes, secs),
+                    "tx_packets": s.tx_packets,
+                    "tx_bytes": s.tx_bytes,
+                    "rx_packets": s.rx_packets,
+                    "lost": s.lost,
+                }));
+                let q = l.model.queue(d);
+                let qs = q.stats();
+                let mean = |area: u128| {
+                    if end.0 > 0 {
+                        area as f64 / end.0 as f64
+                    } else {
+                        0.0
+                    }
+                };
+                queues.push(json!({
+                    "link": name,
+                    "kind": q.kind(),
+                    "arrivals": qs.arrivals,
+                    "drops": {
+                        "overflow": qs.drops_overflow,
+                        "aqm_early": qs.drops_aqm_early,
+                        "aqm_forced": qs.drops_aqm_forced,
+                    },
+                    "ecn_marks": qs.ecn_marks,
+                    "mean_packets": mean(qs.area_packets),
+                    "mean_bytes": mean(qs.area_bytes),
+                    "max_packets": qs.max_packets,
+                }));
+            }
         }
         json!({
             "sim_time_s": secs,
@@ -162,11 +168,13 @@ impl Simulation {
         }
         let (mut ql, mut qt, mut qp, mut qb) = (vec![], vec![], vec![], vec![]);
         for l in &mut self.links {
-            for (t, p, b) in l.model.queue_mut().take_trace() {
-                ql.push(l.name.clone());
-                qt.push(t.as_secs_f64());
-                qp.push(u64::from(p));
-                qb.push(b);
+            for d in Dir::BOTH {
+                for (t, p, b) in l.model.queue_mut(d).take_trace() {
+                    ql.push(l.names[d.index()].clone());
+                    qt.push(t.as_secs_f64());
+                    qp.push(u64::from(p));
+                    qb.push(b);
+                }
             }
         }
         vec![
@@ -194,9 +202,14 @@ impl Simulation {
 
     /// pcap files of the captured links: (link name, bytes).
     pub fn take_captures(&mut self) -> Vec<(String, Vec<u8>)> {
-        self.links
-            .iter_mut()
-            .filter_map(|l| l.capture.take().map(|c| (l.name.clone(), c.into_bytes())))
-            .collect()
+        let mut out = Vec::new();
+        for l in &mut self.links {
+            for d in Dir::BOTH {
+                if let Some(c) = l.capture[d.index()].take() {
+                    out.push((l.names[d.index()].clone(), c.into_bytes()));
+                }
+            }
+        }
+        out
     }
 }

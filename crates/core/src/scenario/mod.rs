@@ -14,7 +14,7 @@ use model::{ByteSize, DirectionSection, LinkSection, QueueKind, QueueSection, Tc
 
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{DropTail, Limit, Queue, Red, RedConfig};
-use crate::link::{WiredConfig, WiredLink};
+use crate::link::{WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
 use crate::tcp::{App, CcKind, TcpConfig, Variant};
@@ -327,6 +327,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     format!("a link joins two different nodes, got '{x}' twice"),
                 ));
             }
+            let mut halves = Vec::with_capacity(2);
             for (from, to, dir, key) in [(&x, &y, &l.ab, "ab"), (&y, &x, &l.ba, "ba")] {
                 if !seen_dirs.insert((from.clone(), to.clone())) {
                     return Err(err(&p, format!("link {from}->{to} is defined twice")));
@@ -368,7 +369,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     rate,
                     Rng::stream(seed, &format!("queue:{name}")),
                 )?;
-                let model = WiredLink::new(
+                halves.push(WiredDirection::new(
                     WiredConfig {
                         rate_bps: rate,
                         delay,
@@ -377,10 +378,13 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     },
                     queue,
                     Rng::stream(seed, &format!("link:{name}")),
-                );
-                let (na, nb) = (net.node(from), net.node(to));
-                net.link(na, nb, Box::new(model));
+                ));
             }
+            let (Some(ba), Some(ab)) = (halves.pop(), halves.pop()) else {
+                unreachable!("two directions were built");
+            };
+            let (na, nb) = (net.node(&x), net.node(&y));
+            net.link(na, nb, Box::new(WiredLink::new(ab, ba)));
         }
     }
     let base = tcp_config(&TcpConfig::default(), &f.tcp, "tcp")?;
