@@ -1,6 +1,7 @@
 //! Run a scenario file from the command line, without Python (for profiling):
 //! `cargo run --release --example run -- SCENARIO [SEED] [name=value ...]`.
 
+use std::io::Write;
 use std::time::Instant;
 
 use linklab_core::api::{run, RunOptions, Source};

@@ -62,6 +62,10 @@ pub enum Verdict {
     Mark,
     /// Discard, for this reason.
     Drop(DropCause),
+    /// Accept the arrival and discard instead the oldest packet whose
+    /// transmission has not started (Slope Based Discard; front drop). If
+    /// there is none, the arrival itself is discarded.
+    DropFront(DropCause),
 }
 
 /// The queue state an AQM sees.
@@ -93,6 +97,10 @@ pub trait Aqm: Debug + Send {
     fn on_arrival(&mut self, now: Time, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict;
     /// A packet left the queue at `now`; `q` is the state after it left.
     fn on_departure(&mut self, _now: Time, _q: &QueueView) {}
+    /// Clock tick for policies with timers (deterministic AQMs such as SBD).
+    /// Slotted links (the RLC) tick once per TTI; a plain [`Queue`] ticks
+    /// before each arrival, so timers there resolve at arrivals.
+    fn on_tick(&mut self, _now: Time, _q: &QueueView) {}
 }
 
 /// Counters every queue reports.
@@ -118,20 +126,95 @@ pub struct QueueStats {
     pub area_bytes: u128,
 }
 
+impl QueueStats {
+    /// Count a drop by cause (link losses are counted by links, not here).
+    pub fn count_drop(&mut self, cause: DropCause) {
+        match cause {
+            DropCause::Overflow => self.drops_overflow += 1,
+            DropCause::AqmEarly => self.drops_aqm_early += 1,
+            DropCause::AqmForced => self.drops_aqm_forced += 1,
+            DropCause::LinkLoss => {}
+        }
+    }
+}
+
 /// One occupancy sample: time, packets, bytes.
 pub type OccupancySample = (Time, u32, u64);
+
+/// Occupancy bookkeeping shared by every buffer (a [`Queue`], an RLC SDU
+/// buffer): counters, the time integral of occupancy, and an optional trace
+/// of every change.
+#[derive(Clone, Debug, Default)]
+pub struct Occupancy {
+    packets: u32,
+    bytes: u64,
+    last_change: Time,
+    stats: QueueStats,
+    trace: Option<Vec<OccupancySample>>,
+}
+
+impl Occupancy {
+    /// The buffer now holds `packets` packets and `bytes` bytes (since `now`).
+    pub fn set(&mut self, now: Time, packets: u32, bytes: u64) {
+        let dt = u128::from(now.saturating_sub(self.last_change).0);
+        self.stats.area_packets += dt * u128::from(self.packets);
+        self.stats.area_bytes += dt * u128::from(self.bytes);
+        self.last_change = self.last_change.max(now);
+        self.packets = packets;
+        self.bytes = bytes;
+        self.stats.max_packets = self.stats.max_packets.max(packets);
+        if let Some(t) = self.trace.as_mut() {
+            t.push((now, packets, bytes));
+        }
+    }
+
+    /// Packets held.
+    pub fn packets(&self) -> u32 {
+        self.packets
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Counters (occupancy integrals up to the last change or [`Occupancy::finish`]).
+    pub fn stats(&self) -> &QueueStats {
+        &self.stats
+    }
+
+    /// Mutable counters (arrivals, drops, marks).
+    pub fn stats_mut(&mut self) -> &mut QueueStats {
+        &mut self.stats
+    }
+
+    /// Record every change from now on.
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    /// The samples recorded so far (empty unless tracing).
+    pub fn take_trace(&mut self) -> Vec<OccupancySample> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Close the occupancy integral at `now` (end of run).
+    pub fn finish(&mut self, now: Time) {
+        let dt = u128::from(now.saturating_sub(self.last_change).0);
+        self.stats.area_packets += dt * u128::from(self.packets);
+        self.stats.area_bytes += dt * u128::from(self.bytes);
+        self.last_change = self.last_change.max(now);
+    }
+}
 
 /// A FIFO queue with a size limit and an AQM policy.
 #[derive(Debug)]
 pub struct Queue {
     pkts: VecDeque<Packet>,
-    bytes: u64,
     limit: Limit,
     aqm: Box<dyn Aqm>,
     rng: Rng,
-    last_change: Time,
-    stats: QueueStats,
-    trace: Option<Vec<OccupancySample>>,
+    occ: Occupancy,
 }
 
 impl Queue {
@@ -139,31 +222,18 @@ impl Queue {
     pub fn new(limit: Limit, aqm: Box<dyn Aqm>, rng: Rng) -> Queue {
         Queue {
             pkts: VecDeque::new(),
-            bytes: 0,
             limit,
             aqm,
             rng,
-            last_change: Time::ZERO,
-            stats: QueueStats::default(),
-            trace: None,
+            occ: Occupancy::default(),
         }
-    }
-
-    /// Record every occupancy change from now on.
-    pub fn enable_trace(&mut self) {
-        self.trace = Some(Vec::new());
-    }
-
-    /// The occupancy samples recorded so far (empty unless tracing).
-    pub fn take_trace(&mut self) -> Vec<OccupancySample> {
-        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The current state as an AQM sees it.
     pub fn view(&self) -> QueueView {
         QueueView {
             packets: self.pkts.len() as u32,
-            bytes: self.bytes,
+            bytes: self.occ.bytes(),
             limit: self.limit,
         }
     }
@@ -180,7 +250,7 @@ impl Queue {
 
     /// Bytes waiting.
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        self.occ.bytes()
     }
 
     /// The AQM policy's name.
@@ -193,81 +263,73 @@ impl Queue {
         self.limit
     }
 
-    /// Statistics so far (occupancy integrals up to the last change; call
-    /// [`Queue::finish`] first for a complete integral).
+    /// Occupancy, counters and trace.
+    pub fn occupancy(&self) -> &Occupancy {
+        &self.occ
+    }
+
+    /// Mutable occupancy (tracing, end-of-run accounting).
+    pub fn occupancy_mut(&mut self) -> &mut Occupancy {
+        &mut self.occ
+    }
+
+    /// Statistics so far.
     pub fn stats(&self) -> &QueueStats {
-        &self.stats
+        self.occ.stats()
     }
 
-    fn account(&mut self, now: Time) {
-        let dt = u128::from(now.saturating_sub(self.last_change).0);
-        self.stats.area_packets += dt * self.pkts.len() as u128;
-        self.stats.area_bytes += dt * u128::from(self.bytes);
-        self.last_change = now;
+    fn changed(&mut self, now: Time, bytes: u64) {
+        self.occ.set(now, self.pkts.len() as u32, bytes);
     }
 
-    fn record(&mut self, now: Time) {
-        if let Some(t) = self.trace.as_mut() {
-            t.push((now, self.pkts.len() as u32, self.bytes));
-        }
-    }
-
-    /// Offer `pkt` at `now`. On refusal the packet comes back with the cause.
-    // The refused packet is returned by value (it is `Copy`): no allocation on the drop path.
-    #[allow(clippy::result_large_err)]
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), (Packet, DropCause)> {
-        self.stats.arrivals += 1;
+    /// Offer `pkt` at `now`. Returns the packet discarded because of this
+    /// arrival, if any: the arrival itself, or an older one for a front-dropping AQM.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Option<(Packet, DropCause)> {
+        self.occ.stats_mut().arrivals += 1;
         let view = self.view();
+        self.aqm.on_tick(now, &view);
         let verdict = self.aqm.on_arrival(now, &view, &pkt, &mut self.rng);
-        let cause = match verdict {
-            Verdict::Drop(c) => Some(c),
-            Verdict::Accept | Verdict::Mark => {
-                let full = match self.limit {
-                    Limit::Packets(n) => view.packets >= n,
-                    Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
-                };
-                full.then_some(DropCause::Overflow)
-            }
+        let full = match self.limit {
+            Limit::Packets(n) => view.packets >= n,
+            Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
         };
-        if let Some(c) = cause {
-            match c {
-                DropCause::Overflow => self.stats.drops_overflow += 1,
-                DropCause::AqmEarly => self.stats.drops_aqm_early += 1,
-                DropCause::AqmForced => self.stats.drops_aqm_forced += 1,
-                DropCause::LinkLoss => {}
-            }
-            return Err((pkt, c));
+        let refuse = match verdict {
+            Verdict::Drop(c) => Some(c),
+            Verdict::DropFront(c) if self.pkts.is_empty() => Some(c),
+            _ if full => Some(DropCause::Overflow),
+            _ => None,
+        };
+        if let Some(c) = refuse {
+            self.occ.stats_mut().count_drop(c);
+            return Some((pkt, c));
         }
         if verdict == Verdict::Mark {
             pkt.ecn = Ecn::Ce;
-            self.stats.ecn_marks += 1;
+            self.occ.stats_mut().ecn_marks += 1;
         }
-        self.account(now);
-        self.bytes += u64::from(pkt.size());
+        let mut bytes = self.occ.bytes() + u64::from(pkt.size());
         self.pkts.push_back(pkt);
-        self.stats.max_packets = self.stats.max_packets.max(self.pkts.len() as u32);
-        self.record(now);
-        Ok(())
+        let mut dropped = None;
+        if let Verdict::DropFront(c) = verdict {
+            if let Some(front) = self.pkts.pop_front() {
+                bytes -= u64::from(front.size());
+                self.occ.stats_mut().count_drop(c);
+                dropped = Some((front, c));
+            }
+        }
+        self.changed(now, bytes);
+        dropped
     }
 
     /// Take the head packet at `now`.
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        if self.pkts.is_empty() {
-            return None;
-        }
-        self.account(now);
         let pkt = self.pkts.pop_front()?;
-        self.bytes -= u64::from(pkt.size());
-        self.stats.departures += 1;
+        let bytes = self.occ.bytes() - u64::from(pkt.size());
+        self.occ.stats_mut().departures += 1;
+        self.changed(now, bytes);
         let view = self.view();
         self.aqm.on_departure(now, &view);
-        self.record(now);
         Some(pkt)
-    }
-
-    /// Close the occupancy integral at `now` (end of run).
-    pub fn finish(&mut self, now: Time) {
-        self.account(now);
     }
 }
 
@@ -286,9 +348,9 @@ mod tests {
     #[test]
     fn droptail_packet_limit() {
         let mut q = Queue::new(Limit::Packets(2), Box::new(DropTail), Rng::stream(1, "q"));
-        assert!(q.enqueue(Time::ZERO, pkt(100)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(100)).is_ok());
-        let (_, c) = q.enqueue(Time::ZERO, pkt(100)).unwrap_err();
+        assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
+        assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
+        let (_, c) = q.enqueue(Time::ZERO, pkt(100)).unwrap();
         assert_eq!(c, DropCause::Overflow);
         assert_eq!(q.stats().drops_overflow, 1);
         assert_eq!(q.len(), 2);
@@ -297,20 +359,57 @@ mod tests {
     #[test]
     fn droptail_byte_limit() {
         let mut q = Queue::new(Limit::Bytes(250), Box::new(DropTail), Rng::stream(1, "q"));
-        assert!(q.enqueue(Time::ZERO, pkt(100)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(100)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(100)).is_err());
-        assert!(q.enqueue(Time::ZERO, pkt(50)).is_ok());
+        assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
+        assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
+        assert!(q.enqueue(Time::ZERO, pkt(100)).is_some());
+        assert!(q.enqueue(Time::ZERO, pkt(50)).is_none());
         assert_eq!(q.bytes(), 250);
+    }
+
+    /// Front-drops every arrival once two packets wait.
+    #[derive(Debug)]
+    struct FrontDropper;
+
+    impl Aqm for FrontDropper {
+        fn name(&self) -> &'static str {
+            "front"
+        }
+        fn on_arrival(&mut self, _: Time, q: &QueueView, _: &Packet, _: &mut Rng) -> Verdict {
+            if q.packets >= 2 {
+                Verdict::DropFront(DropCause::AqmEarly)
+            } else {
+                Verdict::Accept
+            }
+        }
+    }
+
+    #[test]
+    fn front_drop_discards_the_oldest_and_keeps_the_arrival() {
+        let mut q = Queue::new(
+            Limit::Packets(10),
+            Box::new(FrontDropper),
+            Rng::stream(1, "q"),
+        );
+        for uid in 0..2 {
+            assert!(q.enqueue(Time::ZERO, Packet { uid, ..pkt(100) }).is_none());
+        }
+        let (dropped, cause) = q
+            .enqueue(Time::ZERO, Packet { uid: 2, ..pkt(100) })
+            .unwrap();
+        assert_eq!((dropped.uid, cause), (0, DropCause::AqmEarly));
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.bytes(), 200);
+        assert_eq!(q.dequeue(Time::ZERO).map(|p| p.uid), Some(1));
+        assert_eq!(q.stats().drops_aqm_early, 1);
     }
 
     #[test]
     fn occupancy_integral() {
         let mut q = Queue::new(Limit::Packets(10), Box::new(DropTail), Rng::stream(1, "q"));
-        q.enqueue(Time::from_secs(0), pkt(100)).unwrap();
-        q.enqueue(Time::from_secs(1), pkt(100)).unwrap();
+        assert!(q.enqueue(Time::from_secs(0), pkt(100)).is_none());
+        assert!(q.enqueue(Time::from_secs(1), pkt(100)).is_none());
         q.dequeue(Time::from_secs(3));
-        q.finish(Time::from_secs(4));
+        q.occupancy_mut().finish(Time::from_secs(4));
         // 1 pkt for 1 s, 2 pkts for 2 s, 1 pkt for 1 s = 6 pkt·s.
         assert_eq!(q.stats().area_packets, 6 * 1_000_000_000);
     }

@@ -429,13 +429,13 @@ mod tests {
         for _ in 0..arrivals {
             t += Time::from_micros(10);
             match q.enqueue(t, pkt(1000, Ecn::NotEct)) {
-                Ok(()) => {
+                None => {
                     q.dequeue(t);
                     if let Some(s) = since.as_mut() {
                         *s += 1;
                     }
                 }
-                Err((_, c)) => {
+                Some((_, c)) => {
                     assert_eq!(c, DropCause::AqmEarly);
                     if let Some(s) = since {
                         gaps.push(s + 1);

@@ -11,7 +11,7 @@ mod wired;
 
 pub use wired::{WiredConfig, WiredDirection, WiredLink};
 
-use crate::aqm::{DropCause, Queue};
+use crate::aqm::{DropCause, Occupancy};
 use crate::packet::Packet;
 use crate::time::Time;
 
@@ -83,18 +83,20 @@ impl Dir {
 /// reverse channel) are one state machine. Independent directions (a wired
 /// link) simply hold two halves.
 pub trait Link: std::fmt::Debug + Send {
-    /// Offer `pkt` to direction `dir` at `now`; a refused packet comes back
-    /// with the cause (by value: no allocation on the drop path).
-    #[allow(clippy::result_large_err)]
-    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Result<(), (Packet, DropCause)>;
+    /// Offer `pkt` to direction `dir` at `now`. Returns the packet discarded
+    /// because of this arrival, if any (the arrival itself, or an older one
+    /// for a front-dropping AQM), by value: no allocation on the drop path.
+    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Option<(Packet, DropCause)>;
     /// The next instant the link needs [`Link::poll_deliver`] to be called.
     fn poll_timeout(&self) -> Option<Time>;
     /// The next packet that has reached the far end of either direction by `now`.
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)>;
-    /// The queue in front of direction `dir`'s transmitter.
-    fn queue(&self, dir: Dir) -> &Queue;
-    /// Mutable access to a queue (tracing, end-of-run accounting).
-    fn queue_mut(&mut self, dir: Dir) -> &mut Queue;
+    /// Occupancy and counters of direction `dir`'s buffer.
+    fn occupancy(&self, dir: Dir) -> &Occupancy;
+    /// Mutable occupancy (tracing, end-of-run accounting).
+    fn occupancy_mut(&mut self, dir: Dir) -> &mut Occupancy;
+    /// Name of direction `dir`'s queue discipline (`droptail`, `red`, …).
+    fn queue_kind(&self, dir: Dir) -> &'static str;
     /// Counters of direction `dir`.
     fn stats(&self, dir: Dir) -> &LinkStats;
     /// Nominal rate of direction `dir` in bit/s.

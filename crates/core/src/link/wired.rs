@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::{Delivery, Dir, Link, LinkStats};
-use crate::aqm::{DropCause, Queue};
+use crate::aqm::{DropCause, Occupancy, Queue};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -80,11 +80,10 @@ impl WiredDirection {
 }
 
 impl WiredDirection {
-    /// Offer `pkt` at `now`; a refused packet comes back with the cause.
-    #[allow(clippy::result_large_err)]
-    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+    /// Offer `pkt` at `now`; returns the packet discarded because of it, if any.
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
         self.advance(now);
-        self.queue.enqueue(now, pkt)?;
+        let dropped = self.queue.enqueue(now, pkt);
         if self.busy_until <= now {
             // Idle transmitter: the packet leaves at once (it was queued so the
             // AQM saw it arrive, and leaves with zero sojourn time).
@@ -92,7 +91,7 @@ impl WiredDirection {
                 self.transmit(now, p);
             }
         }
-        Ok(())
+        dropped
     }
 
     /// The next arrival at the far end.
@@ -158,7 +157,7 @@ impl WiredLink {
 }
 
 impl Link for WiredLink {
-    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Result<(), (Packet, DropCause)> {
+    fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Option<(Packet, DropCause)> {
         self.dirs[dir.index()].enqueue(now, pkt)
     }
 
@@ -178,12 +177,16 @@ impl Link for WiredLink {
         None
     }
 
-    fn queue(&self, dir: Dir) -> &Queue {
-        self.dirs[dir.index()].queue()
+    fn occupancy(&self, dir: Dir) -> &Occupancy {
+        self.dirs[dir.index()].queue().occupancy()
     }
 
-    fn queue_mut(&mut self, dir: Dir) -> &mut Queue {
-        self.dirs[dir.index()].queue_mut()
+    fn occupancy_mut(&mut self, dir: Dir) -> &mut Occupancy {
+        self.dirs[dir.index()].queue_mut().occupancy_mut()
+    }
+
+    fn queue_kind(&self, dir: Dir) -> &'static str {
+        self.dirs[dir.index()].queue().kind()
     }
 
     fn stats(&self, dir: Dir) -> &LinkStats {
@@ -237,7 +240,7 @@ mod tests {
         // 1000-byte packets at 8 Mbit/s take 1 ms each; 10 ms propagation.
         let mut l = link(8_000_000, 10, 100);
         for i in 0..3 {
-            l.enqueue(Time::ZERO, pkt(i, 1000)).unwrap();
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1000)).is_none());
         }
         // Two are waiting behind the first one.
         assert_eq!(l.queue().len(), 2);
@@ -275,7 +278,7 @@ mod tests {
             overhead_bytes: 2,
         };
         let mut l = WiredDirection::new(cfg, q, Rng::stream(1, "l"));
-        l.enqueue(Time::ZERO, pkt(0, 998)).unwrap();
+        assert!(l.enqueue(Time::ZERO, pkt(0, 998)).is_none());
         assert_eq!(l.poll_timeout(), Some(Time::from_millis(1)));
         assert_eq!(l.stats().tx_bytes, 998, "throughput counts IP bytes");
     }
@@ -284,21 +287,21 @@ mod tests {
     fn queue_drains_between_touches() {
         let mut l = link(8_000_000, 0, 100);
         for i in 0..5 {
-            l.enqueue(Time::ZERO, pkt(i, 1000)).unwrap();
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1000)).is_none());
         }
         assert_eq!(l.queue().len(), 4);
         // At 2.5 ms three transmissions have started (0, 1 ms, 2 ms).
-        l.enqueue(Time::from_micros(2500), pkt(9, 1000)).unwrap();
+        assert!(l.enqueue(Time::from_micros(2500), pkt(9, 1000)).is_none());
         assert_eq!(l.queue().len(), 3);
     }
 
     #[test]
     fn overflow_drops() {
         let mut l = link(8_000_000, 0, 2);
-        l.enqueue(Time::ZERO, pkt(0, 1000)).unwrap(); // transmitting
-        l.enqueue(Time::ZERO, pkt(1, 1000)).unwrap();
-        l.enqueue(Time::ZERO, pkt(2, 1000)).unwrap();
-        let err = l.enqueue(Time::ZERO, pkt(3, 1000)).unwrap_err();
+        assert!(l.enqueue(Time::ZERO, pkt(0, 1000)).is_none()); // transmitting
+        assert!(l.enqueue(Time::ZERO, pkt(1, 1000)).is_none());
+        assert!(l.enqueue(Time::ZERO, pkt(2, 1000)).is_none());
+        let err = l.enqueue(Time::ZERO, pkt(3, 1000)).unwrap();
         assert_eq!(err.1, DropCause::Overflow);
     }
 
@@ -323,7 +326,7 @@ mod tests {
         let mut lost = 0;
         for i in 0..n {
             let now = Time::from_micros(i * 10);
-            l.enqueue(now, pkt(i, 100)).unwrap();
+            assert!(l.enqueue(now, pkt(i, 100)).is_none());
             while let Some(d) = l.poll_deliver(now + Time::from_micros(5)) {
                 if matches!(d, Delivery::Lost(..)) {
                     lost += 1;

@@ -229,7 +229,7 @@ impl Simulation {
         self.traces = Some(Traces::default());
         for l in &mut self.links {
             for d in Dir::BOTH {
-                l.model.queue_mut(d).enable_trace();
+                l.model.occupancy_mut(d).enable_trace();
             }
         }
         for f in &mut self.flows {
@@ -354,14 +354,12 @@ impl Simulation {
         let n = self.nodes.len();
         let code = self.routes[node.0 as usize * n + p.dst.0 as usize] as usize;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
-        match self.links[l].model.enqueue(now, dir, p) {
-            Ok(()) => {
-                let next = self.links[l].model.poll_timeout();
-                self.wake_links
-                    .schedule(&mut self.queue, l, next, Target::Link(l as u32));
-            }
-            Err((p, cause)) => self.dropped(&p, cause, now),
+        if let Some((p, cause)) = self.links[l].model.enqueue(now, dir, p) {
+            self.dropped(&p, cause, now);
         }
+        let next = self.links[l].model.poll_timeout();
+        self.wake_links
+            .schedule(&mut self.queue, l, next, Target::Link(l as u32));
     }
 
     fn dropped(&mut self, p: &Packet, _cause: DropCause, now: Time) {

@@ -52,7 +52,7 @@ impl Simulation {
         let secs = end.as_secs_f64();
         for l in &mut self.links {
             for d in Dir::BOTH {
-                l.model.queue_mut(d).finish(end);
+                l.model.occupancy_mut(d).finish(end);
             }
         }
         let mut all = Histogram::new();
@@ -113,8 +113,7 @@ impl Simulation {
                     "rx_packets": s.rx_packets,
                     "lost": s.lost,
                 }));
-                let q = l.model.queue(d);
-                let qs = q.stats();
+                let qs = l.model.occupancy(d).stats();
                 let mean = |area: u128| {
                     if end.0 > 0 {
                         area as f64 / end.0 as f64
@@ -124,7 +123,7 @@ impl Simulation {
                 };
                 queues.push(json!({
                     "link": name,
-                    "kind": q.kind(),
+                    "kind": l.model.queue_kind(d),
                     "arrivals": qs.arrivals,
                     "drops": {
                         "overflow": qs.drops_overflow,
@@ -169,7 +168,7 @@ impl Simulation {
         let (mut ql, mut qt, mut qp, mut qb) = (vec![], vec![], vec![], vec![]);
         for l in &mut self.links {
             for d in Dir::BOTH {
-                for (t, p, b) in l.model.queue_mut(d).take_trace() {
+                for (t, p, b) in l.model.occupancy_mut(d).take_trace() {
                     ql.push(l.names[d.index()].clone());
                     qt.push(t.as_secs_f64());
                     qp.push(u64::from(p));
