@@ -9,6 +9,7 @@
 pub mod api;
 pub mod aqm;
 pub mod capture;
+pub mod channel;
 pub mod engine;
 pub mod link;
 pub mod metrics;
