@@ -39,6 +39,8 @@ pub enum DropCause {
     AqmForced,
     /// The link lost it (random loss / channel error).
     LinkLoss,
+    /// The link's ARQ gave up on it (RLC `MaxDAT` reached; SDU discarded).
+    LinkArq,
 }
 
 impl DropCause {
@@ -49,6 +51,7 @@ impl DropCause {
             DropCause::AqmEarly => "aqm_early",
             DropCause::AqmForced => "aqm_forced",
             DropCause::LinkLoss => "link_loss",
+            DropCause::LinkArq => "link_arq",
         }
     }
 }
@@ -116,6 +119,8 @@ pub struct QueueStats {
     pub drops_aqm_early: u64,
     /// Packets dropped by the AQM's forced-drop rule.
     pub drops_aqm_forced: u64,
+    /// Packets discarded by the link's ARQ after too many transmissions (RLC MaxDAT).
+    pub drops_link_arq: u64,
     /// Packets marked CE.
     pub ecn_marks: u64,
     /// Largest occupancy seen, packets.
@@ -133,6 +138,7 @@ impl QueueStats {
             DropCause::Overflow => self.drops_overflow += 1,
             DropCause::AqmEarly => self.drops_aqm_early += 1,
             DropCause::AqmForced => self.drops_aqm_forced += 1,
+            DropCause::LinkArq => self.drops_link_arq += 1,
             DropCause::LinkLoss => {}
         }
     }

@@ -129,6 +129,7 @@ impl Simulation {
                         "overflow": qs.drops_overflow,
                         "aqm_early": qs.drops_aqm_early,
                         "aqm_forced": qs.drops_aqm_forced,
+                        "link_arq": qs.drops_link_arq,
                     },
                     "ecn_marks": qs.ecn_marks,
                     "mean_packets": mean(qs.area_packets),
