@@ -8,9 +8,11 @@
 
 mod droptail;
 pub mod red;
+pub mod sbd;
 
 pub use droptail::DropTail;
 pub use red::{Red, RedConfig};
+pub use sbd::{Sbd, SbdConfig};
 
 use std::collections::VecDeque;
 use std::fmt::Debug;
@@ -302,6 +304,8 @@ impl Queue {
         let refuse = match verdict {
             Verdict::Drop(c) => Some(c),
             Verdict::DropFront(c) if self.pkts.is_empty() => Some(c),
+            // The front packet goes instead, which makes room for the arrival.
+            Verdict::DropFront(_) => None,
             _ if full => Some(DropCause::Overflow),
             _ => None,
         };
@@ -407,6 +411,18 @@ mod tests {
         assert_eq!(q.bytes(), 200);
         assert_eq!(q.dequeue(Time::ZERO).map(|p| p.uid), Some(1));
         assert_eq!(q.stats().drops_aqm_early, 1);
+    }
+
+    #[test]
+    fn front_drop_at_a_full_queue_makes_room() {
+        let mut q = Queue::new(Limit::Packets(2), Box::new(FrontDropper), Rng::stream(1, "q"));
+        for uid in 0..2 {
+            assert!(q.enqueue(Time::ZERO, Packet { uid, ..pkt(100) }).is_none());
+        }
+        let (dropped, _) = q.enqueue(Time::ZERO, Packet { uid: 2, ..pkt(100) }).unwrap();
+        assert_eq!(dropped.uid, 0, "the front goes, not the arrival");
+        assert_eq!(q.stats().drops_overflow, 0);
+        assert_eq!(q.len(), 2);
     }
 
     #[test]
