@@ -1,5 +1,7 @@
 //! A wired (point-to-point) link direction: FIFO queue, serialisation at a
-//! fixed rate, constant propagation delay, independent random loss.
+//! fixed rate, constant propagation delay, and a channel deciding which
+//! packets are lost in transit (independent random loss by default, or any
+//! [`Channel`] model: Gilbert–Elliott, Rayleigh fading).
 //!
 //! Transmission ends need no events of their own: the transmitter is advanced
 //! lazily. Whenever the link is touched at `now`, every queued packet whose
@@ -12,8 +14,8 @@ use std::collections::VecDeque;
 
 use super::{Delivery, Dir, Link, LinkStats};
 use crate::aqm::{DropCause, Occupancy, Queue};
+use crate::channel::Channel;
 use crate::packet::Packet;
-use crate::rng::Rng;
 use crate::time::Time;
 
 /// Parameters of a wired link direction.
@@ -23,8 +25,6 @@ pub struct WiredConfig {
     pub rate_bps: u64,
     /// One-way propagation delay.
     pub delay: Time,
-    /// Probability that a packet is lost in transit, independently of all others.
-    pub loss: f64,
     /// Link-layer framing bytes added to every packet on the wire (PPP 2,
     /// Ethernet 38 with preamble and gap); they cost transmission time only.
     pub overhead_bytes: u32,
@@ -35,7 +35,7 @@ pub struct WiredConfig {
 pub struct WiredDirection {
     cfg: WiredConfig,
     queue: Queue,
-    rng: Rng,
+    channel: Box<dyn Channel>,
     /// When the transmitter finishes the packet it is sending (≤ now: idle).
     busy_until: Time,
     /// Packets on the wire: (arrival time at the far end, packet, lost).
@@ -44,12 +44,14 @@ pub struct WiredDirection {
 }
 
 impl WiredDirection {
-    /// A link direction with `queue` in front of it; loss draws come from `rng`.
-    pub fn new(cfg: WiredConfig, queue: Queue, rng: Rng) -> WiredDirection {
+    /// A link direction with `queue` in front of it; `channel` decides which
+    /// packets are lost in transit (each packet is one unit, in the channel
+    /// slot in which its transmission starts).
+    pub fn new(cfg: WiredConfig, queue: Queue, channel: Box<dyn Channel>) -> WiredDirection {
         WiredDirection {
             cfg,
             queue,
-            rng,
+            channel,
             busy_until: Time::ZERO,
             wire: VecDeque::new(),
             stats: LinkStats::default(),
@@ -63,7 +65,8 @@ impl WiredDirection {
         self.busy_until = end;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size;
-        let lost = self.rng.bernoulli(self.cfg.loss);
+        self.channel.advance(start);
+        let lost = self.channel.unit_error();
         self.wire.push_back((end + self.cfg.delay, pkt, lost));
     }
 
@@ -206,6 +209,8 @@ impl Link for WiredLink {
 mod tests {
     use super::*;
     use crate::aqm::{DropTail, Limit};
+    use crate::channel::{Bernoulli, Perfect};
+    use crate::rng::Rng;
 
     fn link(rate: u64, delay_ms: u64, limit: u32) -> WiredDirection {
         let q = Queue::new(
@@ -217,11 +222,10 @@ mod tests {
             WiredConfig {
                 rate_bps: rate,
                 delay: Time::from_millis(delay_ms),
-                loss: 0.0,
                 overhead_bytes: 0,
             },
             q,
-            Rng::stream(1, "l"),
+            Box::new(Perfect),
         )
     }
 
@@ -274,10 +278,9 @@ mod tests {
         let cfg = WiredConfig {
             rate_bps: 8_000_000,
             delay: Time::ZERO,
-            loss: 0.0,
             overhead_bytes: 2,
         };
-        let mut l = WiredDirection::new(cfg, q, Rng::stream(1, "l"));
+        let mut l = WiredDirection::new(cfg, q, Box::new(Perfect));
         assert!(l.enqueue(Time::ZERO, pkt(0, 998)).is_none());
         assert_eq!(l.poll_timeout(), Some(Time::from_millis(1)));
         assert_eq!(l.stats().tx_bytes, 998, "throughput counts IP bytes");
@@ -316,11 +319,10 @@ mod tests {
             WiredConfig {
                 rate_bps: 1_000_000_000,
                 delay: Time::ZERO,
-                loss: 0.1,
                 overhead_bytes: 0,
             },
             q,
-            Rng::stream(3, "l"),
+            Box::new(Bernoulli::new(0.1, Rng::stream(3, "l"))),
         );
         let n = 20_000;
         let mut lost = 0;

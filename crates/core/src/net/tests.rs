@@ -175,6 +175,36 @@ fn bad_input_names_the_key() {
 }
 
 #[test]
+fn channels_on_wired_links() {
+    // A Gilbert-Elliott channel on the slow link loses packets in bursts.
+    let ge = CHAIN.replace(
+        "ab = { loss = \"${loss}\" }",
+        "ab = { channel = { kind = \"gilbert_elliott\", p_good = 0.0, p_bad = 1.0, g = 0.99, b = 0.9, slot = \"10ms\" } }",
+    );
+    let s = run_text(&ge, 1);
+    let lost = s["links"][2]["lost"].as_u64().unwrap();
+    let sent = s["links"][2]["tx_packets"].as_u64().unwrap();
+    // Stationary bad fraction (1-g)/(2-g-b) = 0.0909 of the slots.
+    let rate = lost as f64 / sent as f64;
+    assert!(rate > 0.03 && rate < 0.2, "GE loss rate {rate}");
+    let cases: &[(&str, &str)] = &[
+        ("{ kind = \"gilbert_elliott\", p_good = 0.0, p_bad = 1.0, g = 0.99, b = 0.9 }", "links[1].ab.channel.slot"),
+        ("{ kind = \"gilbert_elliott\", p_good = 0.0, p_bad = 1.0, g = 1.0, b = 1.0, slot = \"10ms\" }", "links[1].ab.channel"),
+        ("{ kind = \"bernoulli\", p = 0.1, g = 0.5 }", "links[1].ab.channel.g"),
+        ("{ kind = \"rayleigh\", fer = 0.1, slot = \"10ms\" }", "links[1].ab.channel.fd_t"),
+        ("{ kind = \"rayleigh\", fd_t = 0.01, fer = 1.5, slot = \"10ms\" }", "links[1].ab.channel"),
+        ("{ kind = \"fractal\" }", "links[1].ab.channel.kind"),
+    ];
+    for (chan, path) in cases {
+        let text = CHAIN.replace("ab = { loss = \"${loss}\" }", &format!("ab = {{ channel = {chan} }}"));
+        let (p, m) = bad(&text);
+        assert!(p.starts_with(path), "{chan}: path {p} ({m}) should start with {path}");
+    }
+    let both = CHAIN.replace("ab = { loss = \"${loss}\" }", "ab = { loss = 0.1, channel = { kind = \"bernoulli\", p = 0.1 } }");
+    assert!(bad(&both).1.contains("either"));
+}
+
+#[test]
 fn unconnected_flow_is_refused() {
     let text = CHAIN.to_string() + "[[links]]\na = \"X\"\nb = \"Y\"\nrate = \"1Mbit\"\n[[flows]]\nfrom = \"S\"\nto = \"Y\"\n";
     let (p, m) = bad(&text);

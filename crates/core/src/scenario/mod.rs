@@ -10,10 +10,14 @@ pub mod units;
 
 pub use model::ScenarioFile;
 
-use model::{ByteSize, DirectionSection, LinkSection, QueueKind, QueueSection, TcpSection};
+use model::{
+    ByteSize, ChannelKind, ChannelSection, DirectionSection, LinkSection, QueueKind, QueueSection,
+    TcpSection,
+};
 
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{DropTail, Limit, Queue, Red, RedConfig};
+use crate::channel::ChannelConfig;
 use crate::link::{WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
@@ -282,6 +286,104 @@ fn build_queue(
     }
 }
 
+/// The channel of a link direction at key path `path`: `section`, or `loss`
+/// as an i.i.d. channel, or none. `default_slot` is the link's own slot (a
+/// radio link's TTI), if it has one. Returns the config and its slot length.
+fn channel_config(
+    section: Option<&ChannelSection>,
+    loss: Option<f64>,
+    path: &str,
+    default_slot: Option<Time>,
+) -> Result<(ChannelConfig, Time), ScenarioError> {
+    let Some(c) = section else {
+        let p = prob(&format!("{path}.loss"), loss.unwrap_or(0.0))?;
+        let cfg = if p > 0.0 {
+            ChannelConfig::Bernoulli { p }
+        } else {
+            ChannelConfig::Perfect
+        };
+        return Ok((cfg, default_slot.unwrap_or(Time::from_millis(1))));
+    };
+    let path = format!("{path}.channel");
+    if loss.is_some() {
+        return Err(err(&path, "give either `loss` or `channel`, not both"));
+    }
+    let given = [
+        ("p", c.p.is_some()),
+        ("p_good", c.p_good.is_some()),
+        ("p_bad", c.p_bad.is_some()),
+        ("g", c.g.is_some()),
+        ("b", c.b.is_some()),
+        ("fd_t", c.fd_t.is_some()),
+        ("fer", c.fer.is_some()),
+    ];
+    let (kind, used, required): (&str, &[&str], &[&str]) = match c.kind {
+        ChannelKind::Bernoulli => ("bernoulli", &["p"], &["p"]),
+        ChannelKind::GilbertElliott => (
+            "gilbert_elliott",
+            &["p_good", "p_bad", "g", "b"],
+            &["p_good", "p_bad", "g", "b"],
+        ),
+        ChannelKind::Rayleigh => (
+            "rayleigh",
+            &["fd_t", "fer", "p_good", "p_bad"],
+            &["fd_t", "fer"],
+        ),
+    };
+    for (k, set) in given {
+        if set && !used.contains(&k) {
+            return Err(err(
+                format!("{path}.{k}"),
+                format!(
+                    "is not a parameter of a {kind} channel; its keys: {}",
+                    used.join(", ")
+                ),
+            ));
+        }
+    }
+    for k in required {
+        if !given.iter().any(|(g, set)| g == k && *set) {
+            return Err(err(
+                format!("{path}.{k}"),
+                format!("missing; a {kind} channel needs {}", required.join(", ")),
+            ));
+        }
+    }
+    let cfg = match c.kind {
+        ChannelKind::Bernoulli => ChannelConfig::Bernoulli {
+            p: c.p.unwrap_or(0.0),
+        },
+        ChannelKind::GilbertElliott => ChannelConfig::GilbertElliott {
+            p_good: c.p_good.unwrap_or(0.0),
+            p_bad: c.p_bad.unwrap_or(0.0),
+            g: c.g.unwrap_or(0.0),
+            b: c.b.unwrap_or(0.0),
+        },
+        ChannelKind::Rayleigh => ChannelConfig::Rayleigh {
+            fd_t: c.fd_t.unwrap_or(0.0),
+            fer: c.fer.unwrap_or(0.0),
+            p_good: c.p_good.unwrap_or(0.0),
+            p_bad: c.p_bad.unwrap_or(1.0),
+        },
+    };
+    cfg.check().map_err(|m| err(&path, m))?;
+    let slot = match (&c.slot, default_slot) {
+        (Some(s), _) => {
+            let t = time_at(&format!("{path}.slot"), s)?;
+            if t.0 == 0 {
+                return Err(err(format!("{path}.slot"), "must be positive"));
+            }
+            t
+        }
+        (None, Some(t)) => t,
+        (None, None) if c.kind == ChannelKind::Bernoulli => Time::from_millis(1),
+        (None, None) => {
+            return Err(err(format!("{path}.slot"), format!("missing; a {kind} channel on a wired link needs its slot length, e.g. slot = \"10ms\"")))
+        }
+    };
+    Ok((cfg, slot))
+}
+
 fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSection {
     let d = dir.clone().unwrap_or_default();
     DirectionSection {
@@ -289,6 +391,7 @@ fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSec
         delay: d.delay.or_else(|| link.delay.clone()),
         loss: d.loss.or(link.loss),
         overhead: d.overhead.or_else(|| link.overhead.clone()),
+        channel: d.channel.or_else(|| link.channel.clone()),
         queue: d.queue.or_else(|| link.queue.clone()),
     }
 }
@@ -348,7 +451,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     Some(s) => time_at(&format!("{dp}.delay"), s)?,
                     None => Time::ZERO,
                 };
-                let loss = prob(&format!("{dp}.loss"), d.loss.unwrap_or(0.0))?;
+                let (channel, slot) = channel_config(d.channel.as_ref(), d.loss, &dp, None)?;
                 let overhead = match &d.overhead {
                     Some(v) => {
                         let b = byte_size(&format!("{dp}.overhead"), v)?;
@@ -373,11 +476,10 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     WiredConfig {
                         rate_bps: rate,
                         delay,
-                        loss,
                         overhead_bytes: overhead,
                     },
                     queue,
-                    Rng::stream(seed, &format!("link:{name}")),
+                    channel.build(slot, Rng::stream(seed, &format!("link:{name}"))),
                 ));
             }
             let (Some(ba), Some(ab)) = (halves.pop(), halves.pop()) else {

@@ -57,6 +57,8 @@ pub struct LinkSection {
     pub loss: Option<f64>,
     /// Link-layer framing bytes per packet (time on the wire only), e.g. "2B" for PPP. Default 0.
     pub overhead: Option<ByteSize>,
+    /// Error process deciding which packets are lost in transit (instead of `loss`).
+    pub channel: Option<ChannelSection>,
     /// Queue in front of the transmitter. Default drop-tail, 100 packets.
     pub queue: Option<QueueSection>,
     /// Overrides for the a→b direction.
@@ -77,6 +79,8 @@ pub struct DirectionSection {
     pub loss: Option<f64>,
     /// Link-layer framing bytes per packet.
     pub overhead: Option<ByteSize>,
+    /// Error process (instead of `loss`).
+    pub channel: Option<ChannelSection>,
     /// Queue.
     pub queue: Option<QueueSection>,
 }
@@ -183,4 +187,43 @@ pub struct FlowSection {
     pub bytes: Option<ByteSize>,
     /// TCP overrides for these flows.
     pub tcp: Option<TcpSection>,
+}
+
+/// Channel model names.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelKind {
+    /// Independent errors with probability `p`.
+    Bernoulli,
+    /// Two-state Markov chain per slot (`g`, `b` = probabilities of staying
+    /// GOOD / BAD), unit errors `p_good` / `p_bad` given the state.
+    GilbertElliott,
+    /// Correlated Rayleigh fading sampled per slot (`fd_t`), in error below the
+    /// fading margin set from the target frame error ratio `fer`.
+    Rayleigh,
+}
+
+/// A channel error process. Keys not used by the chosen kind are refused.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSection {
+    /// "bernoulli", "gilbert_elliott" or "rayleigh".
+    pub kind: ChannelKind,
+    /// Bernoulli: unit error probability.
+    pub p: Option<f64>,
+    /// Gilbert–Elliott / Rayleigh: unit error probability in the good state (Rayleigh default 0).
+    pub p_good: Option<f64>,
+    /// Gilbert–Elliott / Rayleigh: unit error probability in the bad state (Rayleigh default 1).
+    pub p_bad: Option<f64>,
+    /// Gilbert–Elliott: probability of staying GOOD for one slot.
+    pub g: Option<f64>,
+    /// Gilbert–Elliott: probability of staying BAD for one slot.
+    pub b: Option<f64>,
+    /// Rayleigh: normalised Doppler frequency f_d·T (> 0).
+    pub fd_t: Option<f64>,
+    /// Rayleigh: target frame error ratio, 0 < fer < 1 (sets the fading margin).
+    pub fer: Option<f64>,
+    /// Slot (frame) length of the channel process, e.g. "10ms". Required on wired
+    /// links for gilbert_elliott and rayleigh; radio links use their TTI.
+    pub slot: Option<String>,
 }
