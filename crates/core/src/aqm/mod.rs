@@ -415,11 +415,17 @@ mod tests {
 
     #[test]
     fn front_drop_at_a_full_queue_makes_room() {
-        let mut q = Queue::new(Limit::Packets(2), Box::new(FrontDropper), Rng::stream(1, "q"));
+        let mut q = Queue::new(
+            Limit::Packets(2),
+            Box::new(FrontDropper),
+            Rng::stream(1, "q"),
+        );
         for uid in 0..2 {
             assert!(q.enqueue(Time::ZERO, Packet { uid, ..pkt(100) }).is_none());
         }
-        let (dropped, _) = q.enqueue(Time::ZERO, Packet { uid: 2, ..pkt(100) }).unwrap();
+        let (dropped, _) = q
+            .enqueue(Time::ZERO, Packet { uid: 2, ..pkt(100) })
+            .unwrap();
         assert_eq!(dropped.uid, 0, "the front goes, not the arrival");
         assert_eq!(q.stats().drops_overflow, 0);
         assert_eq!(q.len(), 2);

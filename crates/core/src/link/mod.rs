@@ -7,6 +7,7 @@
 //! the way) are collected with [`Link::poll_deliver`]. The engine and, later,
 //! the live emulator drive links through this trait only.
 
+pub mod rlc;
 mod wired;
 
 pub use wired::{WiredConfig, WiredDirection, WiredLink};

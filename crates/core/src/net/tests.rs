@@ -196,11 +196,20 @@ fn channels_on_wired_links() {
         ("{ kind = \"fractal\" }", "links[1].ab.channel.kind"),
     ];
     for (chan, path) in cases {
-        let text = CHAIN.replace("ab = { loss = \"${loss}\" }", &format!("ab = {{ channel = {chan} }}"));
+        let text = CHAIN.replace(
+            "ab = { loss = \"${loss}\" }",
+            &format!("ab = {{ channel = {chan} }}"),
+        );
         let (p, m) = bad(&text);
-        assert!(p.starts_with(path), "{chan}: path {p} ({m}) should start with {path}");
+        assert!(
+            p.starts_with(path),
+            "{chan}: path {p} ({m}) should start with {path}"
+        );
     }
-    let both = CHAIN.replace("ab = { loss = \"${loss}\" }", "ab = { loss = 0.1, channel = { kind = \"bernoulli\", p = 0.1 } }");
+    let both = CHAIN.replace(
+        "ab = { loss = \"${loss}\" }",
+        "ab = { loss = 0.1, channel = { kind = \"bernoulli\", p = 0.1 } }",
+    );
     assert!(bad(&both).1.contains("either"));
 }
 

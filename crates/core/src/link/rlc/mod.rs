@@ -1,0 +1,1168 @@
+//! UMTS RLC acknowledged mode (AM) radio bearer (3GPP TS 25.322), both
+//! directions in one sans-IO state machine.
+//!
+//! Each direction has an SDU buffer (guarded by an [`Aqm`] and a
+//! [`Limit`]), a transmitter that segments SDUs into fixed-size AMD PDUs and
+//! retransmits what the peer reports missing, and, at the far end, a
+//! receiver that reassembles SDUs and delivers them (in order, by default).
+//! STATUS PDUs of a direction's receiver ride the *reverse* direction's TTIs,
+//! ahead of its data, and suffer that direction's channel errors.
+//!
+//! Time is slotted: the PDUs sent in the TTI that starts at `t` (a multiple
+//! of [`RlcConfig::tti`]) arrive at `t + one_way_delay`. The bearer needs
+//! waking only when it has work: a TTI in which something is to be sent, a
+//! PDU arrival, or a TTI at or after a timer expiry. An idle bearer costs no
+//! events. See `docs/models/rlc-am.md` for the model and its deviations from
+//! the standard.
+//!
+//! Fates: every SDU accepted by [`Link::enqueue`] ends as exactly one of
+//! [`Delivery::Arrived`] (at the arrival of the PDU completing it, in order),
+//! [`Delivery::Lost`] with [`DropCause::LinkArq`] (the receiver discarded it
+//! on an MRW after the sender gave up at MaxDAT), or a front drop returned by
+//! a later `enqueue`. The receiver's view decides: an SDU the sender discards
+//! but the receiver had already delivered is delivered, not lost.
+
+mod pdu;
+mod rx;
+mod tx;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use self::pdu::{AirPdu, StatusPdu};
+use self::rx::Rx;
+use self::tx::{Mrw, PduState, Tx, TxPdu};
+use super::{Delivery, Dir, Link, LinkStats};
+use crate::aqm::{Aqm, DropCause, Limit, Occupancy, QueueView, Verdict};
+use crate::channel::Channel;
+use crate::packet::{Ecn, Packet};
+use crate::rng::Rng;
+use crate::time::Time;
+
+/// RLC AM parameters (both directions). Field docs cite TS 25.322 (v6.4.0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RlcConfig {
+    /// AMD PDU payload (data field), bytes (§9.2.1.4). Table 1: 320 bits = 40.
+    pub pdu_payload_bytes: u32,
+    /// AMD PDU header, bytes: D/C, 12-bit SN, P, HE (§9.2.1.4): 2.
+    pub header_bytes: u32,
+    /// Length indicator size, bytes (§9.2.2.8): 1 (7-bit LI) for PDUs of at
+    /// most 126 bytes, 2 (15-bit LI) above.
+    pub li_bytes: u32,
+    /// Transmission time interval; TTI boundaries are multiples of it.
+    pub tti: Time,
+    /// PDUs sent in the TTI starting at `t` arrive at `t + one_way_delay`
+    /// (half the wireless round trip delay; Table 1: 50 ms → 25 ms).
+    pub one_way_delay: Time,
+    /// Transmission window, PDUs (Configured_Tx_Window_Size, §9.7.1); ≤ 2047.
+    pub tx_window: u32,
+    /// MaxDAT (§9.7.3.4): a PDU is sent at most this many times; when it is
+    /// found unacknowledged after that, its SDUs are discarded and the
+    /// receiver is told to move its window (MRW). `None`: unlimited.
+    pub max_dat: Option<u32>,
+    /// Timer_Poll (§9.5 a): started when a poll is sent, stopped by a STATUS
+    /// covering every PDU up to the poll; expiry triggers a new poll.
+    pub poll_timer: Option<Time>,
+    /// Poll_Window (§9.7.1): poll when (VT(S)+1−VT(A))/tx_window ≥ this
+    /// fraction (Table 1: 50 % = 0.5). `None`: off.
+    pub poll_window: Option<f64>,
+    /// "Last transmission PDU poll": poll on the last PDU of the buffer.
+    pub poll_last_pdu: bool,
+    /// "Last retransmission PDU poll": poll on the last retransmitted PDU.
+    pub poll_last_retx: bool,
+    /// Timer_Status_Prohibit (§9.5 d): minimum spacing of STATUS PDUs.
+    pub status_prohibit: Option<Time>,
+    /// Missing PDU indicator (§9.7.2): send a STATUS when a gap appears.
+    pub missing_pdu_detection: bool,
+    /// In-sequence delivery of SDUs ("In-Sequence Delivery Indication", set by RRC).
+    pub in_order_delivery: bool,
+    /// Timer_MRW (§9.5 h): retransmission interval of an unacknowledged MRW.
+    pub mrw_timer: Time,
+    /// SDU buffer limit (SDUs or IP bytes not yet fully acknowledged).
+    pub buffer_limit: Limit,
+}
+
+impl RlcConfig {
+    /// Table 1 of Alcaraz & Cerdán (seed 000): 320-bit payload, 10 ms TTI,
+    /// window 1024, MaxDAT 10, poll timer 60 ms, poll window 50 %, last-PDU
+    /// and last-retransmission polls, status prohibit 60 ms, missing PDU
+    /// detection, in-order delivery, 50 ms wireless round trip; buffer 40 SDUs.
+    pub fn seed000() -> RlcConfig {
+        RlcConfig {
+            pdu_payload_bytes: 40,
+            header_bytes: 2,
+            li_bytes: 1,
+            tti: Time::from_millis(10),
+            one_way_delay: Time::from_millis(25),
+            tx_window: 1024,
+            max_dat: Some(10),
+            poll_timer: Some(Time::from_millis(60)),
+            poll_window: Some(0.5),
+            poll_last_pdu: true,
+            poll_last_retx: true,
+            status_prohibit: Some(Time::from_millis(60)),
+            missing_pdu_detection: true,
+            in_order_delivery: true,
+            mrw_timer: Time::from_millis(60),
+            buffer_limit: Limit::Packets(40),
+        }
+    }
+
+    /// Bytes of every PDU on the air (header + payload).
+    pub fn pdu_bytes(&self) -> u32 {
+        self.header_bytes + self.pdu_payload_bytes
+    }
+
+    /// PDUs per TTI at `rate_bps` of RLC payload: ⌊rate·TTI / (8·payload)⌋.
+    pub fn pdus_per_tti(&self, rate_bps: u64) -> u64 {
+        let bits = u128::from(rate_bps) * u128::from(self.tti.0);
+        let per_pdu = 8 * u128::from(self.pdu_payload_bytes) * 1_000_000_000;
+        (bits / per_pdu).min(u128::from(u32::MAX)) as u64
+    }
+
+    /// Check the parameters; the message names the offending field.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=2).contains(&self.li_bytes) {
+            return Err(format!("li_bytes must be 1 or 2, got {}", self.li_bytes));
+        }
+        if self.pdu_payload_bytes <= self.li_bytes {
+            return Err(format!(
+                "pdu_payload_bytes must exceed li_bytes ({}), got {}",
+                self.li_bytes, self.pdu_payload_bytes
+            ));
+        }
+        if self.pdu_bytes() > 126 && self.li_bytes == 1 {
+            return Err(format!(
+                "a {}-byte PDU needs 15-bit length indicators: li_bytes must be 2",
+                self.pdu_bytes()
+            ));
+        }
+        if i64::from(self.pdu_bytes()) * 8 < pdu::MIN_CONTROL_BITS {
+            return Err(format!(
+                "PDUs of {} bytes cannot hold a STATUS PDU (needs {} bits)",
+                self.pdu_bytes(),
+                pdu::MIN_CONTROL_BITS
+            ));
+        }
+        if self.tti == Time::ZERO {
+            return Err("tti must be positive".into());
+        }
+        if !(1..=2047).contains(&self.tx_window) {
+            return Err(format!(
+                "tx_window must be in 1..=2047 (12-bit SN space), got {}",
+                self.tx_window
+            ));
+        }
+        if self.max_dat == Some(0) {
+            return Err("max_dat must be at least 1 (or unlimited)".into());
+        }
+        if self.poll_timer == Some(Time::ZERO) {
+            return Err("poll_timer must be positive (or off)".into());
+        }
+        if let Some(w) = self.poll_window {
+            if !(w > 0.0 && w <= 1.0) {
+                return Err(format!("poll_window must be in (0, 1], got {w}"));
+            }
+        }
+        if self.mrw_timer == Time::ZERO {
+            return Err("mrw_timer must be positive".into());
+        }
+        match self.buffer_limit {
+            Limit::Packets(0) | Limit::Bytes(0) => Err("buffer_limit must be positive".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One entry of a direction's rate schedule: from the first TTI at or after
+/// `at`, the bearer carries `rate_bps` of RLC payload; if `aqm` is given,
+/// the direction's AQM is replaced by it then (an RRC reconfiguration).
+#[derive(Debug)]
+pub struct RateStep {
+    /// When the change is ordered.
+    pub at: Time,
+    /// RLC payload rate, bit/s.
+    pub rate_bps: u64,
+    /// The AQM that takes over at this step, if any.
+    pub aqm: Option<Box<dyn Aqm>>,
+}
+
+/// The run-time parts of one direction of a bearer.
+#[derive(Debug)]
+pub struct RlcDirection {
+    /// Rate schedule: first entry at time 0, times non-decreasing.
+    pub schedule: Vec<RateStep>,
+    /// The AQM guarding the SDU buffer.
+    pub aqm: Box<dyn Aqm>,
+    /// The channel that corrupts PDUs sent in this direction.
+    pub channel: Box<dyn Channel>,
+    /// The AQM's random stream.
+    pub rng: Rng,
+}
+
+impl RlcDirection {
+    /// A direction at a constant `rate_bps`.
+    pub fn new(rate_bps: u64, aqm: Box<dyn Aqm>, channel: Box<dyn Channel>, rng: Rng) -> Self {
+        RlcDirection {
+            schedule: vec![RateStep {
+                at: Time::ZERO,
+                rate_bps,
+                aqm: None,
+            }],
+            aqm,
+            channel,
+            rng,
+        }
+    }
+
+    /// Append a rate change at `at` (with an optional AQM replacement).
+    pub fn then(mut self, at: Time, rate_bps: u64, aqm: Option<Box<dyn Aqm>>) -> Self {
+        self.schedule.push(RateStep { at, rate_bps, aqm });
+        self
+    }
+}
+
+/// Protocol counters of one direction. Air counters (`*_sent`, `polls`,
+/// `pdus_lost_on_air`, `air_bytes`) count what is transmitted on this
+/// direction's channel — including STATUS PDUs of the *opposite*
+/// direction's receiver; SDU counters concern this direction's SDUs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RlcCounters {
+    /// AMD PDUs transmitted (first transmissions and retransmissions).
+    pub data_pdus_sent: u64,
+    /// AMD PDU retransmissions.
+    pub data_pdus_retransmitted: u64,
+    /// STATUS PDUs transmitted (for the opposite direction's data).
+    pub status_pdus_sent: u64,
+    /// MRW (SDU discard signalling) PDUs transmitted.
+    pub mrw_pdus_sent: u64,
+    /// PDUs of any kind corrupted by the channel.
+    pub pdus_lost_on_air: u64,
+    /// AMD PDUs sent with the poll bit.
+    pub polls: u64,
+    /// Timer_Poll expiries.
+    pub poll_timer_expiries: u64,
+    /// Bytes on the air: every PDU, header and padding included.
+    pub air_bytes: u64,
+    /// SDUs delivered at the far end.
+    pub sdus_delivered: u64,
+    /// IP bytes of the SDUs delivered (useful payload).
+    pub delivered_bytes: u64,
+    /// SDUs the sender discarded after MaxDAT.
+    pub sdus_discarded: u64,
+    /// SDUs reported lost (discarded by the receiver on an MRW).
+    pub sdus_lost: u64,
+}
+
+impl RlcCounters {
+    /// Useful bytes delivered per byte sent on the air (0 if nothing was sent).
+    pub fn efficiency(&self) -> f64 {
+        if self.air_bytes == 0 {
+            0.0
+        } else {
+            self.delivered_bytes as f64 / self.air_bytes as f64
+        }
+    }
+}
+
+/// Where an SDU stands at the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SenderFate {
+    /// In the buffer (not fully acknowledged).
+    Buffered,
+    /// Every PDU acknowledged.
+    Acked,
+    /// Discarded after MaxDAT.
+    Discarded,
+    /// Discarded by a front-dropping AQM before any PDU was sent.
+    FrontDropped,
+}
+
+/// Where an SDU stands at the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RxFate {
+    Pending,
+    Delivered,
+    Lost,
+    /// Never sent (front drop).
+    Dropped,
+}
+
+#[derive(Clone, Debug)]
+struct Sdu {
+    pkt: Packet,
+    /// Stream bytes: the SDU and its length indicator.
+    extent: u32,
+    first_sn: Option<u64>,
+    last_sn: Option<u64>,
+    /// PDUs with bytes of this SDU not yet acknowledged.
+    unacked: u32,
+    sender: SenderFate,
+    rx: RxFate,
+}
+
+#[derive(Debug)]
+struct Half {
+    sdus: VecDeque<Sdu>,
+    sdu_base: u64,
+    buf_sdus: u32,
+    buf_bytes: u64,
+    tx: Tx,
+    rx: Rx,
+    occ: Occupancy,
+    aqm: Box<dyn Aqm>,
+    rng: Rng,
+    channel: Box<dyn Channel>,
+    steps: Vec<RateStep>,
+    next_step: usize,
+    rate_bps: u64,
+    pdus_per_tti: u64,
+    /// PDUs on this direction's channel that will arrive, in arrival order.
+    air: VecDeque<(Time, AirPdu)>,
+    /// No TTI of this direction before this instant (one per boundary).
+    tti_floor: Time,
+    last_tick: Option<Time>,
+    stats: LinkStats,
+    counters: RlcCounters,
+    inside: usize,
+}
+
+impl Half {
+    fn sdu_end(&self) -> u64 {
+        self.sdu_base + self.sdus.len() as u64
+    }
+    fn sdu(&self, id: u64) -> Option<&Sdu> {
+        id.checked_sub(self.sdu_base)
+            .and_then(|i| self.sdus.get(i as usize))
+    }
+    fn sdu_mut(&mut self, id: u64) -> Option<&mut Sdu> {
+        id.checked_sub(self.sdu_base)
+            .and_then(|i| self.sdus.get_mut(i as usize))
+    }
+    fn has_new_data(&self) -> bool {
+        self.tx.seg_next < self.sdu_end()
+    }
+    fn view(&self, limit: Limit) -> QueueView {
+        QueueView {
+            packets: self.buf_sdus,
+            bytes: self.buf_bytes,
+            limit,
+        }
+    }
+    /// Skip SDUs dropped from the front before segmentation reached them.
+    fn normalize_seg(&mut self) {
+        while self.tx.seg_off == 0
+            && self
+                .sdu(self.tx.seg_next)
+                .is_some_and(|s| s.sender == SenderFate::FrontDropped)
+        {
+            self.tx.seg_next += 1;
+        }
+    }
+    /// Forget SDUs settled at both ends.
+    fn pop_settled(&mut self) {
+        while self
+            .sdus
+            .front()
+            .is_some_and(|s| s.sender != SenderFate::Buffered && s.rx != RxFate::Pending)
+        {
+            self.sdus.pop_front();
+            self.sdu_base += 1;
+        }
+    }
+    /// The SDU leaves the sender's buffer at `now` (acknowledged or discarded).
+    fn leave_buffer(&mut self, now: Time, id: u64, fate: SenderFate, limit: Limit) {
+        let Some(s) = self.sdu_mut(id) else { return };
+        if s.sender != SenderFate::Buffered {
+            return;
+        }
+        s.sender = fate;
+        let size = u64::from(s.pkt.size());
+        self.buf_sdus -= 1;
+        self.buf_bytes -= size;
+        if fate == SenderFate::Acked {
+            self.occ.stats_mut().departures += 1;
+        }
+        self.occ.set(now, self.buf_sdus, self.buf_bytes);
+        let view = self.view(limit);
+        self.aqm.on_departure(now, &view);
+    }
+}
+
+/// An RLC AM radio bearer: a duplex [`Link`] (direction `AB` is usually the
+/// downlink, RNC → UE).
+#[derive(Debug)]
+pub struct RlcBearer {
+    cfg: RlcConfig,
+    h: [Half; 2],
+    /// Simulated time up to which the model has advanced.
+    now: Time,
+    out: VecDeque<(Time, Dir, Delivery)>,
+}
+
+impl RlcBearer {
+    /// A bearer with parameters `cfg` and directions `ab`, `ba`. Errors name
+    /// the parameter or schedule entry at fault.
+    pub fn new(cfg: RlcConfig, ab: RlcDirection, ba: RlcDirection) -> Result<RlcBearer, String> {
+        cfg.check()?;
+        let mk = |d: RlcDirection, name: &str| -> Result<Half, String> {
+            if d.schedule.is_empty() {
+                return Err(format!("{name}: the rate schedule is empty"));
+            }
+            if d.schedule[0].at != Time::ZERO {
+                return Err(format!("{name}: the rate schedule must start at time 0"));
+            }
+            for (i, s) in d.schedule.iter().enumerate() {
+                if i > 0 && s.at < d.schedule[i - 1].at {
+                    return Err(format!(
+                        "{name}: rate schedule entry {i} at {} goes back in time",
+                        s.at
+                    ));
+                }
+                if cfg.pdus_per_tti(s.rate_bps) == 0 {
+                    return Err(format!(
+                        "{name}: rate schedule entry {i}: {} bit/s carries no {}-byte PDU per {} TTI",
+                        s.rate_bps, cfg.pdu_payload_bytes, cfg.tti
+                    ));
+                }
+            }
+            let mut h = Half {
+                sdus: VecDeque::new(),
+                sdu_base: 0,
+                buf_sdus: 0,
+                buf_bytes: 0,
+                tx: Tx {
+                    max_dat: cfg.max_dat,
+                    ..Tx::default()
+                },
+                rx: Rx::default(),
+                occ: Occupancy::default(),
+                aqm: d.aqm,
+                rng: d.rng,
+                channel: d.channel,
+                steps: d.schedule,
+                next_step: 0,
+                rate_bps: 0,
+                pdus_per_tti: 0,
+                air: VecDeque::new(),
+                tti_floor: Time::ZERO,
+                last_tick: None,
+                stats: LinkStats::default(),
+                counters: RlcCounters::default(),
+                inside: 0,
+            };
+            apply_steps(&cfg, &mut h, Time::ZERO);
+            Ok(h)
+        };
+        Ok(RlcBearer {
+            h: [mk(ab, "ab")?, mk(ba, "ba")?],
+            cfg,
+            now: Time::ZERO,
+            out: VecDeque::new(),
+        })
+    }
+
+    /// The parameters.
+    pub fn config(&self) -> &RlcConfig {
+        &self.cfg
+    }
+
+    /// Change MaxDAT of direction `dir` from now on (`None`: unlimited;
+    /// `Some(0)` is taken as 1). PDUs already sent that many times are
+    /// discarded when next NACKed or scheduled.
+    pub fn set_max_dat(&mut self, dir: Dir, max_dat: Option<u32>) {
+        self.h[dir.index()].tx.max_dat = max_dat.map(|m| m.max(1));
+    }
+
+    /// Current MaxDAT of direction `dir`.
+    pub fn max_dat(&self, dir: Dir) -> Option<u32> {
+        self.h[dir.index()].tx.max_dat
+    }
+
+    /// Protocol counters of direction `dir`.
+    pub fn counters(&self, dir: Dir) -> &RlcCounters {
+        &self.h[dir.index()].counters
+    }
+
+    /// PDUs per TTI of direction `dir` at its current rate.
+    pub fn pdus_per_tti(&self, dir: Dir) -> u64 {
+        self.h[dir.index()].pdus_per_tti
+    }
+
+    /// SDUs of direction `dir` not yet fully acknowledged (the buffer occupancy).
+    pub fn buffered_sdus(&self, dir: Dir) -> u32 {
+        self.h[dir.index()].buf_sdus
+    }
+
+    fn ceil_tti(&self, t: Time) -> Time {
+        let q = self.cfg.tti.0;
+        Time(t.0.div_ceil(q).saturating_mul(q))
+    }
+
+    /// The earliest instant direction `c` has something to send.
+    fn ready(&self, c: usize) -> Option<Time> {
+        let now = self.now;
+        let mut r: Option<Time> = None;
+        let mut at = |t: Time| {
+            let t = t.max(now);
+            r = Some(r.map_or(t, |x: Time| x.min(t)));
+        };
+        let peer_rx = &self.h[1 - c].rx;
+        if peer_rx.mrw_ack_due.is_some() {
+            at(now);
+        }
+        if peer_rx.status_due {
+            at(peer_rx.prohibit_until);
+        }
+        let h = &self.h[c];
+        let tx = &h.tx;
+        if let Some(m) = &tx.mrw {
+            at(m.resend_at.unwrap_or(now));
+        }
+        let window_open = tx.vt_s() < tx.vt_a + u64::from(self.cfg.tx_window);
+        if !tx.retx.is_empty() || tx.poll_pending || (window_open && h.has_new_data()) {
+            at(now);
+        }
+        if let Some(dl) = tx.poll_deadline {
+            at(dl);
+        }
+        r
+    }
+
+    /// The next TTI of direction `c` in which it sends something.
+    fn next_tti(&self, c: usize) -> Option<Time> {
+        let r = self.ready(c)?;
+        Some(self.ceil_tti(r).max(self.h[c].tti_floor))
+    }
+
+    /// Process every internal event up to `until` (inclusive or not), in
+    /// time order: arrivals before TTIs at the same instant, `AB` first.
+    fn advance(&mut self, until: Time, inclusive: bool) {
+        loop {
+            let mut best: Option<(Time, u8, usize)> = None;
+            let mut consider = |e: (Time, u8, usize)| {
+                best = Some(best.map_or(e, |b| b.min(e)));
+            };
+            for c in 0..2 {
+                if let Some(&(t, _)) = self.h[c].air.front() {
+                    consider((t, 0, c));
+                }
+            }
+            for c in 0..2 {
+                if let Some(t) = self.next_tti(c) {
+                    consider((t, 1, c));
+                }
+            }
+            let Some((t, kind, c)) = best else { break };
+            if t > until || (!inclusive && t == until) {
+                break;
+            }
+            self.now = self.now.max(t);
+            if kind == 0 {
+                let (_, pdu) = self.h[c].air.pop_front().expect("front exists");
+                self.on_air(c, t, pdu);
+            } else {
+                self.run_tti(c, t);
+            }
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// AQM clock ticks (and scheduled reconfigurations) of direction `c` at
+    /// every TTI boundary up to `t` not yet ticked. While the buffer is empty
+    /// only the last boundary is ticked.
+    fn tick_until(&mut self, c: usize, t: Time) {
+        let q = self.cfg.tti.0;
+        let last = Time(t.0 / q * q);
+        let h = &mut self.h[c];
+        let mut b = match h.last_tick {
+            None => Time::ZERO,
+            Some(l) => l + self.cfg.tti,
+        };
+        if b > last {
+            return;
+        }
+        if h.buf_sdus == 0 {
+            b = last;
+        }
+        while b <= last {
+            apply_steps(&self.cfg, h, b);
+            let view = h.view(self.cfg.buffer_limit);
+            h.aqm.on_tick(b, &view);
+            b += self.cfg.tti;
+        }
+        h.last_tick = Some(last);
+    }
+
+    fn emit(&mut self, c: usize, t: Time, pdu: AirPdu) {
+        let bytes = u64::from(self.cfg.pdu_bytes());
+        let h = &mut self.h[c];
+        h.stats.tx_packets += 1;
+        h.stats.tx_bytes += bytes;
+        h.counters.air_bytes += bytes;
+        if h.channel.unit_error() {
+            h.counters.pdus_lost_on_air += 1;
+        } else {
+            h.air.push_back((t + self.cfg.one_way_delay, pdu));
+        }
+    }
+
+    /// Whether a window-based poll is due when sending with VT(S) = `vt_s`.
+    fn window_poll(&self, c: usize) -> bool {
+        let Some(w) = self.cfg.poll_window else {
+            return false;
+        };
+        let tx = &self.h[c].tx;
+        let j = (tx.vt_s() + 1 - tx.vt_a) as f64;
+        j >= w * f64::from(self.cfg.tx_window)
+    }
+
+    /// Transmit AMD PDU `sn` of direction `c` in the TTI starting at `t`.
+    fn send_data(&mut self, c: usize, t: Time, sn: u64, poll: bool, retx: bool) {
+        let h = &mut self.h[c];
+        let p = h.tx.pdu_mut(sn).expect("PDU in window");
+        p.tx_count += 1;
+        let (first_sdu, last_sdu) = (p.first_sdu, p.last_sdu);
+        h.counters.data_pdus_sent += 1;
+        if retx {
+            h.counters.data_pdus_retransmitted += 1;
+        }
+        if poll {
+            h.counters.polls += 1;
+            h.tx.poll_pending = false;
+            h.tx.poll_deadline = self.cfg.poll_timer.map(|p| t + p);
+            h.tx.poll_sn = h.tx.vt_s();
+        }
+        self.emit(
+            c,
+            t,
+            AirPdu::Data {
+                sn,
+                first_sdu,
+                last_sdu,
+                poll,
+            },
+        );
+    }
+
+    /// Segment the next AMD PDU of direction `c` (concatenating SDUs; a PDU
+    /// is padded only when the buffer holds nothing more). Returns its SN.
+    fn segment(&mut self, c: usize) -> u64 {
+        let payload = self.cfg.pdu_payload_bytes;
+        let h = &mut self.h[c];
+        let sn = h.tx.vt_s();
+        let mut space = payload;
+        let mut first = None;
+        let mut last = 0;
+        while space > 0 && h.has_new_data() {
+            let id = h.tx.seg_next;
+            let off = h.tx.seg_off;
+            let s = h.sdu_mut(id).expect("unsegmented SDU");
+            let take = space.min(s.extent - off);
+            if off == 0 {
+                s.first_sn = Some(sn);
+            }
+            s.unacked += 1;
+            space -= take;
+            first.get_or_insert(id);
+            last = id;
+            if off + take == s.extent {
+                s.last_sn = Some(sn);
+                h.tx.seg_next += 1;
+                h.tx.seg_off = 0;
+                h.normalize_seg();
+            } else {
+                h.tx.seg_off = off + take;
+            }
+        }
+        h.tx.pdus.push_back(TxPdu {
+            first_sdu: first.expect("segment called with data"),
+            last_sdu: last,
+            tx_count: 0,
+            state: PduState::Outstanding,
+        });
+        sn
+    }
+
+    /// One TTI of direction `c` starting at `t`: control PDUs, then
+    /// retransmissions (oldest first), then new PDUs, then a poll-only
+    /// retransmission if a poll is still pending.
+    fn run_tti(&mut self, c: usize, t: Time) {
+        self.tick_until(c, t);
+        {
+            let h = &mut self.h[c];
+            h.tti_floor = t + self.cfg.tti;
+            h.channel.advance(t);
+            if h.tx.poll_deadline.is_some_and(|d| d <= t) {
+                h.tx.poll_deadline = None;
+                h.tx.poll_pending = true;
+                h.counters.poll_timer_expiries += 1;
+            }
+        }
+        let mut slots = self.h[c].pdus_per_tti;
+        // STATUS of the opposite direction's receiver.
+        let status_ok = |rx: &Rx| rx.status_due && rx.prohibit_until <= t;
+        if slots > 0 && (self.h[1 - c].rx.mrw_ack_due.is_some() || status_ok(&self.h[1 - c].rx)) {
+            let st = self.build_status(1 - c, t);
+            self.h[c].counters.status_pdus_sent += 1;
+            self.emit(c, t, AirPdu::Status(st));
+            slots -= 1;
+        }
+        // MRW of this direction's sender.
+        if slots > 0 {
+            if let Some(m) = self.h[c].tx.mrw {
+                if m.resend_at.is_none_or(|r| r <= t) {
+                    self.h[c].tx.mrw = Some(Mrw {
+                        resend_at: Some(t + self.cfg.mrw_timer),
+                        ..m
+                    });
+                    self.h[c].counters.mrw_pdus_sent += 1;
+                    self.emit(
+                        c,
+                        t,
+                        AirPdu::Mrw {
+                            sn_mrw: m.sn,
+                            last_sdu: m.last_sdu,
+                        },
+                    );
+                    slots -= 1;
+                }
+            }
+        }
+        // Retransmissions.
+        while slots > 0 {
+            let Some(sn) = self.h[c].tx.retx.pop_first() else {
+                break;
+            };
+            if !self.h[c].tx.outstanding(sn) {
+                continue;
+            }
+            if self.h[c].tx.exhausted(sn) {
+                self.discard(c, t, sn);
+                continue;
+            }
+            let poll = self.h[c].tx.poll_pending
+                || (self.cfg.poll_last_retx && self.h[c].tx.retx.is_empty())
+                || self.window_poll(c);
+            self.send_data(c, t, sn, poll, true);
+            slots -= 1;
+        }
+        // New data.
+        while slots > 0 && self.h[c].has_new_data() {
+            let tx = &self.h[c].tx;
+            if tx.vt_s() >= tx.vt_a + u64::from(self.cfg.tx_window) {
+                break;
+            }
+            let window = self.window_poll(c);
+            let sn = self.segment(c);
+            let poll = self.h[c].tx.poll_pending
+                || (self.cfg.poll_last_pdu && !self.h[c].has_new_data())
+                || window;
+            self.send_data(c, t, sn, poll, false);
+            slots -= 1;
+        }
+        // A poll with nothing else to carry it: resend the last outstanding PDU.
+        while slots > 0 && self.h[c].tx.poll_pending {
+            let Some(sn) = self.h[c].tx.last_outstanding() else {
+                self.h[c].tx.poll_pending = false;
+                break;
+            };
+            if self.h[c].tx.exhausted(sn) {
+                self.discard(c, t, sn);
+                continue;
+            }
+            self.h[c].tx.retx.remove(&sn);
+            self.send_data(c, t, sn, true, true);
+            slots -= 1;
+        }
+    }
+
+    /// The STATUS PDU receiver `r` sends now (sent on the other direction).
+    fn build_status(&mut self, r: usize, t: Time) -> StatusPdu {
+        let pdu_bytes = self.cfg.pdu_bytes();
+        let rx = &mut self.h[r].rx;
+        let mrw_ack = rx.mrw_ack_due.take();
+        let with_mrw = mrw_ack.is_some();
+        let ack = if rx.status_due && rx.prohibit_until <= t {
+            rx.status_due = false;
+            if let Some(p) = self.cfg.status_prohibit {
+                rx.prohibit_until = t + p;
+            }
+            Some(rx.ack_info(pdu::list_capacity(pdu_bytes, with_mrw)))
+        } else {
+            None
+        };
+        StatusPdu { ack, mrw_ack }
+    }
+
+    fn on_air(&mut self, c: usize, t: Time, pdu: AirPdu) {
+        match pdu {
+            AirPdu::Data {
+                sn,
+                first_sdu,
+                last_sdu,
+                poll,
+            } => self.on_data(c, t, sn, first_sdu, last_sdu, poll),
+            AirPdu::Mrw { sn_mrw, last_sdu } => self.on_mrw(c, t, sn_mrw, last_sdu),
+            AirPdu::Status(st) => self.on_status(1 - c, t, st),
+        }
+    }
+
+    /// Receiver of direction `d`: AMD PDU `sn` arrives at `t`.
+    fn on_data(&mut self, d: usize, t: Time, sn: u64, first: u64, last: u64, poll: bool) {
+        let rx = &mut self.h[d].rx;
+        if poll {
+            rx.status_due = true;
+        }
+        let (new, gap) = rx.receive(sn);
+        if gap && self.cfg.missing_pdu_detection {
+            rx.status_due = true;
+        }
+        if !new {
+            return;
+        }
+        if self.cfg.in_order_delivery {
+            self.deliver_in_order(d, t);
+        } else {
+            for id in first..=last {
+                let complete = {
+                    let h = &self.h[d];
+                    h.sdu(id).is_some_and(|s| {
+                        s.rx == RxFate::Pending
+                            && matches!((s.first_sn, s.last_sn), (Some(a), Some(b))
+                                if (a..=b).all(|x| h.rx.has(x)))
+                    })
+                };
+                if complete {
+                    self.settle_rx(d, t, id, RxFate::Delivered);
+                }
+            }
+        }
+        self.h[d].pop_settled();
+    }
+
+    /// In-sequence delivery: hand up SDUs in order while the next one is
+    /// complete (its last PDU is below VR(R)); settled SDUs are skipped.
+    fn deliver_in_order(&mut self, d: usize, t: Time) {
+        let mut id = self.h[d].rx.next_deliver.max(self.h[d].sdu_base);
+        while let Some(s) = self.h[d].sdu(id) {
+            if s.rx == RxFate::Pending {
+                if s.last_sn.is_none_or(|l| l >= self.h[d].rx.vr_r) {
+                    break;
+                }
+                self.settle_rx(d, t, id, RxFate::Delivered);
+            }
+            id += 1;
+        }
+        self.h[d].rx.next_deliver = id;
+    }
+
+    /// The receiver of direction `d` settles SDU `id`: delivered or lost.
+    fn settle_rx(&mut self, d: usize, t: Time, id: u64, fate: RxFate) {
+        let h = &mut self.h[d];
+        let s = h.sdu_mut(id).expect("SDU known");
+        debug_assert_eq!(s.rx, RxFate::Pending);
+        s.rx = fate;
+        let pkt = s.pkt;
+        h.inside -= 1;
+        let dir = Dir::from_index(d);
+        if fate == RxFate::Delivered {
+            h.stats.rx_packets += 1;
+            h.stats.rx_bytes += u64::from(pkt.size());
+            h.counters.sdus_delivered += 1;
+            h.counters.delivered_bytes += u64::from(pkt.size());
+            self.out.push_back((t, dir, Delivery::Arrived(pkt)));
+        } else {
+            h.stats.lost += 1;
+            h.counters.sdus_lost += 1;
+            h.occ.stats_mut().count_drop(DropCause::LinkArq);
+            self.out
+                .push_back((t, dir, Delivery::Lost(pkt, DropCause::LinkArq)));
+        }
+    }
+
+    /// Receiver of direction `d`: an MRW arrives. SDUs up to `last_sdu` not
+    /// yet delivered are discarded (reported lost); the window moves to `sn_mrw`.
+    fn on_mrw(&mut self, d: usize, t: Time, sn_mrw: u64, last_sdu: u64) {
+        let rx = &mut self.h[d].rx;
+        rx.mrw_ack_due = Some(match rx.mrw_ack_due {
+            Some((s, l)) => (s.max(sn_mrw), l.max(last_sdu)),
+            None => (sn_mrw, last_sdu),
+        });
+        let mut id = self.h[d].sdu_base;
+        while id <= last_sdu {
+            let Some(s) = self.h[d].sdu(id) else { break };
+            if s.rx == RxFate::Pending {
+                self.settle_rx(d, t, id, RxFate::Lost);
+            }
+            id += 1;
+        }
+        self.h[d].rx.move_window(sn_mrw);
+        if self.cfg.in_order_delivery {
+            self.deliver_in_order(d, t);
+        }
+        self.h[d].pop_settled();
+    }
+
+    /// Sender of direction `d`: a STATUS PDU from its peer arrives at `t`.
+    fn on_status(&mut self, d: usize, t: Time, st: StatusPdu) {
+        self.tick_until(d, t);
+        let mut nacks: Vec<u64> = Vec::new();
+        if let Some(ack) = &st.ack {
+            let vt_a = self.h[d].tx.vt_a;
+            let lsn = ack.lsn.min(self.h[d].tx.vt_s());
+            let mut sn = vt_a;
+            for &(start, len) in &ack.missing {
+                for s in sn.max(vt_a)..start.min(lsn) {
+                    self.ack_pdu(d, t, s);
+                }
+                for s in start.max(vt_a)..(start + len).min(lsn) {
+                    if self.h[d].tx.outstanding(s) {
+                        nacks.push(s);
+                    }
+                }
+                sn = sn.max(start + len);
+            }
+            for s in sn.max(vt_a)..lsn {
+                self.ack_pdu(d, t, s);
+            }
+            let tx = &mut self.h[d].tx;
+            if tx.poll_deadline.is_some() && ack.lsn >= tx.poll_sn {
+                tx.poll_deadline = None;
+            }
+        }
+        if let Some((sn, last)) = st.mrw_ack {
+            let tx = &mut self.h[d].tx;
+            if tx.mrw.is_some_and(|m| sn >= m.sn && last >= m.last_sdu) {
+                tx.mrw = None;
+            }
+        }
+        for sn in nacks {
+            if !self.h[d].tx.outstanding(sn) {
+                continue;
+            }
+            if self.h[d].tx.exhausted(sn) {
+                self.discard(d, t, sn);
+            } else {
+                self.h[d].tx.retx.insert(sn);
+            }
+        }
+        self.h[d].tx.slide();
+        self.h[d].pop_settled();
+    }
+
+    /// Positive acknowledgement of PDU `sn` of direction `d`.
+    fn ack_pdu(&mut self, d: usize, t: Time, sn: u64) {
+        let limit = self.cfg.buffer_limit;
+        let h = &mut self.h[d];
+        let Some(p) = h.tx.pdu_mut(sn) else { return };
+        if p.state != PduState::Outstanding {
+            return;
+        }
+        p.state = PduState::Acked;
+        let (a, b) = (p.first_sdu, p.last_sdu);
+        h.tx.retx.remove(&sn);
+        for id in a..=b {
+            // A front-dropped SDU may sit between two SDUs sharing this PDU.
+            let Some(s) = h
+                .sdu_mut(id)
+                .filter(|s| s.sender != SenderFate::FrontDropped)
+            else {
+                continue;
+            };
+            s.unacked -= 1;
+            if s.unacked == 0 && s.last_sn.is_some() && s.sender == SenderFate::Buffered {
+                h.leave_buffer(t, id, SenderFate::Acked, limit);
+            }
+        }
+    }
+
+    /// SDU discard after MaxDAT (§9.7.3.4, §11.6): PDU `x` of direction `c`
+    /// was sent MaxDAT times and is still unacknowledged. Every SDU with
+    /// bytes in PDUs VT(A)..=x is discarded, PDUs below SN_MRW are never
+    /// sent again, and an MRW is scheduled.
+    fn discard(&mut self, c: usize, t: Time, x: u64) {
+        let limit = self.cfg.buffer_limit;
+        let h = &mut self.h[c];
+        h.tx.slide();
+        let a = h.tx.pdus.front().expect("x outstanding").first_sdu;
+        let b = h.tx.pdu(x).expect("x in window").last_sdu;
+        for id in a..=b {
+            if h.sdu(id).is_some_and(|s| s.sender == SenderFate::Buffered) {
+                h.leave_buffer(t, id, SenderFate::Discarded, limit);
+                h.counters.sdus_discarded += 1;
+            }
+        }
+        let last_sn = h.sdu(b).and_then(|s| s.last_sn);
+        let sn_mrw = match last_sn {
+            // `b` is being segmented: its remaining bytes are never sent.
+            None => {
+                debug_assert_eq!(h.tx.seg_next, b);
+                h.tx.seg_next = b + 1;
+                h.tx.seg_off = 0;
+                h.normalize_seg();
+                h.tx.vt_s()
+            }
+            // PDU y holds b's end; it is kept if later SDUs start in it.
+            Some(y) => {
+                if h.tx.pdu(y).is_some_and(|p| p.last_sdu > b) {
+                    y
+                } else {
+                    y + 1
+                }
+            }
+        };
+        for sn in h.tx.vt_a..sn_mrw {
+            if let Some(p) = h.tx.pdu_mut(sn) {
+                if p.state == PduState::Outstanding {
+                    p.state = PduState::Done;
+                }
+            }
+            h.tx.retx.remove(&sn);
+        }
+        let (sn, last) = match h.tx.mrw {
+            Some(m) => (m.sn.max(sn_mrw), m.last_sdu.max(b)),
+            None => (sn_mrw, b),
+        };
+        h.tx.mrw = Some(Mrw {
+            sn,
+            last_sdu: last,
+            resend_at: None,
+        });
+        h.tx.slide();
+        h.pop_settled();
+    }
+}
+
+/// Apply the schedule entries of `h` that take effect by TTI boundary `b`.
+fn apply_steps(cfg: &RlcConfig, h: &mut Half, b: Time) {
+    let q = cfg.tti.0;
+    while let Some(s) = h.steps.get_mut(h.next_step) {
+        let effective = Time(s.at.0.div_ceil(q).saturating_mul(q));
+        if effective > b {
+            break;
+        }
+        h.rate_bps = s.rate_bps;
+        h.pdus_per_tti = cfg.pdus_per_tti(s.rate_bps);
+        if let Some(a) = s.aqm.take() {
+            h.aqm = a;
+        }
+        h.next_step += 1;
+    }
+}
+
+impl Link for RlcBearer {
+    fn enqueue(&mut self, now: Time, dir: Dir, mut pkt: Packet) -> Option<(Packet, DropCause)> {
+        self.advance(now, false);
+        let d = dir.index();
+        self.tick_until(d, now);
+        let limit = self.cfg.buffer_limit;
+        let li = self.cfg.li_bytes;
+        let h = &mut self.h[d];
+        h.occ.stats_mut().arrivals += 1;
+        let view = h.view(limit);
+        let verdict = h.aqm.on_arrival(now, &view, &pkt, &mut h.rng);
+        let full = match limit {
+            Limit::Packets(n) => view.packets >= n,
+            Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
+        };
+        let refuse = match verdict {
+            Verdict::Drop(c) => Some(c),
+            Verdict::DropFront(_) => None,
+            _ if full => Some(DropCause::Overflow),
+            _ => None,
+        };
+        if let Some(c) = refuse {
+            h.occ.stats_mut().count_drop(c);
+            return Some((pkt, c));
+        }
+        if verdict == Verdict::Mark {
+            pkt.ecn = Ecn::Ce;
+            h.occ.stats_mut().ecn_marks += 1;
+        }
+        h.sdus.push_back(Sdu {
+            pkt,
+            extent: pkt.size() + li,
+            first_sn: None,
+            last_sn: None,
+            unacked: 0,
+            sender: SenderFate::Buffered,
+            rx: RxFate::Pending,
+        });
+        h.buf_sdus += 1;
+        h.buf_bytes += u64::from(pkt.size());
+        h.inside += 1;
+        let mut dropped = None;
+        if let Verdict::DropFront(c) = verdict {
+            // The first SDU none of whose PDUs has been sent (maybe the arrival).
+            let mut id = h.tx.seg_next;
+            if h.tx.seg_off > 0 {
+                id += 1;
+            }
+            while h.sdu(id).is_some_and(|s| s.sender != SenderFate::Buffered) {
+                id += 1;
+            }
+            let s = h.sdu_mut(id).expect("the arrival at least");
+            s.sender = SenderFate::FrontDropped;
+            s.rx = RxFate::Dropped;
+            let victim = s.pkt;
+            h.buf_sdus -= 1;
+            h.buf_bytes -= u64::from(victim.size());
+            h.inside -= 1;
+            h.occ.stats_mut().count_drop(c);
+            h.normalize_seg();
+            h.pop_settled();
+            dropped = Some((victim, c));
+        }
+        h.occ.set(now, h.buf_sdus, h.buf_bytes);
+        dropped
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        let mut best = self.out.front().map(|&(t, _, _)| t.max(self.now));
+        let mut at = |t: Time| best = Some(best.map_or(t, |b: Time| b.min(t)));
+        for c in 0..2 {
+            if let Some(&(t, _)) = self.h[c].air.front() {
+                at(t);
+            }
+            if let Some(t) = self.next_tti(c) {
+                at(t);
+            }
+        }
+        best
+    }
+
+    fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
+        self.advance(now, true);
+        match self.out.front() {
+            Some(&(t, _, _)) if t <= now => self.out.pop_front().map(|(_, d, x)| (d, x)),
+            _ => None,
+        }
+    }
+
+    fn occupancy(&self, dir: Dir) -> &Occupancy {
+        &self.h[dir.index()].occ
+    }
+
+    fn occupancy_mut(&mut self, dir: Dir) -> &mut Occupancy {
+        &mut self.h[dir.index()].occ
+    }
+
+    fn queue_kind(&self, dir: Dir) -> &'static str {
+        self.h[dir.index()].aqm.name()
+    }
+
+    fn stats(&self, dir: Dir) -> &LinkStats {
+        &self.h[dir.index()].stats
+    }
+
+    fn rate_bps(&self, dir: Dir) -> u64 {
+        self.h[dir.index()].rate_bps
+    }
+
+    fn in_transit(&self) -> usize {
+        self.h[0].inside + self.h[1].inside
+    }
+}
