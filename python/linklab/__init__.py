@@ -10,6 +10,7 @@ from __future__ import annotations
 from linklab._core import json_schema, version
 from linklab.api import Result, run
 from linklab.errors import InternalError, ScenarioError
+from linklab.sweep import SweepResult, sweep
 
 __version__: str = version()
 
@@ -17,7 +18,9 @@ __all__ = [
     "InternalError",
     "Result",
     "ScenarioError",
+    "SweepResult",
     "__version__",
     "json_schema",
     "run",
+    "sweep",
 ]

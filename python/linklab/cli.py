@@ -127,7 +127,145 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
     schema.set_defaults(func=_cmd_schema)
+    _add_sweep_parser(sub)
     return parser
+
+
+def _add_sweep_parser(sub: Any) -> None:
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a parameter grid with replications; store runs, summarise with CIs",
+        description=(
+            "Run SCENARIO over a grid of [params] values, REPS times per point "
+            "(replication r uses seed BASE+r at every point), store every run in "
+            "DIR/store and write DIR/runs.parquet, DIR/summary.parquet, "
+            "DIR/scenario.toml and DIR/meta.json. Running it again does only what "
+            "is missing. See docs/sweeps.md."
+        ),
+    )
+    sweep.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    sweep.add_argument(
+        "--param",
+        dest="sweep_params",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="a swept [params] entry: NAME=V1,V2,... or NAME=START:STOP:STEP (repeatable; "
+        "the grid is their Cartesian product)",
+    )
+    opt = sweep.add_argument
+    opt("--reps", type=_positive_int("--reps"), default=1, metavar="R",
+        help="replications per grid point (default 1)")  # fmt: skip
+    opt("--confidence", type=_confidence, default=0.95, metavar="C",
+        help="confidence level of the Student-t intervals (default 0.95)")  # fmt: skip
+    opt("--seed", type=_seed, default=1, metavar="BASE",
+        help="base seed: replication r uses BASE+r (default 1)")  # fmt: skip
+    opt("--jobs", type=_positive_int("--jobs"), default=None, metavar="N",
+        help="local worker processes (default: every core)")  # fmt: skip
+    opt("--backend", choices=("local", "dask"), default="local",
+        help="where runs are computed (default local)")  # fmt: skip
+    opt("--scheduler", metavar="ADDRESS",
+        help="dask scheduler address, e.g. tcp://10.0.0.1:8786")  # fmt: skip
+    sweep.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    sweep.add_argument("--json", action="store_true", help="print the summary as JSON")
+    sweep.set_defaults(func=_cmd_sweep)
+
+
+def _positive_int(flag: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(
+                f"invalid {flag} {text!r}; allowed: an integer >= 1"
+            )
+        return value
+
+    return parse
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid --confidence {text!r}; allowed: a number strictly between 0 and 1, e.g. 0.95"
+        )
+    return value
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from linklab.sweep import (
+        SweepError,
+        SweepInterrupted,
+        parse_param_spec,
+        render_summary_table,
+        sweep,
+    )
+
+    if args.backend == "dask" and not args.scheduler:
+        raise UsageError(
+            "--backend dask needs --scheduler ADDRESS; give the address of a running "
+            "dask scheduler, e.g. --scheduler tcp://127.0.0.1:8786"
+        )
+    if args.backend != "dask" and args.scheduler:
+        raise UsageError("--scheduler is only used with --backend dask; add --backend dask")
+    _check_output(check_writable_dir, args.out, "--out directory")
+    try:
+        params: dict[str, list[Any]] = {}
+        for spec in args.sweep_params:
+            name, values = parse_param_spec(spec)
+            if name in params:
+                raise UsageError(f"--param {name} given twice; give each parameter once")
+            params[name] = values
+        if not params:
+            raise UsageError(
+                "no --param given; give at least one, e.g. --param per=0,0.01,0.1"
+            )
+        source = _read_scenario(args.scenario)
+        result = sweep(
+            args.scenario if Path(args.scenario).is_file() else source,
+            params,
+            reps=args.reps,
+            confidence=args.confidence,
+            seed=args.seed,
+            jobs=args.jobs,
+            backend=args.backend,
+            scheduler=args.scheduler,
+            out=args.out,
+            progress=True,
+        )
+    except SweepError as e:
+        raise UsageError(str(e)) from None
+    except SweepInterrupted as e:
+        print(
+            f"{PROG}: interrupted: {e.finished} of {e.total} runs finished and are kept in "
+            f"{e.store}; run the same command again to do the rest",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+
+    names = list(params)
+    if args.json:
+        rows = [_json_safe(r) for r in result.summary.iter_rows(named=True)]
+        print(json.dumps(rows))
+    else:
+        print(render_summary_table(result.summary, names, args.confidence))
+        print(
+            f"\n{result.runs.height} runs ({result.executed} run now, {result.reused} reused) "
+            f"-> {args.out}"
+        )
+    if result.failed:
+        _fail(
+            f"{result.failed} of {result.runs.height} runs failed; their errors are in "
+            f"{Path(args.out) / 'runs.parquet'} (columns status, error)"
+        )
+        return EXIT_INTERNAL
+    return 0
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,157 @@
+"""The run store of a sweep: one small JSON file per finished run, keyed by its hash.
+
+``DIR/store/<key>.json`` is written to a temporary file in the same directory and
+renamed into place with ``os.replace``, so a process killed at any moment leaves
+either the complete file or none (stray ``.*.tmp`` files are removed the next
+time the store is opened). A file that cannot be read back as a complete record
+(only possible after a power loss or a full disk) counts as missing and is
+deleted, so the run is simply done again.
+
+A sweep holds an exclusive lock (``DIR/store/.lock``, ``flock``) while it works,
+so two sweeps never write into the same directory at once; the kernel drops the
+lock when the process dies, even by ``kill -9``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MemoryStore", "Store", "StoreBusyError"]
+
+_SUFFIX = ".json"
+_TMP_SUFFIX = ".tmp"
+
+
+class StoreBusyError(OSError):
+    """Another process holds the store's lock."""
+
+
+def _is_key(name: str) -> bool:
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+
+
+class Store:
+    """Finished runs of a sweep directory, one JSON file per run key."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.root = Path(directory) / "store"
+        self._lock_fd: int | None = None
+
+    # -- locking ------------------------------------------------------------
+
+    def open(self) -> Store:
+        """Create the directory, take the lock and remove stray temporaries."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreBusyError(
+                f"{self.root.parent} is in use by another sweep; wait for it to finish "
+                "or give another --out directory"
+            ) from None
+        except ImportError:  # no flock (Windows): run unlocked
+            pass
+        self._lock_fd = fd
+        for entry in os.scandir(self.root):
+            if entry.name.startswith(".") and entry.name.endswith(_TMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        return self
+
+    def close(self) -> None:
+        """Release the lock."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> Store:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- records ------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        return self.root / f"{key}{_SUFFIX}"
+
+    def keys(self) -> set[str]:
+        """The keys of every finished run in the store."""
+        if not self.root.is_dir():
+            return set()
+        out: set[str] = set()
+        for entry in os.scandir(self.root):
+            name = entry.name
+            if name.endswith(_SUFFIX) and _is_key(name[: -len(_SUFFIX)]):
+                out.add(name[: -len(_SUFFIX)])
+        return out
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The record of run ``key``, or None if it is missing or unreadable."""
+        path = self._path(key)
+        try:
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        if not isinstance(record, dict) or record.get("key") != key:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        return record
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` as run ``key`` atomically (temporary file, then rename)."""
+        data = json.dumps(record, separators=(",", ":"), allow_nan=False).encode()
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{key}.", suffix=_TMP_SUFFIX)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self._path(key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+class MemoryStore:
+    """A store that keeps records in memory (a sweep without an output directory)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, dict[str, Any]] = {}
+        self.root = None
+
+    def open(self) -> MemoryStore:
+        return self
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def keys(self) -> set[str]:
+        return set(self._records)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._records.get(key)
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        json.dumps(record, allow_nan=False)  # the same check as the file store
+        self._records[key] = record

@@ -1,0 +1,815 @@
+"""Parameter sweeps: a grid of scenario parameters × replications, stored and summarised.
+
+:func:`sweep` runs every grid point ``reps`` times. Replication ``r`` of every
+point uses seed ``base_seed + r`` (common random numbers across points), so a
+point's runs are independent of each other while points differ only in their
+parameters. Each run is keyed by the sha256 of a canonical JSON of (scenario
+text, swept parameter values, seed, linklab version) and stored as soon as it
+finishes (see :mod:`linklab.store`): running the same sweep again does only what
+is missing, and a larger grid or more replications reuse what matches.
+
+The tables (``runs.parquet``, ``summary.parquet``), ``scenario.toml`` and
+``meta.json`` are rebuilt from the store at the end of every sweep, each file
+written atomically. See ``docs/sweeps.md``.
+
+numpy, polars and scipy are imported only when a sweep builds its tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from linklab import _core
+from linklab.backends import BackendError, Task, make_backend
+from linklab.store import MemoryStore, Store, StoreBusyError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "METRICS",
+    "SweepError",
+    "SweepInterrupted",
+    "SweepResult",
+    "build_grid",
+    "flatten_summary",
+    "parse_param_spec",
+    "parse_value",
+    "run_key",
+    "summarize",
+    "sweep",
+]
+
+_MAX_SEED = 2**64 - 1
+_MAX_POINTS = 1_000_000
+
+#: The run-level metrics, in table order (per-object metrics follow them).
+METRICS: tuple[str, ...] = (
+    "goodput_bps",
+    "delay_mean_s",
+    "delay_p50_s",
+    "delay_p95_s",
+    "delay_max_s",
+    "timeouts",
+    "fast_retransmits",
+    "retransmits",
+    "delivered_bytes",
+    "events",
+    "sim_time_s",
+    "wall_time_s",
+)
+_AGGREGATE = METRICS[:9]
+_TOP = METRICS[9:]
+_FLOW = ("goodput_bps", "delay_mean_s", "timeouts", "retransmits")
+_QUEUE = ("ecn_marks", "drops_overflow", "drops_aqm_early", "drops_aqm_forced", "mean_packets")
+_LINK = ("throughput_bps",)
+
+
+class SweepError(ValueError):
+    """Bad sweep input: unknown parameter, malformed value list, bad settings."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: ``finished`` runs of ``total`` are kept in the store."""
+
+    def __init__(self, finished: int, total: int, store: Path | None) -> None:
+        super().__init__(f"{finished} of {total} runs finished")
+        self.finished = finished
+        self.total = total
+        self.store = store
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What a sweep produced.
+
+    ``runs``: one row per run (point, rep, seed, parameters, key, status, error,
+    metrics); ``summary``: one row per grid point (parameters, n, failed, and
+    ``M_mean``/``M_std``/``M_ci`` per metric); ``meta``: the settings written to
+    ``meta.json``; ``out``: the output directory (None for an in-memory sweep);
+    ``executed``/``reused``: runs computed now / taken from the store;
+    ``failed``: runs that failed.
+    """
+
+    runs: pl.DataFrame
+    summary: pl.DataFrame
+    meta: dict[str, Any]
+    out: Path | None = None
+    executed: int = 0
+    reused: int = 0
+    failed: int = 0
+    files: list[Path] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------
+# Parameter values and grids
+# ---------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> bool | int | float | str:
+    """A value typed as TOML would read it: integer, float, boolean, else the text itself.
+
+    ``'0.1'`` → 0.1, ``'10'`` → 10, ``'true'`` → True, ``'2s'`` → ``'2s'``,
+    ``'"10"'`` → ``'10'`` (a quoted TOML string).
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise SweepError("empty value")
+    try:
+        value = tomllib.loads(f"v = {stripped}")["v"]
+    except tomllib.TOMLDecodeError:
+        return stripped
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SweepError(f"value {stripped!r} is not a finite number")
+        return value
+    return stripped  # dates, arrays, tables: keep the text
+
+
+def _range_values(text: str) -> list[int | float] | None:
+    """``START:STOP:STEP`` as its values (STOP included when on the grid), or None."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        return None
+    try:
+        nums = [parse_value(p) for p in parts]
+    except SweepError:
+        return None
+    if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in nums):
+        return None
+    start, stop, step = nums
+    if step == 0:
+        raise SweepError(f"range {text!r} has step 0; give START:STOP:STEP with STEP != 0")
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    if count < 1:
+        raise SweepError(
+            f"range {text!r} is empty; STEP must go from START towards STOP "
+            "(e.g. 0:0.5:0.1 or 10:1:-1)"
+        )
+    if count > _MAX_POINTS:
+        raise SweepError(f"range {text!r} has {count} values; allowed: at most {_MAX_POINTS}")
+    if all(isinstance(n, int) for n in nums):
+        return [start + i * step for i in range(count)]  # type: ignore[operator]
+    values = [round(start + i * step, 12) for i in range(count)]
+    return [0.0 if v == 0 else float(v) for v in values]
+
+
+def parse_param_spec(spec: str) -> tuple[str, list[Any]]:
+    """``NAME=V1,V2,...`` or ``NAME=START:STOP:STEP`` as (name, values)."""
+    name, sep, rest = spec.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise SweepError(
+            f"malformed --param {spec!r}; expected NAME=V1,V2,... or NAME=START:STOP:STEP, "
+            "e.g. --param per=0,0.01,0.1 or --param per=0:0.5:0.1"
+        )
+    return name, parse_values(rest, name)
+
+
+def parse_values(text: str, name: str = "?") -> list[Any]:
+    """A value list ``V1,V2,...`` or a range ``START:STOP:STEP``."""
+    text = text.strip()
+    if "," not in text:
+        rng = _range_values(text)
+        if rng is not None:
+            return rng
+    values: list[Any] = []
+    for item in text.split(","):
+        if not item.strip():
+            raise SweepError(
+                f"malformed values for parameter {name!r}: {text!r} has an empty value; "
+                "give NAME=V1,V2,... or NAME=START:STOP:STEP"
+            )
+        values.append(parse_value(item))
+    return values
+
+
+def scenario_params(text: str, where: str = "scenario") -> dict[str, Any]:
+    """The ``[params]`` table of scenario TOML ``text`` (name → default)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{where}: not valid TOML ({e}); give a TOML scenario file") from None
+    params = doc.get("params", {})
+    if not isinstance(params, dict):
+        raise SweepError(f"{where}: params must be a table; see docs/scenarios.md")
+    return params
+
+
+def _coerce(value: Any, default: Any) -> Any:
+    """``value`` converted to the type of the parameter's default where that loses nothing."""
+    if isinstance(default, bool):
+        return value
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(default, str) and not isinstance(value, str):
+        return ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return value
+
+
+def _column_values(values: list[Any]) -> list[Any]:
+    """Values of one parameter made one dtype: Boolean, Int64, Float64 or String."""
+    if all(isinstance(v, bool) for v in values):
+        return values
+    if any(isinstance(v, bool) for v in values) or any(isinstance(v, str) for v in values):
+        return [("true" if v else "false") if isinstance(v, bool) else str(v) for v in values]
+    if all(isinstance(v, int) for v in values):
+        return values
+    return [float(v) for v in values]
+
+
+def normalize_params(
+    params: Mapping[str, Any], defaults: Mapping[str, Any], where: str = "scenario"
+) -> dict[str, list[Any]]:
+    """Check the swept parameters against ``[params]`` and type their values.
+
+    ``params`` maps a name to a list of values, one value, or a spec string
+    (``"0,0.1"``, ``"0:0.5:0.1"``).
+    """
+    if not params:
+        raise SweepError("no parameter to sweep; give at least one --param NAME=V1,V2,...")
+    out: dict[str, list[Any]] = {}
+    for name, spec in params.items():
+        if not isinstance(name, str) or name not in defaults:
+            have = ", ".join(defaults) or "none"
+            raise SweepError(
+                f"unknown parameter {name!r} for {where}; allowed: its [params] ({have})"
+            )
+        if isinstance(spec, str):
+            values = parse_values(spec, name)
+        elif isinstance(spec, Iterable) and not isinstance(spec, bytes | Mapping):
+            values = list(spec)
+        else:
+            values = [spec]
+        if not values:
+            raise SweepError(f"parameter {name!r} has no values; give at least one")
+        checked: list[Any] = []
+        for v in values:
+            if hasattr(v, "item") and not isinstance(v, bool | int | float | str):
+                v = v.item()  # numpy scalars
+            if not isinstance(v, bool | int | float | str):
+                raise SweepError(
+                    f"parameter {name!r}: value {v!r} is a {type(v).__name__}; "
+                    "allowed: int, float, bool or str"
+                )
+            if isinstance(v, float) and not math.isfinite(v):
+                raise SweepError(f"parameter {name!r}: value {v!r} is not a finite number")
+            checked.append(_coerce(v, defaults[name]))
+        checked = _column_values(checked)
+        seen: set[str] = set()
+        for v in checked:
+            token = json.dumps(v)
+            if token in seen:
+                raise SweepError(
+                    f"parameter {name!r}: value {v!r} is given twice; give each value once"
+                )
+            seen.add(token)
+        out[name] = checked
+    return out
+
+
+def build_grid(params: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """The Cartesian grid of ``params`` in the given order (the first varies slowest)."""
+    names = list(params)
+    total = math.prod(len(v) for v in params.values())
+    if total > _MAX_POINTS:
+        raise SweepError(f"the grid has {total} points; allowed: at most {_MAX_POINTS}")
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*params.values())]
+
+
+def run_key(scenario_text: str, params: Mapping[str, Any], seed: int, version: str) -> str:
+    """sha256 hex of the canonical JSON of (scenario text, sorted typed params, seed, version)."""
+    doc = {
+        "linklab_version": version,
+        "params": [[k, params[k]] for k in sorted(params)],
+        "scenario": scenario_text,
+        "seed": seed,
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)  # fmt: skip
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """A run summary as flat metric columns (see ``docs/sweeps.md``)."""
+    out: dict[str, float | None] = {}
+    agg = summary.get("aggregate") or {}
+    for m in _AGGREGATE:
+        out[m] = _num(agg.get(m))
+    for m in _TOP:
+        out[m] = _num(summary.get(m))
+    flows = summary.get("flows") or []
+    names = [str(f.get("name", f.get("id", ""))) for f in flows]
+    for f, name in zip(flows, names, strict=True):
+        if names.count(name) > 1:
+            name = f"{name}#{f.get('id')}"
+        for m in _FLOW:
+            out[f"flow[{name}].{m}"] = _num(f.get(m))
+    for q in summary.get("queues") or []:
+        link = q.get("link", "?")
+        drops = q.get("drops") or {}
+        out[f"queue[{link}].ecn_marks"] = _num(q.get("ecn_marks"))
+        out[f"queue[{link}].drops_overflow"] = _num(drops.get("overflow"))
+        out[f"queue[{link}].drops_aqm_early"] = _num(drops.get("aqm_early"))
+        out[f"queue[{link}].drops_aqm_forced"] = _num(drops.get("aqm_forced"))
+        out[f"queue[{link}].mean_packets"] = _num(q.get("mean_packets"))
+    for x in summary.get("links") or []:
+        out[f"link[{x.get('name', '?')}].throughput_bps"] = _num(x.get("throughput_bps"))
+    return out
+
+
+def _metric_order(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Metric columns: run-level ones, then flow[..], queue[..], link[..] in first-seen order."""
+    groups: dict[str, dict[str, None]] = {"flow": {}, "queue": {}, "link": {}}
+    for row in rows:
+        for name in row:
+            kind = name.split("[", 1)[0]
+            if kind in groups and name not in groups[kind]:
+                groups[kind][name] = None
+    return [*METRICS, *groups["flow"], *groups["queue"], *groups["link"]]
+
+
+def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float) -> pl.DataFrame:
+    """Per grid point: the parameters, ``n`` ok runs, ``failed`` runs, and mean/std/CI per metric.
+
+    ``M_std`` is the sample standard deviation (ddof 1) and ``M_ci`` the
+    Student-t half-width ``t_{(1+confidence)/2, k-1} · std / sqrt(k)`` over the
+    ``k`` runs where M is known; both are null when k < 2.
+    """
+    import numpy as np
+    import polars as pl
+    from scipy.special import stdtrit  # Student t quantile; scipy.stats costs ~1 s to import
+
+    fixed = {"point", "rep", "seed", "key", "status", "error", *param_names}
+    metrics = [c for c in runs.columns if c not in fixed]
+    aggs: list[pl.Expr] = [
+        *(pl.col(p).first() for p in param_names),
+        (pl.col("status") == "ok").sum().cast(pl.Int64).alias("n"),
+        (pl.col("status") == "failed").sum().cast(pl.Int64).alias("failed"),
+    ]
+    for m in metrics:
+        aggs += [
+            pl.col(m).mean().alias(f"{m}_mean"),
+            pl.col(m).std(ddof=1).alias(f"{m}_std"),
+            pl.col(m).count().cast(pl.Int64).alias(f"{m}__k"),
+        ]
+    grouped = runs.group_by("point", maintain_order=True).agg(aggs).sort("point")
+    q = (1.0 + confidence) / 2.0
+    columns: list[pl.Series] = [grouped["point"], *(grouped[p] for p in param_names)]
+    columns += [grouped["n"], grouped["failed"]]
+    for m in metrics:
+        k = grouped[f"{m}__k"].to_numpy().astype(np.float64)
+        std = grouped[f"{m}_std"].cast(pl.Float64).to_numpy().astype(np.float64)
+        enough = k >= 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = stdtrit(np.where(enough, k - 1, 1.0), q)
+            ci = t * std / np.sqrt(np.where(enough, k, 1.0))
+        std_s = pl.Series(f"{m}_std", np.where(enough, std, np.nan), dtype=pl.Float64)
+        ci_s = pl.Series(f"{m}_ci", np.where(enough, ci, np.nan), dtype=pl.Float64)
+        columns += [
+            grouped[f"{m}_mean"].cast(pl.Float64),
+            std_s.fill_nan(None),
+            ci_s.fill_nan(None),
+        ]
+    return pl.DataFrame(columns)
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+
+class _Progress:
+    """A tqdm bar on a terminal; a plain line every few seconds otherwise; or nothing."""
+
+    def __init__(self, mode: str, total: int, reused: int, interval: float = 5.0) -> None:
+        self.mode = mode
+        self.total = total
+        self.done = reused
+        self.reused = reused
+        self.failed = 0
+        self.interval = interval
+        self.start = time.monotonic()
+        self.last = self.start
+        self.bar: Any = None
+        if mode == "bar":
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total, initial=reused, unit="run", file=sys.stderr, dynamic_ncols=True,
+                desc="sweep", smoothing=0.1,
+            )  # fmt: skip
+
+    def update(self, failed: bool) -> None:
+        self.done += 1
+        self.failed += int(failed)
+        if self.bar is not None:
+            self.bar.update(1)
+            if failed:
+                self.bar.set_postfix(failed=self.failed, refresh=False)
+        elif self.mode == "lines":
+            now = time.monotonic()
+            if now - self.last >= self.interval:
+                self.last = now
+                self._line(now)
+
+    def _line(self, now: float) -> None:
+        elapsed = now - self.start
+        new = self.done - self.reused
+        left = self.total - self.done
+        eta = f"{elapsed / new * left:.0f} s" if new else "?"
+        failed = f", {self.failed} failed" if self.failed else ""
+        print(
+            f"linklab: sweep: {self.done}/{self.total} runs done{failed}, "
+            f"{elapsed:.0f} s elapsed, ETA {eta}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _progress_mode(progress: bool | None) -> str:
+    tty = sys.stderr.isatty()
+    if progress is None:
+        return "bar" if tty else "off"
+    if not progress:
+        return "off"
+    return "bar" if tty else "lines"
+
+
+# ---------------------------------------------------------------------------
+# The sweep
+# ---------------------------------------------------------------------------
+
+
+def _load_text(scenario: str | os.PathLike[str]) -> tuple[str, str]:
+    """(TOML text, a name for messages: the file path, or ``"scenario"`` for text)."""
+    if isinstance(scenario, os.PathLike) or (
+        isinstance(scenario, str)
+        and "\n" not in scenario
+        and (scenario.endswith(".toml") or Path(scenario).is_file())
+    ):
+        path = Path(scenario)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except UnicodeDecodeError as e:
+            raise SweepError(
+                f"cannot read scenario file {str(path)!r}: not UTF-8 text ({e.reason}); "
+                "give a TOML scenario file"
+            ) from None
+        except OSError as e:
+            raise SweepError(
+                f"cannot read scenario file {str(path)!r}: {e.strerror or e}; "
+                "give a TOML scenario file"
+            ) from None
+    if isinstance(scenario, str):
+        return scenario, "scenario"
+    raise TypeError(f"scenario must be a path or TOML text, not {type(scenario).__name__}")
+
+
+def _scenario_name(text: str) -> str | None:
+    try:
+        name = tomllib.loads(text).get("name")
+    except tomllib.TOMLDecodeError:
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _check_settings(reps: Any, confidence: Any, seed: Any, jobs: Any) -> None:
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        raise SweepError(f"invalid reps {reps!r}; allowed: an integer >= 1")
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 < confidence < 1
+    ):
+        raise SweepError(
+            f"invalid confidence {confidence!r}; allowed: a number strictly between 0 and 1, "
+            "e.g. 0.95"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
+        raise SweepError(f"invalid seed {seed!r}; allowed: an integer from 0 to 2**64-1")
+    if seed + reps - 1 > _MAX_SEED:
+        raise SweepError(
+            f"seed {seed} + {reps} replications passes 2**64-1; allowed: base seed <= 2**64-{reps}"
+        )
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise SweepError(f"invalid jobs {jobs!r}; allowed: an integer >= 1")
+
+
+def sweep(
+    scenario: str | os.PathLike[str],
+    params: Mapping[str, Any],
+    reps: int = 1,
+    *,
+    confidence: float = 0.95,
+    seed: int = 1,
+    jobs: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> SweepResult:
+    """Run a parameter sweep and return its tables.
+
+    ``scenario``: a TOML file path or TOML text. ``params``: name → values (a
+    list, one value, or a spec string ``"0,0.01,0.1"`` / ``"0:0.5:0.1"``); every
+    name must be in the scenario's ``[params]``; the grid is their Cartesian
+    product in the given order. ``reps`` replications per point, replication
+    ``r`` with seed ``seed + r``. ``confidence``: level of the Student-t CI.
+    ``jobs``: local worker processes (default: every core). ``backend``:
+    ``"local"`` or ``"dask"`` (with ``scheduler``, a scheduler address).
+    ``out``: the output directory (store and tables); None keeps everything
+    in memory. ``progress``: True shows a bar on a terminal (plain lines
+    otherwise), None a bar only on a terminal, False nothing.
+
+    Raises :class:`SweepError` (a ``ValueError``) for bad input,
+    :class:`SweepInterrupted` (a ``KeyboardInterrupt``) on Ctrl-C; failed runs
+    do not raise: they are rows with status ``failed`` and their error.
+    """
+    text, where = _load_text(scenario)
+    _check_settings(reps, confidence, seed, jobs)
+    defaults = scenario_params(text, where)
+    values = normalize_params(params, defaults, where)
+    grid = build_grid(values)
+    version = _core.version()
+
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        from linklab._files import check_writable_dir
+
+        try:
+            check_writable_dir(out_dir)
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SweepError(
+                f"cannot write output directory {str(out_dir)!r}: {e}; give a writable directory"
+            ) from None
+
+    tasks_by_run: list[tuple[int, int, Task]] = []
+    for i, point in enumerate(grid):
+        for r in range(reps):
+            s = seed + r
+            tasks_by_run.append((i, r, Task(run_key(text, point, s, version), point, s)))
+
+    store = Store(out_dir) if out_dir is not None else MemoryStore()
+    try:
+        store.open()
+    except StoreBusyError as e:
+        raise SweepError(str(e)) from None
+    try:
+        have = store.keys()
+        todo: list[Task] = []
+        queued: set[str] = set()
+        for _, _, task in tasks_by_run:
+            if task.key not in have and task.key not in queued:
+                queued.add(task.key)
+                todo.append(task)
+        total = len(tasks_by_run)
+        reused = total - len(todo)
+
+        meta = {
+            "linklab_version": version,
+            "scenario": where if where != "scenario" else _scenario_name(text),
+            "params": values,
+            "reps": reps,
+            "confidence": float(confidence),
+            "base_seed": seed,
+            "backend": backend,
+        }
+        executed = 0
+        prefetch: threading.Thread | None = None
+        if todo:
+            try:
+                runner = make_backend(backend, jobs=jobs, scheduler=scheduler)
+            except BackendError as e:
+                raise SweepError(str(e)) from None
+            bar = _Progress(_progress_mode(progress), total, reused)
+            prefetch = _prefetch_table_modules()
+            try:
+                gen = runner.execute(text, todo)
+                try:
+                    for task, outcome in gen:
+                        store.put(
+                            task.key,
+                            {
+                                "key": task.key,
+                                "linklab_version": version,
+                                "params": task.params,
+                                "seed": task.seed,
+                                "status": outcome.status,
+                                "error": outcome.error,
+                                "summary": outcome.summary,
+                            },
+                        )
+                        executed += 1
+                        bar.update(outcome.status != "ok")
+                finally:
+                    gen.close()
+            except KeyboardInterrupt:
+                bar.close()
+                raise SweepInterrupted(reused + executed, total, store.root) from None
+            except BackendError as e:
+                raise SweepError(str(e)) from None
+            finally:
+                bar.close()
+                runner.close()
+        elif backend not in ("local", "dask"):
+            raise SweepError(f"unknown backend {backend!r}; allowed: local, dask")
+
+        if prefetch is not None:  # never import the same modules from two threads at once
+            prefetch.join()
+        runs, summary = _tables(store, tasks_by_run, list(values), float(confidence))
+        failed = int((runs["status"] == "failed").sum())
+        files: list[Path] = []
+        if out_dir is not None:
+            files = _write_outputs(out_dir, text, meta, runs, summary)
+    finally:
+        store.close()
+    return SweepResult(
+        runs=runs,
+        summary=summary,
+        meta=meta,
+        out=out_dir,
+        executed=executed,
+        reused=reused,
+        failed=failed,
+        files=files,
+    )
+
+
+def _prefetch_table_modules() -> threading.Thread:
+    """Import polars and scipy in the background while the workers run.
+
+    The parent mostly waits during a sweep; loading the table modules then
+    takes their import time (~0.5 s) off the end of the sweep.
+    """
+
+    def load() -> None:
+        try:
+            import polars  # noqa: F401
+            import scipy.special  # noqa: F401
+        except Exception:  # the real import reports any problem later
+            pass
+
+    thread = threading.Thread(target=load, name="linklab-prefetch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _tables(
+    store: Store | MemoryStore,
+    tasks_by_run: Sequence[tuple[int, int, Task]],
+    param_names: list[str],
+    confidence: float,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """runs and summary DataFrames, rebuilt from the store."""
+    import polars as pl
+
+    rows: list[dict[str, Any]] = []
+    flats: list[dict[str, float | None]] = []
+    for point, rep, task in tasks_by_run:
+        record = store.get(task.key)
+        if record is None:  # lost between writing and reading: a bug or a foreign hand
+            raise RuntimeError(f"run {task.key} is missing from the store")
+        ok = record.get("status") == "ok" and record.get("summary") is not None
+        rows.append(
+            {
+                "point": point,
+                "rep": rep,
+                "seed": task.seed,
+                "params": task.params,
+                "key": task.key,
+                "status": "ok" if ok else "failed",
+                "error": None if ok else (record.get("error") or "unknown error"),
+            }
+        )
+        flats.append(flatten_summary(record["summary"]) if ok else {})
+    metrics = _metric_order(flats)
+
+    def param_dtype(name: str) -> Any:
+        v = rows[0]["params"][name] if rows else 0.0
+        if isinstance(v, bool):
+            return pl.Boolean
+        if isinstance(v, int):
+            return pl.Int64
+        if isinstance(v, float):
+            return pl.Float64
+        return pl.String
+
+    columns: list[pl.Series] = [
+        pl.Series("point", [r["point"] for r in rows], dtype=pl.Int64),
+        pl.Series("rep", [r["rep"] for r in rows], dtype=pl.Int64),
+        pl.Series("seed", [r["seed"] for r in rows], dtype=pl.UInt64),
+    ]
+    for name in param_names:
+        columns.append(pl.Series(name, [r["params"][name] for r in rows], dtype=param_dtype(name)))
+    columns += [
+        pl.Series("key", [r["key"] for r in rows], dtype=pl.String),
+        pl.Series("status", [r["status"] for r in rows], dtype=pl.String),
+        pl.Series("error", [r["error"] for r in rows], dtype=pl.String),
+    ]
+    for m in metrics:
+        columns.append(pl.Series(m, [f.get(m) for f in flats], dtype=pl.Float64))
+    runs = pl.DataFrame(columns).sort(["point", "rep"])
+    return runs, summarize(runs, param_names, confidence)
+
+
+def _write_outputs(
+    out_dir: Path,
+    text: str,
+    meta: dict[str, Any],
+    runs: pl.DataFrame,
+    summary: pl.DataFrame,
+) -> list[Path]:
+    from linklab._files import Staging
+
+    meta_text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
+    with Staging() as staged:
+        staged.add(out_dir / "runs.parquet", runs.write_parquet)
+        staged.add(out_dir / "summary.parquet", summary.write_parquet)
+        staged.add_bytes(out_dir / "scenario.toml", text.encode("utf-8"))
+        staged.add_bytes(out_dir / "meta.json", meta_text.encode("utf-8"))
+        return staged.commit()
+
+
+# ---------------------------------------------------------------------------
+# Terminal table
+# ---------------------------------------------------------------------------
+
+_SHOWN = (
+    ("goodput_bps", "goodput Mbit/s", 1e-6, 3),
+    ("delay_mean_s", "delay mean ms", 1e3, 2),
+    ("delay_p95_s", "delay p95 ms", 1e3, 2),
+    ("timeouts", "timeouts", 1.0, 1),
+    ("retransmits", "retransmits", 1.0, 1),
+)
+
+
+def render_summary_table(
+    summary: pl.DataFrame, param_names: Sequence[str], confidence: float
+) -> str:
+    """The summary as a readable table: parameters, n, failed, main metrics as mean ± CI."""
+    headers = [*param_names, "n", "failed"]
+    shown = [m for m in _SHOWN if f"{m[0]}_mean" in summary.columns]
+    headers += [label for _, label, _, _ in shown]
+    rows: list[list[str]] = []
+    for rec in summary.iter_rows(named=True):
+        row = [_fmt_param(rec[p]) for p in param_names] + [str(rec["n"]), str(rec["failed"])]
+        for metric, _, scale, digits in shown:
+            mean, ci = rec[f"{metric}_mean"], rec[f"{metric}_ci"]
+            cell = "-" if mean is None else f"{mean * scale:,.{digits}f}"
+            if mean is not None and ci is not None:
+                cell += f" ± {ci * scale:,.{digits}f}"
+            row.append(cell)
+        rows.append(row)
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    left = len(param_names)
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i < left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    note = f"mean ± {confidence * 100:g}% confidence half-width (Student t) over n ok runs"
+    return "\n".join([line(headers), *(line(r) for r in rows), note])
+
+
+def _fmt_param(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,436 @@
+"""Sweeps: grids, seeds, CIs, the store (resume, kill -9, Ctrl-C), failures, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import linklab
+from conftest import CliRunner, assert_bad_input, cli_env
+from linklab.sweep import (
+    SweepError,
+    build_grid,
+    parse_param_spec,
+    parse_value,
+    run_key,
+    summarize,
+)
+
+# A small scenario whose run length is a parameter (the kill/interrupt tests need
+# sweeps that take a few seconds).
+SMALL = """\
+name = "small"
+duration = "${duration}"
+[params]
+per = 0.0
+duration = "1s"
+flows = 1
+[[links]]
+a = "A"
+b = "B"
+rate = "10Mbit"
+delay = "10ms"
+queue = { kind = "droptail", limit = "100p" }
+ab = { loss = "${per}" }
+[[flows]]
+from = "A"
+to = "B"
+count = "${flows}"
+[tcp]
+variant = "sack"
+"""
+
+# wall_time_s is measured, not simulated: it differs between any two executions.
+WALL = ("wall_time_s", "wall_time_s_mean", "wall_time_s_std", "wall_time_s_ci")
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL)
+    return path
+
+
+def _deterministic(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.drop([c for c in WALL if c in frame.columns])
+
+
+def _tables(out: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return pl.read_parquet(out / "runs.parquet"), pl.read_parquet(out / "summary.parquet")
+
+
+def _run_cli(tmp_path: Path, *args: object, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "linklab", *map(str, args)],
+        cwd=tmp_path,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# --- parameter parsing --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0.1", 0.1), ("10", 10), ("true", True), ("false", False), ("2s", "2s"),
+     ('"10"', "10"), ("1e-3", 0.001), ("-4", -4), ("sack", "sack")],
+)  # fmt: skip
+def test_parse_value_types_like_toml(text: str, value: object) -> None:
+    got = parse_value(text)
+    assert got == value and type(got) is type(value)
+
+
+def test_parse_lists_and_ranges() -> None:
+    assert parse_param_spec("per=0,0.01,0.1") == ("per", [0, 0.01, 0.1])
+    assert parse_param_spec("per=0:0.5:0.1") == ("per", [0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    assert parse_param_spec("flows=1:10:3") == ("flows", [1, 4, 7, 10])
+    assert parse_param_spec("flows=1:9:3") == ("flows", [1, 4, 7])
+    assert parse_param_spec("flows=5:1:-2") == ("flows", [5, 3, 1])
+    assert parse_param_spec("duration=1s,2s") == ("duration", ["1s", "2s"])
+    assert parse_param_spec("x=7") == ("x", [7])
+
+
+@pytest.mark.parametrize("bad", ["per", "=1", "per=", "per=0,,1", "per=0:1:0", "per=1:0:0.1"])
+def test_malformed_specs(bad: str) -> None:
+    with pytest.raises(SweepError):
+        parse_param_spec(bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    start=st.integers(-1000, 1000),
+    count=st.integers(1, 60),
+    step=st.integers(1, 500),
+    overshoot=st.integers(0, 499),
+    scale=st.sampled_from([1, 10, 100, 1000]),
+)
+def test_decimal_ranges(start: int, count: int, step: int, overshoot: int, scale: int) -> None:
+    """START:STOP:STEP with decimals gives exactly the decimal grid, STOP included if on it."""
+    overshoot %= step
+    stop = start + (count - 1) * step + overshoot
+    d = Decimal(scale)
+    spec = f"v={Decimal(start) / d}:{Decimal(stop) / d}:{Decimal(step) / d}"
+    _, values = parse_param_spec(spec)
+    expected = [float((Decimal(start) + i * Decimal(step)) / d) for i in range(count)]
+    if scale == 1:
+        assert values == [start + i * step for i in range(count)]
+        assert all(type(v) is int for v in values)
+    else:
+        assert values == expected, spec
+
+
+def test_grid_is_cartesian_in_given_order() -> None:
+    grid = build_grid({"a": [1, 2], "b": ["x", "y", "z"]})
+    assert grid == [{"a": a, "b": b} for a in (1, 2) for b in ("x", "y", "z")]
+
+
+def test_run_key_canonical() -> None:
+    k = run_key("text", {"b": 1, "a": 0.5}, 3, "0.1.0")
+    assert k == run_key("text", {"a": 0.5, "b": 1}, 3, "0.1.0")
+    assert len(k) == 64 and int(k, 16) >= 0
+    assert k != run_key("text", {"a": 0.5, "b": 1}, 4, "0.1.0")
+    assert k != run_key("text ", {"a": 0.5, "b": 1}, 3, "0.1.0")
+    assert k != run_key("text", {"a": 0.5, "b": 1}, 3, "0.1.1")
+    assert k != run_key("text", {"a": 0.5, "b": 1.0}, 3, "0.1.0")  # typed values
+
+
+# --- statistics -------------------------------------------------------------
+
+
+def test_ci_matches_hand_computation() -> None:
+    runs = pl.DataFrame(
+        {
+            "point": [0, 0, 0, 0, 1, 1, 2],
+            "rep": [0, 1, 2, 3, 0, 1, 0],
+            "seed": pl.Series([1, 2, 3, 4, 1, 2, 1], dtype=pl.UInt64),
+            "per": [0.0] * 4 + [0.1] * 2 + [0.2],
+            "key": list("abcdefg"),
+            "status": ["ok", "ok", "ok", "ok", "ok", "failed", "ok"],
+            "error": [None] * 5 + ["bad"] + [None],
+            "goodput_bps": [10.0, 12.0, 11.0, 15.0, 3.0, None, 4.0],
+        }
+    )
+    s = summarize(runs, ["per"], 0.90)
+    row = s.row(0, named=True)
+    xs = [10.0, 12.0, 11.0, 15.0]
+    mean = sum(xs) / 4
+    std = math.sqrt(sum((x - mean) ** 2 for x in xs) / 3)
+    t90_df3 = 2.353363434801823  # Student t, 0.95 quantile, 3 degrees of freedom
+    assert row["n"] == 4 and row["failed"] == 0
+    assert row["goodput_bps_mean"] == pytest.approx(mean)
+    assert row["goodput_bps_std"] == pytest.approx(std)
+    assert row["goodput_bps_ci"] == pytest.approx(t90_df3 * std / 2.0)
+    one = s.row(1, named=True)  # one ok run, one failed: no spread
+    assert (one["n"], one["failed"], one["goodput_bps_mean"]) == (1, 1, 3.0)
+    assert one["goodput_bps_std"] is None and one["goodput_bps_ci"] is None
+    assert s["point"].to_list() == [0, 1, 2]
+
+
+# --- the sweep ----------------------------------------------------------------
+
+
+def test_api_common_random_numbers_and_schema(small: Path, tmp_path: Path) -> None:
+    res = linklab.sweep(small, {"per": [0, 0.05]}, reps=3, seed=7, jobs=2, out=tmp_path / "o")
+    runs = res.runs
+    assert runs.height == 6 and res.executed == 6 and res.failed == 0
+    assert runs.columns[:7] == ["point", "rep", "seed", "per", "key", "status", "error"]
+    assert runs.schema["seed"] == pl.UInt64 and runs.schema["per"] == pl.Float64
+    assert runs["per"].to_list() == [0.0] * 3 + [0.05] * 3  # 0 typed as the default: float
+    # replication r has seed base + r at every point
+    assert runs["seed"].to_list() == [7, 8, 9, 7, 8, 9]
+    assert runs["rep"].to_list() == [0, 1, 2, 0, 1, 2]
+    assert runs["key"].n_unique() == 6
+    for col in ("flow[A->B].goodput_bps", "queue[A->B].drops_overflow",
+                "link[B->A].throughput_bps", "delay_p95_s", "sim_time_s"):  # fmt: skip
+        assert runs.schema[col] == pl.Float64
+    # each run equals linklab.run with the same seed and params
+    one = linklab.run(small, seed=8, params={"per": 0.05}).summary
+    row = runs.filter((pl.col("point") == 1) & (pl.col("rep") == 1)).row(0, named=True)
+    assert row["goodput_bps"] == one["aggregate"]["goodput_bps"]
+    assert row["events"] == one["events"]
+    s = res.summary
+    assert s.columns[:4] == ["point", "per", "n", "failed"]
+    assert {"goodput_bps_mean", "goodput_bps_std", "goodput_bps_ci"} <= set(s.columns)
+    meta = json.loads((tmp_path / "o" / "meta.json").read_text())
+    assert meta == {
+        "linklab_version": linklab.__version__,
+        "scenario": str(small),
+        "params": {"per": [0.0, 0.05]},
+        "reps": 3,
+        "confidence": 0.95,
+        "base_seed": 7,
+        "backend": "local",
+    }
+    assert (tmp_path / "o" / "scenario.toml").read_text() == SMALL
+    disk_runs, disk_summary = _tables(tmp_path / "o")
+    assert_frame_equal(disk_runs, runs)
+    assert_frame_equal(disk_summary, s)
+
+
+def test_in_memory_sweep_and_typed_columns(small: Path) -> None:
+    res = linklab.sweep(small.read_text(), {"flows": "1:2:1", "duration": ["1s"]}, reps=1, jobs=1)
+    assert res.out is None
+    assert res.runs.schema["flows"] == pl.Int64 and res.runs.schema["duration"] == pl.String
+    # flows with the same name (count = 2) get "#id"; a point lacking a flow has nulls
+    flow_cols = [c for c in res.runs.columns if c.startswith("flow[")]
+    assert flow_cols[::4] == ["flow[A->B].goodput_bps", "flow[A->B#0].goodput_bps",
+                              "flow[A->B#1].goodput_bps"]  # fmt: skip
+    assert res.runs["flow[A->B#1].goodput_bps"].null_count() == 1
+    assert res.runs["flow[A->B].goodput_bps"].null_count() == 1
+
+
+def test_resume_and_extend(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    first = linklab.sweep(small, {"per": [0, 0.05]}, reps=2, jobs=2, out=out)
+    assert (first.executed, first.reused) == (4, 0)
+    mtimes = {p.name: p.stat().st_mtime_ns for p in (out / "store").glob("*.json")}
+    again = linklab.sweep(small, {"per": [0, 0.05]}, reps=2, jobs=2, out=out)
+    assert (again.executed, again.reused) == (0, 4)
+    assert_frame_equal(again.runs, first.runs)  # identical, wall times included
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "store").glob("*.json")} == mtimes
+    more_reps = linklab.sweep(small, {"per": [0, 0.05]}, reps=3, jobs=2, out=out)
+    assert (more_reps.executed, more_reps.reused) == (2, 4)
+    bigger = linklab.sweep(small, {"per": [0, 0.05, 0.1]}, reps=3, jobs=2, out=out)
+    assert (bigger.executed, bigger.reused) == (3, 6)
+    assert len(list((out / "store").glob("*.json"))) == 9
+    fresh = linklab.sweep(small, {"per": [0, 0.05, 0.1]}, reps=3, jobs=1)
+    assert_frame_equal(_deterministic(bigger.runs), _deterministic(fresh.runs))
+    assert_frame_equal(_deterministic(bigger.summary), _deterministic(fresh.summary))
+
+
+def test_failing_point_recorded_exit_1(cli: CliRunner, small: Path, tmp_path: Path) -> None:
+    proc = cli("sweep", small, "--param", "per=0,1.5", "--reps", "2", "--out", "o")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("linklab: error: 2 of 4 runs failed"), proc.stderr
+    assert "runs.parquet" in last
+    runs, summary = _tables(tmp_path / "o")
+    bad = runs.filter(pl.col("per") == 1.5)
+    assert bad["status"].to_list() == ["failed", "failed"]
+    assert all("not a probability" in e for e in bad["error"].to_list())
+    assert bad["goodput_bps"].null_count() == 2
+    good = runs.filter(pl.col("per") == 0.0)
+    assert good["status"].to_list() == ["ok", "ok"] and good["error"].null_count() == 2
+    assert summary["n"].to_list() == [2, 0] and summary["failed"].to_list() == [0, 2]
+    assert "goodput Mbit/s" in proc.stdout  # the table is still printed
+
+
+def test_cli_json_and_jobs_1_vs_2(cli: CliRunner, small: Path, tmp_path: Path) -> None:
+    common = ["sweep", small, "--param", "per=0,0.02,0.05", "--param", "flows=1,2",
+              "--reps", "3", "--seed", "5", "--confidence", "0.9"]  # fmt: skip
+    p1 = cli(*common, "--jobs", "1", "--out", "j1", "--json")
+    p2 = cli(*common, "--jobs", "2", "--out", "j2")
+    assert p1.returncode == 0 and p2.returncode == 0, (p1.stderr, p2.stderr)
+    rows = json.loads(p1.stdout)
+    assert len(rows) == 6 and rows[0]["per"] == 0.0 and rows[1]["flows"] == 2
+    assert "goodput_bps_ci" in rows[0]
+    assert "per" in p2.stdout and "goodput Mbit/s" in p2.stdout
+    r1, s1 = _tables(tmp_path / "j1")
+    r2, s2 = _tables(tmp_path / "j2")
+    assert_frame_equal(_deterministic(r1), _deterministic(r2))
+    assert_frame_equal(_deterministic(s1), _deterministic(s2))
+    assert r1.height == 18 and r1.select("point", "rep").is_duplicated().sum() == 0
+
+
+# --- crash safety -------------------------------------------------------------
+
+LONG_PARAMS = ("--param", "per=0,0.01,0.02,0.05", "--param", "duration=50s", "--reps", "60")
+
+
+def _store_files(out: Path) -> list[Path]:
+    store = out / "store"
+    return list(store.glob("*.json")) if store.is_dir() else []
+
+
+def _start_and_wait(tmp_path: Path, scenario: Path, out: str, at_least: int) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "linklab",
+            "sweep",
+            str(scenario),
+            *LONG_PARAMS,
+            "--jobs",
+            "2",
+            "--out",
+            out,
+        ],  # fmt: skip
+        cwd=tmp_path,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(_store_files(tmp_path / out)) < at_least:
+        assert proc.poll() is None, ("the sweep ended too early", proc.communicate())
+        assert time.monotonic() < deadline, "no runs were stored"
+        time.sleep(0.01)
+    return proc
+
+
+def test_kill_9_then_rerun_gives_identical_tables(small: Path, tmp_path: Path) -> None:
+    proc = _start_and_wait(tmp_path, small, "killed", at_least=25)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    stored = len(_store_files(tmp_path / "killed"))
+    assert 25 <= stored < 240, f"the kill should land mid-sweep ({stored} of 240 stored)"
+    assert not (tmp_path / "killed" / "runs.parquet").exists()
+
+    again = _run_cli(tmp_path, "sweep", small, *LONG_PARAMS, "--jobs", "2", "--out", "killed")
+    assert again.returncode == 0, again.stderr
+    assert f"{240 - stored} run now, {stored} reused" in again.stdout
+    whole = _run_cli(tmp_path, "sweep", small, *LONG_PARAMS, "--jobs", "2", "--out", "whole")
+    assert whole.returncode == 0, whole.stderr
+
+    rk, sk = _tables(tmp_path / "killed")
+    rw, sw = _tables(tmp_path / "whole")
+    assert rk.height == 240 and rk.select("point", "rep").is_duplicated().sum() == 0
+    assert rk["key"].n_unique() == 240
+    assert_frame_equal(_deterministic(rk), _deterministic(rw))
+    assert_frame_equal(_deterministic(sk), _deterministic(sw))
+    assert not list((tmp_path / "killed" / "store").glob(".*.tmp"))
+
+
+def test_ctrl_c_keeps_finished_runs(small: Path, tmp_path: Path) -> None:
+    proc = _start_and_wait(tmp_path, small, "int", at_least=10)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "interrupted" in err and "run the same command again" in err
+    kept = _store_files(tmp_path / "int")
+    assert len(kept) >= 10
+    for f in kept:  # every kept record is complete
+        assert json.loads(f.read_text())["status"] == "ok"
+    assert not list((tmp_path / "int" / "store").glob(".*.tmp"))
+    again = _run_cli(tmp_path, "sweep", small, *LONG_PARAMS, "--jobs", "2", "--out", "int")
+    assert again.returncode == 0, again.stderr
+    assert f"{len(kept)} reused" in again.stdout
+
+
+# --- bad input: exit 2, one line ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--param", "bogus=1,2"], ["bogus", "per"]),
+        (["--param", "per"], ["--param", "NAME=V1,V2"]),
+        (["--param", "per=0,,1"], ["empty value"]),
+        (["--param", "per=0:1:0"], ["step 0"]),
+        (["--param", "per=0,1", "--param", "per=2"], ["per", "twice"]),
+        (["--param", "per=0,0"], ["twice"]),
+        ([], ["--param"]),
+        (["--param", "per=0", "--reps", "0"], ["--reps", ">= 1"]),
+        (["--param", "per=0", "--confidence", "1"], ["--confidence", "between 0 and 1"]),
+        (["--param", "per=0", "--confidence", "x"], ["--confidence"]),
+        (["--param", "per=0", "--jobs", "0"], ["--jobs", ">= 1"]),
+        (["--param", "per=0", "--backend", "dask"], ["--scheduler"]),
+        (["--param", "per=0", "--backend", "slurm"], ["--backend"]),
+        (["--param", "per=0", "--seed", "-1"], ["seed"]),
+    ],
+)
+def test_bad_input(cli: CliRunner, small: Path, tmp_path: Path, args: list[str],
+                   needles: list[str]) -> None:  # fmt: skip
+    assert_bad_input(cli("sweep", small, *args, "--out", "o"), *needles)
+    assert not (tmp_path / "o" / "store").exists()
+
+
+def test_unwritable_out(cli: CliRunner, small: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    assert_bad_input(cli("sweep", small, "--param", "per=0", "--out", "file/sub"), "--out")
+
+
+def test_missing_out_and_scenario(cli: CliRunner, tmp_path: Path, small: Path) -> None:
+    assert_bad_input(cli("sweep", small, "--param", "per=0"), "--out")
+    assert_bad_input(cli("sweep", tmp_path / "nope.toml", "--param", "per=0", "--out", "o"),
+                     "nope.toml")  # fmt: skip
+
+
+def test_unreachable_scheduler(cli: CliRunner, small: Path, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env_timeout = os.environ.get("LINKLAB_DASK_TIMEOUT")
+    os.environ["LINKLAB_DASK_TIMEOUT"] = "2"
+    try:
+        proc = cli("sweep", small, "--param", "per=0", "--backend", "dask",
+                   "--scheduler", f"tcp://127.0.0.1:{port}", "--out", "o")  # fmt: skip
+    finally:
+        if env_timeout is None:
+            os.environ.pop("LINKLAB_DASK_TIMEOUT")
+        else:
+            os.environ["LINKLAB_DASK_TIMEOUT"] = env_timeout
+    assert_bad_input(proc, "cannot reach dask scheduler", f"127.0.0.1:{port}")
+
+
+def test_api_errors(small: Path) -> None:
+    with pytest.raises(SweepError, match="unknown parameter 'nope'"):
+        linklab.sweep(small, {"nope": [1]})
+    with pytest.raises(SweepError, match="reps"):
+        linklab.sweep(small, {"per": [0]}, reps=0)
+    with pytest.raises(SweepError, match="confidence"):
+        linklab.sweep(small, {"per": [0]}, confidence=1.5)
+    with pytest.raises(SweepError, match="no parameter"):
+        linklab.sweep(small, {})
