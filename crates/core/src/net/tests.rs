@@ -326,3 +326,70 @@ proptest! {
         }
     }
 }
+
+const UMTS: &str = r#"
+duration = "20s"
+[tcp]
+variant = "reno"
+mss = 1460
+[[links]]
+a = "S"
+b = "RNC"
+rate = "1Mbit"
+delay = "100ms"
+[[links]]
+a = "RNC"
+b = "UE"
+kind = "rlc_am"
+preset = "seed000"
+rate = "384kbit"
+buffer = "40p"
+channel = { kind = "rayleigh", fd_t = 0.01, fer = 0.1 }
+[[flows]]
+from = "S"
+to = "UE"
+"#;
+
+#[test]
+fn umts_bad_input_names_the_rule() {
+    let cases: &[(&str, &str, &str)] = &[
+        // SBD minth >= maxth
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 40, maxth = 30, tr = \"1s\", alpha = 5 }", "links[1].ab.queue"),
+        // alpha <= 0
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 0 }", "links[1].ab.queue"),
+        // a PDU payload that does not fit the bearer's TTI (8 kbit/s * 10 ms = 80 bits < 320)
+        ("rate = \"384kbit\"", "rate = \"8kbit\"", "links[1].ab.rate_schedule[0].rate"),
+        // a rate schedule going backwards in time
+        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"0s\", rate = \"384kbit\" }, { at = \"50s\", rate = \"128kbit\" }, { at = \"40s\", rate = \"64kbit\" }]", "links[1].ab.rate_schedule[2].at"),
+        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].ab.rate_schedule[0].at"),
+        ("preset = \"seed000\"", "preset = \"lte\"", "links[1].preset"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"sometimes\"", "links[1].max_dat"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nloss = 0.1", "links[1].loss"),
+        ("delay = \"100ms\"", "delay = \"100ms\"\ntti = \"10ms\"", "links[0].tti"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 5, maxp = 0.1 }", "links[1].ab.queue.maxp"),
+    ];
+    for (from, to, path) in cases {
+        assert!(UMTS.contains(from), "test case does not apply: {from}");
+        let (p, m) = bad(&UMTS.replacen(from, to, 1));
+        assert!(
+            p.starts_with(path),
+            "{to}: path '{p}' ({m}) should start with {path}"
+        );
+    }
+}
+
+#[test]
+fn rate_switch_applies_the_aqm_table() {
+    let text = UMTS.replace(
+        "rate = \"384kbit\"",
+        "rate_schedule = [{ at = \"0s\", rate = \"384kbit\" }, { at = \"10s\", rate = \"128kbit\" }]\n\
+         aqm_table = [\n\
+           { rate = \"384kbit\", queue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"200ms\", alpha = 5 } },\n\
+           { rate = \"128kbit\", queue = { kind = \"sbd\", minth = 15, maxth = 40, tr = \"1300ms\", alpha = 5 } },\n\
+         ]",
+    );
+    let s = run_text(&text, 1);
+    assert_eq!(s["queues"][2]["kind"], "sbd", "{}", s["queues"][2]);
+    let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
+    assert!(g > 80e3 && g < 384e3, "goodput {g}");
+}

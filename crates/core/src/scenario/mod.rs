@@ -11,14 +11,15 @@ pub mod units;
 pub use model::ScenarioFile;
 
 use model::{
-    ByteSize, ChannelKind, ChannelSection, DirectionSection, LinkSection, QueueKind, QueueSection,
-    TcpSection,
+    ByteSize, ChannelKind, ChannelSection, DirectionSection, FloatOrWord, IntOrWord, LinkKind,
+    LinkSection, QueueKind, QueueSection, RateStepSection, TcpSection,
 };
 
 use crate::api::{RunOptions, RunOutput, Source};
-use crate::aqm::{DropTail, Limit, Queue, Red, RedConfig};
+use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
-use crate::link::{WiredConfig, WiredDirection, WiredLink};
+use crate::link::rlc::{RateStep, RlcBearer, RlcConfig, RlcDirection};
+use crate::link::{Link, WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
 use crate::tcp::{App, CcKind, TcpConfig, Variant};
@@ -219,47 +220,88 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
     Ok(c)
 }
 
-fn build_queue(
+/// The queue limit of `q` (default 100 packets).
+fn queue_limit(q: &QueueSection, path: &str) -> Result<Limit, ScenarioError> {
+    match &q.limit {
+        Some(s) => units::limit(s).map_err(|m| err(format!("{path}.limit"), m)),
+        None => Ok(Limit::Packets(100)),
+    }
+}
+
+/// The AQM policy of queue section `q` (at key path `path`) guarding a buffer
+/// of `limit` in front of a link of `rate_bps`. Keys that belong to another
+/// kind are refused.
+fn build_aqm(
     q: &QueueSection,
     path: &str,
     rate_bps: u64,
-    rng: Rng,
-) -> Result<Queue, ScenarioError> {
-    let limit = match &q.limit {
-        Some(s) => units::limit(s).map_err(|m| err(format!("{path}.limit"), m))?,
-        None => Limit::Packets(100),
+    limit: Limit,
+) -> Result<Box<dyn Aqm>, ScenarioError> {
+    let given = [
+        ("minth", q.minth.is_some()),
+        ("maxth", q.maxth.is_some()),
+        ("maxp", q.maxp.is_some()),
+        ("wq", q.wq.is_some()),
+        ("gentle", q.gentle.is_some()),
+        ("ecn", q.ecn.is_some()),
+        ("hard_drop", q.hard_drop.is_some()),
+        ("instantaneous", q.instantaneous.is_some()),
+        ("byte_mode", q.byte_mode.is_some()),
+        ("mean_pkt_size", q.mean_pkt_size.is_some()),
+        ("tr", q.tr.is_some()),
+        ("alpha", q.alpha.is_some()),
+    ];
+    let (kind, allowed): (&str, &[&str]) = match q.kind {
+        QueueKind::Droptail => ("droptail", &[]),
+        QueueKind::Red => (
+            "red",
+            &[
+                "minth",
+                "maxth",
+                "maxp",
+                "wq",
+                "gentle",
+                "ecn",
+                "hard_drop",
+                "instantaneous",
+                "byte_mode",
+                "mean_pkt_size",
+            ],
+        ),
+        QueueKind::Sbd => ("sbd", &["minth", "maxth", "tr", "alpha"]),
+    };
+    if let Some((k, _)) = given.iter().find(|(k, set)| *set && !allowed.contains(k)) {
+        return Err(err(
+            format!("{path}.{k}"),
+            if allowed.is_empty() {
+                format!("is not a key of a {kind} queue; a {kind} queue takes only `limit`")
+            } else {
+                format!(
+                    "is not a key of a {kind} queue; its keys: limit, {}",
+                    allowed.join(", ")
+                )
+            },
+        ));
+    }
+    let cap = match limit {
+        Limit::Packets(n) => f64::from(n),
+        Limit::Bytes(b) => b as f64,
+    };
+    let need = |v: Option<f64>, k: &str| {
+        v.ok_or_else(|| {
+            err(
+                format!("{path}.{k}"),
+                format!("missing; a {kind} queue needs {k}"),
+            )
+        })
     };
     match q.kind {
-        QueueKind::Droptail => {
-            let red_keys = [
-                ("minth", q.minth.is_some()),
-                ("maxth", q.maxth.is_some()),
-                ("maxp", q.maxp.is_some()),
-                ("wq", q.wq.is_some()),
-                ("gentle", q.gentle.is_some()),
-                ("ecn", q.ecn.is_some()),
-                ("hard_drop", q.hard_drop.is_some()),
-                ("instantaneous", q.instantaneous.is_some()),
-                ("byte_mode", q.byte_mode.is_some()),
-                ("mean_pkt_size", q.mean_pkt_size.is_some()),
-            ];
-            if let Some((k, _)) = red_keys.iter().find(|(_, set)| *set) {
-                return Err(err(
-                    format!("{path}.{k}"),
-                    "is a RED key; set kind = \"red\" or remove it",
-                ));
-            }
-            Ok(Queue::new(limit, Box::new(DropTail), rng))
-        }
+        QueueKind::Droptail => Ok(Box::new(DropTail)),
         QueueKind::Red => {
             let d = RedConfig::default();
             let cfg = RedConfig {
-                min_th: q
-                    .minth
-                    .ok_or_else(|| err(format!("{path}.minth"), "RED needs minth"))?,
-                max_th: q
-                    .maxth
-                    .ok_or_else(|| err(format!("{path}.maxth"), "RED needs maxth"))?,
+                min_th: need(q.minth, "minth")?,
+                max_th: need(q.maxth, "maxth")?,
                 max_p: q.maxp.unwrap_or(d.max_p),
                 wq: q.wq.unwrap_or(d.wq),
                 gentle: q.gentle.unwrap_or(d.gentle),
@@ -271,19 +313,47 @@ fn build_queue(
                 link_rate_bps: rate_bps,
             };
             cfg.check().map_err(|m| err(path, m))?;
-            let cap = match limit {
-                Limit::Packets(n) => f64::from(n),
-                Limit::Bytes(b) => b as f64,
-            };
             if cfg.min_th > cap {
                 return Err(err(
                     format!("{path}.minth"),
                     format!("{} is above the queue limit {cap}", cfg.min_th),
                 ));
             }
-            Ok(Queue::new(limit, Box::new(Red::new(cfg)), rng))
+            Ok(Box::new(Red::new(cfg)))
+        }
+        QueueKind::Sbd => {
+            let tr = q.tr.as_deref().ok_or_else(|| {
+                err(
+                    format!("{path}.tr"),
+                    "missing; an sbd queue needs tr (reaction time, e.g. \"500ms\")",
+                )
+            })?;
+            let cfg = SbdConfig {
+                min_th: need(q.minth, "minth")?,
+                max_th: need(q.maxth, "maxth")?,
+                t_r: time_at(&format!("{path}.tr"), tr)?,
+                alpha: need(q.alpha, "alpha")?,
+            };
+            cfg.check().map_err(|m| err(path, m))?;
+            if cfg.max_th > cap {
+                return Err(err(
+                    format!("{path}.maxth"),
+                    format!("{} is above the queue limit {cap}", cfg.max_th),
+                ));
+            }
+            Ok(Box::new(Sbd::new(cfg)))
         }
     }
+}
+
+fn build_queue(
+    q: &QueueSection,
+    path: &str,
+    rate_bps: u64,
+    rng: Rng,
+) -> Result<Queue, ScenarioError> {
+    let limit = queue_limit(q, path)?;
+    Ok(Queue::new(limit, build_aqm(q, path, rate_bps, limit)?, rng))
 }
 
 /// The channel of a link direction at key path `path`: `section`, or `loss`
@@ -384,6 +454,296 @@ fn channel_config(
     Ok((cfg, slot))
 }
 
+/// Keys of a `[[links]]` entry that only a radio bearer takes.
+fn rlc_keys_given(l: &LinkSection) -> Vec<&'static str> {
+    [
+        ("preset", l.preset.is_some()),
+        ("pdu_payload", l.pdu_payload.is_some()),
+        ("pdu_header", l.pdu_header.is_some()),
+        ("li", l.li.is_some()),
+        ("tti", l.tti.is_some()),
+        ("tx_window", l.tx_window.is_some()),
+        ("max_dat", l.max_dat.is_some()),
+        ("poll_timer", l.poll_timer.is_some()),
+        ("poll_window", l.poll_window.is_some()),
+        ("poll_last_pdu", l.poll_last_pdu.is_some()),
+        ("poll_last_retx", l.poll_last_retx.is_some()),
+        ("status_prohibit", l.status_prohibit.is_some()),
+        ("missing_pdu_detection", l.missing_pdu_detection.is_some()),
+        ("in_order_delivery", l.in_order_delivery.is_some()),
+        ("mrw_timer", l.mrw_timer.is_some()),
+        ("buffer", l.buffer.is_some()),
+        ("rate_schedule", l.rate_schedule.is_some()),
+        ("aqm_table", l.aqm_table.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect()
+}
+
+/// A size in bytes that may also be written in bits ("320bit").
+fn bytes_or_bits(path: &str, v: &ByteSize) -> Result<u64, ScenarioError> {
+    if let ByteSize::Str(s) = v {
+        if let Some(bits) = s.trim().strip_suffix("bit") {
+            let b: u64 = bits.trim().parse().map_err(|_| {
+                err(
+                    path,
+                    format!("'{s}' is not a size; write bytes (\"40B\") or bits (\"320bit\")"),
+                )
+            })?;
+            if b % 8 != 0 {
+                return Err(err(path, format!("'{s}' is not a whole number of bytes")));
+            }
+            return Ok(b / 8);
+        }
+    }
+    byte_size(path, v)
+}
+
+/// An optional timer: a time, or "off".
+fn timer_or_off(path: &str, s: &str) -> Result<Option<Time>, ScenarioError> {
+    if s.trim() == "off" {
+        return Ok(None);
+    }
+    let t = time_at(path, s)?;
+    if t.0 == 0 {
+        return Err(err(path, "must be positive, or \"off\""));
+    }
+    Ok(Some(t))
+}
+
+/// The RLC configuration of a `kind = "rlc_am"` link entry at `p`.
+fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
+    let mut c = match l.preset.as_deref() {
+        None | Some("seed000") => RlcConfig::seed000(),
+        Some(other) => {
+            return Err(err(
+                format!("{p}.preset"),
+                format!("'{other}' is not a preset; allowed: seed000"),
+            ))
+        }
+    };
+    if let Some(v) = &l.pdu_payload {
+        c.pdu_payload_bytes = bytes_or_bits(&format!("{p}.pdu_payload"), v)? as u32;
+    }
+    if let Some(v) = &l.pdu_header {
+        c.header_bytes = bytes_or_bits(&format!("{p}.pdu_header"), v)? as u32;
+    }
+    if let Some(v) = &l.li {
+        c.li_bytes = bytes_or_bits(&format!("{p}.li"), v)? as u32;
+    }
+    if let Some(v) = &l.tti {
+        c.tti = time_at(&format!("{p}.tti"), v)?;
+    }
+    if let Some(v) = &l.delay {
+        c.one_way_delay = time_at(&format!("{p}.delay"), v)?;
+    }
+    if let Some(v) = l.tx_window {
+        c.tx_window = int_in(&format!("{p}.tx_window"), v, 1, 2047)? as u32;
+    }
+    if let Some(v) = &l.max_dat {
+        c.max_dat = match v {
+            IntOrWord::Int(n) => Some(int_in(&format!("{p}.max_dat"), *n, 1, 1_000_000)? as u32),
+            IntOrWord::Word(w) if w == "none" => None,
+            IntOrWord::Word(w) => {
+                return Err(err(
+                    format!("{p}.max_dat"),
+                    format!(
+                        "'{w}' is not allowed; write a number of transmissions ≥ 1 or \"none\""
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some(v) = &l.poll_timer {
+        c.poll_timer = timer_or_off(&format!("{p}.poll_timer"), v)?;
+    }
+    if let Some(v) = &l.poll_window {
+        c.poll_window = match v {
+            FloatOrWord::Num(x) if *x > 0.0 && *x <= 1.0 => Some(*x),
+            FloatOrWord::Word(w) if w == "off" => None,
+            _ => {
+                return Err(err(
+                    format!("{p}.poll_window"),
+                    "allowed: a fraction of the window, 0 < x ≤ 1, or \"off\"",
+                ))
+            }
+        };
+    }
+    if let Some(v) = l.poll_last_pdu {
+        c.poll_last_pdu = v;
+    }
+    if let Some(v) = l.poll_last_retx {
+        c.poll_last_retx = v;
+    }
+    if let Some(v) = &l.status_prohibit {
+        c.status_prohibit = timer_or_off(&format!("{p}.status_prohibit"), v)?;
+    }
+    if let Some(v) = l.missing_pdu_detection {
+        c.missing_pdu_detection = v;
+    }
+    if let Some(v) = l.in_order_delivery {
+        c.in_order_delivery = v;
+    }
+    if let Some(v) = &l.mrw_timer {
+        c.mrw_timer = time_at(&format!("{p}.mrw_timer"), v)?;
+    }
+    if let Some(v) = &l.buffer {
+        c.buffer_limit = units::limit(v).map_err(|m| err(format!("{p}.buffer"), m))?;
+    }
+    c.check().map_err(|m| err(p, m))?;
+    Ok(c)
+}
+
+/// Build a `kind = "rlc_am"` link between `x` and `y`.
+fn build_rlc(
+    l: &LinkSection,
+    p: &str,
+    x: &str,
+    y: &str,
+    seed: u64,
+) -> Result<Box<dyn Link>, ScenarioError> {
+    if let Some(k) = [
+        ("overhead", l.overhead.is_some()),
+        ("loss", l.loss.is_some()),
+    ]
+    .iter()
+    .find(|(_, set)| *set)
+    {
+        return Err(err(
+            format!("{p}.{}", k.0),
+            "is not a key of an rlc_am link (use `channel` for radio errors)",
+        ));
+    }
+    let cfg = rlc_config(l, p)?;
+    let limit = cfg.buffer_limit;
+    let mut table = Vec::new();
+    for (i, e) in l.aqm_table.iter().flatten().enumerate() {
+        let ep = format!("{p}.aqm_table[{i}]");
+        let rate = units::rate(&e.rate).map_err(|m| err(format!("{ep}.rate"), m))?;
+        if e.queue.limit.is_some() {
+            return Err(err(
+                format!("{ep}.queue.limit"),
+                "is set by the bearer's `buffer`; remove it",
+            ));
+        }
+        build_aqm(&e.queue, &format!("{ep}.queue"), rate, limit)?; // validate now
+        table.push((rate, e.queue.clone(), ep));
+    }
+    let mut halves = Vec::with_capacity(2);
+    for (from, to, dir, key) in [(x, y, &l.ab, "ab"), (y, x, &l.ba, "ba")] {
+        if let Some(d) = dir {
+            if d.loss.is_some() || d.overhead.is_some() {
+                return Err(err(
+                    format!("{p}.{key}"),
+                    "`loss` and `overhead` are not keys of an rlc_am link",
+                ));
+            }
+        }
+        let d = merge_dir(l, dir);
+        let dp = format!("{p}.{key}");
+        let name = format!("{from}->{to}");
+        let steps: Vec<RateStepSection> = match (&d.rate_schedule, &d.rate) {
+            (Some(_), Some(_)) => {
+                return Err(err(&dp, "give either `rate` or `rate_schedule`, not both"))
+            }
+            (Some(s), None) => s.clone(),
+            (None, Some(r)) => vec![RateStepSection {
+                at: "0s".into(),
+                rate: r.clone(),
+                queue: None,
+            }],
+            (None, None) => {
+                return Err(err(
+                    format!("{p}.rate"),
+                    "missing; a radio bearer needs `rate` or `rate_schedule`",
+                ))
+            }
+        };
+        let queue_at = |rate: u64,
+                        own: &Option<QueueSection>,
+                        path: &str|
+         -> Result<Option<Box<dyn Aqm>>, ScenarioError> {
+            if let Some(q) = own {
+                if q.limit.is_some() {
+                    return Err(err(
+                        format!("{path}.queue.limit"),
+                        "is set by the bearer's `buffer`; remove it",
+                    ));
+                }
+                return build_aqm(q, &format!("{path}.queue"), rate, limit).map(Some);
+            }
+            match table.iter().find(|(r, _, _)| *r == rate) {
+                Some((_, q, ep)) => build_aqm(q, &format!("{ep}.queue"), rate, limit).map(Some),
+                None => Ok(None),
+            }
+        };
+        let mut schedule = Vec::with_capacity(steps.len());
+        let mut prev = Time::ZERO;
+        for (i, st) in steps.iter().enumerate() {
+            let sp = format!("{dp}.rate_schedule[{i}]");
+            let at = time_at(&format!("{sp}.at"), &st.at)?;
+            if i == 0 && at != Time::ZERO {
+                return Err(err(
+                    format!("{sp}.at"),
+                    "the first step of a rate schedule is at \"0s\"",
+                ));
+            }
+            if at < prev {
+                return Err(err(
+                    format!("{sp}.at"),
+                    format!("'{}' goes back in time; steps must be in time order", st.at),
+                ));
+            }
+            prev = at;
+            let rate = units::rate(&st.rate).map_err(|m| err(format!("{sp}.rate"), m))?;
+            if cfg.pdus_per_tti(rate) == 0 {
+                return Err(err(
+                    format!("{sp}.rate"),
+                    format!(
+                        "at {} one {}-byte PDU payload does not fit in a {} TTI",
+                        st.rate, cfg.pdu_payload_bytes, cfg.tti
+                    ),
+                ));
+            }
+            schedule.push(RateStep {
+                at,
+                rate_bps: rate,
+                aqm: queue_at(rate, &st.queue, &sp)?,
+            });
+        }
+        // The initial AQM: the first step's own or table entry, else the link's `queue`, else drop-tail.
+        let first_rate = schedule[0].rate_bps;
+        let initial = match schedule[0].aqm.take() {
+            Some(a) => a,
+            None => match &d.queue {
+                Some(q) => {
+                    if q.limit.is_some() {
+                        return Err(err(
+                            format!("{dp}.queue.limit"),
+                            "is set by the bearer's `buffer`; remove it",
+                        ));
+                    }
+                    build_aqm(q, &format!("{dp}.queue"), first_rate, limit)?
+                }
+                None => Box::new(DropTail),
+            },
+        };
+        let (channel, slot) = channel_config(d.channel.as_ref(), None, &dp, Some(cfg.tti))?;
+        halves.push(RlcDirection {
+            schedule,
+            aqm: initial,
+            channel: channel.build(slot, Rng::stream(seed, &format!("link:{name}"))),
+            rng: Rng::stream(seed, &format!("queue:{name}")),
+        });
+    }
+    let (Some(ba), Some(ab)) = (halves.pop(), halves.pop()) else {
+        unreachable!("two directions were built");
+    };
+    let bearer = RlcBearer::new(cfg, ab, ba).map_err(|m| err(p, m))?;
+    Ok(Box::new(bearer))
+}
+
 fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSection {
     let d = dir.clone().unwrap_or_default();
     DirectionSection {
@@ -392,6 +752,7 @@ fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSec
         loss: d.loss.or(link.loss),
         overhead: d.overhead.or_else(|| link.overhead.clone()),
         channel: d.channel.or_else(|| link.channel.clone()),
+        rate_schedule: d.rate_schedule.or_else(|| link.rate_schedule.clone()),
         queue: d.queue.or_else(|| link.queue.clone()),
     }
 }
@@ -429,6 +790,31 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     &p,
                     format!("a link joins two different nodes, got '{x}' twice"),
                 ));
+            }
+            if l.kind.unwrap_or_default() == LinkKind::RlcAm {
+                for (from, to) in [(&x, &y), (&y, &x)] {
+                    if !seen_dirs.insert((from.clone(), to.clone())) {
+                        return Err(err(&p, format!("link {from}->{to} is defined twice")));
+                    }
+                }
+                let model = build_rlc(l, &p, &x, &y, seed)?;
+                let (na, nb) = (net.node(&x), net.node(&y));
+                net.link(na, nb, model);
+                continue;
+            }
+            if let Some(k) = rlc_keys_given(l).first() {
+                return Err(err(
+                    format!("{p}.{k}"),
+                    "is a radio-bearer key; set kind = \"rlc_am\" or remove it",
+                ));
+            }
+            for (key, d) in [("ab", &l.ab), ("ba", &l.ba)] {
+                if d.as_ref().is_some_and(|d| d.rate_schedule.is_some()) {
+                    return Err(err(
+                        format!("{p}.{key}.rate_schedule"),
+                        "is a radio-bearer key; set kind = \"rlc_am\" or remove it",
+                    ));
+                }
             }
             let mut halves = Vec::with_capacity(2);
             for (from, to, dir, key) in [(&x, &y, &l.ab, "ab"), (&y, &x, &l.ba, "ba")] {

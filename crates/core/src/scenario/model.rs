@@ -40,6 +40,59 @@ pub struct ScenarioFile {
     pub flows: Vec<FlowSection>,
 }
 
+/// Link model names.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    /// Point-to-point wire: queue, serialisation, delay, channel.
+    #[default]
+    Wired,
+    /// UMTS RLC acknowledged-mode radio bearer (3GPP TS 25.322).
+    RlcAm,
+}
+
+/// An integer, or a word such as "none".
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntOrWord {
+    /// A number.
+    Int(i64),
+    /// A word.
+    Word(String),
+}
+
+/// A number, or a word such as "off".
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FloatOrWord {
+    /// A number.
+    Num(f64),
+    /// A word.
+    Word(String),
+}
+
+/// One step of a bearer's rate schedule (an RRC reconfiguration).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateStepSection {
+    /// When the change is ordered, e.g. "50s" (the first step is at "0s").
+    pub at: String,
+    /// RLC payload rate from then on, e.g. "128kbit".
+    pub rate: String,
+    /// AQM taking over at this step (else the `aqm_table` entry for the rate, else unchanged).
+    pub queue: Option<QueueSection>,
+}
+
+/// AQM parameters to apply whenever the bearer runs at `rate`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AqmTableEntry {
+    /// The rate, e.g. "384kbit".
+    pub rate: String,
+    /// The queue (AQM) to use at that rate; its `limit` is ignored (the bearer's `buffer` rules).
+    pub queue: QueueSection,
+}
+
 /// A full-duplex link between nodes `a` and `b`. Keys at this level apply to
 /// both directions; `ab` (a→b) and `ba` (b→a) override them per direction.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -49,6 +102,44 @@ pub struct LinkSection {
     pub a: String,
     /// The other end.
     pub b: String,
+    /// "wired" (default) or "rlc_am" (UMTS RLC acknowledged-mode radio bearer).
+    pub kind: Option<LinkKind>,
+    /// rlc_am: start from a documented preset ("seed000": Table 1 of seed 000).
+    pub preset: Option<String>,
+    /// rlc_am: PDU payload, e.g. "320bit" or 40 (bytes).
+    pub pdu_payload: Option<ByteSize>,
+    /// rlc_am: AMD PDU header bytes (default 2).
+    pub pdu_header: Option<ByteSize>,
+    /// rlc_am: length indicator bytes (default 1).
+    pub li: Option<ByteSize>,
+    /// rlc_am: transmission time interval (default "10ms").
+    pub tti: Option<String>,
+    /// rlc_am: transmission window in PDUs (default 1024).
+    pub tx_window: Option<i64>,
+    /// rlc_am: transmissions per PDU before its SDU is discarded, or "none" (default 10).
+    pub max_dat: Option<IntOrWord>,
+    /// rlc_am: Timer_Poll, or "off" (default "60ms").
+    pub poll_timer: Option<String>,
+    /// rlc_am: poll when this fraction of the window is outstanding, or "off" (default 0.5).
+    pub poll_window: Option<FloatOrWord>,
+    /// rlc_am: poll on the last PDU in the buffer (default true).
+    pub poll_last_pdu: Option<bool>,
+    /// rlc_am: poll on the last retransmitted PDU (default true).
+    pub poll_last_retx: Option<bool>,
+    /// rlc_am: Timer_Status_Prohibit, or "off" (default "60ms").
+    pub status_prohibit: Option<String>,
+    /// rlc_am: send a STATUS when a gap is detected (default true).
+    pub missing_pdu_detection: Option<bool>,
+    /// rlc_am: deliver SDUs in sequence (default true).
+    pub in_order_delivery: Option<bool>,
+    /// rlc_am: Timer_MRW (default "60ms").
+    pub mrw_timer: Option<String>,
+    /// rlc_am: SDU buffer limit, e.g. "40p" (default "40p").
+    pub buffer: Option<String>,
+    /// rlc_am: rate schedule (instead of `rate`): [{ at = "0s", rate = "384kbit" }, { at = "50s", rate = "128kbit" }].
+    pub rate_schedule: Option<Vec<RateStepSection>>,
+    /// rlc_am: AQM parameters per rate, applied automatically at each rate change.
+    pub aqm_table: Option<Vec<AqmTableEntry>>,
     /// Rate, e.g. "10Mbit".
     pub rate: Option<String>,
     /// One-way propagation delay, e.g. "20ms". Default "0s".
@@ -73,6 +164,8 @@ pub struct LinkSection {
 pub struct DirectionSection {
     /// Rate, e.g. "10Mbit".
     pub rate: Option<String>,
+    /// rlc_am: rate schedule of this direction.
+    pub rate_schedule: Option<Vec<RateStepSection>>,
     /// One-way propagation delay.
     pub delay: Option<String>,
     /// Random loss probability, 0..1.
@@ -94,20 +187,22 @@ pub enum QueueKind {
     Droptail,
     /// Random Early Detection (Floyd & Jacobson 1993).
     Red,
+    /// Slope Based Discard (seed 000 §3).
+    Sbd,
 }
 
 /// A queue. RED keys are refused for drop-tail.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
-    /// "droptail" (default) or "red".
+    /// "droptail" (default), "red" or "sbd".
     #[serde(default)]
     pub kind: QueueKind,
     /// Capacity: packets "100p" or bytes "150kB". Default "100p".
     pub limit: Option<String>,
-    /// RED minimum threshold (packets, or bytes for a byte limit).
+    /// RED / SBD minimum threshold (packets, or bytes for a byte limit).
     pub minth: Option<f64>,
-    /// RED maximum threshold.
+    /// RED / SBD maximum threshold.
     pub maxth: Option<f64>,
     /// RED maximum early-drop probability, 0 < maxp ≤ 1. Default 0.02.
     pub maxp: Option<f64>,
@@ -125,6 +220,10 @@ pub struct QueueSection {
     pub byte_mode: Option<bool>,
     /// Mean packet size in bytes (idle-time correction, byte mode). Default 500.
     pub mean_pkt_size: Option<u32>,
+    /// SBD reaction time T_r, e.g. "500ms".
+    pub tr: Option<String>,
+    /// SBD slope-measuring occupancy interval α (packets, or bytes for a byte limit).
+    pub alpha: Option<f64>,
 }
 
 /// TCP settings (all optional; defaults in docs/models/tcp.md).
