@@ -491,7 +491,7 @@ fn bytes_or_bits(path: &str, v: &ByteSize) -> Result<u64, ScenarioError> {
                     format!("'{s}' is not a size; write bytes (\"40B\") or bits (\"320bit\")"),
                 )
             })?;
-            if b % 8 != 0 {
+            if !b.is_multiple_of(8) {
                 return Err(err(path, format!("'{s}' is not a whole number of bytes")));
             }
             return Ok(b / 8);
