@@ -82,6 +82,33 @@ pub struct RlcConfig {
     pub mrw_timer: Time,
     /// SDU buffer limit (SDUs or IP bytes not yet fully acknowledged).
     pub buffer_limit: Limit,
+    /// Stale-NACK guard, the model's Estimated PDU Counter / Timer_EPC
+    /// (§9.4 VR(EP), §9.5 Timer_EPC, §9.7.3.5): a NACK for a PDU whose
+    /// latest transmission was sent less than this long before the STATUS
+    /// arrived is ignored (the STATUS was built before that transmission
+    /// could reach the receiver), and such a STATUS does not stop Timer_Poll
+    /// for a poll sent less than this long before. Default: one round trip.
+    pub epc: Epc,
+}
+
+/// The stale-NACK guard ([`RlcConfig::epc`]), TS 25.322's Estimated PDU
+/// Counter mechanism applied at the sender: the receiver's report on a PDU
+/// is only acted upon once the PDU's latest transmission can have reached
+/// the receiver and the report can have come back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Epc {
+    /// No guard: every NACK triggers a retransmission (TS 25.322 without
+    /// the EPC mechanism).
+    Off,
+    /// Guard = the round trip, 2·`one_way_delay` (follows `one_way_delay`).
+    /// In this model a transmission sent in the TTI starting at `r` is at the
+    /// receiver at `r + one_way_delay`, and a STATUS built at or after that
+    /// instant arrives at or after `r + 2·one_way_delay`: the guard is exact.
+    #[default]
+    RoundTrip,
+    /// A fixed guard (e.g. a Timer_EPC as an implementation would configure
+    /// it, 2·one_way_delay + TTI).
+    Timer(Time),
 }
 
 impl RlcConfig {
@@ -107,6 +134,16 @@ impl RlcConfig {
             in_order_delivery: true,
             mrw_timer: Time::from_millis(60),
             buffer_limit: Limit::Packets(40),
+            epc: Epc::RoundTrip,
+        }
+    }
+
+    /// The stale-NACK guard in effect ([`RlcConfig::epc`]); `None`: off.
+    pub fn epc_guard(&self) -> Option<Time> {
+        match self.epc {
+            Epc::Off => None,
+            Epc::RoundTrip => Some(self.one_way_delay + self.one_way_delay),
+            Epc::Timer(t) => Some(t),
         }
     }
 
@@ -624,6 +661,7 @@ impl RlcBearer {
         let h = &mut self.h[c];
         let p = h.tx.pdu_mut(sn).expect("PDU in window");
         p.tx_count += 1;
+        p.last_tx = t;
         let (first_sdu, last_sdu) = (p.first_sdu, p.last_sdu);
         h.counters.data_pdus_sent += 1;
         if retx {
@@ -634,6 +672,7 @@ impl RlcBearer {
             h.tx.poll_pending = false;
             h.tx.poll_deadline = self.cfg.poll_timer.map(|p| t + p);
             h.tx.poll_sn = h.tx.vt_s();
+            h.tx.poll_at = t;
         }
         self.emit(
             c,
@@ -681,6 +720,7 @@ impl RlcBearer {
             first_sdu: first.expect("segment called with data"),
             last_sdu: last,
             tx_count: 0,
+            last_tx: Time::ZERO,
             state: PduState::Outstanding,
         });
         sn
@@ -907,8 +947,14 @@ impl RlcBearer {
     }
 
     /// Sender of direction `d`: a STATUS PDU from its peer arrives at `t`.
+    /// With the stale-NACK guard ([`RlcConfig::epc`]) a NACK for a PDU sent
+    /// less than the guard before `t` is ignored: the STATUS was built before
+    /// that transmission could reach the receiver.
     fn on_status(&mut self, d: usize, t: Time, st: StatusPdu) {
         self.tick_until(d, t);
+        let guard = self.cfg.epc_guard();
+        // Whether a report arriving now can reflect a transmission at `sent`.
+        let fresh = |sent: Time| guard.is_none_or(|g| sent + g <= t);
         let mut nacks: Vec<u64> = Vec::new();
         if let Some(ack) = &st.ack {
             let vt_a = self.h[d].tx.vt_a;
@@ -919,7 +965,8 @@ impl RlcBearer {
                     self.ack_pdu(d, t, s);
                 }
                 for s in start.max(vt_a)..(start + len).min(lsn) {
-                    if self.h[d].tx.outstanding(s) {
+                    let tx = &self.h[d].tx;
+                    if tx.outstanding(s) && tx.pdu(s).is_some_and(|p| fresh(p.last_tx)) {
                         nacks.push(s);
                     }
                 }
@@ -929,7 +976,10 @@ impl RlcBearer {
                 self.ack_pdu(d, t, s);
             }
             let tx = &mut self.h[d].tx;
-            if tx.poll_deadline.is_some() && ack.lsn >= tx.poll_sn {
+            // A STATUS built before the poll reached the receiver does not
+            // answer it (with the guard; the standard stops Timer_Poll on any
+            // STATUS covering VT(S) of the poll).
+            if tx.poll_deadline.is_some() && ack.lsn >= tx.poll_sn && fresh(tx.poll_at) {
                 tx.poll_deadline = None;
             }
         }

@@ -379,6 +379,142 @@ fn status_prohibit_spaces_status_pdus() {
     assert_eq!(slots(&ba_log)[..2], [(30, 1), (40, 1)]);
 }
 
+/// Stale NACK (the Timer_EPC guard). Status prohibit off; SN 1 is lost at
+/// 0 ms. The gap (SN 2 at 25 ms) triggers a STATUS at 30 (missing {1}, at
+/// the sender at 55); the last PDU's poll (SN 37, sent at 30, at 55)
+/// triggers another at 60, built before the retransmission of SN 1 (sent at
+/// 60) reaches the receiver at 85. It arrives at 85 < 60 + 2·25: the NACK is
+/// stale and ignored, so SN 1 is sent exactly twice (0, 60). Without the
+/// guard it is sent a third time at 90. The retransmission's poll (at 60) is
+/// answered by the STATUS at 90 (the one at 60 does not answer it), which
+/// acknowledges everything at 115.
+#[test]
+fn stale_nack_is_ignored() {
+    let run = |epc: Epc| {
+        let mut cfg = RlcConfig::seed000();
+        cfg.status_prohibit = None;
+        cfg.epc = epc;
+        let (ab, ab_log) = Script::new(&[(0, 1)]);
+        let (ba, ba_log) = Script::new(&[]);
+        let mut b = bearer(cfg, ab, ba);
+        b.occupancy_mut(Dir::AB).enable_trace();
+        let (out, _) = drive(&mut b, &[(ms(0), Dir::AB, pkt(1, 1500))], ms(10_000));
+        assert_eq!(b.poll_timeout(), None);
+        (b, out, slots(&ab_log), slots(&ba_log))
+    };
+    let (mut b, out, ab, ba) = run(Epc::RoundTrip);
+    assert_eq!(out, vec![(ms(85), Dir::AB, 1, true)]);
+    assert_eq!(ab, vec![(0, 12), (10, 12), (20, 12), (30, 2), (60, 1)]);
+    assert_eq!(ba, vec![(30, 1), (60, 1), (90, 1)]);
+    let c = b.counters(Dir::AB);
+    assert_eq!((c.data_pdus_sent, c.data_pdus_retransmitted), (39, 1));
+    assert_eq!(c.poll_timer_expiries, 0);
+    assert_eq!(
+        b.occupancy_mut(Dir::AB).take_trace(),
+        vec![(ms(0), 1, 1500), (ms(115), 0, 0)]
+    );
+    // Without the guard the stale NACK resends SN 1 at 90.
+    let (b, out, ab, _) = run(Epc::Off);
+    assert_eq!(out, vec![(ms(85), Dir::AB, 1, true)]);
+    assert_eq!(
+        ab,
+        vec![(0, 12), (10, 12), (20, 12), (30, 2), (60, 1), (90, 1)]
+    );
+    assert_eq!(b.counters(Dir::AB).data_pdus_retransmitted, 2);
+    // A fixed guard of 2·25 + 10 = 60 ms (a receiver-side Timer_EPC value)
+    // is too long for the sender-side rule: the fresh NACK arriving at 55
+    // (STATUS built at 30, after SN 1's loss at 25) is ignored too; the
+    // STATUS at 60 (arriving 85 ≥ 0 + 60) triggers the resend at 90,
+    // delivery at 115. Still sent exactly twice.
+    let (b, out, ab, _) = run(Epc::Timer(ms(60)));
+    assert_eq!(out, vec![(ms(115), Dir::AB, 1, true)]);
+    assert_eq!(ab, vec![(0, 12), (10, 12), (20, 12), (30, 2), (90, 1)]);
+    assert_eq!(b.counters(Dir::AB).data_pdus_retransmitted, 1);
+}
+
+/// Deterministic fades: every unit sent in the last 10 TTIs of each 100
+/// (`(t / 10 ms) mod 100 ≥ 90`) is lost, on both channels (10 % of TTIs).
+#[derive(Debug)]
+struct Fades {
+    bad: bool,
+}
+
+impl Channel for Fades {
+    fn advance(&mut self, now: Time) {
+        self.bad = (now.0 / 10_000_000) % 100 >= 90;
+    }
+    fn unit_error(&mut self) -> bool {
+        self.bad
+    }
+    fn is_bad(&self) -> bool {
+        self.bad
+    }
+    fn mean_error_rate(&self) -> f64 {
+        0.1
+    }
+}
+
+/// Full buffer at 384 kbit/s through 100 ms fades every second, MaxDAT 10.
+/// A fade wipes out 120 PDUs (and the STATUS PDUs of the uplink); after it
+/// the NACKed PDUs take 10 TTIs to resend, longer than the 60 ms between
+/// STATUS PDUs, so without the guard a STATUS re-NACKs PDUs whose
+/// retransmission is still in flight, inflating their transmission counts.
+///
+/// With the guard a PDU is resent only on a NACK built after its latest
+/// transmission reached the receiver (so that transmission was lost) or by a
+/// poll-only retransmission (at most one per Timer_Poll expiry). Hence
+/// data PDUs sent ≤ distinct PDUs + data PDUs lost + Timer_Poll expiries;
+/// losses are the data PDUs sent in fades, ≤ 12 per fade TTI, and every
+/// loss is followed by at least 90 clean TTIs, so no PDU is lost twice in a
+/// row and none comes near 10 transmissions. Over 20 s: 20 fades · 120 =
+/// 2400 losses at most, against ≥ 20 000 PDUs delivered: sent per delivered
+/// PDU ≤ 1 + 2400/20 000 + expiries/20 000 < 1.15 (measured: 1.11; 1.19
+/// without the guard, which here does not yet reach MaxDAT).
+#[test]
+fn bursty_fades_do_not_exhaust_max_dat() {
+    let run = |epc: Epc| {
+        let mut cfg = RlcConfig::seed000();
+        cfg.epc = epc;
+        cfg.buffer_limit = Limit::Packets(1000);
+        let mut b = bearer(
+            cfg,
+            Box::new(Fades { bad: false }),
+            Box::new(Fades { bad: false }),
+        );
+        // 800 SDUs of 1500 bytes at time 0: a full buffer for ~32 s.
+        let arrivals: Vec<_> = (0..800).map(|k| (ms(0), Dir::AB, pkt(k, 1500))).collect();
+        let (out, _) = drive(&mut b, &arrivals, ms(20_000));
+        let lost = out.iter().filter(|o| !o.3).count();
+        let delivered = out.iter().filter(|o| o.3).count() as u64;
+        (b, delivered, lost)
+    };
+    let (b, delivered, lost) = run(Epc::RoundTrip);
+    let c = b.counters(Dir::AB);
+    assert_eq!((lost, c.sdus_discarded), (0, 0));
+    assert_eq!(c.sdus_delivered, delivered);
+    // 20 fades (at 0.9, 1.9, … 19.9 s) of 10 TTIs × 12 PDUs.
+    assert!(c.pdus_lost_on_air <= 2400, "{c:?}");
+    // Every retransmission answers a real loss or a Timer_Poll expiry.
+    assert!(
+        c.data_pdus_retransmitted <= c.pdus_lost_on_air + c.poll_timer_expiries,
+        "{c:?}"
+    );
+    // PDUs acknowledged: VT(A).
+    let distinct = b.h[0].tx.vt_a;
+    assert!(
+        delivered >= 500 && distinct >= 20_000,
+        "{delivered} {distinct}"
+    );
+    let per_pdu = c.data_pdus_sent as f64 / distinct as f64;
+    assert!(per_pdu < 1.15, "{per_pdu} transmissions per PDU");
+    // Without the guard stale NACKs inflate the retransmissions (here 3648
+    // retransmissions for 2400 losses and 141 expiries, 1.19 per PDU).
+    let (b, _, _) = run(Epc::Off);
+    let c = b.counters(Dir::AB);
+    assert!(c.data_pdus_retransmitted > c.pdus_lost_on_air + c.poll_timer_expiries);
+    assert!(c.data_pdus_sent as f64 / b.h[0].tx.vt_a as f64 > 1.15);
+}
+
 /// The poll timer recovers a lost poll and a lost STATUS.
 #[test]
 fn poll_timer_recovers_lost_poll_and_status() {

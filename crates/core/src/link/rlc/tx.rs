@@ -26,6 +26,9 @@ pub(crate) struct TxPdu {
     pub last_sdu: u64,
     /// Transmissions so far (VT(DAT)).
     pub tx_count: u32,
+    /// Start of the TTI of the latest transmission (for the stale-NACK
+    /// guard, [`super::Epc`]).
+    pub last_tx: Time,
     /// Acknowledgement state.
     pub state: PduState,
 }
@@ -56,6 +59,8 @@ pub(crate) struct Tx {
     pub poll_deadline: Option<Time>,
     /// VT(S) when the running poll was sent.
     pub poll_sn: u64,
+    /// When the running poll was sent (TTI start).
+    pub poll_at: Time,
     /// The SDU discard being signalled, if any.
     pub mrw: Option<Mrw>,
     /// Current MaxDAT (`None`: unlimited).
