@@ -364,6 +364,7 @@ fn umts_bad_input_names_the_rule() {
         ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].ab.rate_schedule[0].at"),
         ("preset = \"seed000\"", "preset = \"lte\"", "links[1].preset"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"sometimes\"", "links[1].max_dat"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nepc = \"sometimes\"", "links[1].epc"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nloss = 0.1", "links[1].loss"),
         ("delay = \"100ms\"", "delay = \"100ms\"\ntti = \"10ms\"", "links[0].tti"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 5, maxp = 0.1 }", "links[1].ab.queue.maxp"),

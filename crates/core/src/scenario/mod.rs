@@ -18,7 +18,7 @@ use model::{
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
-use crate::link::rlc::{RateStep, RlcBearer, RlcConfig, RlcDirection};
+use crate::link::rlc::{Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::link::{Link, WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
@@ -472,6 +472,7 @@ fn rlc_keys_given(l: &LinkSection) -> Vec<&'static str> {
         ("missing_pdu_detection", l.missing_pdu_detection.is_some()),
         ("in_order_delivery", l.in_order_delivery.is_some()),
         ("mrw_timer", l.mrw_timer.is_some()),
+        ("epc", l.epc.is_some()),
         ("buffer", l.buffer.is_some()),
         ("rate_schedule", l.rate_schedule.is_some()),
         ("aqm_table", l.aqm_table.is_some()),
@@ -587,6 +588,16 @@ fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
     }
     if let Some(v) = &l.mrw_timer {
         c.mrw_timer = time_at(&format!("{p}.mrw_timer"), v)?;
+    }
+    if let Some(v) = &l.epc {
+        c.epc = match v.trim() {
+            "auto" => Epc::RoundTrip,
+            "off" => Epc::Off,
+            _ => match timer_or_off(&format!("{p}.epc"), v) {
+                Ok(Some(t)) => Epc::Timer(t),
+                _ => return Err(err(format!("{p}.epc"), format!("'{v}' is not allowed; write \"auto\" (one round trip), a time such as \"60ms\", or \"off\""))),
+            },
+        };
     }
     if let Some(v) = &l.buffer {
         c.buffer_limit = units::limit(v).map_err(|m| err(format!("{p}.buffer"), m))?;

@@ -134,6 +134,8 @@ pub struct LinkSection {
     pub in_order_delivery: Option<bool>,
     /// rlc_am: Timer_MRW (default "60ms").
     pub mrw_timer: Option<String>,
+    /// rlc_am: ignore NACKs older than a retransmission (Timer_EPC guard): "auto" (one round trip, default), a time, or "off".
+    pub epc: Option<String>,
     /// rlc_am: SDU buffer limit, e.g. "40p" (default "40p").
     pub buffer: Option<String>,
     /// rlc_am: rate schedule (instead of `rate`): [{ at = "0s", rate = "384kbit" }, { at = "50s", rate = "128kbit" }].
