@@ -2,38 +2,58 @@
 //! margin: a slot whose instantaneous power falls below the threshold is in a
 //! fade (BAD).
 //!
-//! The complex fading gain `h` (E|h|² = 1) follows a first-order
-//! Gauss–Markov (complex AR(1)) process across slots,
-//! `h[n+1] = ρ·h[n] + √(1−ρ²)·w[n]`, `w ~ CN(0, 1)`, with `ρ = J0(2π f_d T)`,
-//! the Clarke/Jakes autocorrelation at lag one slot. Because the joint law of
-//! two consecutive samples is then exactly that of the Clarke process, the
-//! per-slot fade statistics that depend on pairs of slots (fraction of BAD
-//! slots, GOOD→BAD transition rate, hence the mean burst length) are exact;
-//! longer lags decay as `ρ^k` instead of oscillating as `J0(2π f_d T k)`.
-//! See `docs/models/channel.md`.
+//! The complex fading gain `h(t)` (E|h|² = 1) is the sum-of-sinusoids
+//! generator of Zheng & Xiao (2003), with [`Rayleigh::SINUSOIDS`] sinusoids
+//! per quadrature branch and random `θ`, `φ`, `ψ_n` drawn once per channel
+//! instance. Its (ensemble) autocorrelation is `J0(2π f_d τ)` at every lag,
+//! as for Clarke/Jakes fading, and the gain in slot `k` is a deterministic
+//! function of `k`, so skipping slots is exact and costs O(M). The threshold
+//! is calibrated for the finite number of sinusoids so that the fraction of
+//! BAD slots equals the target FER. See `docs/models/channel.md`.
 
 use std::f64::consts::PI;
 
-use super::{check_probability, pow_slots, Channel, SlotClock};
+use super::{check_probability, Channel, SlotClock};
 use crate::rng::Rng;
 use crate::time::Time;
 
+/// Number of sinusoids per quadrature branch.
+const M: usize = 16;
+
+/// Range of the random time origin, in Doppler periods `1/f_d`.
+const ORIGIN_PERIODS: f64 = 1e6;
+
+/// One sinusoid of each quadrature branch: `amp·cos(2π(ν·k + phase))`, `ν`
+/// and `phase` in cycles per slot and cycles.
+#[derive(Clone, Copy, Debug)]
+struct Sinusoid {
+    amp_re: f64,
+    nu_re: f64,
+    phase_re: f64,
+    amp_im: f64,
+    nu_im: f64,
+    phase_im: f64,
+}
+
 /// A slotted Rayleigh fading channel with a fade-margin threshold.
 ///
-/// A slot is BAD when `|h|² < 1/F`, with the fade margin `F = −1/ln(1 − fer)`
-/// chosen so that a fraction `fer` of slots is BAD. Units in a BAD slot are
-/// lost with probability `p_bad` (default 1: the whole frame is lost), units
-/// in a GOOD slot with probability `p_good` (default 0).
+/// A slot is BAD when `|h|² < 1/F`. The fade margin `F` is chosen so that a
+/// fraction `fer` of slots is BAD: `F = −1/ln(1 − fer)` for an exactly
+/// Gaussian gain, corrected (first-order Edgeworth term, see
+/// [`Rayleigh::margin`]) for the finite number of sinusoids. Units in a BAD
+/// slot are lost with probability `p_bad` (default 1: the whole frame is
+/// lost), units in a GOOD slot with probability `p_good` (default 0).
 #[derive(Clone, Debug)]
 pub struct Rayleigh {
     fd_t: f64,
     fer: f64,
     p_good: f64,
     p_bad: f64,
-    /// Lag-one correlation of the complex gain, `J0(2π f_d T)`.
-    rho: f64,
     /// Power threshold `1/F`.
     threshold: f64,
+    sinusoids: [Sinusoid; M],
+    /// Index of the current slot.
+    slot: u64,
     /// Real and imaginary part of the gain in the current slot.
     h: (f64, f64),
     clock: SlotClock,
@@ -41,10 +61,14 @@ pub struct Rayleigh {
 }
 
 impl Rayleigh {
+    /// Number of sinusoids `M` per quadrature branch of the generator.
+    pub const SINUSOIDS: usize = M;
+
     /// A channel with slots of length `slot`, normalised Doppler `fd_t`
     /// (`f_d` times the slot length), target frame error ratio `fer` and unit
-    /// error probabilities `p_good`/`p_bad`. The gain in slot 0 is drawn from
-    /// the stationary distribution.
+    /// error probabilities `p_good`/`p_bad`. The generator's random phases
+    /// and a uniformly random time origin are drawn from `rng` here, so slot
+    /// 0 is a sample of the stationary process.
     ///
     /// # Panics
     /// If the parameters are invalid (see [`Rayleigh::check`]) or `slot` is
@@ -54,22 +78,46 @@ impl Rayleigh {
             panic!("invalid Rayleigh channel: {e}");
         }
         let clock = SlotClock::new(slot);
-        let h = complex_gaussian(&mut rng);
-        Rayleigh {
+        // Zheng & Xiao (2003): α_n = (2πn − π + θ)/(4M); θ, φ, ψ_n uniform on
+        // [−π, π). The random origin t0 (uniform over ORIGIN_PERIODS Doppler
+        // periods) becomes a per-sinusoid phase offset ν_n·t0.
+        let theta = uniform_angle(&mut rng);
+        let phi = uniform_angle(&mut rng) / (2.0 * PI);
+        let origin = ORIGIN_PERIODS * rng.uniform();
+        let amp = (2.0 / M as f64).sqrt();
+        let sinusoids = std::array::from_fn(|i| {
+            let n = (i + 1) as f64;
+            let alpha = (2.0 * PI * n - PI + theta) / (4.0 * M as f64);
+            let (sin_a, cos_a) = alpha.sin_cos();
+            let (sin_psi, cos_psi) = uniform_angle(&mut rng).sin_cos();
+            Sinusoid {
+                amp_re: amp * cos_psi,
+                nu_re: fd_t * cos_a,
+                phase_re: phi + (cos_a * origin).fract(),
+                amp_im: amp * sin_psi,
+                nu_im: fd_t * sin_a,
+                phase_im: phi + (sin_a * origin).fract(),
+            }
+        });
+        let mut ch = Rayleigh {
             fd_t,
             fer,
             p_good,
             p_bad,
-            rho: bessel_j0(2.0 * PI * fd_t),
-            threshold: 1.0 / margin_from_fer(fer),
-            h,
+            threshold: sos_threshold(fer, M),
+            sinusoids,
+            slot: 0,
+            h: (0.0, 0.0),
             clock,
             rng,
-        }
+        };
+        ch.h = ch.gain_at(0);
+        ch
     }
 
     /// As [`Rayleigh::new`], with the fade margin given in dB instead of a
-    /// target frame error ratio.
+    /// target frame error ratio: the target is the outage probability of an
+    /// exact Rayleigh channel with that margin ([`fer_from_margin_db`]).
     ///
     /// # Panics
     /// If the parameters are invalid, including a margin that is not finite.
@@ -118,12 +166,16 @@ impl Rayleigh {
         self.fer
     }
 
-    /// Lag-one correlation of the complex gain, `J0(2π f_d T)`.
+    /// Correlation of the complex gain at a lag of one slot, `J0(2π f_d T)`
+    /// (the lag-`k` correlation is `J0(2π f_d T k)`).
     pub fn rho(&self) -> f64 {
-        self.rho
+        bessel_j0(2.0 * PI * self.fd_t)
     }
 
-    /// Fade margin F (linear power ratio).
+    /// Fade margin F (linear power ratio) actually applied: slightly below
+    /// [`margin_from_fer`] (0.08 dB at FER 0.1), because the power of a
+    /// finite sum of sinusoids is less often near zero than an exponential
+    /// variable.
     pub fn margin(&self) -> f64 {
         1.0 / self.threshold
     }
@@ -137,6 +189,18 @@ impl Rayleigh {
     pub fn power(&self) -> f64 {
         self.h.0 * self.h.0 + self.h.1 * self.h.1
     }
+
+    /// The gain in slot `k` (time `k·T` after the random origin).
+    fn gain_at(&self, k: u64) -> (f64, f64) {
+        let t = k as f64;
+        let (mut re, mut im) = (0.0, 0.0);
+        for s in &self.sinusoids {
+            // Reduce to cycles in [0, 2) before scaling by 2π.
+            re += s.amp_re * (2.0 * PI * ((s.nu_re * t).fract() + s.phase_re)).cos();
+            im += s.amp_im * (2.0 * PI * ((s.nu_im * t).fract() + s.phase_im)).cos();
+        }
+        (re, im)
+    }
 }
 
 impl Channel for Rayleigh {
@@ -145,11 +209,8 @@ impl Channel for Rayleigh {
         if k == 0 {
             return;
         }
-        // k steps of the AR(1) recursion at once: h ← ρ^k h + √(1−ρ^{2k}) w.
-        let a = pow_slots(self.rho, k);
-        let s = (1.0 - a * a).max(0.0).sqrt();
-        let w = complex_gaussian(&mut self.rng);
-        self.h = (a * self.h.0 + s * w.0, a * self.h.1 + s * w.1);
+        self.slot += k;
+        self.h = self.gain_at(self.slot);
     }
 
     fn unit_error(&mut self) -> bool {
@@ -170,14 +231,40 @@ impl Channel for Rayleigh {
     }
 }
 
-/// One circularly-symmetric complex Gaussian sample with E|w|² = 1 (Box–Muller:
-/// `|w|²` is exponential with mean 1, the phase uniform).
-fn complex_gaussian(rng: &mut Rng) -> (f64, f64) {
-    let u1 = 1.0 - rng.uniform(); // (0, 1]
-    let u2 = rng.uniform();
-    let r = (-u1.ln()).sqrt();
-    let (s, c) = (2.0 * PI * u2).sin_cos();
-    (r * c, r * s)
+/// A uniform angle in [−π, π).
+fn uniform_angle(rng: &mut Rng) -> f64 {
+    PI * (2.0 * rng.uniform() - 1.0)
+}
+
+/// Power threshold `x = 1/F` of an `m`-sinusoid Zheng–Xiao generator with
+/// `P(|h|² < x) = fer`. With independent phases the gain is a normalised sum
+/// of `m` i.i.d. planar vectors; the first-order Edgeworth expansion of the
+/// law of `|h|²` (fourth cumulants; the third vanish by symmetry), averaged
+/// over the angle, is
+/// `P(|h|² < x) ≈ 1 − e^{−x} + K·x(1 − x/2)·e^{−x}`, `K = −5/(16 m)`.
+/// This is solved for `x` by Newton's method from the Rayleigh value
+/// `−ln(1 − fer)`; the error left is O(1/m²).
+fn sos_threshold(fer: f64, m: usize) -> f64 {
+    let x0 = -(-fer).ln_1p();
+    let k = -5.0 / (16.0 * m as f64);
+    let mut x = x0;
+    for _ in 0..50 {
+        let e = (-x).exp();
+        let f = -(-x).exp_m1() + k * x * (1.0 - 0.5 * x) * e - fer;
+        let df = e * (1.0 + k * (1.0 - 2.0 * x + 0.5 * x * x));
+        if df.is_nan() || df <= 0.0 {
+            return x0;
+        }
+        let dx = f / df;
+        x -= dx;
+        if !(x > 0.0 && x.is_finite()) {
+            return x0;
+        }
+        if dx.abs() <= 1e-15 * x {
+            break;
+        }
+    }
+    x
 }
 
 /// Fade margin F (linear) giving a Rayleigh outage probability `fer`:
@@ -260,10 +347,10 @@ mod tests {
     const SLOT: Time = Time::from_millis(10);
     /// f_d·T values of the burst-length table in `docs/models/channel.md`.
     const TABLE: [f64; 7] = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5];
-    /// Exact mean BAD run (slots) of the per-slot-sampled Clarke process at FER
-    /// 0.1: `fer / (fer − P(B, B))` with `P(B, B)` from the bivariate Rayleigh
-    /// law at correlation J0(2π f_d T) (numerical integration of the Rician
-    /// conditional CDF, scipy).
+    /// Exact mean BAD run (slots) of the per-slot-sampled (Gaussian) Clarke
+    /// process at FER 0.1: `fer / (fer − P(B, B))` with `P(B, B)` from the
+    /// bivariate Rayleigh law at correlation J0(2π f_d T) (numerical
+    /// integration of the Rician conditional CDF, scipy).
     const DISCRETE: [f64; 7] = [
         136.563, 27.3196, 13.6708, 6.85756, 2.81120, 1.58783, 1.12243,
     ];
@@ -276,18 +363,63 @@ mod tests {
         Rayleigh::new(SLOT, fd_t, 0.1, 0.0, 1.0, Rng::stream(seed, "ray"))
     }
 
-    /// Steps `n` slots one by one; returns (fraction BAD, mean BAD run in slots).
-    fn bad_runs(ch: &mut Rayleigh, n: u64) -> (f64, f64) {
-        let (mut bad, mut runs) = (0u64, 0u64);
-        let mut prev = ch.is_bad();
-        for i in 1..=n {
-            ch.advance(slot(i));
-            let b = ch.is_bad();
-            bad += u64::from(b);
-            runs += u64::from(b && !prev);
-            prev = b;
+    /// BAD-slot and fade statistics accumulated over channel instances.
+    #[derive(Default)]
+    struct Fades {
+        slots: u64,
+        bad: u64,
+        /// Completed fades (runs of BAD slots) by length.
+        runs: Vec<u64>,
+    }
+
+    impl Fades {
+        /// Steps `n` slots one by one on `ch`; runs cut by the end of the
+        /// observation window are not counted as fades.
+        fn observe(&mut self, ch: &mut Rayleigh, n: u64) {
+            let mut run: Option<u64> = None; // None: run in progress at the start
+            let mut cur = 0u64;
+            let mut started = !ch.is_bad();
+            for i in 1..=n {
+                ch.advance(slot(i));
+                let b = ch.is_bad();
+                self.slots += 1;
+                self.bad += u64::from(b);
+                if b {
+                    cur += 1;
+                } else {
+                    if started && cur > 0 {
+                        run = Some(cur);
+                    }
+                    started = true;
+                    cur = 0;
+                }
+                if let Some(r) = run.take() {
+                    self.runs.push(r);
+                }
+            }
         }
-        (bad as f64 / n as f64, bad as f64 / runs.max(1) as f64)
+
+        fn fraction(&self) -> f64 {
+            self.bad as f64 / self.slots as f64
+        }
+
+        fn mean_run(&self) -> f64 {
+            self.runs.iter().sum::<u64>() as f64 / self.runs.len() as f64
+        }
+
+        fn tail(&self, len: u64) -> f64 {
+            self.runs.iter().filter(|&&r| r >= len).count() as f64 / self.runs.len() as f64
+        }
+    }
+
+    /// `instances` channels (seeds `seed..seed+instances`) observed `n` slots each.
+    fn fades(fd_t: f64, fer: f64, seed: u64, instances: u64, n: u64) -> Fades {
+        let mut f = Fades::default();
+        for s in seed..seed + instances {
+            let mut ch = Rayleigh::new(SLOT, fd_t, fer, 0.0, 1.0, Rng::stream(s, "ray"));
+            f.observe(&mut ch, n);
+        }
+        f
     }
 
     #[test]
@@ -320,22 +452,84 @@ mod tests {
         assert!((fer_from_margin_db(margin_db_from_fer(0.1)) - 0.1).abs() < 1e-12);
         let ch = Rayleigh::with_margin_db(SLOT, 0.01, 9.773227, 0.0, 1.0, Rng::stream(1, "r"));
         assert!((ch.fer() - 0.1).abs() < 1e-6);
-        assert!((ch.margin() - 9.4912).abs() < 1e-3);
+        // The calibrated margin: x = 1/F solves the Edgeworth-corrected CDF.
+        let x = 1.0 / ch.margin();
+        let k = -5.0 / (16.0 * Rayleigh::SINUSOIDS as f64);
+        let cdf = -(-x).exp_m1() + k * x * (1.0 - 0.5 * x) * (-x).exp();
+        assert!((cdf - ch.fer()).abs() < 1e-12, "{cdf}");
+        let db = 10.0 * ch.margin().log10();
+        assert!((db - 9.773).abs() < 0.15 && db < 9.773, "margin {db} dB");
         assert_eq!(ch.mean_error_rate(), ch.fer());
+        // The correction vanishes as M grows and stays sane at the extremes.
+        for fer in [1e-6f64, 0.01, 0.5, 0.99, 1.0 - 1e-9] {
+            let (x0, x) = (-(-fer).ln_1p(), sos_threshold(fer, 16));
+            assert!(
+                x > 0.0 && (x / x0 - 1.0).abs() < 0.05,
+                "fer {fer}: {x} vs {x0}"
+            );
+            assert!((sos_threshold(fer, 1 << 20) / x0 - 1.0).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn gain_autocorrelation_is_j0_at_all_lags() {
+        // One realisation is not ergodic in the correlation (its time-average
+        // correlation depends on θ and ψ_n), so the estimate is an ensemble
+        // average: for each of N independent instances, the mean of
+        // Re(h[s+k]·h*[s]) over 8 origins s (1000 slots apart) — one number per
+        // instance; the test compares the mean over instances with J0 using
+        // the standard error measured from the spread over instances (5σ; the
+        // ensemble correlation is exactly J0 for any M, so there is no bias).
+        let fd_t = 0.01;
+        let lags = [1u64, 10, 38, 60, 100];
+        let n = 2000u64;
+        let mut sum = [0.0f64; 5];
+        let mut sum2 = [0.0f64; 5];
+        for seed in 0..n {
+            let mut ch = channel(fd_t, 1000 + seed);
+            let mut per = [0.0f64; 5];
+            for j in 0..8u64 {
+                let s = 1 + 1000 * j;
+                ch.advance(slot(s));
+                let h0 = ch.gain();
+                for (l, &k) in lags.iter().enumerate() {
+                    ch.advance(slot(s + k));
+                    let h = ch.gain();
+                    per[l] += (h.0 * h0.0 + h.1 * h0.1) / 8.0;
+                }
+            }
+            for l in 0..lags.len() {
+                sum[l] += per[l];
+                sum2[l] += per[l] * per[l];
+            }
+        }
+        for (l, &k) in lags.iter().enumerate() {
+            let mean = sum[l] / n as f64;
+            let sd = (sum2[l] / n as f64 - mean * mean).sqrt();
+            let se = sd / (n as f64).sqrt();
+            let want = bessel_j0(2.0 * PI * fd_t * k as f64);
+            assert!(se < 0.02, "lag {k}: standard error {se}");
+            assert!(
+                (mean - want).abs() < 5.0 * se + 1e-3,
+                "lag {k}: {mean} ± {se} vs J0 = {want}"
+            );
+        }
+        // J0 crosses zero near lag 38 at f_d T = 0.01; AR(1) would give 0.963.
+        assert!(bessel_j0(2.0 * PI * 0.38).abs() < 0.01);
     }
 
     #[test]
     fn bad_fraction_matches_fer() {
-        // (fd_t, fer, slots, relative tolerance): slow fading needs many slots,
-        // the fraction's standard error at f_d·T = 0.01 over 4M slots is ~2 %.
-        for &(fd_t, fer, n, tol) in &[
-            (0.1, 0.1, 400_000u64, 0.03),
-            (0.05, 0.3, 400_000, 0.03),
-            (0.5, 0.01, 1_000_000, 0.03),
-            (0.01, 0.1, 4_000_000, 0.06),
+        // (fd_t, fer, instances, slots each, relative tolerance); the ensemble
+        // fraction is the calibrated target (residual bias O(1/M²) ≲ 0.3 %),
+        // the tolerances are ~4 standard errors of the pooled fraction.
+        for &(fd_t, fer, inst, n, tol) in &[
+            (0.1, 0.1, 20u64, 50_000u64, 0.03),
+            (0.05, 0.3, 20, 50_000, 0.03),
+            (0.5, 0.01, 20, 100_000, 0.04),
+            (0.01, 0.1, 40, 100_000, 0.04),
         ] {
-            let mut ch = Rayleigh::new(SLOT, fd_t, fer, 0.0, 1.0, Rng::stream(2, "ray"));
-            let (frac, _) = bad_runs(&mut ch, n);
+            let frac = fades(fd_t, fer, 2000, inst, n).fraction();
             assert!(
                 (frac / fer - 1.0).abs() < tol,
                 "fd_t {fd_t}: bad fraction {frac} vs {fer}"
@@ -373,36 +567,40 @@ mod tests {
     }
 
     #[test]
-    fn mean_burst_matches_fade_duration_at_fdt_001() {
-        let mut ch = channel(0.01, 3);
-        let (_, burst) = bad_runs(&mut ch, 3_000_000);
+    fn fade_durations_at_fdt_001() {
+        // 40 instances × 100 000 slots: ~29 000 fades.
+        let f = fades(0.01, 0.1, 3000, 40, 100_000);
         let afd = average_fade_duration_slots(0.01, 0.1);
         assert!((afd - 13.656).abs() < 1e-3, "AFD formula {afd}");
+        let mean = f.mean_run();
         assert!(
-            (burst / afd - 1.0).abs() < 0.15,
-            "burst {burst} vs AFD {afd}"
+            (mean / afd - 1.0).abs() < 0.05,
+            "mean fade {mean} vs AFD {afd}"
         );
-        // And, tighter, against the exact sampled-process value.
-        assert!((burst / DISCRETE[2] - 1.0).abs() < 0.06, "burst {burst}");
+        assert!((mean / DISCRETE[2] - 1.0).abs() < 0.05, "mean fade {mean}");
+        // The tail: the Gaussian Clarke process sampled per slot has 0.95 % of
+        // fades ≥ 60 slots and 0.09 % ≥ 100; the AR(1) model had 6 % and 2.6 %.
+        let (t60, t100) = (f.tail(60), f.tail(100));
+        assert!(t60 < 0.02, "fades ≥ 60 slots: {t60}");
+        assert!(t100 < 0.004, "fades ≥ 100 slots: {t100}");
     }
 
     #[test]
     fn mean_burst_decreases_with_doppler() {
         let mut prev = f64::INFINITY;
         for (i, &fd_t) in TABLE.iter().enumerate() {
-            // The estimate's standard error is ~14 % at 0.001, ~2.6 % at 0.005
-            // and ≤ 1.3 % above (measured over seeds); tolerances are ~3σ.
-            let (n, tol) = match i {
-                0 => (4_000_000, 0.4),
-                1 => (4_000_000, 0.12),
-                2 => (4_000_000, 0.06),
-                _ => (1_000_000, 0.05),
+            // Observation long enough for ≥ ~2000 fades; ±6 % covers the
+            // sampling error (≤ 3 %) and the finite-M departure from the
+            // Gaussian value (≤ 1 %, see docs).
+            let (inst, n) = match i {
+                0 => (40, 1_000_000),
+                1 => (40, 200_000),
+                _ => (20, 100_000),
             };
-            let mut ch = channel(fd_t, 4 + i as u64);
-            let (_, burst) = bad_runs(&mut ch, n);
+            let burst = fades(fd_t, 0.1, 4000 + 100 * i as u64, inst, n).mean_run();
             assert!(burst < prev, "fd_t {fd_t}: burst {burst} not below {prev}");
             assert!(
-                (burst / DISCRETE[i] - 1.0).abs() < tol,
+                (burst / DISCRETE[i] - 1.0).abs() < 0.06,
                 "fd_t {fd_t}: burst {burst} vs {}",
                 DISCRETE[i]
             );
@@ -411,75 +609,43 @@ mod tests {
     }
 
     #[test]
-    fn lag_one_gain_correlation_is_j0() {
-        for &fd_t in &[0.01, 0.1, 0.3, 0.5] {
-            let mut ch = channel(fd_t, 5);
-            let n = 200_000u64;
-            let (mut cross, mut power) = (0.0, 0.0);
-            let mut prev = ch.gain();
-            for i in 1..=n {
-                ch.advance(slot(i));
-                let h = ch.gain();
-                // Re(h[n] · conj(h[n−1])).
-                cross += h.0 * prev.0 + h.1 * prev.1;
-                power += h.0 * h.0 + h.1 * h.1;
-                prev = h;
+    fn skipping_slots_is_exact() {
+        // The gain is a deterministic function of the slot index: observing
+        // every k-th slot by stepping or by jumping gives identical gains.
+        let fd_t = 0.02;
+        let mut step = channel(fd_t, 20);
+        let mut jump = channel(fd_t, 20);
+        let mut t = 0u64;
+        for j in 1..=20_000u64 {
+            let target = j * (1 + j % 7);
+            let target = target.max(t);
+            while t < target {
+                t += 1;
+                step.advance(slot(t));
             }
-            let est = cross / power;
-            let want = bessel_j0(2.0 * PI * fd_t);
-            assert!((ch.rho() - want).abs() < 1e-15);
-            assert!((est - want).abs() < 0.02, "fd_t {fd_t}: {est} vs {want}");
+            jump.advance(slot(target));
+            assert_eq!(step.gain(), jump.gain(), "slot {target}");
+            assert_eq!(step.is_bad(), jump.is_bad());
         }
+        // Within a slot nothing changes.
+        let g = jump.gain();
+        jump.advance(slot(t) + Time::from_millis(5));
+        assert_eq!(jump.gain(), g);
     }
 
     #[test]
-    fn skipping_slots_matches_stepping() {
-        // Observe every k-th slot, stepping slot by slot or jumping; compare the
-        // BAD fraction and the lag-k correlation of the gain (ρ^k).
-        let (fd_t, k, obs) = (0.02, 5u64, 200_000u64);
-        let run = |jump: bool, seed: u64| {
-            let mut ch = channel(fd_t, seed);
-            let (mut t, mut bad, mut cross, mut power) = (0u64, 0u64, 0.0, 0.0);
-            let mut prev = ch.gain();
-            for j in 1..=obs {
-                if jump {
-                    t = j * k;
-                    ch.advance(slot(t));
-                } else {
-                    while t < j * k {
-                        t += 1;
-                        ch.advance(slot(t));
-                    }
-                }
-                let h = ch.gain();
-                bad += u64::from(ch.is_bad());
-                cross += h.0 * prev.0 + h.1 * prev.1;
-                power += h.0 * h.0 + h.1 * h.1;
-                prev = h;
-            }
-            (bad as f64 / obs as f64, cross / power)
-        };
-        let want = channel(fd_t, 0).rho().powi(k as i32);
-        let (f_step, c_step) = run(false, 20);
-        let (f_jump, c_jump) = run(true, 21);
-        for (f, c) in [(f_step, c_step), (f_jump, c_jump)] {
-            assert!((f - 0.1).abs() < 0.008, "bad fraction {f}");
-            assert!((c - want).abs() < 0.01, "lag-{k} correlation {c} vs {want}");
-        }
-        assert!((f_step - f_jump).abs() < 0.012);
-    }
-
-    #[test]
-    fn huge_skips_decorrelate() {
+    fn huge_skips_stay_stationary() {
         let mut ch = channel(0.001, 6);
         let n = 100_000u64;
-        let mut bad = 0u64;
+        let (mut bad, mut power) = (0u64, 0.0);
         for i in 1..=n {
             ch.advance(Time::from_secs(10_000 * i));
             bad += u64::from(ch.is_bad());
+            power += ch.power();
         }
         let frac = bad as f64 / n as f64;
-        assert!((frac - 0.1).abs() < 0.006, "bad fraction {frac}");
+        assert!((frac - 0.1).abs() < 0.01, "bad fraction {frac}");
+        assert!((power / n as f64 - 1.0).abs() < 0.02, "mean power {power}");
     }
 
     #[test]
@@ -489,7 +655,7 @@ mod tests {
             (0..5000u64)
                 .map(|i| {
                     ch.advance(slot(i));
-                    ch.power().to_bits()
+                    (ch.power().to_bits(), ch.unit_error())
                 })
                 .collect::<Vec<_>>()
         };
@@ -515,5 +681,38 @@ mod tests {
             .unwrap_err()
             .contains("p_bad"));
         assert!(Rayleigh::check(5.0, 0.999, 1.0, 0.0).is_ok());
+    }
+
+    /// Numbers for `docs/models/channel.md` (release mode:
+    /// `cargo test --release -p linklab-core rayleigh::tests::report -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn report() {
+        for (i, &fd_t) in TABLE.iter().enumerate() {
+            let n = ((200.0 / fd_t) as u64).max(20_000);
+            let mut means = Vec::new();
+            let mut fr = Vec::new();
+            let mut all = Fades::default();
+            for g in 0..8u64 {
+                let f = fades(fd_t, 0.1, 100_000 + 1000 * g, 50, n);
+                means.push(f.mean_run());
+                fr.push(f.fraction());
+                all.slots += f.slots;
+                all.bad += f.bad;
+                all.runs.extend(f.runs);
+            }
+            let m = means.iter().sum::<f64>() / 8.0;
+            let se = (means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 7.0 / 8.0).sqrt();
+            println!(
+                "fd_t {fd_t}: mean burst {m:.4} ± {se:.4} (exact Gaussian {}), bad fraction {:.5} (groups {:?}), fades {}, ≥60 {:.5}, ≥100 {:.6}, max {}",
+                DISCRETE[i],
+                all.fraction(),
+                fr.iter().map(|x| (x * 1e4).round() / 1e4).collect::<Vec<_>>(),
+                all.runs.len(),
+                all.tail(60),
+                all.tail(100),
+                all.runs.iter().max().unwrap()
+            );
+        }
     }
 }
