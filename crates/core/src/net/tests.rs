@@ -351,6 +351,19 @@ to = "UE"
 "#;
 
 #[test]
+fn umts_bearer_runs_and_conserves() {
+    let loaded = load(Source::Toml(UMTS.to_string()), &[]).unwrap();
+    let (mut sim, d) = build(&loaded, 3).unwrap();
+    sim.run(d);
+    let (sent, delivered, dropped, inside) = sim.packet_balance();
+    assert_eq!(sent, delivered + dropped + inside);
+    let s = sim.summary();
+    let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
+    assert!(g > 150e3 && g < 384e3, "goodput {g}");
+    assert_eq!(s["queues"][2]["kind"], "droptail");
+}
+
+#[test]
 fn umts_bad_input_names_the_rule() {
     let cases: &[(&str, &str, &str)] = &[
         // SBD minth >= maxth
