@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
     schema.set_defaults(func=_cmd_schema)
     _add_sweep_parser(sub)
+    _add_plot_parsers(sub)
     return parser
 
 
@@ -265,6 +266,128 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             f"{Path(args.out) / 'runs.parquet'} (columns status, error)"
         )
         return EXIT_INTERNAL
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# plot, plot-trace, report (linklab.plots, linklab.report; see docs/plots.md)
+# ---------------------------------------------------------------------------
+
+
+def _add_plot_parsers(sub: Any) -> None:
+    plot = sub.add_parser(
+        "plot",
+        help="plot a metric of a sweep against a parameter, or goodput vs delay",
+        description=(
+            "Plot metric --y (mean with confidence-interval error bars) against swept "
+            "parameter --x, one line per value of --hue, one panel per combination of the "
+            "other parameters that vary (or fix them with --where). With --scatter: one "
+            "point per configuration, metric --y (default goodput_bps) against metric --x "
+            "(default delay_mean_s), coloured by --hue. See docs/plots.md."
+        ),
+    )
+    plot.add_argument("dir", metavar="DIR", help="sweep directory (from 'linklab sweep')")
+    plot.add_argument("--x", metavar="NAME", help="swept parameter (with --scatter: a metric)")
+    plot.add_argument("--y", metavar="METRIC", help="metric, e.g. goodput_bps")
+    plot.add_argument("--hue", metavar="NAME", help="parameter: one line (colour) per value")
+    plot.add_argument(
+        "--where",
+        type=_where_item,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="keep only sweep points with this parameter value (repeatable)",
+    )
+    plot.add_argument("--scatter", action="store_true", help="metric vs metric per configuration")
+    plot.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    plot.set_defaults(func=_cmd_plot)
+
+    trace = sub.add_parser(
+        "plot-trace",
+        help="plot the queue, cwnd and sequence-number traces of 'linklab run --trace'",
+        description=(
+            "Three stacked panels on one time axis: queue occupancy per link (links whose "
+            "queue ever held more than one packet, or --link), cwnd per flow, sequence "
+            "numbers sent/received/dropped per flow. See docs/plots.md."
+        ),
+    )
+    trace.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
+    trace.add_argument("--link", dest="links", action="append", metavar="LINK",
+                       help="queue of this link direction, e.g. 'L->R' (repeatable)")  # fmt: skip
+    trace.add_argument("--flow", dest="flows", action="append", metavar="ID",
+                       help="only this flow id (repeatable)")  # fmt: skip
+    trace.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    trace.set_defaults(func=_cmd_plot_trace)
+
+    report = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a sweep",
+        description=(
+            "Write one self-contained HTML file (figures embedded): scenario, parameter "
+            "grid, summary table with confidence intervals, failed runs, plots. "
+            "See docs/plots.md."
+        ),
+    )
+    report.add_argument("dir", metavar="DIR", help="sweep directory (from 'linklab sweep')")
+    report.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.html")
+    report.set_defaults(func=_cmd_report)
+
+
+def _where_item(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"malformed --where {text!r}; expected NAME=VALUE, e.g. --where flows=10"
+        )
+    return name.strip(), value.strip()
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from linklab.plots import PlotError, check_output, plot_metric, plot_scatter
+
+    where = dict(args.where)
+    try:
+        check_output(args.output)
+        if args.scatter:
+            plot_scatter(
+                args.dir,
+                x=args.x or "delay_mean_s",
+                y=args.y or "goodput_bps",
+                label=args.hue,
+                out=args.output,
+                where=where,
+            )
+        else:
+            if not args.x or not args.y:
+                raise UsageError(
+                    "plot needs --x NAME and --y METRIC; e.g. --x per --y goodput_bps "
+                    "(or --scatter for goodput vs delay)"
+                )
+            plot_metric(args.dir, args.x, args.y, hue=args.hue, out=args.output, where=where)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def _cmd_plot_trace(args: argparse.Namespace) -> int:
+    from linklab.plots import PlotError, check_output, plot_trace
+
+    try:
+        check_output(args.output)
+        plot_trace(args.dir, out=args.output, links=args.links, flows=args.flows)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from linklab.plots import PlotError
+    from linklab.report import write_report
+
+    try:
+        write_report(args.dir, args.output)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
     return 0
 
 

@@ -682,37 +682,4 @@ mod tests {
             .contains("p_bad"));
         assert!(Rayleigh::check(5.0, 0.999, 1.0, 0.0).is_ok());
     }
-
-    /// Numbers for `docs/models/channel.md` (release mode:
-    /// `cargo test --release -p linklab-core rayleigh::tests::report -- --ignored --nocapture`).
-    #[test]
-    #[ignore]
-    fn report() {
-        for (i, &fd_t) in TABLE.iter().enumerate() {
-            let n = ((200.0 / fd_t) as u64).max(20_000);
-            let mut means = Vec::new();
-            let mut fr = Vec::new();
-            let mut all = Fades::default();
-            for g in 0..8u64 {
-                let f = fades(fd_t, 0.1, 100_000 + 1000 * g, 50, n);
-                means.push(f.mean_run());
-                fr.push(f.fraction());
-                all.slots += f.slots;
-                all.bad += f.bad;
-                all.runs.extend(f.runs);
-            }
-            let m = means.iter().sum::<f64>() / 8.0;
-            let se = (means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 7.0 / 8.0).sqrt();
-            println!(
-                "fd_t {fd_t}: mean burst {m:.4} ± {se:.4} (exact Gaussian {}), bad fraction {:.5} (groups {:?}), fades {}, ≥60 {:.5}, ≥100 {:.6}, max {}",
-                DISCRETE[i],
-                all.fraction(),
-                fr.iter().map(|x| (x * 1e4).round() / 1e4).collect::<Vec<_>>(),
-                all.runs.len(),
-                all.tail(60),
-                all.tail(100),
-                all.runs.iter().max().unwrap()
-            );
-        }
-    }
 }
