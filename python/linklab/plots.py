@@ -305,6 +305,12 @@ def check_output(out: str | os.PathLike[str]) -> str:
             f"cannot tell the figure format of output file {str(out)!r} "
             f"(suffix {suffix or 'none'!r}); allowed suffixes: .png, .svg"
         )
+    ensure_writable(out)
+    return fmt
+
+
+def ensure_writable(out: str | os.PathLike[str]) -> None:
+    """Raise :class:`PlotError` unless output file ``out`` can be written."""
     try:
         check_writable_file(out)
     except OSError as e:
@@ -312,7 +318,6 @@ def check_output(out: str | os.PathLike[str]) -> str:
             f"cannot write output file {str(out)!r}: {e}; "
             "give a path in an existing, writable directory"
         ) from None
-    return fmt
 
 
 def save_figure(fig: Figure, out: str | os.PathLike[str]) -> Path:

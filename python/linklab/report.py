@@ -19,10 +19,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from linklab._files import Staging, check_writable_file
+from linklab._files import Staging
 from linklab.plots import (
     PlotError,
     Sweep,
+    ensure_writable,
     figure_bytes,
     load_sweep,
     metric_label,
@@ -124,13 +125,7 @@ def _check_out(out: str | os.PathLike[str]) -> None:
             f"the report is HTML but output file {str(out)!r} has suffix {suffix or 'none'!r}; "
             "allowed suffixes: .html, .htm"
         )
-    try:
-        check_writable_file(out)
-    except OSError as e:
-        raise PlotError(
-            f"cannot write output file {str(out)!r}: {e}; "
-            "give a path in an existing, writable directory"
-        ) from None
+    ensure_writable(out)
 
 
 def write_report(directory: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
