@@ -24,7 +24,7 @@ mod traces {
     pub struct Traces {
         flow: Vec<u64>,
         time_s: Vec<f64>,
-        event: Vec<String>,
+        event: Vec<&'static str>,
         seq: Vec<u64>,
     }
 
@@ -33,7 +33,7 @@ mod traces {
         pub fn seq(&mut self, now: Time, flow: FlowId, event: &'static str, seq: u64) {
             self.flow.push(u64::from(flow.0));
             self.time_s.push(now.as_secs_f64());
-            self.event.push(event.to_string());
+            self.event.push(event);
             self.seq.push(seq);
         }
 
