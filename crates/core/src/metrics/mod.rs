@@ -58,7 +58,7 @@ mod traces {
                     ),
                     (
                         "event".into(),
-                        Column::Str(idx.iter().map(|&i| self.event[i].clone()).collect()),
+                        Column::Str(idx.iter().map(|&i| self.event[i].to_string()).collect()),
                     ),
                     (
                         "seq".into(),
