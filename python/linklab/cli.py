@@ -129,7 +129,48 @@ def build_parser() -> argparse.ArgumentParser:
     schema.set_defaults(func=_cmd_schema)
     _add_sweep_parser(sub)
     _add_plot_parsers(sub)
+    _add_reproduce_parser(sub)
     return parser
+
+
+def _add_reproduce_parser(sub: Any) -> None:
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a published experiment and compare with the paper",
+        description="Reproduce a published experiment (see docs/reproductions/).",
+    )
+    rep.add_argument("name", metavar="NAME", choices=["rlc-aqm"], help="reproduction: rlc-aqm")
+    rep.add_argument("--quick", action="store_true", help="2 replications of 20 s, a subset")
+    rep.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    rep.add_argument("--out", default="out/rlc-aqm", metavar="DIR", help="output directory")
+    rep.add_argument("--jobs", type=_positive_int("--jobs"), metavar="N", help="worker processes")
+    rep.add_argument(
+        "--experiments",
+        metavar="LIST",
+        help="comma-separated subset of table6,fig1,search,traces (default: all)",
+    )
+    rep.set_defaults(func=_cmd_reproduce)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from linklab.reproduce import ReproduceError, reproduce_rlc_aqm
+
+    experiments = None
+    if args.experiments is not None:
+        experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
+        if not experiments:
+            raise UsageError("empty --experiments; allowed: table6, fig1, search, traces")
+    try:
+        result, text = reproduce_rlc_aqm(
+            args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
+        )
+    except ReproduceError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(result, allow_nan=False))
+    else:
+        print(text, end="")
+    return 1 if result["failed_runs"] else 0
 
 
 def _add_sweep_parser(sub: Any) -> None:

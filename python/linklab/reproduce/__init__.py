@@ -1,0 +1,15 @@
+"""Reproductions of published experiments (``linklab reproduce NAME``).
+
+Each reproduction runs its experiments with :func:`linklab.sweep`, compares our
+numbers with the published ones, and writes figures, ``report.html`` and
+``results.json`` into an output directory.
+"""
+
+from __future__ import annotations
+
+from linklab.reproduce.rlc_aqm import EXPERIMENTS as RLC_AQM_EXPERIMENTS
+from linklab.reproduce.rlc_aqm import ReproduceError, reproduce_rlc_aqm
+
+REPRODUCTIONS = {"rlc-aqm": reproduce_rlc_aqm}
+
+__all__ = ["REPRODUCTIONS", "RLC_AQM_EXPERIMENTS", "ReproduceError", "reproduce_rlc_aqm"]

@@ -1,0 +1,143 @@
+"""`linklab reproduce rlc-aqm`: the --quick run end to end, and bad flags."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TABLES = ("table6", "table3", "table5", "fig1", "table2", "table4", "fig2_14_15")
+
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "linklab", "reproduce", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("rlc-aqm") / "tmp"
+    p = _run("rlc-aqm", "--quick", "--json", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), out
+
+
+def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
+    result, _ = quick
+    assert result["reproduction"] == "rlc-aqm"
+    assert result["quick"] is True and result["reps"] == 2
+    assert result["confidence"] == 0.9
+    assert result["failed_runs"] == 0
+    assert set(TABLES) <= set(result["tables"])
+    for key in TABLES:
+        rows = result["tables"][key]["rows"]
+        assert rows, key
+        for row in rows:
+            assert "config" in row and "published" in row
+            stat = row["goodput_kbit"]
+            assert stat["n"] == 2
+            assert stat["mean"] is not None and stat["ci"] is not None
+
+
+def test_quick_published_values_attached(quick: tuple[dict, Path]) -> None:
+    t6 = result_rows(quick, "table6")
+    assert len(t6) == 24  # 4 rates x {1, 4} flows x {droptail, sbd, red}
+    dt = next(
+        r
+        for r in t6
+        if r["config"] == {**r["config"], "aqm": "droptail", "rate_kbit": 384, "flows": 1}
+    )
+    assert dt["published"] == {
+        "goodput_kbit": 277.1,
+        "goodput_kbit_ci": 6.1,
+        "delay_s": 0.72,
+        "delay_s_ci": 0.04,
+    }
+    assert {c["check"] for c in dt["checks"]} == {
+        "goodput within 10 % of the paper",
+        "delay within 25 % of the paper",
+    }
+    sbd = next(
+        r
+        for r in t6
+        if r["config"]["aqm"] == "sbd"
+        and r["config"]["rate_kbit"] == 64
+        and r["config"]["flows"] == 4
+    )
+    assert sbd["published"] == {"goodput_change_pct": 8, "delay_change_pct": -23}
+    assert result_rows(quick, "table2")[0]["published"]["tr_ms"] == 250
+    assert result_rows(quick, "table4")[0]["published"]["maxp"] == 0.05
+    assert [r["published"]["goodput_kbit"] for r in result_rows(quick, "table3")] == [
+        290.5,
+        200.1,
+        102.1,
+        50.4,
+    ]
+    assert [r["published"]["delay_s"] for r in result_rows(quick, "table5")] == [
+        0.52,
+        0.63,
+        0.70,
+        1.32,
+    ]
+    for row in result_rows(quick, "fig2_14_15"):
+        assert row["overflow_after"]["n"] == 2
+    for row in result_rows(quick, "fig2_14_15")[1:]:
+        assert row["checks"][0]["check"] == "no buffer overflow after the switch"
+
+
+def result_rows(quick: tuple[dict, Path], key: str) -> list[dict]:
+    return quick[0]["tables"][key]["rows"]
+
+
+def test_quick_files(quick: tuple[dict, Path]) -> None:
+    result, out = quick
+    html = (out / "report.html").read_text(encoding="utf-8")
+    for title in ("Table 6", "Table 2", "Table 3", "Table 4", "Table 5", "Fig. 1", "Fig. 14"):
+        assert title in html
+    assert "277.1 ± 6.1" in html and "data:image/png;base64," in html
+    assert "<script" not in html
+    assert json.loads((out / "results.json").read_text()) == result
+    for figs in (t["figures"] for t in result["tables"].values()):
+        for f in figs:
+            assert Path(f).is_file() and Path(f).stat().st_size > 0
+    assert (out / "sweeps" / "table6" / "droptail-384kbit" / "summary.parquet").is_file()
+
+
+def test_rerun_reuses_store_and_prints_tables(quick: tuple[dict, Path]) -> None:
+    _, out = quick
+    p = _run("rlc-aqm", "--quick", "--out", str(out), "--experiments", "table6")
+    assert p.returncode == 0, p.stderr
+    assert "Table 6" in p.stdout and "277.1 ± 6.1" in p.stdout and "verdict" in p.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("rlc-aqm", "--jobs", "0"),
+        ("rlc-aqm", "--bogus"),
+        ("no-such-paper",),
+        ("rlc-aqm", "--experiments", "table7"),
+        ("rlc-aqm", "--experiments", ","),
+    ],
+)
+def test_bad_flags_exit_2(args: tuple[str, ...], tmp_path: Path) -> None:
+    p = _run(*args, "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert p.stderr.startswith("linklab: error: ") and p.stderr.count("\n") == 1
+    assert p.stdout == ""
+
+
+def test_unwritable_out_exit_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    p = _run("rlc-aqm", "--quick", "--out", str(blocker / "sub"))
+    assert p.returncode == 2
+    assert p.stderr.startswith("linklab: error: cannot write output directory")
