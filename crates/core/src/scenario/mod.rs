@@ -18,7 +18,7 @@ use model::{
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
-use crate::link::rlc::{Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
+use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::link::{Link, WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
@@ -474,6 +474,7 @@ fn rlc_keys_given(l: &LinkSection) -> Vec<&'static str> {
         ("mrw_timer", l.mrw_timer.is_some()),
         ("epc", l.epc.is_some()),
         ("buffer", l.buffer.is_some()),
+        ("buffer_counts", l.buffer_counts.is_some()),
         ("rate_schedule", l.rate_schedule.is_some()),
         ("aqm_table", l.aqm_table.is_some()),
     ]
@@ -601,6 +602,20 @@ fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
     }
     if let Some(v) = &l.buffer {
         c.buffer_limit = units::limit(v).map_err(|m| err(format!("{p}.buffer"), m))?;
+    }
+    if let Some(v) = &l.buffer_counts {
+        c.buffer_counts = match v.trim() {
+            "unacknowledged" => BufferCounts::Unacknowledged,
+            "unsent" => BufferCounts::Unsent,
+            _ => {
+                return Err(err(
+                    format!("{p}.buffer_counts"),
+                    format!(
+                        "'{v}' is not allowed; write \"unacknowledged\" (default) or \"unsent\""
+                    ),
+                ))
+            }
+        };
     }
     c.check().map_err(|m| err(p, m))?;
     Ok(c)

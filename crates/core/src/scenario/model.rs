@@ -138,6 +138,8 @@ pub struct LinkSection {
     pub epc: Option<String>,
     /// rlc_am: SDU buffer limit, e.g. "40p" (default "40p").
     pub buffer: Option<String>,
+    /// rlc_am: which SDUs count toward `buffer` and the AQM's occupancy: "unacknowledged" (until fully acknowledged, default) or "unsent" (until their last PDU is first sent).
+    pub buffer_counts: Option<String>,
     /// rlc_am: rate schedule (instead of `rate`): [{ at = "0s", rate = "384kbit" }, { at = "50s", rate = "128kbit" }].
     pub rate_schedule: Option<Vec<RateStepSection>>,
     /// rlc_am: AQM parameters per rate, applied automatically at each rate change.

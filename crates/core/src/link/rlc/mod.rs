@@ -80,8 +80,11 @@ pub struct RlcConfig {
     pub in_order_delivery: bool,
     /// Timer_MRW (§9.5 h): retransmission interval of an unacknowledged MRW.
     pub mrw_timer: Time,
-    /// SDU buffer limit (SDUs or IP bytes not yet fully acknowledged).
+    /// SDU buffer limit (SDUs or IP bytes counted per [`Self::buffer_counts`]).
     pub buffer_limit: Limit,
+    /// Which SDUs count toward `buffer_limit` and the AQM's occupancy.
+    /// Default: every SDU not yet fully acknowledged (seed 000 §2).
+    pub buffer_counts: BufferCounts,
     /// Stale-NACK guard, the model's Estimated PDU Counter / Timer_EPC
     /// (§9.4 VR(EP), §9.5 Timer_EPC, §9.7.3.5): a NACK for a PDU whose
     /// latest transmission was sent less than this long before the STATUS
@@ -111,6 +114,23 @@ pub enum Epc {
     Timer(Time),
 }
 
+/// Which SDUs of the sender's buffer count toward
+/// [`RlcConfig::buffer_limit`] and the occupancy the AQM sees
+/// ([`RlcConfig::buffer_counts`]). TS 25.322 leaves this to the
+/// implementation; it only changes the accounting, never what is kept for
+/// retransmission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BufferCounts {
+    /// An SDU counts from its arrival until every PDU holding its bytes is
+    /// acknowledged, or it is discarded (seed 000 §2).
+    #[default]
+    Unacknowledged,
+    /// An SDU counts from its arrival until its last PDU is sent for the
+    /// first time (or it is discarded or dropped earlier). It stays in memory
+    /// for retransmission until acknowledged but no longer counts.
+    Unsent,
+}
+
 impl RlcConfig {
     /// Table 1 of Alcaraz & Cerdán (seed 000): 320-bit payload, 10 ms TTI,
     /// window 1024, MaxDAT 10, poll timer 60 ms, poll window 50 %, last-PDU
@@ -134,6 +154,7 @@ impl RlcConfig {
             in_order_delivery: true,
             mrw_timer: Time::from_millis(60),
             buffer_limit: Limit::Packets(40),
+            buffer_counts: BufferCounts::Unacknowledged,
             epc: Epc::RoundTrip,
         }
     }
@@ -336,6 +357,8 @@ struct Sdu {
     last_sn: Option<u64>,
     /// PDUs with bytes of this SDU not yet acknowledged.
     unacked: u32,
+    /// Counted in `buf_sdus`/`buf_bytes` (see [`BufferCounts`]).
+    counted: bool,
     sender: SenderFate,
     rx: RxFate,
 }
@@ -344,6 +367,7 @@ struct Sdu {
 struct Half {
     sdus: VecDeque<Sdu>,
     sdu_base: u64,
+    /// SDUs (and their IP bytes) counted toward the limit and the AQM.
     buf_sdus: u32,
     buf_bytes: u64,
     tx: Tx,
@@ -416,12 +440,24 @@ impl Half {
             return;
         }
         s.sender = fate;
-        let size = u64::from(s.pkt.size());
-        self.buf_sdus -= 1;
-        self.buf_bytes -= size;
+        if !s.counted {
+            return;
+        }
         if fate == SenderFate::Acked {
             self.occ.stats_mut().departures += 1;
         }
+        self.uncount(now, id, limit);
+    }
+    /// SDU `id` stops counting toward the buffer occupancy at `now`.
+    fn uncount(&mut self, now: Time, id: u64, limit: Limit) {
+        let Some(s) = self.sdu_mut(id) else { return };
+        if !s.counted {
+            return;
+        }
+        s.counted = false;
+        let size = u64::from(s.pkt.size());
+        self.buf_sdus -= 1;
+        self.buf_bytes -= size;
         self.occ.set(now, self.buf_sdus, self.buf_bytes);
         let view = self.view(limit);
         self.aqm.on_departure(now, &view);
@@ -662,10 +698,21 @@ impl RlcBearer {
         let p = h.tx.pdu_mut(sn).expect("PDU in window");
         p.tx_count += 1;
         p.last_tx = t;
-        let (first_sdu, last_sdu) = (p.first_sdu, p.last_sdu);
+        let (first_sdu, last_sdu, first_tx) = (p.first_sdu, p.last_sdu, p.tx_count == 1);
         h.counters.data_pdus_sent += 1;
         if retx {
             h.counters.data_pdus_retransmitted += 1;
+        }
+        if first_tx && self.cfg.buffer_counts == BufferCounts::Unsent {
+            let limit = self.cfg.buffer_limit;
+            for id in first_sdu..=last_sdu {
+                if h.sdu(id).is_some_and(|s| {
+                    s.counted && s.sender == SenderFate::Buffered && s.last_sn == Some(sn)
+                }) {
+                    h.occ.stats_mut().departures += 1;
+                    h.uncount(t, id, limit);
+                }
+            }
         }
         if poll {
             h.counters.polls += 1;
@@ -1138,6 +1185,7 @@ impl Link for RlcBearer {
             first_sn: None,
             last_sn: None,
             unacked: 0,
+            counted: true,
             sender: SenderFate::Buffered,
             rx: RxFate::Pending,
         });
@@ -1157,6 +1205,7 @@ impl Link for RlcBearer {
             let s = h.sdu_mut(id).expect("the arrival at least");
             s.sender = SenderFate::FrontDropped;
             s.rx = RxFate::Dropped;
+            s.counted = false;
             let victim = s.pkt;
             h.buf_sdus -= 1;
             h.buf_bytes -= u64::from(victim.size());

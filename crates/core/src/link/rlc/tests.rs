@@ -675,6 +675,46 @@ fn buffer_limit_drops_the_arrival() {
     assert!(b.enqueue(ms(0), Dir::AB, pkt(2, 40)).is_some());
 }
 
+/// `BufferCounts::Unsent`: an SDU stops counting once its last PDU has been
+/// sent. Two 1500-byte SDUs (76 PDUs) are fully sent by the TTI at 60 ms;
+/// SDU 0 is acknowledged at 85 ms, SDU 1 later. At 70 ms the default 2-SDU
+/// buffer is still full (nothing acknowledged) and drops a third SDU; with
+/// `Unsent` it is empty by count and accepts it, while both sent SDUs stay
+/// in memory for retransmission. Before they are sent both modes agree.
+#[test]
+fn buffer_counts_unsent_frees_room_on_first_transmission() {
+    let run = |counts: BufferCounts| {
+        let mut cfg = RlcConfig::seed000();
+        cfg.buffer_limit = Limit::Packets(2);
+        cfg.buffer_counts = counts;
+        let mut b = bearer(cfg, Box::new(Perfect), Box::new(Perfect));
+        assert!(b.enqueue(ms(0), Dir::AB, pkt(0, 1500)).is_none());
+        assert!(b.enqueue(ms(0), Dir::AB, pkt(1, 1500)).is_none());
+        // Not yet sent: full in both modes.
+        let (p, c) = b.enqueue(ms(0), Dir::AB, pkt(2, 1500)).unwrap();
+        assert_eq!((p.uid, c), (2, DropCause::Overflow));
+        let third = b.enqueue(ms(70), Dir::AB, pkt(3, 1500));
+        (b, third)
+    };
+    let (b, third) = run(BufferCounts::Unacknowledged);
+    assert_eq!(
+        third.map(|(p, c)| (p.uid, c)),
+        Some((3, DropCause::Overflow))
+    );
+    assert_eq!(b.buffered_sdus(Dir::AB), 2);
+
+    let (mut b, third) = run(BufferCounts::Unsent);
+    assert!(third.is_none());
+    assert_eq!(b.buffered_sdus(Dir::AB), 1);
+    assert_eq!(b.occupancy(Dir::AB).stats().departures, 2);
+    // Everything is still delivered, in order.
+    let (out, _) = drive(&mut b, &[], ms(1000));
+    let got: Vec<u64> = out.iter().filter(|o| o.3).map(|o| o.2).collect();
+    assert_eq!(got, vec![0, 1, 3]);
+    assert_eq!(b.buffered_sdus(Dir::AB), 0);
+    assert_eq!(b.occupancy(Dir::AB).stats().departures, 3);
+}
+
 /// A front-dropping AQM discards the first SDU none of whose PDUs has been
 /// sent: SDU 0 is being transmitted (TTI at 0), so the arrival of SDU 2 at
 /// 5 ms discards SDU 1. When every buffered SDU has started, the arrival
