@@ -28,6 +28,7 @@ import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,7 +155,9 @@ def _range_values(text: str) -> list[int | float] | None:
     start, stop, step = nums
     if step == 0:
         raise SweepError(f"range {text!r} has step 0; give START:STOP:STEP with STEP != 0")
-    count = math.floor((stop - start) / step + 1e-9) + 1
+    # Decimal arithmetic on the numbers as written: 1.2:2295.6:47.8 ends exactly at 2295.6.
+    d_start, d_stop, d_step = (Decimal(p.strip()) for p in parts)
+    count = math.floor((d_stop - d_start) / d_step) + 1
     if count < 1:
         raise SweepError(
             f"range {text!r} is empty; STEP must go from START towards STOP "
@@ -164,8 +167,8 @@ def _range_values(text: str) -> list[int | float] | None:
         raise SweepError(f"range {text!r} has {count} values; allowed: at most {_MAX_POINTS}")
     if all(isinstance(n, int) for n in nums):
         return [start + i * step for i in range(count)]  # type: ignore[operator]
-    values = [round(start + i * step, 12) for i in range(count)]
-    return [0.0 if v == 0 else float(v) for v in values]
+    values = [float(d_start + i * d_step) for i in range(count)]
+    return [0.0 if v == 0 else v for v in values]
 
 
 def parse_param_spec(spec: str) -> tuple[str, list[Any]]:
