@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -324,9 +324,16 @@ def save_figure(fig: Figure, out: str | os.PathLike[str]) -> Path:
     """Write ``fig`` to ``out`` (PNG or SVG by suffix) atomically."""
     fmt = check_output(out)
     metadata = {"Date": None} if fmt == "svg" else {"Software": "linklab (matplotlib)"}
+    return write_staged(
+        out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=_DPI, metadata=metadata)
+    )
+
+
+def write_staged(out: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
+    """Write ``out`` atomically with ``write(tmp_path)``; raise :class:`PlotError` on failure."""
     try:
         with Staging() as staged:
-            staged.add(out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=_DPI, metadata=metadata))
+            staged.add(out, write)
             return staged.commit()[0]
     except OSError as e:
         raise PlotError(

@@ -19,7 +19,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from linklab._files import Staging
 from linklab.plots import (
     PlotError,
     Sweep,
@@ -30,6 +29,7 @@ from linklab.plots import (
     metric_unit,
     plot_metric,
     plot_scatter,
+    write_staged,
 )
 
 __all__ = ["MAIN_METRICS", "format_mean_ci", "render_report", "write_report"]
@@ -132,15 +132,7 @@ def write_report(directory: str | os.PathLike[str], out: str | os.PathLike[str])
     """Write the HTML report of sweep ``directory`` to ``out`` atomically."""
     _check_out(out)
     text = render_report(directory)
-    try:
-        with Staging() as staged:
-            staged.add_bytes(out, text.encode("utf-8"))
-            return staged.commit()[0]
-    except OSError as e:
-        raise PlotError(
-            f"cannot write output file {str(out)!r}: {e.strerror or e}; "
-            "give a path in an existing, writable directory"
-        ) from None
+    return write_staged(out, lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
 
 
 def render_report(directory: str | os.PathLike[str]) -> str:

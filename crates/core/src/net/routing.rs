@@ -22,22 +22,16 @@ pub fn shortest_paths(n: usize, edges: &[(NodeId, NodeId)]) -> Vec<u32> {
         seen.iter_mut().for_each(|x| *x = false);
         seen[s] = true;
         q.clear();
-        // (node, first hop used to reach it)
-        for &e in &out_edges[s] {
-            let v = edges[e as usize].1 .0 as usize;
-            if !seen[v] {
-                seen[v] = true;
-                table[s * n + v] = e;
-                q.push_back((v, e));
-            }
-        }
+        // (node, first hop used to reach it); the source has none yet.
+        q.push_back((s, NO_ROUTE));
         while let Some((u, first)) = q.pop_front() {
             for &e in &out_edges[u] {
                 let v = edges[e as usize].1 .0 as usize;
                 if !seen[v] {
                     seen[v] = true;
-                    table[s * n + v] = first;
-                    q.push_back((v, first));
+                    let hop = if u == s { e } else { first };
+                    table[s * n + v] = hop;
+                    q.push_back((v, hop));
                 }
             }
         }

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::aqm::DropTail;
-use crate::channel::Perfect;
+use crate::channel::{Bernoulli, Perfect};
 use crate::rng::Rng;
 
 const K384: u64 = 384_000;
@@ -67,26 +67,6 @@ impl Channel for Script {
     }
     fn mean_error_rate(&self) -> f64 {
         0.0
-    }
-}
-
-/// Independent unit errors with probability `p`, for the property test.
-#[derive(Debug)]
-struct Lossy {
-    p: f64,
-    rng: Rng,
-}
-
-impl Channel for Lossy {
-    fn advance(&mut self, _now: Time) {}
-    fn unit_error(&mut self) -> bool {
-        self.rng.bernoulli(self.p)
-    }
-    fn is_bad(&self) -> bool {
-        false
-    }
-    fn mean_error_rate(&self) -> f64 {
-        self.p
     }
 }
 
@@ -826,10 +806,7 @@ fn duplex_status_rides_ahead_of_reverse_data() {
 }
 
 fn lossy(p: f64, seed: u64, name: &str) -> Box<dyn Channel> {
-    Box::new(Lossy {
-        p,
-        rng: Rng::stream(seed, name),
-    })
+    Box::new(Bernoulli::new(p, Rng::stream(seed, name)))
 }
 
 proptest! {
