@@ -93,6 +93,29 @@ def test_quick_published_values_attached(quick: tuple[dict, Path]) -> None:
         assert row["checks"][0]["check"] == "no buffer overflow after the switch"
 
 
+def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) -> None:
+    rows = result_rows(quick, "sensitivity")
+    assert len(rows) == 24
+    t6 = {
+        (r["config"]["rate_kbit"], r["config"]["flows"], r["config"]["aqm"]): r
+        for r in result_rows(quick, "table6")
+    }
+    labels = ["as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs"]
+    differs = 0
+    for row in rows:
+        c = row["config"]
+        v = row["variants"]
+        assert list(v) == labels
+        # The first variant is the main table's own runs.
+        same = t6[(c["rate_kbit"], c["flows"], c["aqm"])]
+        assert v["as run"]["goodput_kbit"] == same["goodput_kbit"]
+        assert v["as run"]["targets_met"] == all(x["pass"] for x in same["checks"])
+        # Delayed ACKs reach the TCP: the same seeds give other numbers.
+        differs += v["delayed ACKs"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
+        assert (row["published"] is not None) == (c["aqm"] == "droptail")
+    assert differs >= 20
+
+
 def result_rows(quick: tuple[dict, Path], key: str) -> list[dict]:
     return quick[0]["tables"][key]["rows"]
 

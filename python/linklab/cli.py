@@ -147,7 +147,7 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "--experiments",
         metavar="LIST",
-        help="comma-separated subset of table6,fig1,search,traces (default: all)",
+        help="comma-separated subset of table6,sensitivity,fig1,search,traces (default: all)",
     )
     rep.set_defaults(func=_cmd_reproduce)
 
@@ -159,7 +159,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.experiments is not None:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
-            raise UsageError("empty --experiments; allowed: table6, fig1, search, traces")
+            raise UsageError(
+                "empty --experiments; allowed: table6, sensitivity, fig1, search, traces"
+            )
     try:
         result, text = reproduce_rlc_aqm(
             args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
@@ -220,9 +222,7 @@ def _positive_int(flag: str) -> Callable[[str], int]:
         except ValueError:
             value = 0
         if value < 1:
-            raise argparse.ArgumentTypeError(
-                f"invalid {flag} {text!r}; allowed: an integer >= 1"
-            )
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}; allowed: an integer >= 1")
         return value
 
     return parse
@@ -265,9 +265,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 raise UsageError(f"--param {name} given twice; give each parameter once")
             params[name] = values
         if not params:
-            raise UsageError(
-                "no --param given; give at least one, e.g. --param per=0,0.01,0.1"
-            )
+            raise UsageError("no --param given; give at least one, e.g. --param per=0,0.01,0.1")
         source = _read_scenario(args.scenario)
         result = sweep(
             args.scenario if Path(args.scenario).is_file() else source,

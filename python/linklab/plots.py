@@ -324,9 +324,7 @@ def save_figure(fig: Figure, out: str | os.PathLike[str]) -> Path:
     """Write ``fig`` to ``out`` (PNG or SVG by suffix) atomically."""
     fmt = check_output(out)
     metadata = {"Date": None} if fmt == "svg" else {"Software": "linklab (matplotlib)"}
-    return write_staged(
-        out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=_DPI, metadata=metadata)
-    )
+    return write_staged(out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=_DPI, metadata=metadata))
 
 
 def write_staged(out: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:

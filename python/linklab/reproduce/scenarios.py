@@ -15,6 +15,7 @@ variant = "reno"
 mss = 1460           # 1500-byte IP packets
 rwnd = 65535         # 64 KB maximum window
 initial_window = 1
+delayed_ack = "${delack}"  # off in the main tables; the sensitivity study turns it on
 
 [[links]]
 a = "S{1..${flows}}"
@@ -44,6 +45,7 @@ buffer = "40p"
 duration = "100s"
 fer = 0.1
 fdt = 0.01
+delack = false
 """
 
 _QUEUE = {
@@ -117,7 +119,7 @@ def switch_scenario(aqm: str) -> str:
         f'description = "Seed 000: two flows, bearer 384 -> 128 kbit/s, {aqm} RLC buffer"\n'
         'duration = "${duration}"\n\n'
         '[params]\nflows = 2\nswitch_at = "50s"\nbuffer = "40p"\nduration = "100s"\n'
-        "fer = 0.1\nfdt = 0.01\n\n"
+        "fer = 0.1\nfdt = 0.01\ndelack = false\n\n"
         + _COMMON_HEAD
         + '\n[[links]]\na = "RNC"\nb = "UE"\nkind = "rlc_am"\npreset = "seed000"\n'
         'rate_schedule = [{ at = "0s", rate = "384kbit" }, '
