@@ -7,8 +7,9 @@ numbers with the published ones, and writes figures, ``report.html`` and
 
 from __future__ import annotations
 
+from linklab.reproduce.common import ReproduceError
 from linklab.reproduce.rlc_aqm import EXPERIMENTS as RLC_AQM_EXPERIMENTS
-from linklab.reproduce.rlc_aqm import ReproduceError, reproduce_rlc_aqm
+from linklab.reproduce.rlc_aqm import reproduce_rlc_aqm
 
 REPRODUCTIONS = {"rlc-aqm": reproduce_rlc_aqm}
 

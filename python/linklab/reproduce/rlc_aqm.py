@@ -8,11 +8,7 @@ issue's targets are checked; a missed target is a result, not an error.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
-import math
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from linklab.reproduce import published as P
+from linklab.reproduce.common import (
+    ReproduceError,
+    Runner,
+    Table,
+    check_out_dir,
+    render_html,
+    render_text,
+    t_ci,
+    verdict,
+    within,
+    write_atomic,
+)
+from linklab.reproduce.common import direction as _direction_vs
+from linklab.reproduce.common import fmt as _fmt
+from linklab.reproduce.common import num as _num
+from linklab.reproduce.common import pct as _pct
+from linklab.reproduce.common import rel as _rel
+from linklab.reproduce.common import stat as _stat
 from linklab.reproduce.scenarios import static_scenario, switch_scenario
 
 EXPERIMENTS = ("table6", "sensitivity", "fig1", "search", "traces")
@@ -44,10 +58,6 @@ QUICK_RED_MINTH = (20, 25)
 QUICK_RED_MAXP = (0.05, 0.1)
 QUICK_FIG1_BUFFERS = (10, 40, 80)
 QUICK_FIG1_FLOWS = (1, 4)
-
-
-class ReproduceError(ValueError):
-    """Bad input to a reproduction (reported as one line, exit status 2)."""
 
 
 @dataclass
@@ -75,103 +85,31 @@ class Settings:
         return (384,) if self.quick else P.RATES
 
 
-@dataclass
-class Table:
-    key: str
-    title: str
-    headers: list[str]
-    cells: list[list[str]] = field(default_factory=list)
-    verdicts: list[str | None] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)  # for JSON
-    figures: list[str] = field(default_factory=list)
-
-
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
 
 
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-def _stat(row: dict[str, Any], metric: str, scale: float = 1.0) -> dict[str, Any]:
-    mean, ci = _num(row.get(f"{metric}_mean")), _num(row.get(f"{metric}_ci"))
-    return {
-        "mean": None if mean is None else mean * scale,
-        "ci": None if ci is None else ci * scale,
-        "n": int(row.get("n") or 0),
-    }
-
-
-def _fmt(s: dict[str, Any] | None, digits: int) -> str:
-    if not s or s.get("mean") is None:
-        return "-"
-    text = f"{s['mean']:.{digits}f}"
-    if s.get("ci") is not None:
-        text += f" ± {s['ci']:.{digits}f}"
-    return text
-
-
-def _rel(ours: float | None, ref: float | None) -> float | None:
-    if ours is None or ref in (None, 0):
-        return None
-    return (ours - ref) / ref * 100.0
-
-
-def _pct(v: float | None, unit: str = " %") -> str:
-    return "-" if v is None else f"{v:+.1f}{unit}"
+class _Runner(Runner):
+    def __init__(self, s: Settings) -> None:
+        super().__init__(s.out, reps=s.reps, jobs=s.jobs, confidence=CONFIDENCE, seed=BASE_SEED)
+        self.s = s
 
 
 def _t_ci(values: Sequence[float]) -> dict[str, Any]:
-    k = len(values)
-    mean = statistics.fmean(values) if k else None
-    ci = None
-    if k >= 2:
-        from scipy.special import stdtrit
-
-        ci = float(stdtrit(k - 1, (1 + CONFIDENCE) / 2) * statistics.stdev(values) / math.sqrt(k))
-    return {"mean": mean, "ci": ci, "n": k}
+    return t_ci(values, CONFIDENCE)
 
 
-class _Runner:
-    def __init__(self, s: Settings) -> None:
-        self.s = s
-        self.failed = 0
-        self.runs = 0
-        self.sweeps: list[str] = []
+def _within(metric: str, rel: float | None, limit: float) -> dict[str, Any]:
+    return within(metric, rel, limit)
 
-    def sweep(self, name: str, scenario: str, params: dict[str, list[Any]]) -> Any:
-        import linklab
 
-        out = self.s.out / "sweeps" / name
-        res = linklab.sweep(
-            scenario,
-            params=params,
-            reps=self.s.reps,
-            confidence=CONFIDENCE,
-            seed=BASE_SEED,
-            jobs=self.s.jobs,
-            out=out,
-            progress=False,
-        )
-        self.failed += res.failed
-        self.runs += res.runs.height
-        self.sweeps.append(str(out))
-        return res
+def _direction(metric: str, change: float | None, up: bool) -> dict[str, Any]:
+    return _direction_vs(metric, change, up, "our drop-tail")
 
-    def rows(self, name: str, scenario: str, params: dict[str, list[Any]]) -> list[dict[str, Any]]:
-        return self.sweep(name, scenario, params).summary.to_dicts()
 
-    def figure(self, name: str, make: Callable[[str], Any]) -> str:
-        path = self.s.out / "figures" / f"{name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        make(str(path))
-        return str(path)
+def _verdict(checks: list[dict[str, Any]]) -> str:
+    return verdict(checks)
 
 
 def _sbd_params(rate: int, tr_ms: Sequence[int], minth: Sequence[int]) -> dict[str, list[Any]]:
@@ -497,31 +435,6 @@ def _sensitivity(r: _Runner) -> list[Table]:
     return [t]
 
 
-def _within(metric: str, rel: float | None, limit: float) -> dict[str, Any]:
-    name = f"{metric} within {limit:g} % of the paper"
-    if rel is None:
-        return {"check": name, "pass": False, "detail": f"{metric}: no value"}
-    ok = abs(rel) <= limit
-    detail = f"{metric} {rel:+.1f} %" + ("" if ok else f", misses by {abs(rel) - limit:.1f} pt")
-    return {"check": name, "pass": ok, "detail": detail}
-
-
-def _direction(metric: str, change: float | None, up: bool) -> dict[str, Any]:
-    name = f"{metric} {'higher' if up else 'lower'} than our drop-tail"
-    if change is None:
-        return {"check": name, "pass": False, "detail": f"{metric}: no value"}
-    ok = change > 0 if up else change < 0
-    detail = f"{metric} {change:+.1f} % vs drop-tail"
-    if not ok:
-        detail += f", misses by {abs(change):.1f} pt (should {'rise' if up else 'fall'})"
-    return {"check": name, "pass": ok, "detail": detail}
-
-
-def _verdict(checks: list[dict[str, Any]]) -> str:
-    misses = [c["detail"] for c in checks if not c["pass"]]
-    return "ok" if not misses else "MISS: " + "; ".join(misses)
-
-
 # ---------------------------------------------------------------------------
 # Experiment 2: Fig. 1 (drop-tail buffer size x flows at 384 kbit/s)
 # ---------------------------------------------------------------------------
@@ -843,79 +756,16 @@ def _traces(r: _Runner) -> list[Table]:
 # ---------------------------------------------------------------------------
 
 
-def render_text(tables: Sequence[Table]) -> str:
-    parts = []
-    for t in tables:
-        rows = [t.headers] + t.cells
-        widths = [max(len(r[i]) for r in rows) for i in range(len(t.headers))]
-        lines = [t.title, "=" * len(t.title)]
-        for i, r in enumerate(rows):
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-            if i == 0:
-                lines.append("  ".join("-" * w for w in widths))
-        lines += [f"  {n}" for n in t.notes]
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
-
-
-_CSS = """
-body{font-family:sans-serif;margin:2em;max-width:1200px}
-table{border-collapse:collapse;margin:.5em 0 1em}
-td,th{border:1px solid #bbb;padding:3px 8px;font-size:90%;text-align:right}
-th{background:#eee}
-td.ok{background:#dfd}td.miss{background:#fdd;text-align:left}
-p.note{color:#444;font-size:90%}
-img{max-width:100%;border:1px solid #ddd;margin:4px 0}
-"""
-
-
-def render_html(result: dict[str, Any], tables: Sequence[Table]) -> str:
-    e = html.escape
-    out = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        "<title>linklab reproduce rlc-aqm</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>linklab reproduce rlc-aqm</h1>",
-        f"<p>{e(P.PAPER)}</p>",
-        "<p>",
-        e(
-            f"{result['reps']} replications per point, {int(CONFIDENCE * 100)} % "
-            f"Student-t intervals, base seed {BASE_SEED}, runs of "
-            f"{result['duration_s']} s, {'--quick' if result['quick'] else 'full'}; "
-            f"{result['runs']} runs, {result['failed_runs']} failed; checks: "
-            f"{result['checks']['passed']} passed, {result['checks']['missed']} missed; "
-            f"linklab {result['linklab_version']}."
-        ),
-        "</p>",
+def _intro(result: dict[str, Any]) -> list[str]:
+    return [
+        P.PAPER,
+        f"{result['reps']} replications per point, {int(CONFIDENCE * 100)} % "
+        f"Student-t intervals, base seed {BASE_SEED}, runs of "
+        f"{result['duration_s']} s, {'--quick' if result['quick'] else 'full'}; "
+        f"{result['runs']} runs, {result['failed_runs']} failed; checks: "
+        f"{result['checks']['passed']} passed, {result['checks']['missed']} missed; "
+        f"linklab {result['linklab_version']}.",
     ]
-    for t in tables:
-        out.append(f"<h2 id='{e(t.key)}'>{e(t.title)}</h2><table><tr>")
-        out += [f"<th>{e(h)}</th>" for h in t.headers]
-        out.append("</tr>")
-        for cells, verdict in zip(t.cells, t.verdicts, strict=True):
-            out.append("<tr>")
-            for i, c in enumerate(cells):
-                cls = ""
-                if verdict is not None and i == len(cells) - 1 and t.headers[-1] == "verdict":
-                    cls = " class='ok'" if verdict == "ok" else " class='miss'"
-                out.append(f"<td{cls}>{e(c)}</td>")
-            out.append("</tr>")
-        out.append("</table>")
-        out += [f"<p class='note'>{e(n)}</p>" for n in t.notes]
-        for f in t.figures:
-            data = base64.b64encode(Path(f).read_bytes()).decode("ascii")
-            out.append(
-                f"<div><img alt='{e(Path(f).name)}' src='data:image/png;base64,{data}'>"
-                f"<br><small>{e(Path(f).name)}</small></div>"
-            )
-    out.append("</body></html>\n")
-    return "".join(out)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def reproduce_rlc_aqm(
@@ -944,16 +794,7 @@ def reproduce_rlc_aqm(
     s = Settings(Path(out), quick=quick, jobs=jobs, experiments=chosen)
     if log is not None:
         s.log = log
-    try:
-        s.out.mkdir(parents=True, exist_ok=True)
-        probe = s.out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise ReproduceError(
-            f"cannot write output directory {str(out)!r}: "
-            f"{e.strerror or e}; give a writable directory"
-        ) from None
+    check_out_dir(s.out, out)
     t0 = time.monotonic()
     r = _Runner(s)
     tables: list[Table] = []
@@ -993,8 +834,10 @@ def reproduce_rlc_aqm(
         "sweeps": r.sweeps,
     }
     result["wall_time_s"] = round(time.monotonic() - t0, 2)
-    _write_atomic(s.out / "results.json", json.dumps(result, indent=1, allow_nan=False) + "\n")
-    _write_atomic(s.out / "report.html", render_html(result, tables))
+    write_atomic(s.out / "results.json", json.dumps(result, indent=1, allow_nan=False) + "\n")
+    write_atomic(
+        s.out / "report.html", render_html("linklab reproduce rlc-aqm", _intro(result), tables)
+    )
     text = render_text(tables) + (
         f"\n{result['runs']} runs ({result['failed_runs']} failed) in "
         f"{result['wall_time_s']} s; checks: {result['checks']['passed']} passed, "
