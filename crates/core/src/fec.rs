@@ -155,7 +155,10 @@ mod tests {
 
     #[test]
     fn rs_code_limits() {
-        assert_eq!(RsCode::new(10, 9).map(|c| (c.n(), c.k(), c.repair())), Ok((10, 9, 1)));
+        assert_eq!(
+            RsCode::new(10, 9).map(|c| (c.n(), c.k(), c.repair())),
+            Ok((10, 9, 1))
+        );
         assert!(RsCode::new(255, 1).is_ok());
         for (n, k, needle) in [
             (256, 10, "n = 256"),

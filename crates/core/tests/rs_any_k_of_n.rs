@@ -16,7 +16,9 @@ fn encoder(code: RsCode) -> &'static ReedSolomon {
     let all = ENCODERS.get_or_init(|| {
         CODES
             .iter()
-            .map(|&(n, k)| ReedSolomon::new(k as usize, (n - k) as usize).expect("valid RS parameters"))
+            .map(|&(n, k)| {
+                ReedSolomon::new(k as usize, (n - k) as usize).expect("valid RS parameters")
+            })
             .collect()
     });
     let i = CODES
@@ -35,7 +37,9 @@ fn roundtrip(code: RsCode, len: usize, seed_bytes: &[u8], erased: &[bool]) -> bo
         .map(|i| {
             if i < k {
                 (0..len)
-                    .map(|j| seed_bytes[(i * len + j) % seed_bytes.len()] ^ (i as u8).wrapping_mul(31))
+                    .map(|j| {
+                        seed_bytes[(i * len + j) % seed_bytes.len()] ^ (i as u8).wrapping_mul(31)
+                    })
                     .collect()
             } else {
                 vec![0u8; len]
@@ -110,9 +114,15 @@ fn exactly_k_shards_decode_and_k_minus_one_do_not() {
         let (n, k) = (n as usize, k as usize);
         // Keep only the repair shards plus the last data shards: the hardest case.
         let keep_k: Vec<bool> = (0..n).map(|i| i < n - k).collect();
-        assert!(roundtrip(code, 16, &[1, 2, 3, 5, 8, 13], &keep_k), "({n},{k}) with k shards");
+        assert!(
+            roundtrip(code, 16, &[1, 2, 3, 5, 8, 13], &keep_k),
+            "({n},{k}) with k shards"
+        );
         let mut keep_fewer = keep_k.clone();
         keep_fewer[n - 1] = true;
-        assert!(!roundtrip(code, 16, &[1, 2, 3], &keep_fewer), "({n},{k}) with k - 1 shards");
+        assert!(
+            !roundtrip(code, 16, &[1, 2, 3], &keep_fewer),
+            "({n},{k}) with k - 1 shards"
+        );
     }
 }

@@ -431,7 +431,10 @@ mod tests {
         let got = drain(&mut l);
         assert_eq!(got, vec![(us(11_436), 0, true)]);
         // Fragments start 334 µs apart, each drawn in its own channel slot.
-        assert_eq!(*log.lock().unwrap(), vec![us(100), us(434), us(768), us(1102)]);
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![us(100), us(434), us(768), us(1102)]
+        );
     }
 
     #[test]
@@ -456,7 +459,11 @@ mod tests {
         assert_eq!(f.recovered_by_arq, 1);
         assert_eq!(f.lost_after_persistence, 1);
         assert_eq!(f.fragments_sent, 24);
-        assert_eq!(l.stats().tx_packets, 2, "retransmissions are not new packets");
+        assert_eq!(
+            l.stats().tx_packets,
+            2,
+            "retransmissions are not new packets"
+        );
     }
 
     #[test]
@@ -550,7 +557,7 @@ mod tests {
             let mut now = Time::ZERO;
             let mut seen = Vec::new();
             for (i, g) in gaps.iter().enumerate() {
-                now = now + Time::from_micros(*g);
+                now += Time::from_micros(*g);
                 while let Some(t) = l.poll_timeout().filter(|t| *t <= now) {
                     while let Some(d) = l.poll_deliver(t) { seen.push(d); }
                 }

@@ -210,7 +210,7 @@ impl WiredDirection {
                 }
                 _ => {
                     self.advance(now);
-                    if !self.wire.front().is_some_and(|w| w.0 <= now) {
+                    if self.wire.front().is_none_or(|w| w.0 > now) {
                         return None;
                     }
                 }

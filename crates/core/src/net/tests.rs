@@ -412,7 +412,10 @@ fn rate_switch_applies_the_aqm_table() {
 fn chain_fec(fec: &str) -> String {
     let from = "ab = { loss = \"${loss}\" }";
     assert!(CHAIN.contains(from));
-    CHAIN.replace(from, &format!("ab = {{ loss = \"${{loss}}\", fec = {fec} }}"))
+    CHAIN.replace(
+        from,
+        &format!("ab = {{ loss = \"${{loss}}\", fec = {fec} }}"),
+    )
 }
 
 fn with_loss(text: &str, loss: f64) -> Value {
@@ -437,8 +440,16 @@ fn link_fec_end_to_end() {
     assert!(f["recovered_by_arq"].as_u64().unwrap() > 0);
     let bare = with_loss(CHAIN, 0.1);
     let g = |s: &Value| s["aggregate"]["goodput_bps"].as_f64().unwrap();
-    assert!(g(&s) > 3.0 * g(&bare), "hybrid {} vs bare {}", g(&s), g(&bare));
-    assert!(s["links"][0].get("fec").is_none(), "only the FEC direction reports it");
+    assert!(
+        g(&s) > 3.0 * g(&bare),
+        "hybrid {} vs bare {}",
+        g(&s),
+        g(&bare)
+    );
+    assert!(
+        s["links"][0].get("fec").is_none(),
+        "only the FEC direction reports it"
+    );
     // Matched LL-FEC: k = 9 at a 20 % fragment rate needs r = ⌈9·0.2/0.8⌉ = 3.
     let matched = chain_fec(
         "{ scheme = \"ll-fec\", k = 9, matched_per = \"link\", loss_unit = \"fragment\" }",
@@ -461,25 +472,76 @@ fn link_fec_end_to_end() {
 #[test]
 fn link_fec_bad_input_names_the_key() {
     let cases: &[(&str, &str)] = &[
-        ("{ scheme = \"ll-fec\", n = 256, k = 9 }", "links[1].ab.fec.n"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 10 }", "links[1].ab.fec.k"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 0 }", "links[1].ab.fec.k"),
-        ("{ scheme = \"hybrid\", n = 10, k = 12 }", "links[1].ab.fec.k"),
+        (
+            "{ scheme = \"ll-fec\", n = 256, k = 9 }",
+            "links[1].ab.fec.n",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 10 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 0 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"hybrid\", n = 10, k = 12 }",
+            "links[1].ab.fec.k",
+        ),
         ("{ scheme = \"ll-fec\", n = 10 }", "links[1].ab.fec.k"),
         ("{ scheme = \"ll-fec\" }", "links[1].ab.fec.n"),
-        ("{ scheme = \"hybrid\", persistence = -1 }", "links[1].ab.fec.persistence"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 9, persistence = 3 }", "links[1].ab.fec.persistence"),
-        ("{ scheme = \"hybrid\", feedback_delay = \"soon\" }", "links[1].ab.fec.feedback_delay"),
-        ("{ scheme = \"ll-fec\", k = 9, matched_per = 1.5 }", "links[1].ab.fec.matched_per"),
-        ("{ scheme = \"ll-fec\", k = 9, matched_per = \"auto\" }", "links[1].ab.fec.matched_per"),
-        ("{ scheme = \"ll-fec\", k = 200, matched_per = 0.5, loss_unit = \"fragment\" }", "links[1].ab.fec.matched_per"),
-        ("{ scheme = \"ll-fec\", n = 3, matched_per = 0.9, loss_unit = \"fragment\" }", "links[1].ab.fec.matched_per"),
-        ("{ scheme = \"ll-fec\", n = 12, k = 9, matched_per = 0.1 }", "links[1].ab.fec.n"),
-        ("{ scheme = \"ll-fec\", matched_per = 0.1 }", "links[1].ab.fec.k"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 9, loss_unit = \"bit\" }", "links[1].ab.fec.loss_unit"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 9, per_size = 0 }", "links[1].ab.fec.per_size"),
-        ("{ scheme = \"raptor\", n = 10, k = 9 }", "links[1].ab.fec.scheme"),
-        ("{ scheme = \"ll-fec\", n = 10, k = 9, m = 3 }", "links[1].ab.fec"),
+        (
+            "{ scheme = \"hybrid\", persistence = -1 }",
+            "links[1].ab.fec.persistence",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, persistence = 3 }",
+            "links[1].ab.fec.persistence",
+        ),
+        (
+            "{ scheme = \"hybrid\", feedback_delay = \"soon\" }",
+            "links[1].ab.fec.feedback_delay",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 9, matched_per = 1.5 }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 9, matched_per = \"auto\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 200, matched_per = 0.5, loss_unit = \"fragment\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 3, matched_per = 0.9, loss_unit = \"fragment\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 12, k = 9, matched_per = 0.1 }",
+            "links[1].ab.fec.n",
+        ),
+        (
+            "{ scheme = \"ll-fec\", matched_per = 0.1 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, loss_unit = \"bit\" }",
+            "links[1].ab.fec.loss_unit",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, per_size = 0 }",
+            "links[1].ab.fec.per_size",
+        ),
+        (
+            "{ scheme = \"raptor\", n = 10, k = 9 }",
+            "links[1].ab.fec.scheme",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, m = 3 }",
+            "links[1].ab.fec",
+        ),
     ];
     for (fec, path) in cases {
         let (p, m) = bad(&chain_fec(fec));

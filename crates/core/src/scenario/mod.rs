@@ -18,8 +18,8 @@ use model::{
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
-use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::fec::{matched_repair, unit_erasure, RsCode, RS_MAX_N};
+use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::link::{FecConfig, FragmentErasure, Link, WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
@@ -864,7 +864,11 @@ fn fec_config(
                     ))
                 }
             };
-            let key = if (2..=i64::from(RS_MAX_N)).contains(&n) { "k" } else { "n" };
+            let key = if (2..=i64::from(RS_MAX_N)).contains(&n) {
+                "k"
+            } else {
+                "n"
+            };
             let c = RsCode::new(n, k).map_err(|m| err(format!("{path}.{key}"), m))?;
             (c.n(), c.k())
         }
@@ -875,22 +879,33 @@ fn fec_config(
                 FloatOrWord::Num(v) => {
                     return Err(err(
                         mp,
-                        format!("{v} is outside the matching domain; allowed: 0 ≤ per < 1, or \"link\""),
+                        format!(
+                            "{v} is outside the matching domain; allowed: 0 ≤ per < 1, or \"link\""
+                        ),
                     ))
                 }
                 FloatOrWord::Word(w) if w == "link" => match (d.channel.is_some(), channel) {
                     (false, _) => (link_per, false),
-                    (true, c) => (c.build(Time::from_millis(1), Rng::stream(0, "m")).mean_error_rate(), true),
+                    (true, c) => (
+                        c.build(Time::from_millis(1), Rng::stream(0, "m"))
+                            .mean_error_rate(),
+                        true,
+                    ),
                 },
                 FloatOrWord::Word(w) => {
                     return Err(err(
                         mp,
-                        format!("'{w}' is not allowed; write a packet erasure rate 0 ≤ per < 1 or \"link\""),
+                        format!(
+                        "'{w}' is not allowed; write a packet erasure rate 0 ≤ per < 1 or \"link\""
+                    ),
                     ))
                 }
             };
             if from_channel && per >= 1.0 {
-                return Err(err(mp, "the link's channel loses every unit; nothing to match"));
+                return Err(err(
+                    mp,
+                    "the link's channel loses every unit; nothing to match",
+                ));
             }
             if per >= 1.0 {
                 return Err(err(mp, "the link's `loss` is 1; allowed: 0 ≤ per < 1"));
@@ -929,7 +944,8 @@ fn fec_config(
                 (Some(n), None) => {
                     let n = int_in(&format!("{path}.n"), n, 2, i64::from(RS_MAX_N))? as u32;
                     let best = (1..=n).rev().find(|&k| {
-                        matched_repair(k, q_of(k)).is_some_and(|r| u64::from(k) + u64::from(r) <= u64::from(n))
+                        matched_repair(k, q_of(k))
+                            .is_some_and(|r| u64::from(k) + u64::from(r) <= u64::from(n))
                     });
                     match best {
                         Some(k) => (n, k),
