@@ -470,6 +470,21 @@ fn link_fec_end_to_end() {
 }
 
 #[test]
+fn link_fec_conserves_packets_in_a_network() {
+    // Mid-run, packets held by the FEC/ARQ layer (awaiting retransmission or
+    // in-order release) are counted inside the link.
+    let text =
+        chain_fec("{ scheme = \"hybrid\", loss_unit = \"fragment\", feedback_delay = \"30ms\" }");
+    let loaded = load(Source::Toml(text), &[("loss".into(), "0.15".into())]).unwrap();
+    let (mut sim, d) = build(&loaded, 4).unwrap();
+    for step in 1..=7u64 {
+        sim.run(Time(d.0 * step / 7));
+        let (sent, delivered, dropped, inside) = sim.packet_balance();
+        assert_eq!(sent, delivered + dropped + inside, "step {step}");
+    }
+}
+
+#[test]
 fn link_fec_bad_input_names_the_key() {
     let cases: &[(&str, &str)] = &[
         (
