@@ -147,7 +147,7 @@ _SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
         ("dumbbell-ll-hybrid.toml", ["k=10"], ["links[1].ab.fec.k", "k < n"]),
         ("dumbbell-ll-hybrid.toml", ["k=0"], ["links[1].ab.fec.k"]),
         ("dumbbell-ll-hybrid.toml", ["persistence=-1"], ["links[1].ab.fec.persistence"]),
-        ("dumbbell-ll-fec.toml", ["per=0.999"], ["links[1].ab.fec.matched_per", "255"]),
+        ("dumbbell-ll-fec.toml", ["per=0.999"], ["links[1].ab.fec.matched_per", "n = 10"]),
         ("dumbbell-ll-fec.toml", ["loss_unit=bit"], ["links[1].ab.fec.loss_unit"]),
     ],
 )
