@@ -573,3 +573,63 @@ fn link_fec_bad_input_names_the_key() {
     );
     assert_eq!(bad(&text).0, "links[1].ab.fec.loss_unit");
 }
+
+#[test]
+fn shipped_link_fec_scenarios_match_the_paper_codes() {
+    // LL-FEC with n = 10: k matched to the erasure rate, R/N = PER (seed 002 §3.3).
+    let llfec = include_str!("../../../../scenarios/dumbbell-ll-fec.toml");
+    for (per, k) in [
+        (0.0, 10.0),
+        (0.1, 9.0),
+        (0.2, 8.0),
+        (0.3, 7.0),
+        (0.4, 6.0),
+        (0.5, 5.0),
+    ] {
+        let loaded = load(
+            Source::Toml(llfec.to_string()),
+            &[
+                ("per".into(), per.to_string()),
+                ("duration".into(), "1s".into()),
+            ],
+        )
+        .unwrap();
+        let (mut sim, d) = build(&loaded, 1).unwrap();
+        sim.run(d);
+        let s = sim.summary();
+        let lr = s["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == "L->R")
+            .unwrap();
+        let ovh = lr["fec"]["overhead"].as_f64().unwrap();
+        assert!(
+            (ovh - (10.0 - k) / 10.0).abs() < 1e-12,
+            "per {per}: overhead {ovh}"
+        );
+    }
+    // Hybrid: (10, 9), persistence 3, on L->R only.
+    let hybrid = include_str!("../../../../scenarios/dumbbell-ll-hybrid.toml");
+    let loaded = load(
+        Source::Toml(hybrid.to_string()),
+        &[
+            ("per".into(), "0.1".into()),
+            ("duration".into(), "2s".into()),
+        ],
+    )
+    .unwrap();
+    let (mut sim, d) = build(&loaded, 1).unwrap();
+    sim.run(d);
+    let s = sim.summary();
+    let with_fec: Vec<&Value> = s["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l.get("fec").is_some())
+        .collect();
+    assert_eq!(with_fec.len(), 1);
+    assert_eq!(with_fec[0]["name"], "L->R");
+    assert!((with_fec[0]["fec"]["overhead"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+    assert!(with_fec[0]["fec"]["retransmissions"].as_u64().unwrap() > 0);
+}
