@@ -133,3 +133,29 @@ def test_failed_run_keeps_existing_outputs(cli: CliRunner, tmp_path: Path) -> No
     assert pcap.read_bytes() == b"old capture"
     assert (traces / "cwnd.parquet").read_bytes() == b"old trace"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+# --- link-level FEC settings (docs/models/ll-fec.md) -------------------------
+
+_SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "sets", "needles"),
+    [
+        ("dumbbell-ll-hybrid.toml", ["n=256"], ["links[1].ab.fec.n", "255"]),
+        ("dumbbell-ll-hybrid.toml", ["k=10"], ["links[1].ab.fec.k", "k < n"]),
+        ("dumbbell-ll-hybrid.toml", ["k=0"], ["links[1].ab.fec.k"]),
+        ("dumbbell-ll-hybrid.toml", ["persistence=-1"], ["links[1].ab.fec.persistence"]),
+        ("dumbbell-ll-fec.toml", ["per=0.999"], ["links[1].ab.fec.matched_per", "n = 10"]),
+        ("dumbbell-ll-fec.toml", ["loss_unit=bit"], ["links[1].ab.fec.loss_unit"]),
+    ],
+)
+def test_link_fec_bad_settings(
+    cli: CliRunner, scenario: str, sets: list[str], needles: list[str]
+) -> None:
+    """Needs the core: impossible FEC settings exit 2 naming the key path."""
+    args: list[str | Path] = ["run", _SCENARIOS / scenario]
+    for s in sets:
+        args += ["--set", s]
+    assert_bad_input(cli(*args), *needles)

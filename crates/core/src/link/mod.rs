@@ -7,9 +7,11 @@
 //! the way) are collected with [`Link::poll_deliver`]. The engine and, later,
 //! the live emulator drive links through this trait only.
 
+pub mod fec;
 pub mod rlc;
 mod wired;
 
+pub use fec::{FecConfig, FecStats, FragmentErasure};
 pub use wired::{WiredConfig, WiredDirection, WiredLink};
 
 use crate::aqm::{DropCause, Occupancy};
@@ -38,6 +40,8 @@ pub struct LinkStats {
     pub rx_bytes: u64,
     /// Packets lost in transit.
     pub lost: u64,
+    /// Link-level FEC / ARQ counters, on directions that use it.
+    pub fec: Option<FecStats>,
 }
 
 /// A direction of a duplex link between ends `a` and `b`.

@@ -12,10 +12,12 @@
 
 use std::collections::VecDeque;
 
+use super::fec::{Attempt, FecConfig, FecState};
 use super::{Delivery, Dir, Link, LinkStats};
 use crate::aqm::{DropCause, Occupancy, Queue};
 use crate::channel::Channel;
 use crate::packet::Packet;
+use crate::rng::Rng;
 use crate::time::Time;
 
 /// Parameters of a wired link direction.
@@ -38,9 +40,11 @@ pub struct WiredDirection {
     channel: Box<dyn Channel>,
     /// When the transmitter finishes the packet it is sending (≤ now: idle).
     busy_until: Time,
-    /// Packets on the wire: (arrival time at the far end, packet, lost).
-    wire: VecDeque<(Time, Packet, bool)>,
+    /// Packets on the wire: (arrival time at the far end, packet, lost, FEC attempt).
+    wire: VecDeque<(Time, Packet, bool, Attempt)>,
     stats: LinkStats,
+    /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
+    fec: Option<Box<FecState>>,
 }
 
 impl WiredDirection {
@@ -55,29 +59,92 @@ impl WiredDirection {
             busy_until: Time::ZERO,
             wire: VecDeque::new(),
             stats: LinkStats::default(),
+            fec: None,
         }
     }
 
-    fn transmit(&mut self, start: Time, pkt: Packet) {
-        let size = u64::from(pkt.size());
-        let wire = size + u64::from(self.cfg.overhead_bytes);
-        let end = start + Time::tx_time(wire, self.cfg.rate_bps);
-        self.busy_until = end;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += size;
-        self.channel.advance(start);
-        let lost = self.channel.unit_error();
-        self.wire.push_back((end + self.cfg.delay, pkt, lost));
+    /// A link direction whose packets are protected by link-level FEC (and
+    /// ARQ when `fec.persistence > 0`); `rng` draws fragment erasures when
+    /// `fec.erasure` converts a packet erasure rate, else `channel` erases
+    /// each fragment. Framing `overhead_bytes` are paid per fragment.
+    ///
+    /// # Panics
+    /// If `fec` is invalid ([`FecConfig::check`]).
+    pub fn with_fec(
+        cfg: WiredConfig,
+        queue: Queue,
+        channel: Box<dyn Channel>,
+        fec: FecConfig,
+        rng: Rng,
+    ) -> WiredDirection {
+        let mut d = WiredDirection::new(cfg, queue, channel);
+        d.fec = Some(Box::new(FecState::new(fec, rng)));
+        d.stats.fec = Some(Default::default());
+        d
     }
 
-    /// Start every queued packet whose transmission begins by `now`.
-    fn advance(&mut self, now: Time) {
-        while self.busy_until <= now {
-            let start = self.busy_until;
-            match self.queue.dequeue(start) {
-                Some(p) => self.transmit(start, p),
-                None => break,
+    /// Start the transmission of `pkt` at `start`: attempt `retry` of a
+    /// packet already sent (seq, attempt), or a first transmission.
+    fn transmit(&mut self, start: Time, pkt: Packet, retry: Option<(u64, u32)>) {
+        let size = u64::from(pkt.size());
+        let (end, lost, att) = match self.fec.as_deref_mut() {
+            None => {
+                let wire = size + u64::from(self.cfg.overhead_bytes);
+                self.channel.advance(start);
+                let lost = self.channel.unit_error();
+                let att = Attempt {
+                    seq: 0,
+                    attempt: 0,
+                    erased: 0,
+                };
+                (start + Time::tx_time(wire, self.cfg.rate_bps), lost, att)
             }
+            Some(f) => {
+                let frag = u64::from(f.cfg.fragment_bytes(pkt.size()));
+                let frag_time =
+                    Time::tx_time(frag + u64::from(self.cfg.overhead_bytes), self.cfg.rate_bps);
+                let (seq, attempt) = retry.unwrap_or_else(|| (f.first_seq(), 0));
+                let (end, erased) = f.send_block(start, frag_time, &pkt, self.channel.as_mut());
+                let att = Attempt {
+                    seq,
+                    attempt,
+                    erased,
+                };
+                (end, false, att)
+            }
+        };
+        self.busy_until = end;
+        if retry.is_none() {
+            self.stats.tx_packets += 1;
+            self.stats.tx_bytes += size;
+        }
+        self.wire.push_back((end + self.cfg.delay, pkt, lost, att));
+        if let Some(f) = &self.fec {
+            self.stats.fec = Some(f.stats.clone());
+        }
+    }
+
+    /// Start every transmission that begins by `now`: link retransmissions
+    /// first (once their feedback has arrived), then queued packets.
+    fn advance(&mut self, now: Time) {
+        loop {
+            let t0 = self.busy_until;
+            let ready = self.fec.as_ref().and_then(|f| f.retx_ready());
+            let start = match ready {
+                Some(r) if r <= t0 && t0 <= now => t0,
+                _ if t0 <= now && !self.queue.is_empty() => {
+                    if let Some(p) = self.queue.dequeue(t0) {
+                        self.transmit(t0, p, None);
+                    }
+                    continue;
+                }
+                Some(r) if r.max(t0) <= now => r.max(t0),
+                _ => break,
+            };
+            let Some((p, seq, a)) = self.fec.as_mut().and_then(|f| f.pop_retx()) else {
+                break;
+            };
+            self.transmit(start, p, Some((seq, a)));
         }
     }
 }
@@ -91,33 +158,79 @@ impl WiredDirection {
             // Idle transmitter: the packet leaves at once (it was queued so the
             // AQM saw it arrive, and leaves with zero sojourn time).
             if let Some(p) = self.queue.dequeue(now) {
-                self.transmit(now, p);
+                self.transmit(now, p, None);
             }
         }
         dropped
     }
 
-    /// The next arrival at the far end.
+    /// The next arrival at the far end (or, with link ARQ, the moment an idle
+    /// transmitter starts a retransmission).
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.wire.front().map(|(t, _, _)| *t)
+        let wire = self.wire.front().map(|w| w.0);
+        let retx = self
+            .fec
+            .as_ref()
+            .and_then(|f| f.retx_ready())
+            .map(|r| r.max(self.busy_until));
+        match (wire, retx) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next packet that reached the far end by `now`.
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
-        self.advance(now);
-        let &(t, pkt, lost) = self.wire.front()?;
-        if t > now {
-            return None;
+        if self.fec.is_none() {
+            self.advance(now);
+            let &(t, pkt, lost, _) = self.wire.front()?;
+            if t > now {
+                return None;
+            }
+            self.wire.pop_front();
+            return Some(self.count(if lost {
+                Delivery::Lost(pkt, DropCause::LinkLoss)
+            } else {
+                Delivery::Arrived(pkt)
+            }));
         }
-        self.wire.pop_front();
-        if lost {
-            self.stats.lost += 1;
-            Some(Delivery::Lost(pkt, DropCause::LinkLoss))
-        } else {
-            self.stats.rx_packets += 1;
-            self.stats.rx_bytes += u64::from(pkt.size());
-            Some(Delivery::Arrived(pkt))
+        loop {
+            if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
+                return Some(self.count(d));
+            }
+            match self.wire.front() {
+                Some(&(t, pkt, _, att)) if t <= now => {
+                    // Transmissions that start before this arrival go first;
+                    // its feedback can only affect later ones.
+                    self.advance(t);
+                    self.wire.pop_front();
+                    if let Some(f) = self.fec.as_mut() {
+                        f.on_arrival(t, pkt, att);
+                    }
+                }
+                _ => {
+                    self.advance(now);
+                    if self.wire.front().is_none_or(|w| w.0 > now) {
+                        return None;
+                    }
+                }
+            }
         }
+    }
+
+    /// Count a delivery in the link's counters (and copy the FEC counters).
+    fn count(&mut self, d: Delivery) -> Delivery {
+        match d {
+            Delivery::Lost(..) => self.stats.lost += 1,
+            Delivery::Arrived(p) => {
+                self.stats.rx_packets += 1;
+                self.stats.rx_bytes += u64::from(p.size());
+            }
+        }
+        if let Some(f) = &self.fec {
+            self.stats.fec = Some(f.stats.clone());
+        }
+        d
     }
 
     /// The queue in front of the transmitter.
@@ -140,9 +253,14 @@ impl WiredDirection {
         self.cfg.rate_bps
     }
 
-    /// Packets queued or on the wire.
+    /// Packets queued, on the wire, or held by the FEC/ARQ layer.
     pub fn in_transit(&self) -> usize {
-        self.queue.len() + self.wire.len()
+        self.queue.len() + self.wire.len() + self.fec.as_ref().map_or(0, |f| f.held())
+    }
+
+    /// Counters of the FEC layer (None without FEC).
+    pub fn fec_stats(&self) -> Option<&super::fec::FecStats> {
+        self.fec.as_ref().map(|f| &f.stats)
     }
 }
 

@@ -104,7 +104,7 @@ impl Simulation {
             for d in Dir::BOTH {
                 let name = &l.names[d.index()];
                 let s = l.model.stats(d);
-                links.push(json!({
+                let mut o = json!({
                     "name": name,
                     "rate_bps": l.model.rate_bps(d),
                     "throughput_bps": bps(s.tx_bytes, secs),
@@ -112,7 +112,20 @@ impl Simulation {
                     "tx_bytes": s.tx_bytes,
                     "rx_packets": s.rx_packets,
                     "lost": s.lost,
-                }));
+                });
+                if let Some(f) = &s.fec {
+                    o["fec"] = json!({
+                        "fragments_sent": f.fragments_sent,
+                        "repair_fragments_sent": f.repair_fragments_sent,
+                        "fragments_erased": f.fragments_erased,
+                        "overhead": f.overhead(),
+                        "retransmissions": f.retransmissions,
+                        "recovered_by_fec": f.recovered_by_fec,
+                        "recovered_by_arq": f.recovered_by_arq,
+                        "lost_after_persistence": f.lost_after_persistence,
+                    });
+                }
+                links.push(o);
                 let qs = l.model.occupancy(d).stats();
                 let mean = |area: u128| {
                     if end.0 > 0 {

@@ -407,3 +407,229 @@ fn rate_switch_applies_the_aqm_table() {
     let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
     assert!(g > 80e3 && g < 384e3, "goodput {g}");
 }
+
+/// CHAIN with link-level FEC `fec` on the lossy direction R->M.
+fn chain_fec(fec: &str) -> String {
+    let from = "ab = { loss = \"${loss}\" }";
+    assert!(CHAIN.contains(from));
+    CHAIN.replace(
+        from,
+        &format!("ab = {{ loss = \"${{loss}}\", fec = {fec} }}"),
+    )
+}
+
+fn with_loss(text: &str, loss: f64) -> Value {
+    let opts = RunOptions {
+        seed: Some(1),
+        params: vec![("loss".into(), loss.to_string())],
+        ..RunOptions::default()
+    };
+    run(Source::Toml(text.to_string()), &opts).unwrap().summary
+}
+
+#[test]
+fn link_fec_end_to_end() {
+    // Hybrid (10, 9) with ARQ persistence 3 at 10 % fragment erasure leaves
+    // ~0.26^4 residual loss: far better than the bare link at 10 % loss.
+    let hybrid = chain_fec("{ scheme = \"hybrid\", loss_unit = \"fragment\" }");
+    let s = with_loss(&hybrid, 0.1);
+    let f = &s["links"][2]["fec"];
+    assert_eq!(s["links"][2]["name"], "R->M");
+    assert!((f["overhead"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+    assert!(f["recovered_by_fec"].as_u64().unwrap() > 0);
+    assert!(f["recovered_by_arq"].as_u64().unwrap() > 0);
+    let bare = with_loss(CHAIN, 0.1);
+    let g = |s: &Value| s["aggregate"]["goodput_bps"].as_f64().unwrap();
+    assert!(
+        g(&s) > 3.0 * g(&bare),
+        "hybrid {} vs bare {}",
+        g(&s),
+        g(&bare)
+    );
+    assert!(
+        s["links"][0].get("fec").is_none(),
+        "only the FEC direction reports it"
+    );
+    // Matched LL-FEC: k = 9 at a 20 % fragment rate needs r = ⌈9·0.2/0.8⌉ = 3.
+    let matched = chain_fec(
+        "{ scheme = \"ll-fec\", k = 9, matched_per = \"link\", loss_unit = \"fragment\" }",
+    );
+    let s = with_loss(&matched, 0.2);
+    let f = &s["links"][2]["fec"];
+    assert!((f["overhead"].as_f64().unwrap() - 3.0 / 12.0).abs() < 1e-12);
+    assert_eq!(f["retransmissions"], 0);
+    // With loss_unit = "packet", 10 % per 500-byte packet is a much smaller
+    // fragment rate: (10, 9) FEC alone then loses almost nothing.
+    let conv = chain_fec("{ scheme = \"ll-fec\", n = 10, k = 9 }");
+    let s = with_loss(&conv, 0.1);
+    let f = &s["links"][2]["fec"];
+    let erased = f["fragments_erased"].as_f64().unwrap() / f["fragments_sent"].as_f64().unwrap();
+    // CHAIN's data packets are 1500 bytes: fragments of 167 bytes.
+    let q = crate::fec::unit_erasure(0.1, 500, 167);
+    assert!((erased - q).abs() < 0.01, "{erased} vs {q}");
+}
+
+#[test]
+fn link_fec_conserves_packets_in_a_network() {
+    // Mid-run, packets held by the FEC/ARQ layer (awaiting retransmission or
+    // in-order release) are counted inside the link.
+    let text =
+        chain_fec("{ scheme = \"hybrid\", loss_unit = \"fragment\", feedback_delay = \"30ms\" }");
+    let loaded = load(Source::Toml(text), &[("loss".into(), "0.15".into())]).unwrap();
+    let (mut sim, d) = build(&loaded, 4).unwrap();
+    for step in 1..=7u64 {
+        sim.run(Time(d.0 * step / 7));
+        let (sent, delivered, dropped, inside) = sim.packet_balance();
+        assert_eq!(sent, delivered + dropped + inside, "step {step}");
+    }
+}
+
+#[test]
+fn link_fec_bad_input_names_the_key() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "{ scheme = \"ll-fec\", n = 256, k = 9 }",
+            "links[1].ab.fec.n",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 10 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 0 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"hybrid\", n = 10, k = 12 }",
+            "links[1].ab.fec.k",
+        ),
+        ("{ scheme = \"ll-fec\", n = 10 }", "links[1].ab.fec.k"),
+        ("{ scheme = \"ll-fec\" }", "links[1].ab.fec.n"),
+        (
+            "{ scheme = \"hybrid\", persistence = -1 }",
+            "links[1].ab.fec.persistence",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, persistence = 3 }",
+            "links[1].ab.fec.persistence",
+        ),
+        (
+            "{ scheme = \"hybrid\", feedback_delay = \"soon\" }",
+            "links[1].ab.fec.feedback_delay",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 9, matched_per = 1.5 }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 9, matched_per = \"auto\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", k = 200, matched_per = 0.5, loss_unit = \"fragment\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 3, matched_per = 0.9, loss_unit = \"fragment\" }",
+            "links[1].ab.fec.matched_per",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 12, k = 9, matched_per = 0.1 }",
+            "links[1].ab.fec.n",
+        ),
+        (
+            "{ scheme = \"ll-fec\", matched_per = 0.1 }",
+            "links[1].ab.fec.k",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, loss_unit = \"bit\" }",
+            "links[1].ab.fec.loss_unit",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, per_size = 0 }",
+            "links[1].ab.fec.per_size",
+        ),
+        (
+            "{ scheme = \"raptor\", n = 10, k = 9 }",
+            "links[1].ab.fec.scheme",
+        ),
+        (
+            "{ scheme = \"ll-fec\", n = 10, k = 9, m = 3 }",
+            "links[1].ab.fec",
+        ),
+    ];
+    for (fec, path) in cases {
+        let (p, m) = bad(&chain_fec(fec));
+        assert!(
+            p.starts_with(path),
+            "{fec}: path '{p}' (message: {m}) should start with {path}"
+        );
+        assert!(!m.is_empty());
+    }
+    // A channel's units are fragments: loss_unit does not apply.
+    let text = CHAIN.replace(
+        "ab = { loss = \"${loss}\" }",
+        "ab = { channel = { kind = \"bernoulli\", p = 0.1 }, fec = { scheme = \"hybrid\", loss_unit = \"packet\" } }",
+    );
+    assert_eq!(bad(&text).0, "links[1].ab.fec.loss_unit");
+}
+
+#[test]
+fn shipped_link_fec_scenarios_match_the_paper_codes() {
+    // LL-FEC with n = 10: k matched to the erasure rate, R/N = PER (seed 002 §3.3).
+    let llfec = include_str!("../../../../scenarios/dumbbell-ll-fec.toml");
+    for (per, k) in [
+        (0.0, 10.0),
+        (0.1, 9.0),
+        (0.2, 8.0),
+        (0.3, 7.0),
+        (0.4, 6.0),
+        (0.5, 5.0),
+    ] {
+        let loaded = load(
+            Source::Toml(llfec.to_string()),
+            &[
+                ("per".into(), per.to_string()),
+                ("duration".into(), "1s".into()),
+            ],
+        )
+        .unwrap();
+        let (mut sim, d) = build(&loaded, 1).unwrap();
+        sim.run(d);
+        let s = sim.summary();
+        let lr = s["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == "L->R")
+            .unwrap();
+        let ovh = lr["fec"]["overhead"].as_f64().unwrap();
+        assert!(
+            (ovh - (10.0 - k) / 10.0).abs() < 1e-12,
+            "per {per}: overhead {ovh}"
+        );
+    }
+    // Hybrid: (10, 9), persistence 3, on L->R only.
+    let hybrid = include_str!("../../../../scenarios/dumbbell-ll-hybrid.toml");
+    let loaded = load(
+        Source::Toml(hybrid.to_string()),
+        &[
+            ("per".into(), "0.1".into()),
+            ("duration".into(), "2s".into()),
+        ],
+    )
+    .unwrap();
+    let (mut sim, d) = build(&loaded, 1).unwrap();
+    sim.run(d);
+    let s = sim.summary();
+    let with_fec: Vec<&Value> = s["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l.get("fec").is_some())
+        .collect();
+    assert_eq!(with_fec.len(), 1);
+    assert_eq!(with_fec[0]["name"], "L->R");
+    assert!((with_fec[0]["fec"]["overhead"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+    assert!(with_fec[0]["fec"]["retransmissions"].as_u64().unwrap() > 0);
+}

@@ -11,15 +11,16 @@ pub mod units;
 pub use model::ScenarioFile;
 
 use model::{
-    ByteSize, ChannelKind, ChannelSection, DirectionSection, FloatOrWord, IntOrWord, LinkKind,
-    LinkSection, QueueKind, QueueSection, RateStepSection, TcpSection,
+    ByteSize, ChannelKind, ChannelSection, DirectionSection, FecScheme, FecSection, FloatOrWord,
+    IntOrWord, LinkKind, LinkSection, QueueKind, QueueSection, RateStepSection, TcpSection,
 };
 
 use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
+use crate::fec::{matched_repair, unit_erasure, RsCode, RS_MAX_N};
 use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
-use crate::link::{Link, WiredConfig, WiredDirection, WiredLink};
+use crate::link::{FecConfig, FragmentErasure, Link, WiredConfig, WiredDirection, WiredLink};
 use crate::net::{FlowSpec, NetworkBuilder, Simulation};
 use crate::rng::Rng;
 use crate::tcp::{App, CcKind, TcpConfig, Variant};
@@ -770,6 +771,225 @@ fn build_rlc(
     Ok(Box::new(bearer))
 }
 
+/// The link-level FEC of a wired direction `d` (key path `path` = `….fec`),
+/// whose channel is `channel` and propagation delay `delay`.
+fn fec_config(
+    f: &FecSection,
+    path: &str,
+    d: &DirectionSection,
+    channel: &ChannelConfig,
+    delay: Time,
+) -> Result<FecConfig, ScenarioError> {
+    let hybrid = f.scheme == FecScheme::Hybrid;
+    if !hybrid {
+        for (k, set) in [
+            ("persistence", f.persistence.is_some()),
+            ("feedback_delay", f.feedback_delay.is_some()),
+            ("in_order", f.in_order.is_some()),
+        ] {
+            if set {
+                return Err(err(
+                    format!("{path}.{k}"),
+                    "is a key of scheme = \"hybrid\"; ll-fec never retransmits",
+                ));
+            }
+        }
+    }
+    let fragment_header = match &f.fragment_header {
+        Some(v) => {
+            let p = format!("{path}.fragment_header");
+            let b = byte_size(&p, v)?;
+            if b > 65_535 {
+                return Err(err(p, format!("{b} bytes; allowed: 0 to 65535")));
+            }
+            b as u32
+        }
+        None => 0,
+    };
+    let per_size = match &f.per_size {
+        Some(v) => {
+            let p = format!("{path}.per_size");
+            let b = byte_size(&p, v)?;
+            if !(1..=65_535).contains(&b) {
+                return Err(err(p, format!("{b} bytes; allowed: 1 to 65535")));
+            }
+            b as u32
+        }
+        None => 500,
+    };
+    // How `loss` maps to fragments.
+    let per_unit = match f.loss_unit.as_deref() {
+        None | Some("packet") => true,
+        Some("fragment") => false,
+        Some(o) => {
+            return Err(err(
+                format!("{path}.loss_unit"),
+                format!("'{o}' is not a loss unit; allowed: packet, fragment"),
+            ))
+        }
+    };
+    if d.channel.is_some() && f.loss_unit.is_some() {
+        return Err(err(
+            format!("{path}.loss_unit"),
+            "applies to `loss`; with a `channel` every fragment is one channel unit",
+        ));
+    }
+    let link_per = match (d.channel.is_some(), channel) {
+        (false, ChannelConfig::Bernoulli { p }) => *p,
+        _ => 0.0,
+    };
+    // Fragment erasure probability at packet erasure rate `per` for k data fragments.
+    let frag_q = |per: f64, k: u32| {
+        if per_unit {
+            unit_erasure(per, per_size, per_size.div_ceil(k) + fragment_header)
+        } else {
+            per
+        }
+    };
+    let (n, k) = match &f.matched_per {
+        None => {
+            let (n, k) = match (f.n, f.k, hybrid) {
+                (Some(n), Some(k), _) => (n, k),
+                (None, None, true) => (10, 9),
+                (None, _, _) => {
+                    return Err(err(
+                        format!("{path}.n"),
+                        "missing; give n and k, or matched_per with one of them",
+                    ))
+                }
+                (_, None, _) => {
+                    return Err(err(
+                        format!("{path}.k"),
+                        "missing; give n and k, or matched_per with one of them",
+                    ))
+                }
+            };
+            let key = if (2..=i64::from(RS_MAX_N)).contains(&n) {
+                "k"
+            } else {
+                "n"
+            };
+            let c = RsCode::new(n, k).map_err(|m| err(format!("{path}.{key}"), m))?;
+            (c.n(), c.k())
+        }
+        Some(m) => {
+            let mp = format!("{path}.matched_per");
+            let (per, from_channel) = match m {
+                FloatOrWord::Num(v) if (0.0..1.0).contains(v) => (*v, false),
+                FloatOrWord::Num(v) => {
+                    return Err(err(
+                        mp,
+                        format!(
+                            "{v} is outside the matching domain; allowed: 0 ≤ per < 1, or \"link\""
+                        ),
+                    ))
+                }
+                FloatOrWord::Word(w) if w == "link" => match (d.channel.is_some(), channel) {
+                    (false, _) => (link_per, false),
+                    (true, c) => (
+                        c.build(Time::from_millis(1), Rng::stream(0, "m"))
+                            .mean_error_rate(),
+                        true,
+                    ),
+                },
+                FloatOrWord::Word(w) => {
+                    return Err(err(
+                        mp,
+                        format!(
+                        "'{w}' is not allowed; write a packet erasure rate 0 ≤ per < 1 or \"link\""
+                    ),
+                    ))
+                }
+            };
+            if from_channel && per >= 1.0 {
+                return Err(err(
+                    mp,
+                    "the link's channel loses every unit; nothing to match",
+                ));
+            }
+            if per >= 1.0 {
+                return Err(err(mp, "the link's `loss` is 1; allowed: 0 ≤ per < 1"));
+            }
+            // With a channel, its mean unit error rate is already per fragment.
+            let q_of = |k: u32| if from_channel { per } else { frag_q(per, k) };
+            match (f.n, f.k) {
+                (Some(_), Some(_)) => {
+                    return Err(err(
+                        format!("{path}.n"),
+                        "with matched_per give k (n is chosen) or n (k is chosen), not both",
+                    ))
+                }
+                (None, None) => {
+                    return Err(err(
+                        format!("{path}.k"),
+                        "missing; matched_per needs k (n is chosen) or n (k is chosen)",
+                    ))
+                }
+                (None, Some(k)) => {
+                    let k = int_in(&format!("{path}.k"), k, 1, i64::from(RS_MAX_N) - 1)? as u32;
+                    let q = q_of(k);
+                    let n = matched_repair(k, q).map(|r| u64::from(k) + u64::from(r));
+                    match n {
+                        Some(n) if n <= u64::from(RS_MAX_N) => (n as u32, k),
+                        _ => {
+                            return Err(err(
+                                mp,
+                                format!(
+                                    "per {per} (fragment erasure {q:.4}) needs more than {RS_MAX_N} fragments with k = {k}; lower k or the erasure rate"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                (Some(n), None) => {
+                    let n = int_in(&format!("{path}.n"), n, 2, i64::from(RS_MAX_N))? as u32;
+                    let best = (1..=n).rev().find(|&k| {
+                        matched_repair(k, q_of(k))
+                            .is_some_and(|r| u64::from(k) + u64::from(r) <= u64::from(n))
+                    });
+                    match best {
+                        Some(k) => (n, k),
+                        None => {
+                            return Err(err(
+                                mp,
+                                format!("per {per} cannot be matched with n = {n} fragments; raise n or lower the erasure rate"),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let persistence = match f.persistence {
+        Some(v) => int_in(&format!("{path}.persistence"), v, 0, 255)? as u32,
+        None if hybrid => 3,
+        None => 0,
+    };
+    let feedback_delay = match &f.feedback_delay {
+        Some(s) => time_at(&format!("{path}.feedback_delay"), s)?,
+        None => delay,
+    };
+    let erasure = if per_unit && d.channel.is_none() {
+        FragmentErasure::Packet {
+            per: link_per,
+            packet_bytes: per_size,
+        }
+    } else {
+        FragmentErasure::Channel
+    };
+    let cfg = FecConfig {
+        n,
+        k,
+        fragment_header,
+        persistence,
+        feedback_delay,
+        in_order: f.in_order.unwrap_or(true),
+        erasure,
+    };
+    cfg.check().map_err(|m| err(path, m))?;
+    Ok(cfg)
+}
+
 fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSection {
     let d = dir.clone().unwrap_or_default();
     DirectionSection {
@@ -780,6 +1000,7 @@ fn merge_dir(link: &LinkSection, dir: &Option<DirectionSection>) -> DirectionSec
         channel: d.channel.or_else(|| link.channel.clone()),
         rate_schedule: d.rate_schedule.or_else(|| link.rate_schedule.clone()),
         queue: d.queue.or_else(|| link.queue.clone()),
+        fec: d.fec.or_else(|| link.fec.clone()),
     }
 }
 
@@ -821,6 +1042,18 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                 for (from, to) in [(&x, &y), (&y, &x)] {
                     if !seen_dirs.insert((from.clone(), to.clone())) {
                         return Err(err(&p, format!("link {from}->{to} is defined twice")));
+                    }
+                }
+                for (key, fec) in [
+                    ("fec", l.fec.is_some()),
+                    ("ab.fec", l.ab.as_ref().is_some_and(|d| d.fec.is_some())),
+                    ("ba.fec", l.ba.as_ref().is_some_and(|d| d.fec.is_some())),
+                ] {
+                    if fec {
+                        return Err(err(
+                            format!("{p}.{key}"),
+                            "link-level FEC is a wired-link option; a radio bearer has its own ARQ",
+                        ));
                     }
                 }
                 let model = build_rlc(l, &p, &x, &y, seed)?;
@@ -884,15 +1117,34 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     rate,
                     Rng::stream(seed, &format!("queue:{name}")),
                 )?;
-                halves.push(WiredDirection::new(
-                    WiredConfig {
-                        rate_bps: rate,
-                        delay,
-                        overhead_bytes: overhead,
-                    },
-                    queue,
-                    channel.build(slot, Rng::stream(seed, &format!("link:{name}"))),
-                ));
+                let wcfg = WiredConfig {
+                    rate_bps: rate,
+                    delay,
+                    overhead_bytes: overhead,
+                };
+                let fec = match &d.fec {
+                    Some(fs) => Some(fec_config(fs, &format!("{dp}.fec"), &d, &channel, delay)?),
+                    None => None,
+                };
+                let channel = match &fec {
+                    // The converted rate replaces the packet-level channel.
+                    Some(FecConfig {
+                        erasure: FragmentErasure::Packet { .. },
+                        ..
+                    }) => ChannelConfig::Perfect,
+                    _ => channel,
+                };
+                let channel = channel.build(slot, Rng::stream(seed, &format!("link:{name}")));
+                halves.push(match fec {
+                    Some(fc) => WiredDirection::with_fec(
+                        wcfg,
+                        queue,
+                        channel,
+                        fc,
+                        Rng::stream(seed, &format!("fec:{name}")),
+                    ),
+                    None => WiredDirection::new(wcfg, queue, channel),
+                });
             }
             let (Some(ba), Some(ab)) = (halves.pop(), halves.pop()) else {
                 unreachable!("two directions were built");

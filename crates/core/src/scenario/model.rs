@@ -156,6 +156,8 @@ pub struct LinkSection {
     pub channel: Option<ChannelSection>,
     /// Queue in front of the transmitter. Default drop-tail, 100 packets.
     pub queue: Option<QueueSection>,
+    /// Link-level FEC or hybrid FEC/ARQ (wired links; docs/models/ll-fec.md).
+    pub fec: Option<FecSection>,
     /// Overrides for the a→b direction.
     pub ab: Option<DirectionSection>,
     /// Overrides for the b→a direction.
@@ -180,6 +182,49 @@ pub struct DirectionSection {
     pub channel: Option<ChannelSection>,
     /// Queue.
     pub queue: Option<QueueSection>,
+    /// Link-level FEC or hybrid FEC/ARQ.
+    pub fec: Option<FecSection>,
+}
+
+/// Link-level FEC schemes.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq)]
+pub enum FecScheme {
+    /// Pure FEC: n fragments per packet, k of them data; no retransmission.
+    #[serde(rename = "ll-fec")]
+    LlFec,
+    /// FEC plus ARQ of the whole packet (Barakat & Al Fawal): default n = 10, k = 9, persistence 3.
+    #[serde(rename = "hybrid")]
+    Hybrid,
+}
+
+/// Link-level FEC on a wired link direction (docs/models/ll-fec.md).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FecSection {
+    /// "ll-fec" or "hybrid".
+    pub scheme: FecScheme,
+    /// Fragments per packet, data + repair (2..=255). Hybrid default 10.
+    pub n: Option<i64>,
+    /// Data fragments per packet (1 ≤ k < n). Hybrid default 9.
+    pub k: Option<i64>,
+    /// Choose the redundancy to match this packet erasure rate (0 ≤ per < 1), or "link" for the
+    /// direction's own `loss` / channel mean; give `k` (n is chosen) or `n` (k is chosen), not both.
+    pub matched_per: Option<FloatOrWord>,
+    /// How `loss` applies to fragments: "packet" (default: `loss` is the erasure rate of a
+    /// `per_size` packet, converted for independent bit errors) or "fragment" (each fragment
+    /// erased with probability `loss`).
+    pub loss_unit: Option<String>,
+    /// Packet size to which `loss` refers when loss_unit = "packet". Default 500 B.
+    pub per_size: Option<ByteSize>,
+    /// Header bytes added to each fragment. Default 0.
+    pub fragment_header: Option<ByteSize>,
+    /// hybrid: retransmissions of a packet whose block did not decode (0..=255). Default 3.
+    pub persistence: Option<i64>,
+    /// hybrid: from the last fragment of a failed attempt to the retransmission's earliest start.
+    /// Default: the direction's propagation delay.
+    pub feedback_delay: Option<String>,
+    /// hybrid: deliver packets to IP in order of first transmission. Default true.
+    pub in_order: Option<bool>,
 }
 
 /// Queue discipline names.

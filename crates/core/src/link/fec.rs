@@ -1,0 +1,588 @@
+//! Link-level FEC and hybrid FEC/ARQ on a wired link direction (the
+//! comparison schemes of the LT-TCP paper, seed 002 §3.3, after Barakat &
+//! Altman 2002 and Barakat & Al Fawal 2004).
+//!
+//! Every IP packet is split into `k` data fragments of `⌈size/k⌉` bytes plus
+//! a per-fragment header, and `n − k` repair fragments of the same size are
+//! added (a shortened Reed–Solomon block, [`crate::fec`]). The `n` fragments
+//! are sent back to back, each one erased independently by the link's
+//! channel (one channel unit per fragment, drawn in the slot in which the
+//! fragment starts) or, with [`FragmentErasure::Packet`], with the fragment
+//! rate converted from a packet erasure rate. The packet is decoded iff at
+//! least `k` fragments arrive.
+//!
+//! Hybrid FEC/ARQ-SR (Barakat & Al Fawal): when a block does not decode, the
+//! receiver asks for the whole packet again (a fresh block of `n` fragments;
+//! fragments of failed attempts are discarded, as in their model), up to
+//! `persistence` retransmissions. The request reaches the sender
+//! `feedback_delay` after the last fragment of the failed attempt arrived;
+//! retransmissions wait in a link-level buffer (not the IP queue, so they do
+//! not count towards the AQM) and go before queued packets. Packets are
+//! delivered to IP in their order of first transmission when `in_order` is
+//! set (the default, as in their model), else as soon as they decode.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::Delivery;
+use crate::aqm::DropCause;
+use crate::channel::Channel;
+use crate::fec::{decodable, unit_erasure};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::time::Time;
+
+/// How fragments are erased.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FragmentErasure {
+    /// Each fragment is one unit of the link's channel (any channel model).
+    Channel,
+    /// Independent bit errors: the channel erases a packet of `packet_bytes`
+    /// with probability `per`; a fragment of `s` bytes (its header included)
+    /// is erased with `1 − (1 − per)^(s / packet_bytes)`
+    /// ([`crate::fec::unit_erasure`]).
+    Packet {
+        /// Packet erasure rate, in [0, 1].
+        per: f64,
+        /// Size of the packet to which `per` refers, bytes (> 0).
+        packet_bytes: u32,
+    },
+}
+
+/// Parameters of link-level FEC on one link direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FecConfig {
+    /// Fragments per packet (data + repair), `k ≤ n ≤ 255`. `n = k` means
+    /// fragmentation without repair (a "matched" code at zero erasure rate).
+    pub n: u32,
+    /// Data fragments per packet, ≥ 1.
+    pub k: u32,
+    /// Header bytes added to every fragment.
+    pub fragment_header: u32,
+    /// Retransmissions of a packet whose block did not decode (0: pure FEC).
+    pub persistence: u32,
+    /// Time from the arrival of the last fragment of an undecodable attempt
+    /// until the sender may start the retransmission (the NACK's way back).
+    pub feedback_delay: Time,
+    /// Deliver packets to IP in order of first transmission.
+    pub in_order: bool,
+    /// How fragments are erased.
+    pub erasure: FragmentErasure,
+}
+
+impl FecConfig {
+    /// Checks the invariants the scenario layer validates with key paths.
+    pub fn check(&self) -> Result<(), String> {
+        if self.k < 1 || self.k > self.n || self.n > crate::fec::RS_MAX_N {
+            return Err(format!(
+                "n = {}, k = {}: allowed 1 ≤ k ≤ n ≤ {}",
+                self.n,
+                self.k,
+                crate::fec::RS_MAX_N
+            ));
+        }
+        if let FragmentErasure::Packet { per, packet_bytes } = self.erasure {
+            if !(0.0..=1.0).contains(&per) || packet_bytes == 0 {
+                return Err(format!(
+                    "per = {per} at {packet_bytes} bytes: allowed 0 ≤ per ≤ 1, size > 0"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of one fragment of a packet of `size` IP bytes (header included).
+    pub fn fragment_bytes(&self, size: u32) -> u32 {
+        size.div_ceil(self.k) + self.fragment_header
+    }
+}
+
+/// Counters of the FEC layer of one link direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FecStats {
+    /// Fragments sent (all attempts, data and repair).
+    pub fragments_sent: u64,
+    /// Repair fragments sent.
+    pub repair_fragments_sent: u64,
+    /// Fragments erased by the channel.
+    pub fragments_erased: u64,
+    /// Link-level retransmissions of whole packets.
+    pub retransmissions: u64,
+    /// Packets decoded at their first attempt although fragments were erased.
+    pub recovered_by_fec: u64,
+    /// Packets decoded at a retransmission.
+    pub recovered_by_arq: u64,
+    /// Packets lost: no attempt decoded (after `persistence` retransmissions).
+    pub lost_after_persistence: u64,
+}
+
+impl FecStats {
+    /// Repair fragments over all fragments sent (0 before any).
+    pub fn overhead(&self) -> f64 {
+        if self.fragments_sent == 0 {
+            0.0
+        } else {
+            self.repair_fragments_sent as f64 / self.fragments_sent as f64
+        }
+    }
+}
+
+/// One attempt of a packet on the wire.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Attempt {
+    /// Link sequence number (order of first transmission).
+    pub seq: u64,
+    /// 0 for the first transmission, i for the i-th retransmission.
+    pub attempt: u32,
+    /// Fragments of this attempt erased.
+    pub erased: u32,
+}
+
+/// The FEC/ARQ state of a link direction.
+#[derive(Debug)]
+pub(super) struct FecState {
+    pub cfg: FecConfig,
+    pub stats: FecStats,
+    rng: Rng,
+    next_seq: u64,
+    /// Retransmissions waiting for the transmitter: (ready at, packet, seq, attempt).
+    retx: VecDeque<(Time, Packet, u64, u32)>,
+    /// In-order delivery: first-transmitted packets by seq, `Some` once resolved.
+    pending: BTreeMap<u64, Option<Delivery>>,
+    /// Resolved packets ready to hand to IP.
+    out: VecDeque<Delivery>,
+    /// Entries of `pending` that are resolved (waiting for an earlier one).
+    waiting: usize,
+}
+
+impl FecState {
+    /// State for `cfg`; `rng` draws fragment erasures in
+    /// [`FragmentErasure::Packet`] mode.
+    pub fn new(cfg: FecConfig, rng: Rng) -> FecState {
+        if let Err(e) = cfg.check() {
+            panic!("invalid link FEC configuration: {e}");
+        }
+        FecState {
+            cfg,
+            stats: FecStats::default(),
+            rng,
+            next_seq: 0,
+            retx: VecDeque::new(),
+            pending: BTreeMap::new(),
+            out: VecDeque::new(),
+            waiting: 0,
+        }
+    }
+
+    /// When the oldest waiting retransmission may start.
+    pub fn retx_ready(&self) -> Option<Time> {
+        self.retx.front().map(|r| r.0)
+    }
+
+    /// Take the oldest waiting retransmission: (packet, seq, attempt).
+    pub fn pop_retx(&mut self) -> Option<(Packet, u64, u32)> {
+        self.retx.pop_front().map(|(_, p, s, a)| (p, s, a))
+    }
+
+    /// A new link sequence number for a packet's first transmission.
+    pub fn first_seq(&mut self) -> u64 {
+        let s = self.next_seq;
+        self.next_seq += 1;
+        if self.cfg.in_order {
+            self.pending.insert(s, None);
+        }
+        s
+    }
+
+    /// Send the `n` fragments of `pkt` from `start`, each of wire time
+    /// `frag_time`, erasing them with `channel` or the converted rate.
+    /// Returns the end of the transmission and the number of erased fragments.
+    pub fn send_block(
+        &mut self,
+        start: Time,
+        frag_time: Time,
+        pkt: &Packet,
+        channel: &mut dyn Channel,
+    ) -> (Time, u32) {
+        let n = self.cfg.n;
+        let q = match self.cfg.erasure {
+            FragmentErasure::Channel => None,
+            FragmentErasure::Packet { per, packet_bytes } => Some(unit_erasure(
+                per,
+                packet_bytes,
+                self.cfg.fragment_bytes(pkt.size()),
+            )),
+        };
+        let mut erased = 0;
+        for i in 0..n {
+            let lost = match q {
+                Some(q) => self.rng.bernoulli(q),
+                None => {
+                    channel.advance(start + Time(frag_time.0 * u64::from(i)));
+                    channel.unit_error()
+                }
+            };
+            erased += u32::from(lost);
+        }
+        self.stats.fragments_sent += u64::from(n);
+        self.stats.repair_fragments_sent += u64::from(n - self.cfg.k);
+        self.stats.fragments_erased += u64::from(erased);
+        (start + Time(frag_time.0 * u64::from(n)), erased)
+    }
+
+    /// The last fragment of attempt `a` of `pkt` reached the far end at `t`:
+    /// decode, or ask for a retransmission, or give the packet up.
+    pub fn on_arrival(&mut self, t: Time, pkt: Packet, a: Attempt) {
+        let received = self.cfg.n - a.erased;
+        if decodable(received, self.cfg.k) {
+            if a.attempt > 0 {
+                self.stats.recovered_by_arq += 1;
+            } else if a.erased > 0 {
+                self.stats.recovered_by_fec += 1;
+            }
+            self.resolve(a.seq, Delivery::Arrived(pkt));
+        } else if a.attempt < self.cfg.persistence {
+            self.stats.retransmissions += 1;
+            self.retx
+                .push_back((t + self.cfg.feedback_delay, pkt, a.seq, a.attempt + 1));
+        } else {
+            self.stats.lost_after_persistence += 1;
+            self.resolve(a.seq, Delivery::Lost(pkt, DropCause::LinkLoss));
+        }
+    }
+
+    fn resolve(&mut self, seq: u64, d: Delivery) {
+        if !self.cfg.in_order {
+            self.out.push_back(d);
+            return;
+        }
+        if let Some(slot) = self.pending.get_mut(&seq) {
+            *slot = Some(d);
+            self.waiting += 1;
+        }
+        while let Some(mut e) = self.pending.first_entry() {
+            match e.get_mut().take() {
+                Some(d) => {
+                    e.remove();
+                    self.waiting -= 1;
+                    self.out.push_back(d);
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// The next packet ready for IP.
+    pub fn pop_out(&mut self) -> Option<Delivery> {
+        self.out.pop_front()
+    }
+
+    /// Packets held by the FEC layer: waiting for retransmission, resolved
+    /// but waiting for an earlier one (in-order delivery), or ready for IP.
+    pub fn held(&self) -> usize {
+        self.retx.len() + self.waiting + self.out.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::{DropTail, Limit, Queue};
+    use crate::channel::Bernoulli;
+    use crate::link::{WiredConfig, WiredDirection};
+    use crate::rng::Rng;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest, ProptestConfig};
+
+    /// A channel that erases fragments by a script (then none), logging
+    /// the instants it was advanced to.
+    #[derive(Debug, Default)]
+    struct Script {
+        errors: VecDeque<bool>,
+        advanced: std::sync::Arc<std::sync::Mutex<Vec<Time>>>,
+    }
+
+    impl Channel for Script {
+        fn advance(&mut self, now: Time) {
+            self.advanced.lock().unwrap().push(now);
+        }
+        fn unit_error(&mut self) -> bool {
+            self.errors.pop_front().unwrap_or(false)
+        }
+        fn is_bad(&self) -> bool {
+            false
+        }
+        fn mean_error_rate(&self) -> f64 {
+            0.0
+        }
+    }
+
+    fn cfg(n: u32, k: u32, persistence: u32, feedback_ms: u64, in_order: bool) -> FecConfig {
+        FecConfig {
+            n,
+            k,
+            fragment_header: 0,
+            persistence,
+            feedback_delay: Time::from_millis(feedback_ms),
+            in_order,
+            erasure: FragmentErasure::Channel,
+        }
+    }
+
+    /// 8 Mbit/s (1 byte per µs), 10 ms delay, scripted erasures.
+    fn link(fec: FecConfig, script: &[bool]) -> WiredDirection {
+        link_logged(fec, script, Default::default())
+    }
+
+    fn link_logged(
+        fec: FecConfig,
+        script: &[bool],
+        log: std::sync::Arc<std::sync::Mutex<Vec<Time>>>,
+    ) -> WiredDirection {
+        let q = Queue::new(Limit::Packets(100), Box::new(DropTail), Rng::stream(1, "q"));
+        let ch = Script {
+            errors: script.iter().copied().collect(),
+            advanced: log,
+        };
+        WiredDirection::with_fec(
+            WiredConfig {
+                rate_bps: 8_000_000,
+                delay: Time::from_millis(10),
+                overhead_bytes: 0,
+            },
+            q,
+            Box::new(ch),
+            fec,
+            Rng::stream(1, "fec"),
+        )
+    }
+
+    fn pkt(uid: u64, size: u32) -> Packet {
+        Packet {
+            uid,
+            payload: size - 40,
+            header: 40,
+            ..Packet::default()
+        }
+    }
+
+    /// Drain the link by hand-stepped time: (time, uid, arrived).
+    fn drain(l: &mut WiredDirection) -> Vec<(Time, u64, bool)> {
+        let mut out = Vec::new();
+        let mut now = Time::ZERO;
+        while let Some(t) = l.poll_timeout() {
+            assert!(t >= now, "time never goes backwards");
+            now = t;
+            while let Some(d) = l.poll_deliver(now) {
+                match d {
+                    Delivery::Arrived(p) => out.push((now, p.uid, true)),
+                    Delivery::Lost(p, c) => {
+                        assert_eq!(c, DropCause::LinkLoss);
+                        out.push((now, p.uid, false));
+                    }
+                }
+            }
+        }
+        assert_eq!(l.in_transit(), 0);
+        out
+    }
+
+    fn us(x: u64) -> Time {
+        Time::from_micros(x)
+    }
+
+    #[test]
+    fn fragment_accounting_and_any_k_delivery() {
+        // n = 4, k = 3: a 1000-byte packet makes 4 fragments of 334 bytes
+        // (334 µs each at 8 Mbit/s): 1336 µs on the wire instead of 1000.
+        // Packet 0 loses one fragment (decoded by FEC), packet 1 loses two
+        // (lost), packet 2 loses none.
+        let script = [false, true, false, false, true, false, true, false];
+        let mut l = link(cfg(4, 3, 0, 0, true), &script);
+        for i in 0..3 {
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1000)).is_none());
+        }
+        let got = drain(&mut l);
+        assert_eq!(
+            got,
+            vec![
+                (us(11_336), 0, true),
+                (us(12_672), 1, false),
+                (us(14_008), 2, true)
+            ]
+        );
+        let f = l.fec_stats().unwrap();
+        assert_eq!(f.fragments_sent, 12);
+        assert_eq!(f.repair_fragments_sent, 3);
+        assert_eq!(f.fragments_erased, 3);
+        assert_eq!(f.recovered_by_fec, 1);
+        assert_eq!(f.lost_after_persistence, 1);
+        assert_eq!(f.retransmissions, 0);
+        assert!((f.overhead() - 0.25).abs() < 1e-12);
+        let s = l.stats();
+        assert_eq!((s.tx_packets, s.rx_packets, s.lost), (3, 2, 1));
+        assert_eq!(s.tx_bytes, 3000, "IP bytes, once per packet");
+        assert_eq!(s.fec.as_ref(), Some(f));
+    }
+
+    #[test]
+    fn each_fragment_sees_the_channel_at_its_own_start() {
+        let log = std::sync::Arc::default();
+        let mut l = link_logged(cfg(4, 3, 0, 0, true), &[], std::sync::Arc::clone(&log));
+        assert!(l.enqueue(us(100), pkt(0, 1000)).is_none());
+        let got = drain(&mut l);
+        assert_eq!(got, vec![(us(11_436), 0, true)]);
+        // Fragments start 334 µs apart, each drawn in its own channel slot.
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![us(100), us(434), us(768), us(1102)]
+        );
+    }
+
+    #[test]
+    fn hybrid_retries_then_gives_up_after_persistence() {
+        // n = 4, k = 3, persistence 2, feedback 5 ms. Packet 0 fails twice
+        // and decodes at its 2nd retransmission; packet 1 fails all three
+        // attempts and is lost. Packet 0's attempts: sent 0 (arrives
+        // 11.336 ms), resent at 16.336 (after packet 1's first attempt,
+        // which ended at 2.672), arrives 27.672; resent at 32.672 → 44.008.
+        let fail = [true, true, false, false];
+        let ok = [false; 4];
+        let script: Vec<bool> = [fail, fail, fail, fail, ok, fail].concat();
+        // Order of attempts on the wire: p0 a0, p1 a0, p0 a1, p1 a1, p0 a2, p1 a2.
+        let mut l = link(cfg(4, 3, 2, 5, true), &script);
+        assert!(l.enqueue(Time::ZERO, pkt(0, 1000)).is_none());
+        assert!(l.enqueue(Time::ZERO, pkt(1, 1000)).is_none());
+        let got = drain(&mut l);
+        // p1: a0 arrives 12.672, resent 17.672 → 29.008, resent 34.008 → 45.344: lost.
+        assert_eq!(got, vec![(us(44_008), 0, true), (us(45_344), 1, false)]);
+        let f = l.fec_stats().unwrap();
+        assert_eq!(f.retransmissions, 4);
+        assert_eq!(f.recovered_by_arq, 1);
+        assert_eq!(f.lost_after_persistence, 1);
+        assert_eq!(f.fragments_sent, 24);
+        assert_eq!(
+            l.stats().tx_packets,
+            2,
+            "retransmissions are not new packets"
+        );
+    }
+
+    #[test]
+    fn retransmissions_go_before_queued_packets() {
+        // Packet 0 fails once; the retransmission (ready 11.336 + 0) takes the
+        // transmitter before packets still queued behind it.
+        let script = [true, true, false, false];
+        let mut l = link(cfg(4, 3, 1, 0, false), &script);
+        for i in 0..12 {
+            assert!(l.enqueue(Time::ZERO, pkt(i, 1000)).is_none());
+        }
+        let got = drain(&mut l);
+        // Nine packets have started by 11.336 ms (8 × 1.336 = 10.688; the
+        // 9th ends at 12.024): the retransmission starts at 12.024.
+        let p0 = got.iter().find(|g| g.1 == 0).unwrap();
+        assert_eq!(p0.0, us(12_024 + 1_336 + 10_000));
+        let p9 = got.iter().find(|g| g.1 == 9).unwrap();
+        assert_eq!(p9.0, us(12_024 + 2 * 1_336 + 10_000));
+    }
+
+    #[test]
+    fn in_order_holds_later_packets_until_the_retransmission() {
+        let script = [true, true, false, false];
+        for (in_order, p1_at) in [(true, 27_672), (false, 12_672)] {
+            let mut l = link(cfg(4, 3, 3, 5, in_order), &script);
+            assert!(l.enqueue(Time::ZERO, pkt(0, 1000)).is_none());
+            assert!(l.enqueue(Time::ZERO, pkt(1, 1000)).is_none());
+            let got = drain(&mut l);
+            let order: Vec<u64> = got.iter().map(|g| g.1).collect();
+            assert_eq!(order, if in_order { vec![0, 1] } else { vec![1, 0] });
+            let p1 = got.iter().find(|g| g.1 == 1).unwrap();
+            assert_eq!(p1.0, us(p1_at), "in_order {in_order}");
+        }
+    }
+
+    #[test]
+    fn packet_rate_conversion_erases_fragments_at_the_converted_rate() {
+        // per = 0.3 for 500-byte packets; 500-byte packets with k = 10 make
+        // 50-byte fragments, each erased with 1 − 0.7^(1/10).
+        let mut c = cfg(12, 10, 0, 0, true);
+        c.erasure = FragmentErasure::Packet {
+            per: 0.3,
+            packet_bytes: 500,
+        };
+        let mut l = link(c, &[]);
+        let n = 4000u64;
+        for i in 0..n {
+            let now = Time::from_millis(i);
+            assert!(l.enqueue(now, pkt(i, 500)).is_none());
+            while l.poll_deliver(now).is_some() {}
+        }
+        drain(&mut l);
+        let f = l.fec_stats().unwrap();
+        let q = 1.0 - 0.7f64.powf(0.1);
+        let rate = f.fragments_erased as f64 / f.fragments_sent as f64;
+        let sd = (q * (1.0 - q) / f.fragments_sent as f64).sqrt();
+        assert!((rate - q).abs() < 5.0 * sd, "{rate} vs {q}");
+        // Residual packet loss matches the binomial block failure.
+        let want = crate::fec::block_failure(12, 10, q);
+        let got = l.stats().lost as f64 / n as f64;
+        let sd = (want * (1.0 - want) / n as f64).sqrt();
+        assert!((got - want).abs() < 5.0 * sd, "{got} vs {want}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every packet offered is delivered once or counted lost once, the
+        /// counters add up, in-order delivery keeps the order, and the link
+        /// ends empty.
+        #[test]
+        fn conservation(
+            k in 1u32..12,
+            extra in 0u32..5,
+            persistence in 0u32..4,
+            q in 0.0f64..0.6,
+            in_order in any::<bool>(),
+            fb_ms in 0u64..30,
+            gaps in proptest::collection::vec(0u64..3000, 1..120),
+            seed in any::<u64>(),
+        ) {
+            let n = k + extra;
+            let q_cfg = Queue::new(Limit::Packets(1000), Box::new(DropTail), Rng::stream(seed, "q"));
+            let mut l = WiredDirection::with_fec(
+                WiredConfig { rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3 },
+                q_cfg,
+                Box::new(Bernoulli::new(q, Rng::stream(seed, "ch"))),
+                cfg(n, k, persistence, fb_ms, in_order),
+                Rng::stream(seed, "fec"),
+            );
+            let mut now = Time::ZERO;
+            let mut seen = Vec::new();
+            for (i, g) in gaps.iter().enumerate() {
+                now += Time::from_micros(*g);
+                while let Some(t) = l.poll_timeout().filter(|t| *t <= now) {
+                    while let Some(d) = l.poll_deliver(t) { seen.push(d); }
+                }
+                prop_assert!(l.enqueue(now, pkt(i as u64, 100 + (i as u32 * 37) % 1400)).is_none());
+            }
+            while let Some(t) = l.poll_timeout() {
+                now = now.max(t);
+                while let Some(d) = l.poll_deliver(now) { seen.push(d); }
+            }
+            prop_assert_eq!(l.in_transit(), 0);
+            let mut uids: Vec<u64> = seen.iter().map(|d| match d {
+                Delivery::Arrived(p) | Delivery::Lost(p, _) => p.uid,
+            }).collect();
+            if in_order || persistence == 0 {
+                prop_assert!(uids.windows(2).all(|w| w[0] < w[1]), "order {:?}", uids);
+            }
+            uids.sort_unstable();
+            prop_assert_eq!(uids, (0..gaps.len() as u64).collect::<Vec<_>>());
+            let s = l.stats();
+            let f = s.fec.clone().unwrap();
+            prop_assert_eq!(s.rx_packets + s.lost, gaps.len() as u64);
+            prop_assert_eq!(f.lost_after_persistence, s.lost);
+            prop_assert_eq!(f.fragments_sent, u64::from(n) * (gaps.len() as u64 + f.retransmissions));
+            prop_assert!(f.retransmissions <= u64::from(persistence) * gaps.len() as u64);
+            prop_assert!(f.recovered_by_fec + f.recovered_by_arq <= s.rx_packets);
+        }
+    }
+}
