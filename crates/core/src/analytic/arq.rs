@@ -260,10 +260,25 @@ impl ArqModel {
     /// rounds per SDU when each PDU may be sent at most `m_t` times
     /// (0 for `m_t = 0`).
     pub fn mean_tx_limited(&self, m_t: u32) -> f64 {
-        if m_t == 0 {
-            return 0.0;
+        *self
+            .mean_tx_limited_curve(m_t)
+            .last()
+            .expect("curve has m_t + 1 points")
+    }
+
+    /// `[E[η | n ≤ 0], …, E[η | n ≤ m_max]]`: the partial sums of
+    /// [`ArqModel::residual_loss_curve`], in one pass.
+    pub fn mean_tx_limited_curve(&self, m_max: u32) -> Vec<f64> {
+        let mut acc = 0.0;
+        let mut out = Vec::with_capacity(m_max as usize + 1);
+        out.push(0.0);
+        if m_max > 0 {
+            for f in self.residual_loss_curve(m_max - 1) {
+                acc += f;
+                out.push(acc);
+            }
         }
-        self.residual_loss_curve(m_t - 1).iter().sum()
+        out
     }
 
     /// The smallest `M_t ≥ 1` with `F̂(M_t) ≤ target`, i.e. eq. (5) inverted.
