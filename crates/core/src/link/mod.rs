@@ -102,6 +102,11 @@ pub trait Link: std::fmt::Debug + Send {
     fn stats(&self, dir: Dir) -> &LinkStats;
     /// Nominal rate of direction `dir` in bit/s.
     fn rate_bps(&self, dir: Dir) -> u64;
+    /// RLC protocol counters of direction `dir` (PDUs, air bytes, efficiency)
+    /// for links that run RLC; `None` for the others.
+    fn rlc_counters(&self, _dir: Dir) -> Option<&rlc::RlcCounters> {
+        None
+    }
     /// Packets inside the link (both directions): queued or on the way.
     fn in_transit(&self) -> usize;
 }

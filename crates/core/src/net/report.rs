@@ -104,7 +104,7 @@ impl Simulation {
             for d in Dir::BOTH {
                 let name = &l.names[d.index()];
                 let s = l.model.stats(d);
-                links.push(json!({
+                let mut entry = json!({
                     "name": name,
                     "rate_bps": l.model.rate_bps(d),
                     "throughput_bps": bps(s.tx_bytes, secs),
@@ -112,7 +112,23 @@ impl Simulation {
                     "tx_bytes": s.tx_bytes,
                     "rx_packets": s.rx_packets,
                     "lost": s.lost,
-                }));
+                });
+                if let Some(c) = l.model.rlc_counters(d) {
+                    entry["rlc"] = json!({
+                        "data_pdus_sent": c.data_pdus_sent,
+                        "data_pdus_retransmitted": c.data_pdus_retransmitted,
+                        "status_pdus_sent": c.status_pdus_sent,
+                        "mrw_pdus_sent": c.mrw_pdus_sent,
+                        "pdus_lost_on_air": c.pdus_lost_on_air,
+                        "air_bytes": c.air_bytes,
+                        "sdus_delivered": c.sdus_delivered,
+                        "delivered_bytes": c.delivered_bytes,
+                        "sdus_discarded": c.sdus_discarded,
+                        "sdus_lost": c.sdus_lost,
+                        "efficiency": c.efficiency(),
+                    });
+                }
+                links.push(entry);
                 let qs = l.model.occupancy(d).stats();
                 let mean = |area: u128| {
                     if end.0 > 0 {

@@ -361,6 +361,17 @@ fn umts_bearer_runs_and_conserves() {
     let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
     assert!(g > 150e3 && g < 384e3, "goodput {g}");
     assert_eq!(s["queues"][2]["kind"], "droptail");
+    // RLC counters on the bearer's entries only; efficiency = delivered / air.
+    assert!(s["links"][0].get("rlc").is_none());
+    let down = &s["links"][2]["rlc"];
+    let air = down["air_bytes"].as_u64().unwrap();
+    let useful = down["delivered_bytes"].as_u64().unwrap();
+    let eff = down["efficiency"].as_f64().unwrap();
+    assert!(air > 0 && useful > 0);
+    assert!((eff - useful as f64 / air as f64).abs() < 1e-12);
+    // 10 % frame errors and 42-byte PDUs for 40 payload bytes: well below 1.
+    assert!(eff > 0.5 && eff < 0.9, "efficiency {eff}");
+    assert_eq!(down["sdus_delivered"], s["links"][2]["rx_packets"]);
 }
 
 #[test]

@@ -1257,6 +1257,10 @@ impl Link for RlcBearer {
         &self.h[dir.index()].stats
     }
 
+    fn rlc_counters(&self, dir: Dir) -> Option<&RlcCounters> {
+        Some(self.counters(dir))
+    }
+
     fn rate_bps(&self, dir: Dir) -> u64 {
         self.h[dir.index()].rate_bps
     }
