@@ -343,7 +343,12 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[f"queue[{link}].drops_aqm_forced"] = _num(drops.get("aqm_forced"))
         out[f"queue[{link}].mean_packets"] = _num(q.get("mean_packets"))
     for x in summary.get("links") or []:
-        out[f"link[{x.get('name', '?')}].throughput_bps"] = _num(x.get("throughput_bps"))
+        name = x.get("name", "?")
+        out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
+        out[f"link[{name}].rx_packets"] = _num(x.get("rx_packets"))
+        out[f"link[{name}].lost"] = _num(x.get("lost"))
+        for m, v in (x.get("rlc") or {}).items():
+            out[f"link[{name}].rlc.{m}"] = _num(v)
     return out
 
 

@@ -375,6 +375,16 @@ fn umts_bearer_runs_and_conserves() {
 }
 
 #[test]
+fn max_dat_accepts_a_number_written_as_text() {
+    // A string parameter defaulting to "none" gives "4" for `--set max_dat=4`.
+    let text = UMTS.replacen("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"4\"", 1);
+    let a = run(Source::Toml(text), &RunOptions::default()).unwrap();
+    let text = UMTS.replacen("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = 4", 1);
+    let b = run(Source::Toml(text), &RunOptions::default()).unwrap();
+    assert_eq!(a.summary["links"], b.summary["links"]);
+}
+
+#[test]
 fn umts_bad_input_names_the_rule() {
     let cases: &[(&str, &str, &str)] = &[
         // SBD minth >= maxth
@@ -388,6 +398,7 @@ fn umts_bad_input_names_the_rule() {
         ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].ab.rate_schedule[0].at"),
         ("preset = \"seed000\"", "preset = \"lte\"", "links[1].preset"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"sometimes\"", "links[1].max_dat"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"0\"", "links[1].max_dat"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nepc = \"sometimes\"", "links[1].epc"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nloss = 0.1", "links[1].loss"),
         ("delay = \"100ms\"", "delay = \"100ms\"\ntti = \"10ms\"", "links[0].tti"),
