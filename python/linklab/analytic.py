@@ -17,7 +17,16 @@ from typing import Any
 
 from linklab import _core
 
-__all__ = ["ArqError", "LIMIT_CAP", "MAX_N", "MAX_NPDU", "arq", "arq_limit", "check_arq"]
+__all__ = [
+    "LIMIT_CAP",
+    "MAX_N",
+    "MAX_NPDU",
+    "ArqError",
+    "arq",
+    "arq_limit",
+    "arq_monte_carlo",
+    "check_arq",
+]
 
 #: Largest ``n`` :func:`arq` evaluates (the cost is ``n * npdu**2``).
 MAX_N = 100_000
@@ -93,3 +102,25 @@ def arq_limit(p_good: float, p_bad: float, g: float, b: float, npdu: int, target
     if not (isinstance(target, int | float) and 0.0 < target <= 1.0):
         raise ArqError("target", f"target = {target!r} must be in (0, 1]")
     return int(_core.arq_limit(p_good, p_bad, g, b, npdu, float(target)))
+
+
+def arq_monte_carlo(
+    p_good: float,
+    p_bad: float,
+    g: float,
+    b: float,
+    npdu: int,
+    sdus: int,
+    n_max: int,
+    seed: int = 1,
+) -> list[int]:
+    """Monte Carlo of ``sdus`` isolated SDUs under the model's assumptions.
+
+    Returns, for ``n = 0 ..= n_max``, how many SDUs were still incomplete after
+    ``n`` frames (an estimate of ``sdus * F(n)``). Deterministic in ``seed``
+    (stream ``analytic:arq-mc``). Raises :class:`ArqError`.
+    """
+    check_arq(p_good, p_bad, g, b, npdu)
+    if sdus < 1 or n_max < 0:
+        raise ArqError("sdus", f"sdus = {sdus} must be >= 1 and n_max = {n_max} >= 0")
+    return list(_core.arq_monte_carlo(p_good, p_bad, g, b, npdu, sdus, n_max, seed))

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP};
 use linklab_core::api::{self, Column, RunOptions, RunOutput, Source, Table};
+use linklab_core::rng::Rng;
 use linklab_core::scenario::ScenarioError as CoreScenarioError;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -325,6 +326,35 @@ fn arq_limit(p_good: f64, p_bad: f64, g: f64, b: f64, npdu: u32, target: f64) ->
     Ok(m.limit_for_target(target))
 }
 
+/// Monte Carlo of `sdus` isolated SDUs (`ArqModel::simulate`, stream
+/// `analytic:arq-mc` of `seed`): the number of SDUs still incomplete after
+/// `n` frames, for `n = 0 ..= n_max`.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+fn arq_monte_carlo(
+    py: Python<'_>,
+    p_good: f64,
+    p_bad: f64,
+    g: f64,
+    b: f64,
+    npdu: u32,
+    sdus: usize,
+    n_max: u32,
+    seed: u64,
+) -> PyResult<Vec<u64>> {
+    let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
+    let etas = py.detach(|| m.simulate(sdus, n_max, &mut Rng::stream(seed, "analytic:arq-mc")));
+    let mut counts = vec![0u64; n_max as usize + 1];
+    for e in etas {
+        // η > n for n = 0 ..= min(η − 1, n_max)
+        let top = (e as usize).min(n_max as usize + 1);
+        for c in &mut counts[..top] {
+            *c += 1;
+        }
+    }
+    Ok(counts)
+}
+
 /// The cap of `arq_limit` (an unreachable target returns it).
 #[pyfunction]
 fn arq_limit_cap() -> u32 {
@@ -347,6 +377,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arq_model, m)?)?;
     m.add_function(wrap_pyfunction!(arq_limit, m)?)?;
     m.add_function(wrap_pyfunction!(arq_limit_cap, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_monte_carlo, m)?)?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

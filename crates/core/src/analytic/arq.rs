@@ -32,6 +32,7 @@
 //! `p = 1` are exact.
 
 use crate::channel::GilbertElliott;
+use crate::rng::Rng;
 
 /// Largest value [`ArqModel::limit_for_target`] returns: targets that cannot be
 /// met within this many transmissions (including `target ≤ 0` and channels
@@ -279,6 +280,33 @@ impl ArqModel {
             }
         }
         out
+    }
+
+    /// Monte Carlo of `sdus` isolated SDUs under the model's assumptions: the
+    /// channel state drawn from `π`, then per frame every remaining PDU fails
+    /// with probability `p_C`, then the channel steps. Returns `η` per SDU
+    /// (frames until every PDU got through), capped at `cap`: an SDU still
+    /// incomplete after `cap` frames reports `cap + 1`. An independent check
+    /// of [`ArqModel::residual_loss`], with no matrix and no binomial.
+    pub fn simulate(&self, sdus: usize, cap: u32, rng: &mut Rng) -> Vec<u32> {
+        let (_, pi_b) = self.stationary();
+        (0..sdus)
+            .map(|_| {
+                let mut bad = rng.bernoulli(pi_b);
+                let mut left = self.npdu;
+                let mut eta = 0;
+                while left > 0 {
+                    if eta == cap {
+                        return cap + 1;
+                    }
+                    let p = if bad { self.p_bad } else { self.p_good };
+                    left = (0..left).filter(|_| rng.bernoulli(p)).count() as u32;
+                    eta += 1;
+                    bad = rng.bernoulli(if bad { self.b } else { 1.0 - self.g });
+                }
+                eta
+            })
+            .collect()
     }
 
     /// The smallest `M_t ≥ 1` with `F̂(M_t) ≤ target`, i.e. eq. (5) inverted.
