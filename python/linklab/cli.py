@@ -302,30 +302,40 @@ def _add_reproduce_parser(sub: Any) -> None:
         help="reproduce a published experiment and compare with the paper",
         description="Reproduce a published experiment (see docs/reproductions/).",
     )
-    rep.add_argument("name", metavar="NAME", choices=["rlc-aqm"], help="reproduction: rlc-aqm")
-    rep.add_argument("--quick", action="store_true", help="2 replications of 20 s, a subset")
+    rep.add_argument(
+        "name",
+        metavar="NAME",
+        choices=["rlc-aqm", "arq-persistence"],
+        help="reproduction: rlc-aqm (seed 000) or arq-persistence (seed 001)",
+    )
+    rep.add_argument("--quick", action="store_true",
+                     help="2 replications of 20 s, a subset")  # fmt: skip
     rep.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    rep.add_argument("--out", default="out/rlc-aqm", metavar="DIR", help="output directory")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="output directory (default out/NAME)")  # fmt: skip
     rep.add_argument("--jobs", type=_positive_int("--jobs"), metavar="N", help="worker processes")
     rep.add_argument(
         "--experiments",
         metavar="LIST",
-        help="comma-separated subset of table6,fig1,search,traces (default: all)",
+        help="comma-separated subset (default: all); rlc-aqm: table6,fig1,search,traces; "
+        "arq-persistence: fig3,fig4,fig5,fig6,energy",
     )
     rep.set_defaults(func=_cmd_reproduce)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from linklab.reproduce import ReproduceError, reproduce_rlc_aqm
+    from linklab.reproduce import EXPERIMENTS, REPRODUCTIONS, ReproduceError
 
+    allowed = ", ".join(EXPERIMENTS[args.name])
     experiments = None
     if args.experiments is not None:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
-            raise UsageError("empty --experiments; allowed: table6, fig1, search, traces")
+            raise UsageError(f"empty --experiments; allowed: {allowed}")
+    out = args.out if args.out is not None else f"out/{args.name}"
     try:
-        result, text = reproduce_rlc_aqm(
-            args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
+        result, text = REPRODUCTIONS[args.name](
+            out, quick=args.quick, jobs=args.jobs, experiments=experiments
         )
     except ReproduceError as e:
         raise UsageError(str(e)) from None
