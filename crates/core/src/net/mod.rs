@@ -493,7 +493,10 @@ impl Simulation {
         self.wake_senders
             .schedule(&mut self.queue, f, next, Target::Sender(f as u32));
         if !self.feeds.is_empty() {
-            let p = self.flows[f].sender.loss_events().and_then(|e| e.loss_event_rate());
+            let p = self.flows[f]
+                .sender
+                .loss_events()
+                .and_then(|e| e.loss_event_rate());
             for i in 0..self.feeds.len() {
                 if self.feeds[i].flow == f && self.feeds[i].rx.is_none() {
                     self.feed(i, p, now);
@@ -568,3 +571,6 @@ pub mod report;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod arq_tests;

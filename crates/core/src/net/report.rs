@@ -208,11 +208,7 @@ impl Simulation {
                 ),
                 (
                     "max_dat".into(),
-                    Column::U64(
-                        arq.iter()
-                            .map(|a| a.max_dat.map_or(0, u64::from))
-                            .collect(),
-                    ),
+                    Column::U64(arq.iter().map(|a| a.max_dat.map_or(0, u64::from)).collect()),
                 ),
                 (
                     "p_tcp".into(),

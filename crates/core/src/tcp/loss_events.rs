@@ -324,7 +324,10 @@ mod tests {
         assert_eq!(d.loss_event_rate(), None);
         assert!(d.on_arrival(ms(13), 13, rtt));
         // I_1 = 10 packets before the loss; I_0 = 13 − 10 + 1 = 4.
-        assert_eq!(d.estimator().closed_intervals().collect::<Vec<_>>(), vec![10]);
+        assert_eq!(
+            d.estimator().closed_intervals().collect::<Vec<_>>(),
+            vec![10]
+        );
         assert_eq!(d.estimator().open_interval(), Some(4));
         assert_eq!(d.loss_event_rate(), Some(0.1));
         // The late packet 10 is ignored.

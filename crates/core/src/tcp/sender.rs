@@ -578,8 +578,9 @@ impl TcpSender {
         self.stats.bytes_sent += u64::from(seg.len);
         if retransmit {
             self.stats.retransmits += 1;
-        } else if let Some(e) = self.loss_events.as_mut() {
-            e.on_packet(seg.seq / self.win.mss);
+        }
+        if let Some(e) = self.loss_events.as_mut() {
+            e.on_packet(self.stats.segments_sent);
         }
         if self.trace {
             self.sent_trace.push((now, seg.seq, retransmit));
@@ -745,12 +746,13 @@ impl TcpSender {
     pub fn loss_events(&self) -> Option<&LossEventEstimator> {
         self.loss_events.as_deref()
     }
-    /// A loss detected at `now` (fast retransmit or timeout) of the oldest
-    /// unacknowledged segment.
+    /// A loss detected at `now` (fast retransmit or timeout). Packets are
+    /// numbered by transmission (retransmissions included), so a loss
+    /// interval is the number of segments sent between two loss events.
     fn note_loss(&mut self, now: Time) {
         let rtt = self.rtt.srtt().unwrap_or(Time::ZERO);
         if let Some(e) = self.loss_events.as_mut() {
-            e.on_loss(now, self.snd_una / self.win.mss, rtt);
+            e.on_loss(now, self.stats.segments_sent + 1, rtt);
         }
     }
     /// Take the recorded transmission trace.
