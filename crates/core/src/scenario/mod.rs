@@ -709,14 +709,16 @@ fn wire_adaptive(
             )
         })?,
         None if flows.len() == 1 => 0,
-        None => return Err(err(
-            format!("{ap}.flow"),
-            format!(
+        None => {
+            return Err(err(
+                format!("{ap}.flow"),
+                format!(
                 "missing; the scenario has {} flows, name the one that feeds the controller: {}",
                 flows.len(),
                 shown()
             ),
-        )),
+            ))
+        }
     };
     let dir = net
         .cross_layer(id, FlowId(flow as u32), side)

@@ -1,8 +1,10 @@
 //! TFRC loss-event rate (RFC 5348 §5), as used by seed 001 §III-B to
 //! estimate the end-to-end TCP packet loss probability `P_TCP`.
 //!
-//! Packets are counted by number (a TCP segment is `seq / MSS` for a fixed
-//! MSS). Lost packets are grouped into *loss events*: a lost packet whose
+//! Packets are counted by number: at a receiver a TCP segment is
+//! `seq / MSS` (fixed MSS); at a sender packets are numbered by transmission,
+//! retransmissions included, so an interval is the number of segments sent
+//! between two loss events. Lost packets are grouped into *loss events*: a lost packet whose
 //! (interpolated) loss time is within one round trip of the first loss of the
 //! current event belongs to that event (§5.2). A *loss interval* runs from the
 //! first lost packet of one event to the first lost packet of the next (§5.3);
