@@ -128,6 +128,21 @@ impl Simulation {
                         "efficiency": c.efficiency(),
                     });
                 }
+                if let Some(a) = l.model.arq_stats(d, end) {
+                    entry["arq"] = json!({
+                        "sdus_acked": a.sdus_acked,
+                        "sdus_discarded": a.sdus_discarded,
+                        "residual_sdu_loss": a.residual_sdu_loss(),
+                        "efficiency": a.efficiency(),
+                        "max_dat": a.max_dat,
+                        "max_dat_mean": a.max_dat_mean,
+                        "max_dat_unlimited_fraction": a.max_dat_unlimited_fraction,
+                        "max_dat_changes": a.max_dat_changes,
+                        "p_ll": a.p_ll,
+                        "p_tcp": a.p_tcp,
+                        "target": a.target,
+                    });
+                }
                 links.push(entry);
                 let qs = l.model.occupancy(d).stats();
                 let mean = |area: u128| {
@@ -193,7 +208,38 @@ impl Simulation {
                 }
             }
         }
-        vec![
+        let arq = std::mem::take(&mut self.arq_trace);
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let arq_table = Table {
+            name: "arq".into(),
+            columns: vec![
+                (
+                    "link".into(),
+                    Column::Str(arq.iter().map(|a| a.link.clone()).collect()),
+                ),
+                (
+                    "time_s".into(),
+                    Column::F64(arq.iter().map(|a| a.t.as_secs_f64()).collect()),
+                ),
+                (
+                    "max_dat".into(),
+                    Column::U64(arq.iter().map(|a| a.max_dat.map_or(0, u64::from)).collect()),
+                ),
+                (
+                    "p_tcp".into(),
+                    Column::F64(arq.iter().map(|a| a.p_tcp).collect()),
+                ),
+                (
+                    "p_ll".into(),
+                    Column::F64(arq.iter().map(|a| opt(a.p_ll)).collect()),
+                ),
+                (
+                    "target".into(),
+                    Column::F64(arq.iter().map(|a| opt(a.target)).collect()),
+                ),
+            ],
+        };
+        let mut tables = vec![
             Table {
                 name: "cwnd".into(),
                 columns: vec![
@@ -213,7 +259,12 @@ impl Simulation {
                 ],
             },
             traces.into_table(sent),
-        ]
+        ];
+        // Only runs with a cross-layer feed have MaxDAT changes to trace.
+        if !self.feeds.is_empty() {
+            tables.push(arq_table);
+        }
+        tables
     }
 
     /// pcap files of the captured links: (link name, bytes).
