@@ -347,8 +347,9 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
         out[f"link[{name}].rx_packets"] = _num(x.get("rx_packets"))
         out[f"link[{name}].lost"] = _num(x.get("lost"))
-        for m, v in (x.get("rlc") or {}).items():
-            out[f"link[{name}].rlc.{m}"] = _num(v)
+        for group in ("rlc", "arq"):
+            for m, v in (x.get(group) or {}).items():
+                out[f"link[{name}].{group}.{m}"] = _num(v)
     return out
 
 

@@ -108,6 +108,12 @@ def _efficiency(x: dict[str, Any]) -> float | None:
     return None if e is None else float(e)
 
 
+def _mt_mean(x: dict[str, Any]) -> float | None:
+    """Time-average of the adaptive limit while finite (None if always unlimited)."""
+    v = x.get(f"link[{LINK}].arq.max_dat_mean")
+    return None if v is None else float(v)
+
+
 def _air_success(x: dict[str, Any]) -> float | None:
     """Fraction of the PDUs sent on the radio link that arrived uncorrupted."""
     sent = sum(float(x.get(f"link[{LINK}].rlc.{k}") or 0.0)
@@ -376,6 +382,9 @@ def _fig4(c: _Ctx) -> list[Table]:
                                    "duration_s": s.duration_s},  # fmt: skip
                         "goodput_kbit": st,
                         "residual_sdu_loss": _per_run(data.get((rtt, lab, pw), []), _residual),
+                        "max_dat_mean": _per_run(data.get((rtt, lab, pw), []), _mt_mean)
+                        if lab == "adaptive"
+                        else None,
                         "published": None,
                     }
                 )
