@@ -396,18 +396,22 @@ def _fig4(c: _Ctx) -> list[Table]:
     for rtt in RTTS:
         misses, worst = [], []
         for pw in pws:
-            best_fixed = max((stats[(rtt, m, pw)]["mean"] or 0.0) for m in fixed)
-            top = [stats[(rtt, "none", pw)]["mean"] or 0.0]
+            best = max(fixed, key=lambda m: stats[(rtt, m, pw)]["mean"] or 0.0)
+            bf = stats[(rtt, best, pw)]
+            tops = [stats[(rtt, "none", pw)]]
             if (rtt, "adaptive", pw) in stats:
-                top.append(stats[(rtt, "adaptive", pw)]["mean"] or 0.0)
-            gap = (max(top) - best_fixed) / best_fixed * 100 if best_fixed else 0.0
-            worst.append(f"P_W={pw:g}: {gap:+.1f} %")
-            if max(top) < best_fixed:
+                tops.append(stats[(rtt, "adaptive", pw)])
+            top = max(tops, key=lambda st: st["mean"] or 0.0)
+            tm, bm = top["mean"] or 0.0, bf["mean"] or 0.0
+            gap = (tm - bm) / bm * 100 if bm else 0.0
+            worst.append(f"P_W={pw:g}: {gap:+.1f} % vs M_t={best}")
+            # below the best fixed limit by more than the two half-widths together
+            if tm < bm - ((top["ci"] or 0.0) + (bf["ci"] or 0.0)):
                 misses.append(pw)
         c.conclude(
             f"maximum goodput with unlimited or adaptive M_t (RTT {rtt} s)",
             _check(
-                "unlimited/adaptive >= best fixed M_t at every P_W",
+                "unlimited/adaptive not below the best fixed M_t beyond the CIs, at every P_W",
                 not misses,
                 "best of unlimited/adaptive vs best fixed: " + ", ".join(worst),
             ),
@@ -495,6 +499,9 @@ def _energy(c: _Ctx) -> list[Table]:
                     "published": None if pub is None else {"efficiency": pub},
                 }
             )
+    def ci_sum(pw: float) -> float:
+        return (eff[(pw, 16)][1]["ci"] or 0.0) + (eff[(pw, 32)][1]["ci"] or 0.0)
+
     dec, flat, rises = [], [], []
     for pw in pws:
         e4, e16, e32 = (eff[(pw, m)][0]["mean"] or 0 for m in (4, 16, 32))
@@ -515,10 +522,16 @@ def _energy(c: _Ctx) -> list[Table]:
                ", ".join(f"P_W={pw:g}: {a:.3f} -> {b:.3f}" for pw, a, b in flat)),  # fmt: skip
         "§IV energy efficiency",
     )
+    # The paper gives no P_W: the statement holds if goodput rises beyond the
+    # CIs somewhere and falls beyond them nowhere.
+    up = [pw for pw, lo, hi in rises if hi - lo > ci_sum(pw)]
+    down = [pw for pw, lo, hi in rises if lo - hi > ci_sum(pw)]
     c.conclude(
         "TCP goodput still increases as M_t goes 16 -> 32",
-        _check("goodput(32) > goodput(16) at every P_W", all(b > a for _, a, b in rises),
-               ", ".join(f"P_W={pw:g}: {a:.0f} -> {b:.0f}" for pw, a, b in rises)),  # fmt: skip
+        _check("goodput(32) above goodput(16) beyond the CIs at some P_W, below at none",
+               bool(up) and not down,
+               ", ".join(f"P_W={pw:g}: {a:.0f} -> {b:.0f}" for pw, a, b in rises)
+               + f"; higher beyond the CIs at P_W = {', '.join(f'{x:g}' for x in up) or 'none'}"),
         "§IV energy efficiency",
     )
     s.log("reproduce: energy efficiency done")
