@@ -312,6 +312,10 @@ def run_key(scenario_text: str, params: Mapping[str, Any], seed: int, version: s
 # ---------------------------------------------------------------------------
 
 
+# Per-direction metrics of links with link-layer ARQ (summary `links[].arq`).
+_ARQ = ("residual_sdu_loss", "efficiency", "max_dat_mean")
+
+
 def _num(value: Any) -> float | None:
     if value is None or isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -343,7 +347,12 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[f"queue[{link}].drops_aqm_forced"] = _num(drops.get("aqm_forced"))
         out[f"queue[{link}].mean_packets"] = _num(q.get("mean_packets"))
     for x in summary.get("links") or []:
-        out[f"link[{x.get('name', '?')}].throughput_bps"] = _num(x.get("throughput_bps"))
+        name = x.get("name", "?")
+        out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
+        arq = x.get("arq")
+        if isinstance(arq, Mapping):  # link-layer ARQ (RLC AM)
+            for m in _ARQ:
+                out[f"link[{name}].{m}"] = _num(arq.get(m))
     return out
 
 
