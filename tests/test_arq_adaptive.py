@@ -48,7 +48,7 @@ def test_alpha_range_is_checked_at_load_time(alpha: float) -> None:
 
 
 def _downlink(summary: dict) -> dict:
-    return next(x["arq"] for x in summary["links"] if x["name"] == "R->M")
+    return next(x["rlc"] for x in summary["links"] if x["name"] == "R->M")
 
 
 def test_summary_report_and_sweep_columns(cli: CliRunner) -> None:
@@ -60,9 +60,10 @@ def test_summary_report_and_sweep_columns(cli: CliRunner) -> None:
     assert 0.0 < arq["efficiency"] < 1.0
     assert arq["max_dat_changes"] >= 1
     flat = flatten_summary(summary)
-    assert flat["link[R->M].residual_sdu_loss"] == arq["residual_sdu_loss"]
-    assert flat["link[R->M].max_dat_mean"] == arq["max_dat_mean"]
-    assert "link[S->R].residual_sdu_loss" not in flat  # wired: no ARQ
+    assert flat["link[R->M].rlc.residual_sdu_loss"] == arq["residual_sdu_loss"]
+    assert flat["link[R->M].rlc.max_dat_mean"] == arq["max_dat_mean"]
+    assert flat["link[R->M].rlc.sdus_delivered"] == arq["sdus_delivered"]
+    assert "link[S->R].rlc.residual_sdu_loss" not in flat  # wired: no ARQ
     text = cli("run", SCENARIO, "--set", "duration=60s")
     assert text.returncode == 0, text.stderr
     assert "arq link" in text.stdout and "R->M" in text.stdout

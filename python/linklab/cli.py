@@ -641,11 +641,11 @@ def render_summary(s: dict[str, Any]) -> str:
         headers = ["link", "rate Mbit/s", "throughput Mbit/s", "tx packets", "lost"]
         parts.append("\n" + _table(headers, rows))
 
-    arq_links = [x for x in links if isinstance(x.get("arq"), dict)]
+    arq_links = [x for x in links if isinstance(x.get("rlc"), dict)]
     if arq_links:
         rows = []
         for x in arq_links:
-            a = x["arq"]
+            a = x["rlc"]
             mt = a.get("max_dat")
             rows.append(
                 [

@@ -312,8 +312,9 @@ def run_key(scenario_text: str, params: Mapping[str, Any], seed: int, version: s
 # ---------------------------------------------------------------------------
 
 
-# Per-direction metrics of links with link-layer ARQ (summary `links[].arq`).
-_ARQ = ("residual_sdu_loss", "efficiency", "max_dat_mean")
+# Fields of a summary's `links[].rlc` not worth a sweep column: the last
+# values of quantities that vary during the run (their means are kept).
+_RLC_SKIP = frozenset({"max_dat", "p_ll", "p_tcp", "target"})
 
 
 def _num(value: Any) -> float | None:
@@ -349,10 +350,11 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
     for x in summary.get("links") or []:
         name = x.get("name", "?")
         out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
-        arq = x.get("arq")
-        if isinstance(arq, Mapping):  # link-layer ARQ (RLC AM)
-            for m in _ARQ:
-                out[f"link[{name}].{m}"] = _num(arq.get(m))
+        rlc = x.get("rlc")
+        if isinstance(rlc, Mapping):  # link-layer ARQ counters and measures
+            for k, v in rlc.items():
+                if k not in _RLC_SKIP:
+                    out[f"link[{name}].rlc.{k}"] = _num(v)
     return out
 
 

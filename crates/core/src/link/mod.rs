@@ -44,6 +44,10 @@ pub struct LinkStats {
 /// Link-layer ARQ measurements of one direction (links with ARQ only).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ArqStats {
+    /// The ARQ protocol (`"rlc"`): names the summary object.
+    pub protocol: &'static str,
+    /// The protocol's own counters by name (PDUs sent, retransmitted, …).
+    pub counters: Vec<(&'static str, u64)>,
     /// SDUs whose acknowledgement completed at the transmitter.
     pub sdus_acked: u64,
     /// SDUs discarded at the retransmission limit (MaxDAT, `M_t`).
