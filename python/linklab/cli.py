@@ -814,6 +814,32 @@ def render_summary(s: dict[str, Any]) -> str:
         headers = ["link", "rate Mbit/s", "throughput Mbit/s", "tx packets", "lost"]
         parts.append("\n" + _table(headers, rows))
 
+    arq_links = [x for x in links if isinstance(x.get("rlc"), dict)]
+    if arq_links:
+        rows = []
+        for x in arq_links:
+            a = x["rlc"]
+            mt = a.get("max_dat")
+            rows.append(
+                [
+                    str(x.get("name", "")),
+                    _num(a.get("sdus_acked")),
+                    _num(a.get("sdus_discarded")),
+                    _num(a.get("residual_sdu_loss"), digits=5),
+                    _num(a.get("efficiency"), digits=3),
+                    "unlimited" if mt is None else str(mt),
+                    _num(a.get("max_dat_mean"), digits=1),
+                    _num(a.get("max_dat_unlimited_fraction"), digits=2),
+                    _num(a.get("p_ll"), digits=4),
+                    _num(a.get("p_tcp"), digits=4),
+                ]
+            )
+        headers = [
+            "arq link", "sdus acked", "discarded", "residual loss", "efficiency",
+            "max_dat", "mean max_dat", "unlimited frac", "P_LL", "P_TCP",
+        ]  # fmt: skip
+        parts.append("\n" + _table(headers, rows))
+
     queues = s.get("queues") or []
     if queues:
         rows = []

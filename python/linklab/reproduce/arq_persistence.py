@@ -110,7 +110,7 @@ def _efficiency(x: dict[str, Any]) -> float | None:
 
 def _mt_mean(x: dict[str, Any]) -> float | None:
     """Time-average of the adaptive limit while finite (None if always unlimited)."""
-    v = x.get(f"link[{LINK}].arq.max_dat_mean")
+    v = x.get(f"link[{LINK}].rlc.max_dat_mean")
     return None if v is None else float(v)
 
 

@@ -122,8 +122,11 @@ impl ArqModel {
     /// Stationary channel distribution `(π_G, π_B)` =
     /// `((1−b)/(2−g−b), (1−g)/(2−g−b))`.
     pub fn stationary(&self) -> (f64, f64) {
-        let d = 2.0 - self.g - self.b;
-        ((1.0 - self.b) / d, (1.0 - self.g) / d)
+        // (1−g) + (1−b) rather than 2−g−b: the two terms are exact, so the
+        // probabilities sum to 1 within an ulp even when g or b is near 1.
+        let (lg, lb) = (1.0 - self.g, 1.0 - self.b);
+        let d = lg + lb;
+        (lb / d, lg / d)
     }
 
     /// The dominant eigenvalue of `Q`, in closed form:
@@ -198,8 +201,16 @@ impl ArqModel {
     /// without retransmissions.
     fn f1(&self) -> f64 {
         let (pg, pb) = self.stationary();
-        let n = self.npdu as i32;
-        (1.0 - (pg * (1.0 - self.p_good).powi(n) + pb * (1.0 - self.p_bad).powi(n))).clamp(0.0, 1.0)
+        // π_G·(1 − (1−p_G)^n) + π_B·(1 − (1−p_B)^n): no cancellation, exactly 0
+        // for p = 0, accurate for tiny p.
+        let fail = |p: f64| {
+            if p >= 1.0 {
+                1.0
+            } else {
+                -(self.npdu as f64 * (-p).ln_1p()).exp_m1()
+            }
+        };
+        (pg * fail(self.p_good) + pb * fail(self.p_bad)).clamp(0.0, 1.0)
     }
 
     /// The approximation of eq. (5): `F̂(n) = F(1) λ₁^(n−1)` for `n ≥ 1`

@@ -44,6 +44,10 @@ pub struct LinkStats {
 /// Link-layer ARQ measurements of one direction (links with ARQ only).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ArqStats {
+    /// The ARQ protocol (`"rlc"`): names the summary object.
+    pub protocol: &'static str,
+    /// The protocol's own counters by name (PDUs sent, retransmitted, …).
+    pub counters: Vec<(&'static str, u64)>,
     /// SDUs whose acknowledgement completed at the transmitter.
     pub sdus_acked: u64,
     /// SDUs discarded at the retransmission limit (MaxDAT, `M_t`).
@@ -143,11 +147,6 @@ pub trait Link: std::fmt::Debug + Send {
     fn stats(&self, dir: Dir) -> &LinkStats;
     /// Nominal rate of direction `dir` in bit/s.
     fn rate_bps(&self, dir: Dir) -> u64;
-    /// RLC protocol counters of direction `dir` (PDUs, air bytes, efficiency)
-    /// for links that run RLC; `None` for the others.
-    fn rlc_counters(&self, _dir: Dir) -> Option<&rlc::RlcCounters> {
-        None
-    }
     /// Packets inside the link (both directions): queued or on the way.
     fn in_transit(&self) -> usize;
     /// Cross-layer input (seed 001 §III): `p_tcp` is the end-to-end loss

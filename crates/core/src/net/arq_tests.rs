@@ -35,7 +35,7 @@ fn residual(params: &[(&str, &str)], seeds: std::ops::Range<u64>) -> (f64, u64) 
     let (mut lost, mut n) = (0u64, 0u64);
     for seed in seeds {
         let s = run_with(SCENARIO, seed, params, false).summary;
-        let a = &link(&s, "R->M")["arq"];
+        let a = &link(&s, "R->M")["rlc"];
         lost += a["sdus_discarded"].as_u64().unwrap();
         n += a["sdus_acked"].as_u64().unwrap() + a["sdus_discarded"].as_u64().unwrap();
     }
@@ -44,13 +44,16 @@ fn residual(params: &[(&str, &str)], seeds: std::ops::Range<u64>) -> (f64, u64) 
 
 #[test]
 fn residual_link_loss_sits_near_alpha_times_wired_loss() {
-    // P_W = 0.02 random wired loss. The controller aims at α·P̂_W where P̂_W
-    // comes from the TFRC loss *event* rate, which undercounts packet
-    // losses (losses within an RTT are one event; a loss followed by a
-    // timeout before three later segments arrive is never seen), and F̂
-    // (eq. (5)) is exact only asymptotically. So the measured residual loss
-    // is expected at or somewhat below α·P_W: we accept [0.25, 1.5]·α·P_W
-    // with thousands of SDUs per point, and require it to grow with α.
+    // P_W = 0.02 random wired loss, b = 0.1. The controller aims at α·P̂_W,
+    // which misses α·P_W both ways: P̂_W comes from the TFRC loss *event*
+    // rate (losses within an RTT are one event; a loss repaired by a timeout
+    // before three later segments arrive is never seen), M_t is an integer
+    // with F̂(M_t) ≤ target where one more transmission divides F̂ by
+    // 1/λ₁ ≈ 10 here, and the bearer departs from the model (a 26-PDU SDU
+    // spans three TTIs, STATUS PDUs are delayed). Measured over 3 × 1500 s
+    // (docs/models/arq-adaptive.md): residual / (α·P_W) = 1.00, 1.05, 0.66
+    // for α = 0.1, 0.5, 1. Accepted: [0.25, 1.5]·α·P_W with > 20 000 SDUs
+    // per point, and growing with α.
     let mut last = 0.0;
     for alpha in ["0.1", "0.5", "1.0"] {
         let a: f64 = alpha.parse().unwrap();
@@ -73,7 +76,7 @@ fn residual_link_loss_sits_near_alpha_times_wired_loss() {
 fn adaptive_limit_is_summarised_and_traced() {
     let out = run_with(SCENARIO, 4, &[("duration", "300s")], true);
     let s = &out.summary;
-    let dl = &link(s, "R->M")["arq"];
+    let dl = &link(s, "R->M")["rlc"];
     assert!(dl["max_dat_changes"].as_u64().unwrap() > 0, "{dl}");
     let mean = dl["max_dat_mean"].as_f64().unwrap();
     assert!((1.0..1024.0).contains(&mean), "{dl}");
@@ -85,13 +88,13 @@ fn adaptive_limit_is_summarised_and_traced() {
     let unl = dl["max_dat_unlimited_fraction"].as_f64().unwrap();
     assert!(unl > 0.0 && unl < 1.0, "{dl}");
     // The reverse direction (ACKs) is not fed: unlimited throughout.
-    let ul = &link(s, "M->R")["arq"];
+    let ul = &link(s, "M->R")["rlc"];
     assert_eq!(ul["max_dat"], Value::Null);
     assert_eq!(ul["p_tcp"], Value::Null);
     assert_eq!(ul["max_dat_unlimited_fraction"], 1.0);
     assert_eq!(ul["sdus_discarded"], 0);
     // Wired links have no ARQ.
-    assert!(link(s, "S->R").get("arq").is_none());
+    assert!(link(s, "S->R").get("rlc").is_none());
     let t = out
         .traces
         .iter()
@@ -123,11 +126,11 @@ fn sender_side_estimator_adapts_the_uplink() {
         false,
     )
     .summary;
-    let ul = &link(&s, "M->R")["arq"];
+    let ul = &link(&s, "M->R")["rlc"];
     assert!(ul["max_dat_changes"].as_u64().unwrap() > 0, "{ul}");
     assert!(ul["p_tcp"].as_f64().unwrap() > 0.0);
     assert!(ul["sdus_discarded"].as_u64().unwrap() > 0, "{ul}");
-    assert_eq!(link(&s, "R->M")["arq"]["p_tcp"], Value::Null);
+    assert_eq!(link(&s, "R->M")["rlc"]["p_tcp"], Value::Null);
 }
 
 #[test]
@@ -139,8 +142,8 @@ fn adaptive_runs_are_deterministic() {
     assert_eq!(a.traces, b.traces);
     let c = run_with(SCENARIO, 10, &p, false);
     assert_ne!(
-        link(&a.summary, "R->M")["arq"],
-        link(&c.summary, "R->M")["arq"]
+        link(&a.summary, "R->M")["rlc"],
+        link(&c.summary, "R->M")["rlc"]
     );
 }
 
@@ -192,6 +195,6 @@ fn adaptive_bad_input_names_the_key() {
         } else {
             Value::Null
         };
-        assert_eq!(link(&s, "R->M")["arq"]["max_dat"], want);
+        assert_eq!(link(&s, "R->M")["rlc"]["max_dat"], want);
     }
 }

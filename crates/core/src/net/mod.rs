@@ -85,7 +85,7 @@ struct Feed {
     rx: Option<ReceiverLossDetector>,
     /// The rate last passed to the link.
     last: Option<f64>,
-    /// MaxDAT last traced (`Some(None)`: unlimited).
+    /// MaxDAT last traced (`Some(None)`: unlimited; `None`: not yet read).
     traced: Option<Option<u32>>,
 }
 
@@ -534,6 +534,10 @@ impl Simulation {
         fd.last = Some(p);
         let (l, dir) = (fd.link, fd.dir);
         let link = &mut self.links[l];
+        if self.traces.is_some() && fd.traced.is_none() {
+            // The limit before the first update: rows are changes only.
+            fd.traced = link.model.arq_stats(dir, now).map(|st| st.max_dat);
+        }
         link.model.on_e2e_loss_rate(now, dir, p);
         if self.traces.is_none() {
             return;

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::Simulation;
 use crate::api::{Column, Table};
-use crate::link::Dir;
+use crate::link::{ArqStats, Dir};
 use crate::metrics::histogram::Histogram;
 use crate::packet::FlowId;
 use crate::time::Time;
@@ -33,6 +33,26 @@ fn delay_fields(h: &Histogram) -> [(&'static str, Value); 4] {
         ("delay_p95_s", json!(s(h.quantile(0.95)))),
         ("delay_max_s", json!(s(h.max()))),
     ]
+}
+
+/// The ARQ fields of a link direction's summary object.
+fn arq_fields(a: &ArqStats) -> serde_json::Map<String, Value> {
+    let mut o = serde_json::Map::new();
+    o.insert("sdus_acked".into(), json!(a.sdus_acked));
+    o.insert("sdus_discarded".into(), json!(a.sdus_discarded));
+    o.insert("residual_sdu_loss".into(), json!(a.residual_sdu_loss()));
+    o.insert("efficiency".into(), json!(a.efficiency()));
+    o.insert("max_dat".into(), json!(a.max_dat));
+    o.insert("max_dat_mean".into(), json!(a.max_dat_mean));
+    o.insert(
+        "max_dat_unlimited_fraction".into(),
+        json!(a.max_dat_unlimited_fraction),
+    );
+    o.insert("max_dat_changes".into(), json!(a.max_dat_changes));
+    o.insert("p_ll".into(), json!(a.p_ll));
+    o.insert("p_tcp".into(), json!(a.p_tcp));
+    o.insert("target".into(), json!(a.target));
+    o
 }
 
 impl Simulation {
@@ -113,35 +133,14 @@ impl Simulation {
                     "rx_packets": s.rx_packets,
                     "lost": s.lost,
                 });
-                if let Some(c) = l.model.rlc_counters(d) {
-                    entry["rlc"] = json!({
-                        "data_pdus_sent": c.data_pdus_sent,
-                        "data_pdus_retransmitted": c.data_pdus_retransmitted,
-                        "status_pdus_sent": c.status_pdus_sent,
-                        "mrw_pdus_sent": c.mrw_pdus_sent,
-                        "pdus_lost_on_air": c.pdus_lost_on_air,
-                        "air_bytes": c.air_bytes,
-                        "sdus_delivered": c.sdus_delivered,
-                        "delivered_bytes": c.delivered_bytes,
-                        "sdus_discarded": c.sdus_discarded,
-                        "sdus_lost": c.sdus_lost,
-                        "efficiency": c.efficiency(),
-                    });
-                }
                 if let Some(a) = l.model.arq_stats(d, end) {
-                    entry["arq"] = json!({
-                        "sdus_acked": a.sdus_acked,
-                        "sdus_discarded": a.sdus_discarded,
-                        "residual_sdu_loss": a.residual_sdu_loss(),
-                        "efficiency": a.efficiency(),
-                        "max_dat": a.max_dat,
-                        "max_dat_mean": a.max_dat_mean,
-                        "max_dat_unlimited_fraction": a.max_dat_unlimited_fraction,
-                        "max_dat_changes": a.max_dat_changes,
-                        "p_ll": a.p_ll,
-                        "p_tcp": a.p_tcp,
-                        "target": a.target,
-                    });
+                    let mut o: serde_json::Map<String, Value> = a
+                        .counters
+                        .iter()
+                        .map(|&(k, v)| (k.to_string(), json!(v)))
+                        .collect();
+                    o.extend(arq_fields(&a));
+                    entry[a.protocol] = Value::Object(o);
                 }
                 links.push(entry);
                 let qs = l.model.occupancy(d).stats();

@@ -195,6 +195,19 @@ fn edge_probabilities_are_exact() {
 }
 
 #[test]
+fn near_absorbing_channel_keeps_f_hat_1_equal_to_f_1() {
+    // Found by hypothesis: g close to 1 with b = 1 made 2 − g − b round so that
+    // π_G + π_B ≠ 1 and F̂(1) = 1.1e-11 while F(1) = 0.
+    let m = ArqModel::new(0.0, 0.0, 0.99999, 1.0, 1).unwrap();
+    let (pg, pb) = m.stationary();
+    assert_eq!(pg + pb, 1.0);
+    assert_eq!(m.residual_loss_approx(1), 0.0);
+    assert_eq!(m.residual_loss(1), 0.0);
+    let tiny = ArqModel::new(1e-18, 1e-18, 0.5, 0.5, 10).unwrap();
+    assert!((tiny.residual_loss_approx(1) / 1e-17 - 1.0).abs() < 1e-9);
+}
+
+#[test]
 fn large_npdu_and_n_stay_finite() {
     let m = ArqModel::new(0.3, 0.99, 0.5, 0.99, 64).unwrap();
     let c = m.residual_loss_curve(1000);

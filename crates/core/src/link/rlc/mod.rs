@@ -336,6 +336,25 @@ pub struct RlcCounters {
 }
 
 impl RlcCounters {
+    /// Every counter with its field name.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("data_pdus_sent", self.data_pdus_sent),
+            ("data_pdus_retransmitted", self.data_pdus_retransmitted),
+            ("status_pdus_sent", self.status_pdus_sent),
+            ("mrw_pdus_sent", self.mrw_pdus_sent),
+            ("pdus_lost_on_air", self.pdus_lost_on_air),
+            ("polls", self.polls),
+            ("poll_timer_expiries", self.poll_timer_expiries),
+            ("air_bytes", self.air_bytes),
+            ("sdus_delivered", self.sdus_delivered),
+            ("delivered_bytes", self.delivered_bytes),
+            ("sdus_discarded", self.sdus_discarded),
+            ("sdus_lost", self.sdus_lost),
+            ("sdus_acked", self.sdus_acked),
+        ]
+    }
+
     /// Useful bytes delivered per byte sent on the air (0 if nothing was sent).
     pub fn efficiency(&self) -> f64 {
         if self.air_bytes == 0 {
@@ -1347,10 +1366,6 @@ impl Link for RlcBearer {
         &self.h[dir.index()].stats
     }
 
-    fn rlc_counters(&self, dir: Dir) -> Option<&RlcCounters> {
-        Some(self.counters(dir))
-    }
-
     fn rate_bps(&self, dir: Dir) -> u64 {
         self.h[dir.index()].rate_bps
     }
@@ -1383,6 +1398,8 @@ impl Link for RlcBearer {
         mt.advance(now, h.tx.max_dat);
         let total = mt.finite_ns + mt.unlimited_ns;
         Some(ArqStats {
+            protocol: "rlc",
+            counters: h.counters.named(),
             sdus_acked: h.counters.sdus_acked,
             sdus_discarded: h.counters.sdus_discarded,
             delivered_bytes: h.counters.delivered_bytes,
