@@ -312,6 +312,11 @@ def run_key(scenario_text: str, params: Mapping[str, Any], seed: int, version: s
 # ---------------------------------------------------------------------------
 
 
+# Fields of a summary's `links[].rlc` not worth a sweep column: the last
+# values of quantities that vary during the run (their means are kept).
+_RLC_SKIP = frozenset({"max_dat", "p_ll", "p_tcp", "target"})
+
+
 def _num(value: Any) -> float | None:
     if value is None or isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -343,7 +348,15 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[f"queue[{link}].drops_aqm_forced"] = _num(drops.get("aqm_forced"))
         out[f"queue[{link}].mean_packets"] = _num(q.get("mean_packets"))
     for x in summary.get("links") or []:
-        out[f"link[{x.get('name', '?')}].throughput_bps"] = _num(x.get("throughput_bps"))
+        name = x.get("name", "?")
+        out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
+        out[f"link[{name}].rx_packets"] = _num(x.get("rx_packets"))
+        out[f"link[{name}].lost"] = _num(x.get("lost"))
+        rlc = x.get("rlc")
+        if isinstance(rlc, Mapping):  # link-layer ARQ counters and measures
+            for k, v in rlc.items():
+                if k not in _RLC_SKIP:
+                    out[f"link[{name}].rlc.{k}"] = _num(v)
     return out
 
 

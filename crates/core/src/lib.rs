@@ -6,6 +6,7 @@
 //! clock. Nothing here does I/O, reads a clock or keeps global state.
 #![warn(missing_docs)]
 
+pub mod analytic;
 pub mod api;
 pub mod aqm;
 pub mod capture;

@@ -127,6 +127,10 @@ impl Channel for GilbertElliott {
     fn mean_error_rate(&self) -> f64 {
         self.stationary_good() * self.p_good + self.stationary_bad() * self.p_bad
     }
+
+    fn gilbert_elliott(&self) -> Option<(f64, f64, f64, f64)> {
+        Some((self.p_good, self.p_bad, self.g, self.b))
+    }
 }
 
 #[cfg(test)]

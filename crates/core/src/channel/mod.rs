@@ -41,6 +41,11 @@ pub trait Channel: Debug + Send {
     fn is_bad(&self) -> bool;
     /// Long-run unit error probability.
     fn mean_error_rate(&self) -> f64;
+    /// `(p_good, p_bad, g, b)` if this is a Gilbert–Elliott channel (the
+    /// analytic ARQ model of seed 001 needs them); `None` otherwise.
+    fn gilbert_elliott(&self) -> Option<(f64, f64, f64, f64)> {
+        None
+    }
 }
 
 /// A channel that never corrupts anything.

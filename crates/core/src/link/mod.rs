@@ -7,6 +7,7 @@
 //! the way) are collected with [`Link::poll_deliver`]. The engine and, later,
 //! the live emulator drive links through this trait only.
 
+pub mod adaptive_arq;
 pub mod fec;
 pub mod rlc;
 mod wired;
@@ -42,6 +43,50 @@ pub struct LinkStats {
     pub lost: u64,
     /// Link-level FEC / ARQ counters, on directions that use it.
     pub fec: Option<FecStats>,
+}
+
+/// Link-layer ARQ measurements of one direction (links with ARQ only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArqStats {
+    /// The ARQ protocol (`"rlc"`): names the summary object.
+    pub protocol: &'static str,
+    /// The protocol's own counters by name (PDUs sent, retransmitted, …).
+    pub counters: Vec<(&'static str, u64)>,
+    /// SDUs whose acknowledgement completed at the transmitter.
+    pub sdus_acked: u64,
+    /// SDUs discarded at the retransmission limit (MaxDAT, `M_t`).
+    pub sdus_discarded: u64,
+    /// IP bytes of the SDUs delivered at the far end.
+    pub delivered_bytes: u64,
+    /// Bytes transmitted on this direction's channel (every PDU).
+    pub air_bytes: u64,
+    /// Current retransmission limit (`None`: unlimited).
+    pub max_dat: Option<u32>,
+    /// Time-average of the limit over the time it was finite (`None` if never).
+    pub max_dat_mean: Option<f64>,
+    /// Fraction of the time the limit was unlimited.
+    pub max_dat_unlimited_fraction: f64,
+    /// Times the limit changed.
+    pub max_dat_changes: u64,
+    /// Current residual-loss estimate `P_LL` (moving window), if any SDU completed.
+    pub p_ll: Option<f64>,
+    /// Last end-to-end loss rate `P_TCP` received (adaptive ARQ only).
+    pub p_tcp: Option<f64>,
+    /// Last target `P̂_LL = α·P_W` (adaptive ARQ only).
+    pub target: Option<f64>,
+}
+
+impl ArqStats {
+    /// Residual SDU loss: discarded / (acknowledged + discarded).
+    pub fn residual_sdu_loss(&self) -> Option<f64> {
+        let n = self.sdus_acked + self.sdus_discarded;
+        (n > 0).then(|| self.sdus_discarded as f64 / n as f64)
+    }
+
+    /// Energy efficiency: bytes delivered / bytes transmitted on the air.
+    pub fn efficiency(&self) -> Option<f64> {
+        (self.air_bytes > 0).then(|| self.delivered_bytes as f64 / self.air_bytes as f64)
+    }
 }
 
 /// A direction of a duplex link between ends `a` and `b`.
@@ -108,4 +153,17 @@ pub trait Link: std::fmt::Debug + Send {
     fn rate_bps(&self, dir: Dir) -> u64;
     /// Packets inside the link (both directions): queued or on the way.
     fn in_transit(&self) -> usize;
+    /// Cross-layer input (seed 001 §III): `p_tcp` is the end-to-end loss
+    /// event rate now measured by a TCP flow whose data crosses direction
+    /// `dir`. A link with adaptive ARQ persistence re-evaluates its
+    /// retransmission limit; others ignore it (the default).
+    fn on_e2e_loss_rate(&mut self, now: Time, dir: Dir, p_tcp: f64) {
+        let _ = (now, dir, p_tcp);
+    }
+    /// ARQ measurements of direction `dir` up to `now`, for links with
+    /// link-layer ARQ (default: none).
+    fn arq_stats(&self, dir: Dir, now: Time) -> Option<ArqStats> {
+        let _ = (dir, now);
+        None
+    }
 }

@@ -12,7 +12,7 @@ use crate::link::{Delivery, Dir, Link};
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
-use crate::tcp::{App, TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::{App, ReceiverLossDetector, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
 
 /// Index of a (duplex) link.
@@ -64,6 +64,42 @@ struct LinkSlot {
     capture: [Option<PcapWriter>; 2],
 }
 
+/// Which end of a TCP flow measures the end-to-end loss rate fed to a link
+/// (seed 001 §III-B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EstimatorSide {
+    /// The TCP receiver: a segment is lost once three higher ones arrived.
+    Receiver,
+    /// The TCP sender: fast retransmits and timeouts.
+    Sender,
+}
+
+/// A cross-layer feed: flow `flow`'s loss event rate, measured at `side`,
+/// goes to direction `dir` of link `link` (the direction its data crosses).
+#[derive(Debug)]
+struct Feed {
+    flow: usize,
+    link: usize,
+    dir: Dir,
+    /// The receiver-side detector (observes the data the receiver gets).
+    rx: Option<ReceiverLossDetector>,
+    /// The rate last passed to the link.
+    last: Option<f64>,
+    /// MaxDAT last traced (`Some(None)`: unlimited; `None`: not yet read).
+    traced: Option<Option<u32>>,
+}
+
+/// One row of the `arq` trace: a link direction's MaxDAT changed.
+#[derive(Debug)]
+struct ArqSample {
+    link: String,
+    t: Time,
+    max_dat: Option<u32>,
+    p_tcp: f64,
+    p_ll: Option<f64>,
+    target: Option<f64>,
+}
+
 struct FlowSlot {
     spec: FlowSpec,
     sender: TcpSender,
@@ -78,6 +114,7 @@ pub struct NetworkBuilder {
     index: HashMap<String, NodeId>,
     links: Vec<(NodeId, NodeId, Box<dyn Link>)>,
     flows: Vec<FlowSpec>,
+    feeds: Vec<(LinkId, FlowId, EstimatorSide, Dir)>,
 }
 
 impl NetworkBuilder {
@@ -114,16 +151,65 @@ impl NetworkBuilder {
         FlowId(self.flows.len() as u32 - 1)
     }
 
+    /// The direction of link `link` that the data of flow `flow` crosses on
+    /// its (static, minimum-hop) route, if it crosses the link at all.
+    pub fn data_direction(&self, flow: FlowId, link: LinkId) -> Option<Dir> {
+        let f = self.flows.get(flow.0 as usize)?;
+        let n = self.nodes.len();
+        let edges = self.edges();
+        let routes = routing::shortest_paths(n, &edges);
+        let mut node = f.src;
+        for _ in 0..edges.len() {
+            if node == f.dst {
+                break;
+            }
+            let code = routes[node.0 as usize * n + f.dst.0 as usize];
+            if code == routing::NO_ROUTE {
+                return None;
+            }
+            if code / 2 == link.0 {
+                return Some(Dir::from_index(code as usize % 2));
+            }
+            node = edges[code as usize].1;
+        }
+        None
+    }
+
+    /// Feed the end-to-end loss event rate of flow `flow`, measured at
+    /// `side`, to link `link` (seed 001 §III cross-layer adaptation, see
+    /// [`Link::on_e2e_loss_rate`]). Returns the direction it feeds (the one
+    /// the flow's data crosses); `Err` if the flow does not cross the link.
+    pub fn cross_layer(
+        &mut self,
+        link: LinkId,
+        flow: FlowId,
+        side: EstimatorSide,
+    ) -> Result<Dir, String> {
+        let dir = self.data_direction(flow, link).ok_or_else(|| {
+            let name = self
+                .flows
+                .get(flow.0 as usize)
+                .map_or("?", |f| f.name.as_str());
+            format!("flow '{name}' does not cross this link")
+        })?;
+        self.feeds.push((link, flow, side, dir));
+        Ok(dir)
+    }
+
+    /// Edge 2i is link i's a→b direction, edge 2i+1 its b→a.
+    fn edges(&self) -> Vec<(NodeId, NodeId)> {
+        self.links
+            .iter()
+            .flat_map(|(a, b, _)| [(*a, *b), (*b, *a)])
+            .collect()
+    }
+
     /// Compute routes and assemble the simulation. Fails (with the flow's
     /// index and a message) if a flow's endpoints are not connected both ways.
     pub fn build(self) -> Result<Simulation, (usize, String)> {
         let n = self.nodes.len();
-        // Edge 2i is link i's a→b direction, edge 2i+1 its b→a (route code = link * 2 + dir).
-        let edges: Vec<(NodeId, NodeId)> = self
-            .links
-            .iter()
-            .flat_map(|(a, b, _)| [(*a, *b), (*b, *a)])
-            .collect();
+        // Route code = link * 2 + dir.
+        let edges = self.edges();
         let routes = routing::shortest_paths(n, &edges);
         for (i, f) in self.flows.iter().enumerate() {
             for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
@@ -180,6 +266,24 @@ impl NetworkBuilder {
                 spec,
             })
             .collect();
+        let mut flows = flows;
+        let feeds: Vec<Feed> = self
+            .feeds
+            .iter()
+            .map(|&(link, flow, side, dir)| {
+                if side == EstimatorSide::Sender {
+                    flows[flow.0 as usize].sender.enable_loss_events();
+                }
+                Feed {
+                    flow: flow.0 as usize,
+                    link: link.0 as usize,
+                    dir,
+                    rx: (side == EstimatorSide::Receiver).then(ReceiverLossDetector::new),
+                    last: None,
+                    traced: None,
+                }
+            })
+            .collect();
         let mut queue = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             queue.push(f.spec.start, Target::Start(i as u32));
@@ -201,6 +305,8 @@ impl NetworkBuilder {
             dropped_pkts: 0,
             traces: None,
             end: Time::ZERO,
+            feeds,
+            arq_trace: Vec::new(),
         })
     }
 }
@@ -221,6 +327,8 @@ pub struct Simulation {
     dropped_pkts: u64,
     traces: Option<Traces>,
     end: Time,
+    feeds: Vec<Feed>,
+    arq_trace: Vec<ArqSample>,
 }
 
 impl Simulation {
@@ -341,6 +449,9 @@ impl Simulation {
                     }
                 }
                 slot.receiver.on_packet(now, &p);
+                if p.payload > 0 && !self.feeds.is_empty() {
+                    self.observe_arrival(f, &p, now);
+                }
                 self.flush_receiver(f, now);
             }
             Kind::Ack => {
@@ -381,6 +492,70 @@ impl Simulation {
         let next = self.flows[f].sender.poll_timeout();
         self.wake_senders
             .schedule(&mut self.queue, f, next, Target::Sender(f as u32));
+        if !self.feeds.is_empty() {
+            let p = self.flows[f]
+                .sender
+                .loss_events()
+                .and_then(|e| e.loss_event_rate());
+            for i in 0..self.feeds.len() {
+                if self.feeds[i].flow == f && self.feeds[i].rx.is_none() {
+                    self.feed(i, p, now);
+                }
+            }
+        }
+    }
+
+    /// Receiver-side loss detection on the data segment `p` of flow `f`
+    /// arriving at its receiver. The round trip used to group losses is the
+    /// sender's smoothed RTT (TFRC carries it in every data packet).
+    fn observe_arrival(&mut self, f: usize, p: &Packet, now: Time) {
+        let mss = u64::from(self.flows[f].spec.tcp.mss.max(1));
+        let rtt = self.flows[f].sender.srtt().unwrap_or(Time::ZERO);
+        for i in 0..self.feeds.len() {
+            if self.feeds[i].flow != f {
+                continue;
+            }
+            let Some(rx) = self.feeds[i].rx.as_mut() else {
+                continue;
+            };
+            rx.on_arrival(now, p.seq / mss, rtt);
+            let rate = rx.loss_event_rate();
+            self.feed(i, rate, now);
+        }
+    }
+
+    /// Pass a new loss event rate of feed `i` to its link, if it changed.
+    fn feed(&mut self, i: usize, p: Option<f64>, now: Time) {
+        let Some(p) = p else { return };
+        let fd = &mut self.feeds[i];
+        if fd.last == Some(p) {
+            return;
+        }
+        fd.last = Some(p);
+        let (l, dir) = (fd.link, fd.dir);
+        let link = &mut self.links[l];
+        if self.traces.is_some() && fd.traced.is_none() {
+            // The limit before the first update: rows are changes only.
+            fd.traced = link.model.arq_stats(dir, now).map(|st| st.max_dat);
+        }
+        link.model.on_e2e_loss_rate(now, dir, p);
+        if self.traces.is_none() {
+            return;
+        }
+        let Some(st) = link.model.arq_stats(dir, now) else {
+            return;
+        };
+        if self.feeds[i].traced != Some(st.max_dat) {
+            self.feeds[i].traced = Some(st.max_dat);
+            self.arq_trace.push(ArqSample {
+                link: link.names[dir.index()].clone(),
+                t: now,
+                max_dat: st.max_dat,
+                p_tcp: p,
+                p_ll: st.p_ll,
+                target: st.target,
+            });
+        }
     }
 
     fn flush_receiver(&mut self, f: usize, now: Time) {
@@ -400,3 +575,6 @@ pub mod report;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod arq_tests;

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::Simulation;
 use crate::api::{Column, Table};
-use crate::link::Dir;
+use crate::link::{ArqStats, Dir};
 use crate::metrics::histogram::Histogram;
 use crate::packet::FlowId;
 use crate::time::Time;
@@ -33,6 +33,26 @@ fn delay_fields(h: &Histogram) -> [(&'static str, Value); 4] {
         ("delay_p95_s", json!(s(h.quantile(0.95)))),
         ("delay_max_s", json!(s(h.max()))),
     ]
+}
+
+/// The ARQ fields of a link direction's summary object.
+fn arq_fields(a: &ArqStats) -> serde_json::Map<String, Value> {
+    let mut o = serde_json::Map::new();
+    o.insert("sdus_acked".into(), json!(a.sdus_acked));
+    o.insert("sdus_discarded".into(), json!(a.sdus_discarded));
+    o.insert("residual_sdu_loss".into(), json!(a.residual_sdu_loss()));
+    o.insert("efficiency".into(), json!(a.efficiency()));
+    o.insert("max_dat".into(), json!(a.max_dat));
+    o.insert("max_dat_mean".into(), json!(a.max_dat_mean));
+    o.insert(
+        "max_dat_unlimited_fraction".into(),
+        json!(a.max_dat_unlimited_fraction),
+    );
+    o.insert("max_dat_changes".into(), json!(a.max_dat_changes));
+    o.insert("p_ll".into(), json!(a.p_ll));
+    o.insert("p_tcp".into(), json!(a.p_tcp));
+    o.insert("target".into(), json!(a.target));
+    o
 }
 
 impl Simulation {
@@ -104,7 +124,7 @@ impl Simulation {
             for d in Dir::BOTH {
                 let name = &l.names[d.index()];
                 let s = l.model.stats(d);
-                let mut o = json!({
+                let mut entry = json!({
                     "name": name,
                     "rate_bps": l.model.rate_bps(d),
                     "throughput_bps": bps(s.tx_bytes, secs),
@@ -114,7 +134,7 @@ impl Simulation {
                     "lost": s.lost,
                 });
                 if let Some(f) = &s.fec {
-                    o["fec"] = json!({
+                    entry["fec"] = json!({
                         "fragments_sent": f.fragments_sent,
                         "repair_fragments_sent": f.repair_fragments_sent,
                         "fragments_erased": f.fragments_erased,
@@ -125,7 +145,16 @@ impl Simulation {
                         "lost_after_persistence": f.lost_after_persistence,
                     });
                 }
-                links.push(o);
+                if let Some(a) = l.model.arq_stats(d, end) {
+                    let mut o: serde_json::Map<String, Value> = a
+                        .counters
+                        .iter()
+                        .map(|&(k, v)| (k.to_string(), json!(v)))
+                        .collect();
+                    o.extend(arq_fields(&a));
+                    entry[a.protocol] = Value::Object(o);
+                }
+                links.push(entry);
                 let qs = l.model.occupancy(d).stats();
                 let mean = |area: u128| {
                     if end.0 > 0 {
@@ -190,7 +219,38 @@ impl Simulation {
                 }
             }
         }
-        vec![
+        let arq = std::mem::take(&mut self.arq_trace);
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let arq_table = Table {
+            name: "arq".into(),
+            columns: vec![
+                (
+                    "link".into(),
+                    Column::Str(arq.iter().map(|a| a.link.clone()).collect()),
+                ),
+                (
+                    "time_s".into(),
+                    Column::F64(arq.iter().map(|a| a.t.as_secs_f64()).collect()),
+                ),
+                (
+                    "max_dat".into(),
+                    Column::U64(arq.iter().map(|a| a.max_dat.map_or(0, u64::from)).collect()),
+                ),
+                (
+                    "p_tcp".into(),
+                    Column::F64(arq.iter().map(|a| a.p_tcp).collect()),
+                ),
+                (
+                    "p_ll".into(),
+                    Column::F64(arq.iter().map(|a| opt(a.p_ll)).collect()),
+                ),
+                (
+                    "target".into(),
+                    Column::F64(arq.iter().map(|a| opt(a.target)).collect()),
+                ),
+            ],
+        };
+        let mut tables = vec![
             Table {
                 name: "cwnd".into(),
                 columns: vec![
@@ -210,7 +270,12 @@ impl Simulation {
                 ],
             },
             traces.into_table(sent),
-        ]
+        ];
+        // Only runs with a cross-layer feed have MaxDAT changes to trace.
+        if !self.feeds.is_empty() {
+            tables.push(arq_table);
+        }
+        tables
     }
 
     /// pcap files of the captured links: (link name, bytes).

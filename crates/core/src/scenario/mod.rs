@@ -11,8 +11,9 @@ pub mod units;
 pub use model::ScenarioFile;
 
 use model::{
-    ByteSize, ChannelKind, ChannelSection, DirectionSection, FecScheme, FecSection, FloatOrWord,
-    IntOrWord, LinkKind, LinkSection, QueueKind, QueueSection, RateStepSection, TcpSection,
+    AdaptiveSection, ByteSize, ChannelKind, ChannelSection, DirectionSection, FecScheme,
+    FecSection, FloatOrWord, IntOrWord, LinkKind, LinkSection, QueueKind, QueueSection,
+    RateStepSection, TcpSection,
 };
 
 use crate::api::{RunOptions, RunOutput, Source};
@@ -20,8 +21,10 @@ use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
 use crate::fec::{matched_repair, unit_erasure, RsCode, RS_MAX_N};
 use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
+use crate::link::Dir;
 use crate::link::{FecConfig, FragmentErasure, Link, WiredConfig, WiredDirection, WiredLink};
-use crate::net::{FlowSpec, NetworkBuilder, Simulation};
+use crate::net::{EstimatorSide, FlowSpec, LinkId, NetworkBuilder, Simulation};
+use crate::packet::FlowId;
 use crate::rng::Rng;
 use crate::tcp::{App, CcKind, TcpConfig, Variant};
 use crate::time::Time;
@@ -465,6 +468,7 @@ fn rlc_keys_given(l: &LinkSection) -> Vec<&'static str> {
         ("tti", l.tti.is_some()),
         ("tx_window", l.tx_window.is_some()),
         ("max_dat", l.max_dat.is_some()),
+        ("adaptive", l.adaptive.is_some()),
         ("poll_timer", l.poll_timer.is_some()),
         ("poll_window", l.poll_window.is_some()),
         ("poll_last_pdu", l.poll_last_pdu.is_some()),
@@ -544,19 +548,65 @@ fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
     if let Some(v) = l.tx_window {
         c.tx_window = int_in(&format!("{p}.tx_window"), v, 1, 2047)? as u32;
     }
+    let mut adaptive = false;
     if let Some(v) = &l.max_dat {
         c.max_dat = match v {
             IntOrWord::Int(n) => Some(int_in(&format!("{p}.max_dat"), *n, 1, 1_000_000)? as u32),
-            IntOrWord::Word(w) if w == "none" => None,
+            IntOrWord::Word(w) if w == "none" || w == "unlimited" => None,
+            IntOrWord::Word(w) if w == "adaptive" => {
+                adaptive = true;
+                None
+            }
+            // A number written as text: what a string parameter (`max_dat =
+            // "${max_dat}"` with default "none") gives for `--set max_dat=4`.
+            IntOrWord::Word(w) if w.trim().parse::<i64>().is_ok() => {
+                let n = w.trim().parse::<i64>().unwrap_or_default();
+                Some(int_in(&format!("{p}.max_dat"), n, 1, 1_000_000)? as u32)
+            }
             IntOrWord::Word(w) => {
                 return Err(err(
                     format!("{p}.max_dat"),
                     format!(
-                        "'{w}' is not allowed; write a number of transmissions ≥ 1 or \"none\""
+                        "'{w}' is not allowed; write a number of transmissions ≥ 1, \"unlimited\" or \"adaptive\""
                     ),
                 ))
             }
         };
+    }
+    match (&l.adaptive, adaptive) {
+        (Some(_), false) => {
+            return Err(err(
+                format!("{p}.adaptive"),
+                "is only used with max_dat = \"adaptive\"; set it or remove this table",
+            ))
+        }
+        (None, true) => {
+            return Err(err(
+                format!("{p}.adaptive"),
+                "missing; max_dat = \"adaptive\" needs adaptive = { alpha = …, estimator = \"receiver\" | \"sender\" }",
+            ))
+        }
+        (Some(a), true) => {
+            let ap = format!("{p}.adaptive");
+            let alpha = a.alpha.ok_or_else(|| {
+                err(
+                    format!("{ap}.alpha"),
+                    "missing; the accepted link loss as a fraction of the wired loss, 0 ≤ alpha ≤ 1",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&alpha) {
+                return Err(err(
+                    format!("{ap}.alpha"),
+                    format!("{alpha} is out of range; allowed: 0 ≤ alpha ≤ 1"),
+                ));
+            }
+            c.adaptive_alpha = Some(alpha);
+            adaptive_side(a, &ap)?;
+            if let Some(w) = a.window {
+                c.sdu_loss_window = int_in(&format!("{ap}.window"), w, 1, 1_000_000)? as u32;
+            }
+        }
+        (None, false) => {}
     }
     if let Some(v) = &l.poll_timer {
         c.poll_timer = timer_or_off(&format!("{p}.poll_timer"), v)?;
@@ -620,6 +670,82 @@ fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
     }
     c.check().map_err(|m| err(p, m))?;
     Ok(c)
+}
+
+/// The estimator side of an `adaptive` table at `ap`.
+fn adaptive_side(a: &AdaptiveSection, ap: &str) -> Result<EstimatorSide, ScenarioError> {
+    match a.estimator.as_deref().map(str::trim) {
+        Some("receiver") => Ok(EstimatorSide::Receiver),
+        Some("sender") => Ok(EstimatorSide::Sender),
+        Some(other) => Err(err(
+            format!("{ap}.estimator"),
+            format!("'{other}' is not allowed; write \"receiver\" or \"sender\""),
+        )),
+        None => Err(err(
+            format!("{ap}.estimator"),
+            "missing; where P_TCP is measured: \"receiver\" or \"sender\"",
+        )),
+    }
+}
+
+/// Connect the adaptive MaxDAT of link `id` (entry `l` at key path `p`) to
+/// its flow, and check the direction the flow's data crosses has a
+/// Gilbert–Elliott channel (the analytic model needs one).
+fn wire_adaptive(
+    net: &mut NetworkBuilder,
+    l: &LinkSection,
+    p: &str,
+    id: LinkId,
+    flows: &[String],
+) -> Result<(), ScenarioError> {
+    let Some(a) = &l.adaptive else { return Ok(()) };
+    let ap = format!("{p}.adaptive");
+    let side = adaptive_side(a, &ap)?;
+    let shown = || {
+        let v: Vec<&str> = flows.iter().take(12).map(|s| s.as_str()).collect();
+        format!(
+            "{}{}",
+            v.join(", "),
+            if flows.len() > 12 { ", …" } else { "" }
+        )
+    };
+    let flow = match &a.flow {
+        Some(name) => flows.iter().position(|f| f == name).ok_or_else(|| {
+            err(
+                format!("{ap}.flow"),
+                format!("'{name}' is not a flow; flows: {}", shown()),
+            )
+        })?,
+        None if flows.len() == 1 => 0,
+        None => {
+            return Err(err(
+                format!("{ap}.flow"),
+                format!(
+                "missing; the scenario has {} flows, name the one that feeds the controller: {}",
+                flows.len(),
+                shown()
+            ),
+            ))
+        }
+    };
+    let dir = net
+        .cross_layer(id, FlowId(flow as u32), side)
+        .map_err(|m| err(format!("{ap}.flow"), m))?;
+    let key = if dir == Dir::AB { "ab" } else { "ba" };
+    let d = merge_dir(l, if dir == Dir::AB { &l.ab } else { &l.ba });
+    let got = match d.channel.as_ref().map(|c| c.kind) {
+        Some(ChannelKind::GilbertElliott) => return Ok(()),
+        None => "no channel",
+        Some(ChannelKind::Bernoulli) => "a bernoulli channel",
+        Some(ChannelKind::Rayleigh) => "a rayleigh channel",
+    };
+    Err(err(
+        format!("{p}.{key}.channel"),
+        format!(
+            "max_dat = \"adaptive\" needs a gilbert_elliott channel on the direction carrying flow '{}' ({key}); got {got}",
+            flows[flow]
+        ),
+    ))
 }
 
 /// Build a `kind = "rlc_am"` link between `x` and `y`.
@@ -1027,6 +1153,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
     }
     let mut net = NetworkBuilder::new();
     let mut seen_dirs = std::collections::HashSet::new();
+    let mut adaptive_links = Vec::new();
     for (i, l) in f.links.iter().enumerate() {
         let p = format!("links[{i}]");
         let a = params::expand(&l.a, &format!("{p}.a"))?;
@@ -1058,7 +1185,10 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                 }
                 let model = build_rlc(l, &p, &x, &y, seed)?;
                 let (na, nb) = (net.node(&x), net.node(&y));
-                net.link(na, nb, model);
+                let id = net.link(na, nb, model);
+                if l.adaptive.is_some() {
+                    adaptive_links.push((i, p.clone(), id));
+                }
                 continue;
             }
             if let Some(k) = rlc_keys_given(l).first() {
@@ -1155,6 +1285,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
     }
     let base = tcp_config(&TcpConfig::default(), &f.tcp, "tcp")?;
     let mut flow_paths = Vec::new();
+    let mut flow_names = Vec::new();
     let mut names = std::collections::HashSet::new();
     for (i, fl) in f.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
@@ -1232,6 +1363,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                     net.find(&x).unwrap_or_default(),
                     net.find(&y).unwrap_or_default(),
                 );
+                flow_names.push(name.clone());
                 net.flow(FlowSpec {
                     name,
                     src,
@@ -1244,6 +1376,9 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
                 flow_paths.push(p.clone());
             }
         }
+    }
+    for (i, p, id) in &adaptive_links {
+        wire_adaptive(&mut net, &f.links[*i], p, *id, &flow_names)?;
     }
     let sim = net
         .build()

@@ -116,8 +116,10 @@ pub struct LinkSection {
     pub tti: Option<String>,
     /// rlc_am: transmission window in PDUs (default 1024).
     pub tx_window: Option<i64>,
-    /// rlc_am: transmissions per PDU before its SDU is discarded, or "none" (default 10).
+    /// rlc_am: transmissions per PDU before its SDU is discarded (MaxDAT, M_t): a number ≥ 1, "unlimited" (or "none"), or "adaptive" (seed 001 §III, needs `adaptive`). Default 10.
     pub max_dat: Option<IntOrWord>,
+    /// rlc_am with max_dat = "adaptive": the cross-layer controller of MaxDAT.
+    pub adaptive: Option<AdaptiveSection>,
     /// rlc_am: Timer_Poll, or "off" (default "60ms").
     pub poll_timer: Option<String>,
     /// rlc_am: poll when this fraction of the window is outstanding, or "off" (default 0.5).
@@ -162,6 +164,22 @@ pub struct LinkSection {
     pub ab: Option<DirectionSection>,
     /// Overrides for the b→a direction.
     pub ba: Option<DirectionSection>,
+}
+
+/// The cross-layer adaptive MaxDAT controller of an RLC link (seed 001 §III):
+/// MaxDAT of the direction carrying `flow`'s data follows the target residual
+/// loss `alpha · P_W`, with `P_W` from eq. (1).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveSection {
+    /// Accepted link loss as a fraction of the loss outside the link, 0 ≤ alpha ≤ 1 (required).
+    pub alpha: Option<f64>,
+    /// Where P_TCP is measured: "receiver" (the TCP receiver's loss-event detector; mobile as receiver, downlink adapts) or "sender" (fast retransmits and timeouts; mobile as sender, uplink adapts). Required.
+    pub estimator: Option<String>,
+    /// SDUs in the moving window of the link loss estimate P_LL, ≥ 1. Default 100.
+    pub window: Option<i64>,
+    /// Name of the TCP flow that feeds the controller (default: the scenario's only flow).
+    pub flow: Option<String>,
 }
 
 /// Per-direction overrides of a link.

@@ -14,9 +14,11 @@
 //! Files: [`rtt`] (RFC 6298 estimator), [`scoreboard`] (per-segment record and
 //! SACK scoreboard, RFC 6675), [`cc`] (pluggable congestion control),
 //! [`sender`] (windowing, loss recovery: Reno / NewReno / SACK, RTO, ECN) and
-//! [`receiver`] (cumulative and selective ACKs, delayed ACK, ECN echo).
+//! [`receiver`] (cumulative and selective ACKs, delayed ACK, ECN echo);
+//! [`loss_events`] (TFRC loss-event rate, RFC 5348 §5, for cross-layer use).
 
 pub mod cc;
+pub mod loss_events;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
@@ -29,6 +31,7 @@ use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
 use crate::time::Time;
 
 pub use cc::{CongestionControl, Signal, Window};
+pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};

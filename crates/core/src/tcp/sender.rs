@@ -1,6 +1,7 @@
 //! The TCP sender: windowing, loss recovery (Reno / NewReno / SACK), RTO, ECN.
 
 use super::cc::{self, CongestionControl, Signal, Window};
+use super::loss_events::LossEventEstimator;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::{App, TcpConfig, Variant};
@@ -87,6 +88,8 @@ pub struct TcpSender {
     last_traced: Option<(u64, u64)>,
     cwnd_trace: Vec<(Time, u64, u64)>,
     sent_trace: Vec<(Time, u64, bool)>,
+    /// Sender-side loss events (seed 001 §III-B), when enabled.
+    loss_events: Option<Box<LossEventEstimator>>,
 }
 
 impl TcpSender {
@@ -142,6 +145,7 @@ impl TcpSender {
             last_traced: None,
             cwnd_trace: Vec::new(),
             sent_trace: Vec::new(),
+            loss_events: None,
             cfg,
             flow,
             src,
@@ -351,6 +355,7 @@ impl TcpSender {
                     return;
                 }
                 self.stats.timeouts += 1;
+                self.note_loss(now);
                 self.rtt.backoff();
                 // A timeout during fast recovery: FlightSize counts segments
                 // sent on the strength of window inflation (one per dupack),
@@ -574,6 +579,9 @@ impl TcpSender {
         if retransmit {
             self.stats.retransmits += 1;
         }
+        if let Some(e) = self.loss_events.as_mut() {
+            e.on_packet(self.stats.segments_sent);
+        }
         if self.trace {
             self.sent_trace.push((now, seg.seq, retransmit));
         }
@@ -601,6 +609,7 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
+        self.note_loss(now);
         // RFC 5681 §3.2 step 2: data sent by limited transmit does not count.
         let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_bytes);
         self.lt_bytes = 0;
@@ -727,6 +736,24 @@ impl TcpSender {
     /// Take the recorded window trace.
     pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64)> {
         std::mem::take(&mut self.cwnd_trace)
+    }
+    /// Count loss events from fast retransmits and timeouts from now on
+    /// (seed 001 §III-B, sender side; see [`super::loss_events`]).
+    pub fn enable_loss_events(&mut self) {
+        self.loss_events.get_or_insert_with(Default::default);
+    }
+    /// The sender-side loss-event history, when enabled.
+    pub fn loss_events(&self) -> Option<&LossEventEstimator> {
+        self.loss_events.as_deref()
+    }
+    /// A loss detected at `now` (fast retransmit or timeout). Packets are
+    /// numbered by transmission (retransmissions included), so a loss
+    /// interval is the number of segments sent between two loss events.
+    fn note_loss(&mut self, now: Time) {
+        let rtt = self.rtt.srtt().unwrap_or(Time::ZERO);
+        if let Some(e) = self.loss_events.as_mut() {
+            e.on_loss(now, self.stats.segments_sent + 1, rtt);
+        }
     }
     /// Take the recorded transmission trace.
     pub fn take_sent_trace(&mut self) -> Vec<(Time, u64, bool)> {

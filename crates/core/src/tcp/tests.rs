@@ -860,3 +860,41 @@ fn cumulative_ack_revealing_a_loss_starts_sack_recovery() {
     assert!(p.retransmit);
     assert_eq!(p.seq, 1000);
 }
+
+#[test]
+fn loss_events_at_sender_and_receiver() {
+    // Segments 50 and 200 (of 1000 bytes) lost once, far apart: one fast
+    // retransmit each. Sender side: two loss events, intervals in
+    // transmissions summing to every segment sent. Receiver side (three
+    // later segments): losses of packets 50 and 200, intervals 50 (before
+    // the first loss) and 150.
+    let mut h = Harness::new(cfg(Variant::NewReno), App::Bulk, MBPS10, ms(10));
+    h.s.enable_loss_events();
+    h.data_hook = drop_first_tx_of(vec![50_000, 200_000]);
+    h.start();
+    h.run_until(Time::from_secs(3));
+    let st = h.s.stats().clone();
+    assert_eq!((st.fast_retransmits, st.timeouts), (2, 0));
+    let e = h.s.loss_events().expect("enabled");
+    assert_eq!(e.events(), 2);
+    let closed: Vec<u64> = e.closed_intervals().collect();
+    assert_eq!(closed.len(), 2);
+    assert_eq!(
+        closed.iter().sum::<u64>() + e.open_interval().unwrap(),
+        st.segments_sent
+    );
+    let p = e.loss_event_rate().unwrap();
+    assert!(p > 0.0 && p < 0.01, "{p}");
+    let mut rx = ReceiverLossDetector::new();
+    for (t, p) in &h.data_arrived {
+        if p.payload > 0 {
+            rx.on_arrival(*t, p.seq / 1000, ms(20));
+        }
+    }
+    let re = rx.estimator();
+    assert_eq!((re.losses(), re.events()), (2, 2));
+    assert_eq!(re.closed_intervals().collect::<Vec<_>>(), vec![150, 50]);
+    // Without enabling, the sender keeps no history.
+    let h = Harness::new(cfg(Variant::NewReno), App::Bulk, MBPS10, ms(10));
+    assert!(h.s.loss_events().is_none());
+}

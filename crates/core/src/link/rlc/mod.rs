@@ -34,7 +34,8 @@ use std::collections::VecDeque;
 use self::pdu::{AirPdu, StatusPdu};
 use self::rx::Rx;
 use self::tx::{Mrw, PduState, Tx, TxPdu};
-use super::{Delivery, Dir, Link, LinkStats};
+use super::adaptive_arq::{AdaptiveArq, GeParams, SduLossWindow};
+use super::{ArqStats, Delivery, Dir, Link, LinkStats};
 use crate::aqm::{Aqm, DropCause, Limit, Occupancy, QueueView, Verdict};
 use crate::channel::Channel;
 use crate::packet::{Ecn, Packet};
@@ -92,6 +93,14 @@ pub struct RlcConfig {
     /// could reach the receiver), and such a STATUS does not stop Timer_Poll
     /// for a poll sent less than this long before. Default: one round trip.
     pub epc: Epc,
+    /// Cross-layer adaptive MaxDAT (seed 001 §III, `max_dat = "adaptive"`):
+    /// the weight α ∈ [0, 1] of the target residual loss `α·P_W`. A direction
+    /// adapts when [`Link::on_e2e_loss_rate`] reports a TCP flow's loss rate
+    /// for it and its channel is Gilbert–Elliott. `None`: off.
+    pub adaptive_alpha: Option<f64>,
+    /// SDUs in the moving window of the residual-loss estimate `P_LL`
+    /// (seed 001 §III-B: 100).
+    pub sdu_loss_window: u32,
 }
 
 /// The stale-NACK guard ([`RlcConfig::epc`]), TS 25.322's Estimated PDU
@@ -156,6 +165,8 @@ impl RlcConfig {
             buffer_limit: Limit::Packets(40),
             buffer_counts: BufferCounts::Unacknowledged,
             epc: Epc::RoundTrip,
+            adaptive_alpha: None,
+            sdu_loss_window: 100,
         }
     }
 
@@ -223,6 +234,14 @@ impl RlcConfig {
             if !(w > 0.0 && w <= 1.0) {
                 return Err(format!("poll_window must be in (0, 1], got {w}"));
             }
+        }
+        if let Some(a) = self.adaptive_alpha {
+            if !(0.0..=1.0).contains(&a) {
+                return Err(format!("adaptive alpha must be in [0, 1], got {a}"));
+            }
+        }
+        if self.sdu_loss_window == 0 {
+            return Err("sdu_loss_window must be at least 1".into());
         }
         if self.mrw_timer == Time::ZERO {
             return Err("mrw_timer must be positive".into());
@@ -312,9 +331,30 @@ pub struct RlcCounters {
     pub sdus_discarded: u64,
     /// SDUs reported lost (discarded by the receiver on an MRW).
     pub sdus_lost: u64,
+    /// SDUs whose every PDU was acknowledged (the sender's "received").
+    pub sdus_acked: u64,
 }
 
 impl RlcCounters {
+    /// Every counter with its field name.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("data_pdus_sent", self.data_pdus_sent),
+            ("data_pdus_retransmitted", self.data_pdus_retransmitted),
+            ("status_pdus_sent", self.status_pdus_sent),
+            ("mrw_pdus_sent", self.mrw_pdus_sent),
+            ("pdus_lost_on_air", self.pdus_lost_on_air),
+            ("polls", self.polls),
+            ("poll_timer_expiries", self.poll_timer_expiries),
+            ("air_bytes", self.air_bytes),
+            ("sdus_delivered", self.sdus_delivered),
+            ("delivered_bytes", self.delivered_bytes),
+            ("sdus_discarded", self.sdus_discarded),
+            ("sdus_lost", self.sdus_lost),
+            ("sdus_acked", self.sdus_acked),
+        ]
+    }
+
     /// Useful bytes delivered per byte sent on the air (0 if nothing was sent).
     pub fn efficiency(&self) -> f64 {
         if self.air_bytes == 0 {
@@ -388,6 +428,25 @@ struct Half {
     stats: LinkStats,
     counters: RlcCounters,
     inside: usize,
+    /// `P_LL`: fates of the last SDUs at the sender.
+    p_ll: SduLossWindow,
+    /// The cross-layer controller of MaxDAT, if adaptive.
+    adaptive: Option<AdaptiveArq>,
+    /// Largest SDU accepted (IP bytes): sets `n_pdu` for the model.
+    max_sdu: u32,
+    /// Time accounting of MaxDAT.
+    mt: MaxDatClock,
+}
+
+/// Time-average bookkeeping of a direction's MaxDAT.
+#[derive(Clone, Copy, Debug, Default)]
+struct MaxDatClock {
+    since: Time,
+    /// Σ MaxDAT · ns over finite periods.
+    area: f64,
+    finite_ns: u64,
+    unlimited_ns: u64,
+    changes: u64,
 }
 
 impl Half {
@@ -440,7 +499,16 @@ impl Half {
             return;
         }
         s.sender = fate;
-        if !s.counted {
+        let counted = s.counted;
+        match fate {
+            SenderFate::Acked => {
+                self.counters.sdus_acked += 1;
+                self.p_ll.push(false);
+            }
+            SenderFate::Discarded => self.p_ll.push(true),
+            _ => {}
+        }
+        if !counted {
             return;
         }
         if fate == SenderFate::Acked {
@@ -481,6 +549,18 @@ impl RlcBearer {
     pub fn new(cfg: RlcConfig, ab: RlcDirection, ba: RlcDirection) -> Result<RlcBearer, String> {
         cfg.check()?;
         let mk = |d: RlcDirection, name: &str| -> Result<Half, String> {
+            let adaptive = cfg.adaptive_alpha.and_then(|alpha| {
+                let (p_good, p_bad, g, b) = d.channel.gilbert_elliott()?;
+                Some(AdaptiveArq::new(
+                    alpha,
+                    GeParams {
+                        p_good,
+                        p_bad,
+                        g,
+                        b,
+                    },
+                ))
+            });
             if d.schedule.is_empty() {
                 return Err(format!("{name}: the rate schedule is empty"));
             }
@@ -525,6 +605,10 @@ impl RlcBearer {
                 stats: LinkStats::default(),
                 counters: RlcCounters::default(),
                 inside: 0,
+                p_ll: SduLossWindow::new(cfg.sdu_loss_window),
+                adaptive,
+                max_sdu: 0,
+                mt: MaxDatClock::default(),
             };
             apply_steps(&cfg, &mut h, Time::ZERO);
             Ok(h)
@@ -546,7 +630,31 @@ impl RlcBearer {
     /// `Some(0)` is taken as 1). PDUs already sent that many times are
     /// discarded when next NACKed or scheduled.
     pub fn set_max_dat(&mut self, dir: Dir, max_dat: Option<u32>) {
-        self.h[dir.index()].tx.max_dat = max_dat.map(|m| m.max(1));
+        self.set_max_dat_at(self.now, dir.index(), max_dat);
+    }
+
+    /// [`Self::set_max_dat`] at `now`, keeping the time average.
+    fn set_max_dat_at(&mut self, now: Time, c: usize, max_dat: Option<u32>) {
+        let h = &mut self.h[c];
+        h.mt.advance(now, h.tx.max_dat);
+        let m = max_dat.map(|m| m.max(1));
+        if m != h.tx.max_dat {
+            h.mt.changes += 1;
+        }
+        h.tx.max_dat = m;
+    }
+
+    /// `P_LL` of direction `dir`: the fraction of the last
+    /// [`RlcConfig::sdu_loss_window`] SDUs that were discarded at MaxDAT
+    /// (`None` before the first SDU completes).
+    pub fn sdu_loss_estimate(&self, dir: Dir) -> Option<f64> {
+        self.h[dir.index()].p_ll.estimate()
+    }
+
+    /// PDUs an SDU of `bytes` IP bytes occupies when segmented alone:
+    /// ⌈(bytes + LI) / payload⌉ (`n_pdu` of the analytic model).
+    pub fn pdus_per_sdu(&self, bytes: u32) -> u32 {
+        (bytes + self.cfg.li_bytes).div_ceil(self.cfg.pdu_payload_bytes)
     }
 
     /// Current MaxDAT of direction `dir`.
@@ -1179,6 +1287,7 @@ impl Link for RlcBearer {
             pkt.ecn = Ecn::Ce;
             h.occ.stats_mut().ecn_marks += 1;
         }
+        h.max_sdu = h.max_sdu.max(pkt.size());
         h.sdus.push_back(Sdu {
             pkt,
             extent: pkt.size() + li,
@@ -1263,5 +1372,64 @@ impl Link for RlcBearer {
 
     fn in_transit(&self) -> usize {
         self.h[0].inside + self.h[1].inside
+    }
+
+    /// Adaptive MaxDAT (seed 001 §III): with [`RlcConfig::adaptive_alpha`]
+    /// set and a Gilbert–Elliott channel on `dir`, MaxDAT of `dir` becomes
+    /// the model's limit for the target `α·P_W`, with `n_pdu` from the
+    /// largest SDU accepted so far ([`RlcBearer::pdus_per_sdu`]).
+    fn on_e2e_loss_rate(&mut self, now: Time, dir: Dir, p_tcp: f64) {
+        let c = dir.index();
+        let n_pdu = self.pdus_per_sdu(self.h[c].max_sdu);
+        let h = &mut self.h[c];
+        let Some(a) = h.adaptive.as_mut() else {
+            return;
+        };
+        // The model's parameters were validated with the channel; keep the
+        // current limit should it still refuse them.
+        if let Ok(m) = a.update(p_tcp, h.p_ll.estimate(), n_pdu) {
+            self.set_max_dat_at(now, c, m);
+        }
+    }
+
+    fn arq_stats(&self, dir: Dir, now: Time) -> Option<ArqStats> {
+        let h = &self.h[dir.index()];
+        let mut mt = MaxDatClock { ..h.mt };
+        mt.advance(now, h.tx.max_dat);
+        let total = mt.finite_ns + mt.unlimited_ns;
+        Some(ArqStats {
+            protocol: "rlc",
+            counters: h.counters.named(),
+            sdus_acked: h.counters.sdus_acked,
+            sdus_discarded: h.counters.sdus_discarded,
+            delivered_bytes: h.counters.delivered_bytes,
+            air_bytes: h.counters.air_bytes,
+            max_dat: h.tx.max_dat,
+            max_dat_mean: (mt.finite_ns > 0).then(|| mt.area / mt.finite_ns as f64),
+            max_dat_unlimited_fraction: if total > 0 {
+                mt.unlimited_ns as f64 / total as f64
+            } else {
+                f64::from(u8::from(h.tx.max_dat.is_none()))
+            },
+            max_dat_changes: mt.changes,
+            p_ll: h.p_ll.estimate(),
+            p_tcp: h.adaptive.as_ref().and_then(|a| a.p_tcp()),
+            target: h.adaptive.as_ref().and_then(|a| a.target()),
+        })
+    }
+}
+
+impl MaxDatClock {
+    /// Account the time up to `now` spent at `current`.
+    fn advance(&mut self, now: Time, current: Option<u32>) {
+        let dt = now.saturating_sub(self.since).0;
+        match current {
+            Some(m) => {
+                self.area += f64::from(m) * dt as f64;
+                self.finite_ns += dt;
+            }
+            None => self.unlimited_ns += dt,
+        }
+        self.since = self.since.max(now);
     }
 }

@@ -1,0 +1,9 @@
+//! Closed-form and numerical models that complement the simulator.
+//!
+//! The simulator measures; these models predict. Each one takes the same
+//! parameters as the scenario keys it describes, so a reproduction can put the
+//! two side by side (and a run-time controller can invert the model).
+
+pub mod arq;
+
+pub use arq::ArqModel;
