@@ -434,3 +434,21 @@ def test_api_errors(small: Path) -> None:
         linklab.sweep(small, {"per": [0]}, confidence=1.5)
     with pytest.raises(SweepError, match="no parameter"):
         linklab.sweep(small, {})
+
+
+def test_flatten_keeps_link_fates_and_rlc_counters() -> None:
+    from linklab.sweep import flatten_summary
+
+    flat = flatten_summary(
+        {
+            "links": [
+                {"name": "A->B", "throughput_bps": 1.0, "rx_packets": 7, "lost": 2},
+                {"name": "R->U", "throughput_bps": 2.0, "rx_packets": 9, "lost": 1,
+                 "rlc": {"efficiency": 0.5, "air_bytes": 420, "max_dat_mean": None}},
+            ]
+        }
+    )  # fmt: skip
+    assert flat["link[A->B].rx_packets"] == 7.0 and flat["link[A->B].lost"] == 2.0
+    assert "link[A->B].rlc.efficiency" not in flat
+    assert flat["link[R->U].rlc.efficiency"] == 0.5 and flat["link[R->U].rlc.air_bytes"] == 420.0
+    assert flat["link[R->U].rlc.max_dat_mean"] is None

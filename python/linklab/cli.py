@@ -130,7 +130,170 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_plot_parsers(sub)
     _add_reproduce_parser(sub)
+    _add_model_parser(sub)
     return parser
+
+
+# ---------------------------------------------------------------------------
+# Analytic models (`linklab model ...`)
+# ---------------------------------------------------------------------------
+
+
+def _probability(flag: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value <= 1.0:
+            raise argparse.ArgumentTypeError(
+                f"invalid {flag} {text!r}; allowed: a probability in [0, 1]"
+            )
+        return value
+
+    return parse
+
+
+def _npdu(text: str) -> int:
+    from linklab.analytic import MAX_NPDU
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_NPDU:
+        raise argparse.ArgumentTypeError(
+            f"invalid --npdu {text!r}; allowed: an integer from 1 to {MAX_NPDU}"
+        )
+    return value
+
+
+def _n_range(text: str) -> tuple[int, int]:
+    from linklab.analytic import MAX_N
+
+    lo_text, sep, hi_text = text.partition("..")
+    if not sep:
+        lo_text = hi_text = text
+    try:
+        lo, hi = int(lo_text, 10), int(hi_text, 10)
+    except ValueError:
+        lo, hi = 0, -1
+    if not 1 <= lo <= hi <= MAX_N:
+        raise argparse.ArgumentTypeError(
+            f"invalid --n {text!r}; allowed: FROM..TO (or one N) with 1 <= FROM <= TO <= {MAX_N}"
+        )
+    return lo, hi
+
+
+def _target(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"invalid --target {text!r}; allowed: a residual loss probability in (0, 1]"
+        )
+    return value
+
+
+def _add_channel_flags(p: argparse.ArgumentParser) -> None:
+    opt = p.add_argument
+    opt("--p-good", type=_probability("--p-good"), default=0.01, metavar="P",
+        help="PDU error probability in GOOD (default 0.01, seed 001)")  # fmt: skip
+    opt("--p-bad", type=_probability("--p-bad"), default=0.9, metavar="P",
+        help="PDU error probability in BAD (default 0.9)")  # fmt: skip
+    opt("--g", type=_probability("--g"), default=0.9, metavar="G",
+        help="probability of staying GOOD for one frame (default 0.9)")  # fmt: skip
+    opt("--b", type=_probability("--b"), default=0.9, metavar="B",
+        help="probability of staying BAD for one frame (default 0.9)")  # fmt: skip
+    opt("--npdu", type=_npdu, default=25, metavar="N",
+        help="PDUs per SDU (default 25)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
+def _add_model_parser(sub: Any) -> None:
+    model = sub.add_parser(
+        "model",
+        help="evaluate an analytic model",
+        description="Evaluate an analytic model (see docs/models/arq-model.md).",
+    )
+    msub = model.add_subparsers(dest="model", metavar="MODEL", required=True)
+    arq = msub.add_parser(
+        "arq",
+        help="selective-repeat ARQ over a Gilbert-Elliott channel: F(n), F_hat(n), E[eta]",
+        description=(
+            "Residual SDU loss F(n) after n transmissions per PDU, its approximation "
+            "F_hat(n) (eq. 5) and the mean transmission rounds per SDU with M_t = n, "
+            "for one SDU of NPDU PDUs (seed 001, section III-A)."
+        ),
+    )
+    _add_channel_flags(arq)
+    arq.add_argument("--n", type=_n_range, default=(1, 20), metavar="FROM..TO",
+                     help="transmissions per PDU (default 1..20)")  # fmt: skip
+    arq.set_defaults(func=_cmd_model_arq)
+    lim = msub.add_parser(
+        "arq-limit",
+        help="smallest M_t whose approximate residual SDU loss F_hat(M_t) <= TARGET",
+        description="Invert eq. (5) of seed 001: the smallest M_t >= 1 with F_hat(M_t) <= T.",
+    )
+    lim.add_argument("--target", type=_target, required=True, metavar="T",
+                     help="target residual SDU loss, in (0, 1]")  # fmt: skip
+    _add_channel_flags(lim)
+    lim.set_defaults(func=_cmd_model_arq_limit)
+
+
+def _arq_args(args: argparse.Namespace) -> tuple[float, float, float, float, int]:
+    if args.g == 1.0 and args.b == 1.0:
+        raise UsageError(
+            "--g and --b are both 1: the channel never changes state and has no "
+            "stationary distribution; allowed: at most one of them equal to 1"
+        )
+    return args.p_good, args.p_bad, args.g, args.b, args.npdu
+
+
+def _cmd_model_arq(args: argparse.Namespace) -> int:
+    from linklab.analytic import arq
+
+    n_from, n_to = args.n
+    result = arq(*_arq_args(args), n_from, n_to)
+    if args.json:
+        print(json.dumps(result, allow_nan=False))
+        return 0
+    rows = [
+        [str(r["n"]), f"{r['F']:.6g}", f"{r['F_hat']:.6g}", f"{r['mean_tx_limited']:.6g}"]
+        for r in result["rows"]
+    ]
+    print(_table(["n", "F(n)", "F_hat(n)", "E[eta|n<=M_t=n]"], rows))
+    mean = result["mean_tx"]
+    print(
+        f"lambda1 {result['lambda1']:.6g}  "
+        f"E[eta] {'inf' if mean is None else format(mean, '.6g')} (unlimited M_t)"
+    )
+    return 0
+
+
+def _cmd_model_arq_limit(args: argparse.Namespace) -> int:
+    from linklab.analytic import LIMIT_CAP, arq, arq_limit
+
+    params = _arq_args(args)
+    m_t = arq_limit(*params, args.target)
+    model = arq(*params, m_t, m_t)
+    row = model["rows"][0]
+    result = {
+        "m_t": m_t,
+        "target": args.target,
+        "F_hat": row["F_hat"],
+        "F": row["F"],
+        "lambda1": model["lambda1"],
+        "capped": m_t == LIMIT_CAP and row["F_hat"] > args.target,
+    }
+    if args.json:
+        print(json.dumps(result, allow_nan=False))
+    else:
+        note = f" (cap {LIMIT_CAP}: target not reachable)" if result["capped"] else ""
+        print(f"M_t {m_t}{note}  F_hat(M_t) {row['F_hat']:.6g}  F(M_t) {row['F']:.6g}")
+    return 0
 
 
 def _add_reproduce_parser(sub: Any) -> None:
@@ -139,30 +302,40 @@ def _add_reproduce_parser(sub: Any) -> None:
         help="reproduce a published experiment and compare with the paper",
         description="Reproduce a published experiment (see docs/reproductions/).",
     )
-    rep.add_argument("name", metavar="NAME", choices=["rlc-aqm"], help="reproduction: rlc-aqm")
-    rep.add_argument("--quick", action="store_true", help="2 replications of 20 s, a subset")
+    rep.add_argument(
+        "name",
+        metavar="NAME",
+        choices=["rlc-aqm", "arq-persistence"],
+        help="reproduction: rlc-aqm (seed 000) or arq-persistence (seed 001)",
+    )
+    rep.add_argument("--quick", action="store_true",
+                     help="2 replications of 20 s, a subset")  # fmt: skip
     rep.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    rep.add_argument("--out", default="out/rlc-aqm", metavar="DIR", help="output directory")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="output directory (default out/NAME)")  # fmt: skip
     rep.add_argument("--jobs", type=_positive_int("--jobs"), metavar="N", help="worker processes")
     rep.add_argument(
         "--experiments",
         metavar="LIST",
-        help="comma-separated subset of table6,fig1,search,traces (default: all)",
+        help="comma-separated subset (default: all); rlc-aqm: table6,fig1,search,traces; "
+        "arq-persistence: fig3,fig4,fig5,fig6,energy",
     )
     rep.set_defaults(func=_cmd_reproduce)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from linklab.reproduce import ReproduceError, reproduce_rlc_aqm
+    from linklab.reproduce import EXPERIMENTS, REPRODUCTIONS, ReproduceError
 
+    allowed = ", ".join(EXPERIMENTS[args.name])
     experiments = None
     if args.experiments is not None:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
-            raise UsageError("empty --experiments; allowed: table6, fig1, search, traces")
+            raise UsageError(f"empty --experiments; allowed: {allowed}")
+    out = args.out if args.out is not None else f"out/{args.name}"
     try:
-        result, text = reproduce_rlc_aqm(
-            args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
+        result, text = REPRODUCTIONS[args.name](
+            out, quick=args.quick, jobs=args.jobs, experiments=experiments
         )
     except ReproduceError as e:
         raise UsageError(str(e)) from None

@@ -350,6 +350,8 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
     for x in summary.get("links") or []:
         name = x.get("name", "?")
         out[f"link[{name}].throughput_bps"] = _num(x.get("throughput_bps"))
+        out[f"link[{name}].rx_packets"] = _num(x.get("rx_packets"))
+        out[f"link[{name}].lost"] = _num(x.get("lost"))
         rlc = x.get("rlc")
         if isinstance(rlc, Mapping):  # link-layer ARQ counters and measures
             for k, v in rlc.items():

@@ -18,7 +18,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP};
 use linklab_core::api::{self, Column, RunOptions, RunOutput, Source, Table};
+use linklab_core::rng::Rng;
 use linklab_core::scenario::ScenarioError as CoreScenarioError;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -286,19 +288,96 @@ fn json_schema() -> PyResult<String> {
         .map_err(|e| InternalError::new_err(format!("cannot serialise the JSON Schema: {e}")))
 }
 
+/// The selective-repeat ARQ Markov model (seed 001 §III-A) evaluated for
+/// `n = 0 ..= n_max`: a dict with `lambda1`, `mean_tx` (`E[η]`, infinite when
+/// the SDU may never complete), `pi_good`, `pi_bad` and the lists `F`
+/// (`F(n)`), `F_hat` (`F̂(n)`, with `F̂(0) = 1`) and `mean_tx_limited`
+/// (`E[η | n ≤ M_t]` with `M_t = n`), each of `n_max + 1` values. Raises
+/// `ValueError` naming the parameter for invalid input.
+#[pyfunction]
+fn arq_model<'py>(
+    py: Python<'py>,
+    p_good: f64,
+    p_bad: f64,
+    g: f64,
+    b: f64,
+    npdu: u32,
+    n_max: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
+    let (pi_g, pi_b) = m.stationary();
+    let out = PyDict::new(py);
+    out.set_item("lambda1", m.lambda1())?;
+    out.set_item("mean_tx", m.mean_tx())?;
+    out.set_item("pi_good", pi_g)?;
+    out.set_item("pi_bad", pi_b)?;
+    out.set_item("F", m.residual_loss_curve(n_max))?;
+    let f_hat: Vec<f64> = (0..=n_max).map(|n| m.residual_loss_approx(n)).collect();
+    out.set_item("F_hat", f_hat)?;
+    out.set_item("mean_tx_limited", m.mean_tx_limited_curve(n_max))?;
+    Ok(out)
+}
+
+/// The smallest `M_t ≥ 1` whose approximate residual SDU loss `F̂(M_t)` is at
+/// most `target` (capped; see `ArqModel::limit_for_target`).
+#[pyfunction]
+fn arq_limit(p_good: f64, p_bad: f64, g: f64, b: f64, npdu: u32, target: f64) -> PyResult<u32> {
+    let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
+    Ok(m.limit_for_target(target))
+}
+
+/// Monte Carlo of `sdus` isolated SDUs (`ArqModel::simulate`, stream
+/// `analytic:arq-mc` of `seed`): the number of SDUs still incomplete after
+/// `n` frames, for `n = 0 ..= n_max`.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+fn arq_monte_carlo(
+    py: Python<'_>,
+    p_good: f64,
+    p_bad: f64,
+    g: f64,
+    b: f64,
+    npdu: u32,
+    sdus: usize,
+    n_max: u32,
+    seed: u64,
+) -> PyResult<Vec<u64>> {
+    let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
+    let etas = py.detach(|| m.simulate(sdus, n_max, &mut Rng::stream(seed, "analytic:arq-mc")));
+    let mut counts = vec![0u64; n_max as usize + 1];
+    for e in etas {
+        // η > n for n = 0 ..= min(η − 1, n_max)
+        let top = (e as usize).min(n_max as usize + 1);
+        for c in &mut counts[..top] {
+            *c += 1;
+        }
+    }
+    Ok(counts)
+}
+
+/// The cap of `arq_limit` (an unreachable target returns it).
+#[pyfunction]
+fn arq_limit_cap() -> u32 {
+    LIMIT_CAP
+}
+
 /// The version of the linklab core and binding.
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-/// linklab's Rust core: `run`, `json_schema`, `version`, `ScenarioError`, `InternalError`.
+/// linklab's Rust core: `run`, `json_schema`, `version`, `arq_model`, `arq_limit`, `ScenarioError`, `InternalError`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_model, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_limit_cap, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_monte_carlo, m)?)?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

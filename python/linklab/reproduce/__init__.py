@@ -7,9 +7,20 @@ numbers with the published ones, and writes figures, ``report.html`` and
 
 from __future__ import annotations
 
+from linklab.reproduce.arq_persistence import EXPERIMENTS as ARQ_PERSISTENCE_EXPERIMENTS
+from linklab.reproduce.arq_persistence import reproduce_arq_persistence
 from linklab.reproduce.rlc_aqm import EXPERIMENTS as RLC_AQM_EXPERIMENTS
 from linklab.reproduce.rlc_aqm import ReproduceError, reproduce_rlc_aqm
 
-REPRODUCTIONS = {"rlc-aqm": reproduce_rlc_aqm}
+REPRODUCTIONS = {"rlc-aqm": reproduce_rlc_aqm, "arq-persistence": reproduce_arq_persistence}
+EXPERIMENTS = {"rlc-aqm": RLC_AQM_EXPERIMENTS, "arq-persistence": ARQ_PERSISTENCE_EXPERIMENTS}
 
-__all__ = ["REPRODUCTIONS", "RLC_AQM_EXPERIMENTS", "ReproduceError", "reproduce_rlc_aqm"]
+__all__ = [
+    "ARQ_PERSISTENCE_EXPERIMENTS",
+    "EXPERIMENTS",
+    "REPRODUCTIONS",
+    "RLC_AQM_EXPERIMENTS",
+    "ReproduceError",
+    "reproduce_arq_persistence",
+    "reproduce_rlc_aqm",
+]

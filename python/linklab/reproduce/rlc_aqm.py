@@ -127,20 +127,21 @@ def _pct(v: float | None, unit: str = " %") -> str:
     return "-" if v is None else f"{v:+.1f}{unit}"
 
 
-def _t_ci(values: Sequence[float]) -> dict[str, Any]:
+def _t_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> dict[str, Any]:
     k = len(values)
     mean = statistics.fmean(values) if k else None
     ci = None
     if k >= 2:
         from scipy.special import stdtrit
 
-        ci = float(stdtrit(k - 1, (1 + CONFIDENCE) / 2) * statistics.stdev(values) / math.sqrt(k))
+        ci = float(stdtrit(k - 1, (1 + confidence) / 2) * statistics.stdev(values) / math.sqrt(k))
     return {"mean": mean, "ci": ci, "n": k}
 
 
 class _Runner:
-    def __init__(self, s: Settings) -> None:
+    def __init__(self, s: Settings, confidence: float = CONFIDENCE) -> None:
         self.s = s
+        self.confidence = confidence
         self.failed = 0
         self.runs = 0
         self.sweeps: list[str] = []
@@ -153,7 +154,7 @@ class _Runner:
             scenario,
             params=params,
             reps=self.s.reps,
-            confidence=CONFIDENCE,
+            confidence=self.confidence,
             seed=BASE_SEED,
             jobs=self.s.jobs,
             out=out,
@@ -724,17 +725,23 @@ img{max-width:100%;border:1px solid #ddd;margin:4px 0}
 """
 
 
-def render_html(result: dict[str, Any], tables: Sequence[Table]) -> str:
+def render_html(
+    result: dict[str, Any], tables: Sequence[Table], intro: Sequence[str] = ()
+) -> str:
+    """The HTML report of a reproduction (``result["reproduction"]`` names it);
+    ``intro``: extra paragraphs under the header."""
     e = html.escape
+    name = result["reproduction"]
     out = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        "<title>linklab reproduce rlc-aqm</title>",
+        f"<title>linklab reproduce {e(name)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        "<h1>linklab reproduce rlc-aqm</h1>",
-        f"<p>{e(P.PAPER)}</p>",
+        f"<h1>linklab reproduce {e(name)}</h1>",
+        f"<p>{e(result['paper'])}</p>",
+        *(f"<p>{e(x)}</p>" for x in intro),
         "<p>",
         e(
-            f"{result['reps']} replications per point, {int(CONFIDENCE * 100)} % "
+            f"{result['reps']} replications per point, {round(result['confidence'] * 100)} % "
             f"Student-t intervals, base seed {BASE_SEED}, runs of "
             f"{result['duration_s']} s, {'--quick' if result['quick'] else 'full'}; "
             f"{result['runs']} runs, {result['failed_runs']} failed; checks: "

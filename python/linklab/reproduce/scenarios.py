@@ -1,4 +1,4 @@
-"""Scenario texts of the rlc-aqm reproduction (seed 000, Alcaraz & Cerdan).
+"""Scenario texts of the reproductions (rlc-aqm: seed 000; arq-persistence: seed 001).
 
 They are the repository's ``scenarios/umts-rlc-*.toml`` and
 ``scenarios/umts-rate-switch-sbd.toml`` (Fig. 5 and Table 1 of the paper), kept
@@ -124,3 +124,108 @@ def switch_scenario(aqm: str) -> str:
         '{ at = "${switch_at}", rate = "128kbit" }]\n' + table + 'buffer = "${buffer}"\n'
         'channel = { kind = "rayleigh", fd_t = "${fdt}", fer = "${fer}" }\n' + _FLOWS
     )
+
+
+# Seed 001 (Vacirca et al.): the repository's scenarios/umts-tdd-arq.toml, verbatim
+# (tests/test_reproduce_arq.py checks they are the same).
+ARQ_SCENARIO = """\
+# Seed 001 (Vacirca, De Vendictis, Todini, Baiocchi), sections II and IV: one greedy
+# TCP Reno source in the wired Internet -> RNC -> UMTS-TDD radio bearer (RLC
+# acknowledged mode, selective repeat) -> mobile receiver.
+#
+# - 1000-byte IP packets (mss 960), 40-byte RLC PDU payload: 1001 bytes per SDU with
+#   its 1-byte length indicator, i.e. 25.025 PDUs per SDU on average (the paper's
+#   n_pdu = 25; an SDU straddles PDU boundaries, so it touches 26 PDUs).
+# - Gilbert-Elliott channel stepping once per 10 ms radio frame (= the TTI = the
+#   model's unit time tau), independent PDU errors given the state: p_G = 0.01,
+#   p_B = 0.9, g = 0.9, b = 0.1 or 0.9, on the downlink (data). The uplink (TCP ACKs,
+#   STATUS PDUs) is error-free by default: the model's assumption iii.
+# - Bearer rate 800 kbit/s of RLC payload = 25 PDUs per 10 ms frame, one SDU per
+#   frame (the model's assumption ii). The paper does not state the rate.
+# - Wired part: no capacity limit (100 Mbit/s), round trip `wired_rtt` (0.3 s or
+#   1 s), random loss `pw` on the data direction, independent of TCP.
+# - RLC: seed 000's Table 1 (PDU delay 25 ms, i.e. a 50 ms radio round trip: the
+#   paper does not give it) except Timer_Status_Prohibit off (the paper's
+#   receiver sends a STATUS when an SDU's last PDU arrives, i.e. without a
+#   prohibit timer); MaxDAT `max_dat` (a number of transmissions, or "none").
+# - RLC buffer `buffer` SDUs; 100000 is "infinite" (TCP's 64 KB window never fills it).
+name = "umts-tdd-arq"
+description = "Seed 001: TCP Reno over a UMTS-TDD RLC AM bearer with a Gilbert-Elliott channel"
+duration = "${duration}"
+
+[params]
+duration = "100s"
+max_dat = "none"       # transmissions per PDU, or "none" (unlimited)
+buffer = "100000p"     # RLC SDU buffer; 100000p = infinite
+pw = 0.0               # wired packet loss probability P_W (data direction)
+wired_delay = "150ms"  # one way: wired round trip 0.3 s (500ms: 1 s)
+rate = "800kbit"       # 25 PDUs of 40 bytes per 10 ms frame
+radio_delay = "25ms"   # RLC PDU delay, TTI start -> arrival (seed 000's 50 ms radio round trip)
+p_good = 0.01
+p_bad = 0.9
+g = 0.9
+b = 0.9
+up_p_good = 0.0        # uplink channel (STATUS PDUs, TCP ACKs): error-free by default
+up_p_bad = 0.0
+
+[tcp]
+variant = "reno"
+mss = 960              # 1000-byte IP packets
+rwnd = 65535
+initial_window = 1
+
+[[links]]
+a = "S"
+b = "RNC"
+rate = "100Mbit"
+delay = "${wired_delay}"
+queue = { limit = "10000p" }
+ab = { loss = "${pw}" }
+
+[[links]]
+a = "RNC"
+b = "UE"
+kind = "rlc_am"
+preset = "seed000"
+rate = "${rate}"
+pdu_payload = "320bit"
+tti = "10ms"
+delay = "${radio_delay}"
+status_prohibit = "off"
+max_dat = "${max_dat}"
+buffer = "${buffer}"
+
+[links.ab.channel]     # downlink (data): one channel step per 10 ms frame (slot = TTI)
+kind = "gilbert_elliott"
+p_good = "${p_good}"
+p_bad = "${p_bad}"
+g = "${g}"
+b = "${b}"
+
+[links.ba.channel]     # uplink (TCP ACKs, STATUS PDUs)
+kind = "gilbert_elliott"
+p_good = "${up_p_good}"
+p_bad = "${up_p_bad}"
+g = "${g}"
+b = "${b}"
+
+[[flows]]
+from = "S"
+to = "UE"
+"""
+
+_FIXED_MAX_DAT = 'max_dat = "${max_dat}"\n'
+_ADAPTIVE_MAX_DAT = (
+    'max_dat = "adaptive"\nadaptive = { alpha = "${alpha}", estimator = "receiver" }\n'
+)
+_ALPHA_PARAM = "alpha = 0.1           # adaptive MaxDAT: accepted link loss / wired loss\n"
+
+
+def arq_scenario(adaptive: bool = False) -> str:
+    """Seed 001's set-up; ``adaptive``: MaxDAT set by the cross-layer controller
+    (alpha = parameter ``alpha``, P_TCP measured at the mobile TCP receiver)."""
+    if not adaptive:
+        return ARQ_SCENARIO
+    assert _FIXED_MAX_DAT in ARQ_SCENARIO
+    text = ARQ_SCENARIO.replace(_FIXED_MAX_DAT, _ADAPTIVE_MAX_DAT)
+    return text.replace("[params]\n", "[params]\n" + _ALPHA_PARAM, 1)

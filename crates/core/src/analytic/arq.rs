@@ -32,6 +32,7 @@
 //! `p = 1` are exact.
 
 use crate::channel::GilbertElliott;
+use crate::rng::Rng;
 
 /// Largest value [`ArqModel::limit_for_target`] returns: targets that cannot be
 /// met within this many transmissions (including `target ≤ 0` and channels
@@ -121,8 +122,11 @@ impl ArqModel {
     /// Stationary channel distribution `(π_G, π_B)` =
     /// `((1−b)/(2−g−b), (1−g)/(2−g−b))`.
     pub fn stationary(&self) -> (f64, f64) {
-        let d = 2.0 - self.g - self.b;
-        ((1.0 - self.b) / d, (1.0 - self.g) / d)
+        // (1−g) + (1−b) rather than 2−g−b: the two terms are exact, so the
+        // probabilities sum to 1 within an ulp even when g or b is near 1.
+        let (lg, lb) = (1.0 - self.g, 1.0 - self.b);
+        let d = lg + lb;
+        (lb / d, lg / d)
     }
 
     /// The dominant eigenvalue of `Q`, in closed form:
@@ -197,8 +201,16 @@ impl ArqModel {
     /// without retransmissions.
     fn f1(&self) -> f64 {
         let (pg, pb) = self.stationary();
-        let n = self.npdu as i32;
-        (1.0 - (pg * (1.0 - self.p_good).powi(n) + pb * (1.0 - self.p_bad).powi(n))).clamp(0.0, 1.0)
+        // π_G·(1 − (1−p_G)^n) + π_B·(1 − (1−p_B)^n): no cancellation, exactly 0
+        // for p = 0, accurate for tiny p.
+        let fail = |p: f64| {
+            if p >= 1.0 {
+                1.0
+            } else {
+                -(self.npdu as f64 * (-p).ln_1p()).exp_m1()
+            }
+        };
+        (pg * fail(self.p_good) + pb * fail(self.p_bad)).clamp(0.0, 1.0)
     }
 
     /// The approximation of eq. (5): `F̂(n) = F(1) λ₁^(n−1)` for `n ≥ 1`
@@ -260,10 +272,52 @@ impl ArqModel {
     /// rounds per SDU when each PDU may be sent at most `m_t` times
     /// (0 for `m_t = 0`).
     pub fn mean_tx_limited(&self, m_t: u32) -> f64 {
-        if m_t == 0 {
-            return 0.0;
+        *self
+            .mean_tx_limited_curve(m_t)
+            .last()
+            .expect("curve has m_t + 1 points")
+    }
+
+    /// `[E[η | n ≤ 0], …, E[η | n ≤ m_max]]`: the partial sums of
+    /// [`ArqModel::residual_loss_curve`], in one pass.
+    pub fn mean_tx_limited_curve(&self, m_max: u32) -> Vec<f64> {
+        let mut acc = 0.0;
+        let mut out = Vec::with_capacity(m_max as usize + 1);
+        out.push(0.0);
+        if m_max > 0 {
+            for f in self.residual_loss_curve(m_max - 1) {
+                acc += f;
+                out.push(acc);
+            }
         }
-        self.residual_loss_curve(m_t - 1).iter().sum()
+        out
+    }
+
+    /// Monte Carlo of `sdus` isolated SDUs under the model's assumptions: the
+    /// channel state drawn from `π`, then per frame every remaining PDU fails
+    /// with probability `p_C`, then the channel steps. Returns `η` per SDU
+    /// (frames until every PDU got through), capped at `cap`: an SDU still
+    /// incomplete after `cap` frames reports `cap + 1`. An independent check
+    /// of [`ArqModel::residual_loss`], with no matrix and no binomial.
+    pub fn simulate(&self, sdus: usize, cap: u32, rng: &mut Rng) -> Vec<u32> {
+        let (_, pi_b) = self.stationary();
+        (0..sdus)
+            .map(|_| {
+                let mut bad = rng.bernoulli(pi_b);
+                let mut left = self.npdu;
+                let mut eta = 0;
+                while left > 0 {
+                    if eta == cap {
+                        return cap + 1;
+                    }
+                    let p = if bad { self.p_bad } else { self.p_good };
+                    left = (0..left).filter(|_| rng.bernoulli(p)).count() as u32;
+                    eta += 1;
+                    bad = rng.bernoulli(if bad { self.b } else { 1.0 - self.g });
+                }
+                eta
+            })
+            .collect()
     }
 
     /// The smallest `M_t ≥ 1` with `F̂(M_t) ≤ target`, i.e. eq. (5) inverted.

@@ -361,6 +361,27 @@ fn umts_bearer_runs_and_conserves() {
     let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
     assert!(g > 150e3 && g < 384e3, "goodput {g}");
     assert_eq!(s["queues"][2]["kind"], "droptail");
+    // RLC counters on the bearer's entries only; efficiency = delivered / air.
+    assert!(s["links"][0].get("rlc").is_none());
+    let down = &s["links"][2]["rlc"];
+    let air = down["air_bytes"].as_u64().unwrap();
+    let useful = down["delivered_bytes"].as_u64().unwrap();
+    let eff = down["efficiency"].as_f64().unwrap();
+    assert!(air > 0 && useful > 0);
+    assert!((eff - useful as f64 / air as f64).abs() < 1e-12);
+    // 10 % frame errors and 42-byte PDUs for 40 payload bytes: well below 1.
+    assert!(eff > 0.5 && eff < 0.9, "efficiency {eff}");
+    assert_eq!(down["sdus_delivered"], s["links"][2]["rx_packets"]);
+}
+
+#[test]
+fn max_dat_accepts_a_number_written_as_text() {
+    // A string parameter defaulting to "none" gives "4" for `--set max_dat=4`.
+    let text = UMTS.replacen("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"4\"", 1);
+    let a = run(Source::Toml(text), &RunOptions::default()).unwrap();
+    let text = UMTS.replacen("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = 4", 1);
+    let b = run(Source::Toml(text), &RunOptions::default()).unwrap();
+    assert_eq!(a.summary["links"], b.summary["links"]);
 }
 
 #[test]
@@ -377,6 +398,7 @@ fn umts_bad_input_names_the_rule() {
         ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].ab.rate_schedule[0].at"),
         ("preset = \"seed000\"", "preset = \"lte\"", "links[1].preset"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"sometimes\"", "links[1].max_dat"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"0\"", "links[1].max_dat"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nepc = \"sometimes\"", "links[1].epc"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nloss = 0.1", "links[1].loss"),
         ("delay = \"100ms\"", "delay = \"100ms\"\ntti = \"10ms\"", "links[0].tti"),

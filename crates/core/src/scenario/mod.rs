@@ -555,6 +555,12 @@ fn rlc_config(l: &LinkSection, p: &str) -> Result<RlcConfig, ScenarioError> {
                 adaptive = true;
                 None
             }
+            // A number written as text: what a string parameter (`max_dat =
+            // "${max_dat}"` with default "none") gives for `--set max_dat=4`.
+            IntOrWord::Word(w) if w.trim().parse::<i64>().is_ok() => {
+                let n = w.trim().parse::<i64>().unwrap_or_default();
+                Some(int_in(&format!("{p}.max_dat"), n, 1, 1_000_000)? as u32)
+            }
             IntOrWord::Word(w) => {
                 return Err(err(
                     format!("{p}.max_dat"),

@@ -89,26 +89,6 @@ fn wilson(hits: u64, n: u64, z: f64) -> (f64, f64) {
     (centre - half, centre + half)
 }
 
-/// Isolated-SDU Monte Carlo: channel state from π, each frame every remaining
-/// PDU fails w.p. p_C, then the channel steps. Returns η per SDU (capped).
-fn monte_carlo(m: &ArqModel, sdus: usize, cap: u32, rng: &mut Rng) -> Vec<u32> {
-    let (_, pb) = m.stationary();
-    (0..sdus)
-        .map(|_| {
-            let mut bad = rng.bernoulli(pb);
-            let mut left = m.npdu;
-            let mut eta = 0;
-            while left > 0 && eta < cap {
-                let p = if bad { m.p_bad } else { m.p_good };
-                left = (0..left).filter(|_| rng.bernoulli(p)).count() as u32;
-                eta += 1;
-                bad = rng.bernoulli(if bad { m.b } else { 1.0 - m.g });
-            }
-            eta
-        })
-        .collect()
-}
-
 #[test]
 fn matches_brute_force_enumeration() {
     for &(pg, pb, g, b, npdu) in &[
@@ -137,7 +117,7 @@ fn monte_carlo_within_95_percent_interval() {
         let m = paper(b);
         let mut rng = Rng::stream(2026, &format!("test:arq-mc-{i}"));
         let n_sdus = 20_000;
-        let etas = monte_carlo(&m, n_sdus, 200, &mut rng);
+        let etas = m.simulate(n_sdus, 200, &mut rng);
         let f = m.residual_loss_curve(30);
         // The 31 estimates come from the same SDUs, so the intervals are
         // Bonferroni-corrected: together they cover F at every n with 95 %
@@ -151,12 +131,23 @@ fn monte_carlo_within_95_percent_interval() {
                 "b={b} n={n}: F={fn_} outside [{lo}, {hi}] ({hits} hits)"
             );
         }
+        assert!(etas.iter().all(|&e| (1..=201).contains(&e)));
         let mean = etas.iter().map(|&e| e as f64).sum::<f64>() / n_sdus as f64;
         assert!(
             (mean - m.mean_tx()).abs() < 0.05 * m.mean_tx(),
             "b={b} mean {mean}"
         );
     }
+}
+
+#[test]
+fn simulate_caps_and_is_deterministic() {
+    let dead = ArqModel::new(1.0, 1.0, 0.5, 0.5, 3).unwrap();
+    assert_eq!(dead.simulate(5, 7, &mut Rng::stream(1, "t")), vec![8; 5]);
+    let m = paper(0.9);
+    let a = m.simulate(100, 50, &mut Rng::stream(1, "t"));
+    let b = m.simulate(100, 50, &mut Rng::stream(1, "t"));
+    assert_eq!(a, b);
 }
 
 #[test]
@@ -201,6 +192,19 @@ fn edge_probabilities_are_exact() {
     assert!(ok.mean_tx().is_finite());
     let direct: f64 = ok.residual_loss_curve(2000).iter().sum();
     assert!((ok.mean_tx() - direct).abs() < 1e-9);
+}
+
+#[test]
+fn near_absorbing_channel_keeps_f_hat_1_equal_to_f_1() {
+    // Found by hypothesis: g close to 1 with b = 1 made 2 − g − b round so that
+    // π_G + π_B ≠ 1 and F̂(1) = 1.1e-11 while F(1) = 0.
+    let m = ArqModel::new(0.0, 0.0, 0.99999, 1.0, 1).unwrap();
+    let (pg, pb) = m.stationary();
+    assert_eq!(pg + pb, 1.0);
+    assert_eq!(m.residual_loss_approx(1), 0.0);
+    assert_eq!(m.residual_loss(1), 0.0);
+    let tiny = ArqModel::new(1e-18, 1e-18, 0.5, 0.5, 10).unwrap();
+    assert!((tiny.residual_loss_approx(1) / 1e-17 - 1.0).abs() < 1e-9);
 }
 
 #[test]

@@ -1,0 +1,126 @@
+"""Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A).
+
+:func:`arq` evaluates the chain of one isolated SDU of ``npdu`` PDUs over a
+Gilbert–Elliott channel (``p_good``/``p_bad`` unit error probabilities,
+``g``/``b`` stay probabilities, one channel step per frame): the residual SDU
+loss ``F(n)`` after ``n`` transmissions per PDU, its approximation ``F_hat(n)``
+(eq. 5), and the mean number of transmission rounds per SDU ``E[eta]`` (eq. 2)
+and ``E[eta | n <= M_t]`` (eq. 3). :func:`arq_limit` inverts eq. (5). The
+numbers come from the Rust core (``linklab_core::analytic::ArqModel``); see
+docs/models/arq-model.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from linklab import _core
+
+__all__ = [
+    "LIMIT_CAP",
+    "MAX_N",
+    "MAX_NPDU",
+    "ArqError",
+    "arq",
+    "arq_limit",
+    "arq_monte_carlo",
+    "check_arq",
+]
+
+#: Largest ``n`` :func:`arq` evaluates (the cost is ``n * npdu**2``).
+MAX_N = 100_000
+#: Largest ``npdu`` accepted.
+MAX_NPDU = 1024
+#: What :func:`arq_limit` returns for a target it cannot meet sooner.
+LIMIT_CAP: int = _core.arq_limit_cap()
+
+
+class ArqError(ValueError):
+    """Invalid model parameters; ``.name`` is the offending parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def check_arq(p_good: float, p_bad: float, g: float, b: float, npdu: int) -> None:
+    """Raise :class:`ArqError` naming the first invalid parameter."""
+    for name, v in (("p_good", p_good), ("p_bad", p_bad), ("g", g), ("b", b)):
+        if not (isinstance(v, int | float) and 0.0 <= v <= 1.0):
+            raise ArqError(name, f"{name} = {v!r} must be a probability in [0, 1]")
+    if g == 1.0 and b == 1.0:
+        raise ArqError(
+            "g", "g = b = 1 has no stationary distribution (the channel never changes state)"
+        )
+    if isinstance(npdu, bool) or not isinstance(npdu, int) or not 1 <= npdu <= MAX_NPDU:
+        raise ArqError("npdu", f"npdu = {npdu!r} must be an integer from 1 to {MAX_NPDU}")
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def arq(
+    p_good: float, p_bad: float, g: float, b: float, npdu: int, n_from: int, n_to: int
+) -> dict[str, Any]:
+    """The model for ``n = n_from ..= n_to`` (``1 <= n_from <= n_to <= MAX_N``).
+
+    Returns ``{"lambda1", "mean_tx", "rows": [{"n", "F", "F_hat",
+    "mean_tx_limited"}, ...]}`` where ``mean_tx_limited`` is ``E[eta | n <= M_t]``
+    with ``M_t = n``. ``mean_tx`` is ``None`` when it is infinite (the SDU may never
+    complete, e.g. ``p_bad = 1`` with ``b = 1``). Raises :class:`ArqError`.
+    """
+    check_arq(p_good, p_bad, g, b, npdu)
+    for name, v in (("n_from", n_from), ("n_to", n_to)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_N:
+            raise ArqError(name, f"{name} = {v!r} must be an integer from 1 to {MAX_N}")
+    if n_from > n_to:
+        raise ArqError("n_from", f"empty range {n_from}..{n_to}: n_from must not exceed n_to")
+    m = _core.arq_model(p_good, p_bad, g, b, npdu, n_to)
+    f: list[float] = m["F"]  # type: ignore[assignment]
+    f_hat: list[float] = m["F_hat"]  # type: ignore[assignment]
+    lim: list[float] = m["mean_tx_limited"]  # type: ignore[assignment]
+    rows = [
+        {"n": n, "F": f[n], "F_hat": f_hat[n], "mean_tx_limited": lim[n]}
+        for n in range(n_from, n_to + 1)
+    ]
+    return {
+        "lambda1": float(m["lambda1"]),  # type: ignore[arg-type]
+        "mean_tx": _finite(float(m["mean_tx"])),  # type: ignore[arg-type]
+        "rows": rows,
+    }
+
+
+def arq_limit(p_good: float, p_bad: float, g: float, b: float, npdu: int, target: float) -> int:
+    """The smallest ``M_t >= 1`` with ``F_hat(M_t) <= target``, ``0 < target <= 1``.
+
+    Capped at :data:`LIMIT_CAP` when the target cannot be met sooner (e.g. a
+    channel whose BAD state never lets a PDU through). Raises :class:`ArqError`.
+    """
+    check_arq(p_good, p_bad, g, b, npdu)
+    if not (isinstance(target, int | float) and 0.0 < target <= 1.0):
+        raise ArqError("target", f"target = {target!r} must be in (0, 1]")
+    return int(_core.arq_limit(p_good, p_bad, g, b, npdu, float(target)))
+
+
+def arq_monte_carlo(
+    p_good: float,
+    p_bad: float,
+    g: float,
+    b: float,
+    npdu: int,
+    sdus: int,
+    n_max: int,
+    seed: int = 1,
+) -> list[int]:
+    """Monte Carlo of ``sdus`` isolated SDUs under the model's assumptions.
+
+    Returns, for ``n = 0 ..= n_max``, how many SDUs were still incomplete after
+    ``n`` frames (an estimate of ``sdus * F(n)``). Deterministic in ``seed``
+    (stream ``analytic:arq-mc``). Raises :class:`ArqError`.
+    """
+    check_arq(p_good, p_bad, g, b, npdu)
+    if sdus < 1 or n_max < 0:
+        raise ArqError("sdus", f"sdus = {sdus} must be >= 1 and n_max = {n_max} >= 0")
+    return list(_core.arq_monte_carlo(p_good, p_bad, g, b, npdu, sdus, n_max, seed))
