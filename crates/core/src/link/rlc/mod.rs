@@ -1380,6 +1380,9 @@ impl Link for RlcBearer {
     /// largest SDU accepted so far ([`RlcBearer::pdus_per_sdu`]).
     fn on_e2e_loss_rate(&mut self, now: Time, dir: Dir, p_tcp: f64) {
         let c = dir.index();
+        if self.h[c].max_sdu == 0 {
+            return; // no SDU yet: n_pdu unknown, keep the limit
+        }
         let n_pdu = self.pdus_per_sdu(self.h[c].max_sdu);
         let h = &mut self.h[c];
         let Some(a) = h.adaptive.as_mut() else {

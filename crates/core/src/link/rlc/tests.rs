@@ -573,6 +573,18 @@ fn max_dat_discards_and_moves_the_window() {
     );
     let c = b.counters(Dir::AB).clone();
     assert_eq!((c.sdus_discarded, c.sdus_lost, c.mrw_pdus_sent), (1, 1, 1));
+    // P_LL and the ARQ summary: SDUs 1, 2 acknowledged at 55 ms, SDU 0
+    // discarded at 120 ms; MaxDAT 2 all along.
+    assert_eq!(c.sdus_acked, 2);
+    assert_eq!(b.sdu_loss_estimate(Dir::AB), Some(1.0 / 3.0));
+    let a = b.arq_stats(Dir::AB, ms(10_000)).unwrap();
+    assert_eq!(a.residual_sdu_loss(), Some(1.0 / 3.0));
+    assert_eq!(
+        (a.max_dat, a.max_dat_mean, a.max_dat_changes),
+        (Some(2), Some(2.0), 0)
+    );
+    assert_eq!(a.max_dat_unlimited_fraction, 0.0);
+    assert_eq!(b.sdu_loss_estimate(Dir::BA), None);
     assert_eq!(b.occupancy(Dir::AB).stats().drops_link_arq, 1);
     assert_eq!(b.stats(Dir::AB).lost, 1);
     assert_eq!(b.in_transit(), 0);
@@ -608,6 +620,65 @@ fn set_max_dat_at_run_time() {
     let expect: Out = (0..3).map(|k| (ms(145), Dir::AB, k, true)).collect();
     assert_eq!(out, expect);
     assert_eq!(b.counters(Dir::AB).data_pdus_retransmitted, 2);
+    let a = b.arq_stats(Dir::AB, ms(200)).unwrap();
+    assert_eq!(
+        (a.max_dat, a.max_dat_mean, a.max_dat_changes),
+        (None, None, 1)
+    );
+    assert_eq!(a.max_dat_unlimited_fraction, 1.0);
+}
+
+/// Adaptive MaxDAT at the bearer: a 1000-byte SDU (n_pdu = ⌈1001/40⌉ = 26)
+/// on the paper's channel (p_G 0.01, p_B 0.9, g = b = 0.9): F(1) = 0.614978,
+/// λ₁ = 0.810112. P_TCP = 0.05, no SDU completed (P_LL = 0), α = 0.1:
+/// target 0.005, F̂(23) = 0.005982 > 0.005 ≥ F̂(24) = 0.004846 → 24. The time
+/// average follows: unlimited for 1 s, 24 for 1 s, 13 for 2 s.
+#[test]
+fn adaptive_max_dat_follows_the_model() {
+    let mut cfg = RlcConfig::seed000();
+    cfg.max_dat = None;
+    cfg.adaptive_alpha = Some(0.1);
+    let ge = || -> Box<dyn Channel> {
+        Box::new(crate::channel::GilbertElliott::new(
+            ms(10),
+            0.01,
+            0.9,
+            0.9,
+            0.9,
+            Rng::stream(1, "ge"),
+        ))
+    };
+    let mut b = bearer(cfg.clone(), ge(), Box::new(Perfect));
+    // No SDU yet: n_pdu unknown, nothing changes.
+    b.on_e2e_loss_rate(ms(500), Dir::AB, 0.05);
+    assert_eq!(b.max_dat(Dir::AB), None);
+    assert_eq!(b.enqueue(ms(500), Dir::AB, pkt(0, 1000)), None);
+    assert_eq!(b.pdus_per_sdu(1000), 26);
+    b.on_e2e_loss_rate(ms(1000), Dir::AB, 0.05);
+    assert_eq!(b.max_dat(Dir::AB), Some(24));
+    let a = b.arq_stats(Dir::AB, ms(1000)).unwrap();
+    assert_eq!((a.p_tcp, a.max_dat_changes), (Some(0.05), 1));
+    assert!((a.target.unwrap() - 0.005).abs() < 1e-15);
+    // α·P_W = 0.1·0.5: F̂(12) = 0.060654 > 0.05 ≥ F̂(13) = 0.049136.
+    b.on_e2e_loss_rate(ms(2000), Dir::AB, 0.5);
+    let m = b.max_dat(Dir::AB).unwrap();
+    assert_eq!(m, 13);
+    let model = crate::analytic::arq::ArqModel::new(0.01, 0.9, 0.9, 0.9, 26).unwrap();
+    assert_eq!(m, model.limit_for_target(0.05));
+    assert!(model.residual_loss_approx(m) <= 0.05 && model.residual_loss_approx(m - 1) > 0.05);
+    let a = b.arq_stats(Dir::AB, ms(4000)).unwrap();
+    let want = (24.0 * 1.0 + f64::from(m) * 2.0) / 3.0;
+    assert!((a.max_dat_mean.unwrap() - want).abs() < 1e-9, "{a:?}");
+    assert!((a.max_dat_unlimited_fraction - 0.25).abs() < 1e-12);
+    // The direction without a Gilbert–Elliott channel ignores the input.
+    b.on_e2e_loss_rate(ms(4000), Dir::BA, 0.05);
+    assert_eq!(b.max_dat(Dir::BA), None);
+    assert_eq!(b.arq_stats(Dir::BA, ms(4000)).unwrap().p_tcp, None);
+    // Without adaptive_alpha the input is ignored too.
+    let mut b = bearer(RlcConfig::seed000(), ge(), Box::new(Perfect));
+    b.enqueue(ms(0), Dir::AB, pkt(0, 1000));
+    b.on_e2e_loss_rate(ms(10), Dir::AB, 0.05);
+    assert_eq!(b.max_dat(Dir::AB), Some(10));
 }
 
 /// Without in-order delivery, SDUs 1 and 2 are handed up at 25 ms, before
