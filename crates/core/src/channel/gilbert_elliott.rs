@@ -43,7 +43,7 @@ impl GilbertElliott {
             panic!("invalid Gilbert-Elliott channel: {e}");
         }
         let clock = SlotClock::new(slot);
-        let pi_bad = (1.0 - g) / (2.0 - g - b);
+        let pi_bad = (1.0 - g) / ((1.0 - g) + (1.0 - b));
         let bad = rng.bernoulli(pi_bad);
         GilbertElliott {
             p_good,
@@ -74,12 +74,12 @@ impl GilbertElliott {
 
     /// Stationary probability of the GOOD state, `(1−b)/(2−g−b)`.
     pub fn stationary_good(&self) -> f64 {
-        (1.0 - self.b) / (2.0 - self.g - self.b)
+        (1.0 - self.b) / ((1.0 - self.g) + (1.0 - self.b))
     }
 
     /// Stationary probability of the BAD state, `(1−g)/(2−g−b)`.
     pub fn stationary_bad(&self) -> f64 {
-        (1.0 - self.g) / (2.0 - self.g - self.b)
+        (1.0 - self.g) / ((1.0 - self.g) + (1.0 - self.b))
     }
 
     /// Mean sojourn in GOOD, in slots: `1/(1−g)` (infinite if `g = 1`).

@@ -387,20 +387,36 @@ mod tests {
         }
 
         /// Independent losses at rate q with a zero RTT (every loss its own
-        /// event): the estimate is within a loose factor of q.
+        /// event): the median of the estimates taken after each loss (once
+        /// eight intervals exist) is close to q. A single estimate averages
+        /// only eight geometric intervals and strays by 4x about once in a
+        /// thousand runs, so the median is what is checked.
         #[test]
         fn estimate_tracks_a_bernoulli_loss_rate(seed in 0u64..1000, q in 0.01f64..0.2) {
             let mut rng = crate::rng::Rng::stream(seed, "test:tfrc");
             let mut e = LossEventEstimator::new();
+            let mut estimates = Vec::new();
+            let mut losses = 0;
             for p in 0..20_000u64 {
                 if rng.bernoulli(q) {
                     e.on_loss(Time::from_millis(p), p, Time::ZERO);
+                    losses += 1;
+                    if losses > 9 {
+                        estimates.push(e.loss_event_rate().unwrap());
+                    }
                 } else {
                     e.on_packet(p);
                 }
             }
-            let p = e.loss_event_rate().unwrap();
-            prop_assert!(p > q / 4.0 && p < q * 4.0, "estimate {} for {}", p, q);
+            prop_assert!(estimates.len() > 100);
+            estimates.sort_by(f64::total_cmp);
+            let median = estimates[estimates.len() / 2];
+            prop_assert!(
+                median > q / 1.5 && median < q * 1.5,
+                "median estimate {} for {}",
+                median,
+                q
+            );
         }
     }
 }
