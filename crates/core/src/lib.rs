@@ -11,6 +11,7 @@ pub mod aqm;
 pub mod capture;
 pub mod channel;
 pub mod engine;
+pub mod fec;
 pub mod link;
 pub mod metrics;
 pub mod net;

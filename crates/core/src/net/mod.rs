@@ -332,7 +332,7 @@ impl Simulation {
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
-                if p.payload > 0 {
+                if p.payload > 0 && p.repair.is_none() {
                     slot.metrics
                         .delay
                         .record(now.saturating_sub(p.sent_at).as_nanos());

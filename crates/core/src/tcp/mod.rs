@@ -17,6 +17,7 @@
 //! [`receiver`] (cumulative and selective ACKs, delayed ACK, ECN echo).
 
 pub mod cc;
+pub mod lt;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
@@ -29,6 +30,7 @@ use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
 use crate::time::Time;
 
 pub use cc::{CongestionControl, Signal, Window};
+pub use lt::{Bin, EstimatorSide, LtConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};
@@ -97,6 +99,8 @@ pub struct TcpConfig {
     /// bound) paces sending during SACK loss recovery instead of RFC 6675's
     /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
     pub prr: bool,
+    /// LT-TCP building blocks (all off by default).
+    pub lt: LtConfig,
 }
 
 impl Default for TcpConfig {
@@ -120,6 +124,7 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
+            lt: LtConfig::default(),
         }
     }
 }
