@@ -288,7 +288,10 @@ fn lt_config(c: &mut LtConfig, s: &LtSection, path: &str) -> Result<(), Scenario
             for (i, &(upto, packets)) in bins.iter().enumerate() {
                 let p = format!("{path}.{key}[{i}]");
                 if !upto.is_finite() {
-                    return Err(err(p, format!("upper bound {upto} is not a number in (0, 1]")));
+                    return Err(err(
+                        p,
+                        format!("upper bound {upto} is not a number in (0, 1]"),
+                    ));
                 }
                 let packets = int_in(&p, packets, 0, 253)? as u16;
                 out.push(Bin { upto, packets });

@@ -148,9 +148,7 @@ fn check_bins(key: &'static str, bins: &[Bin]) -> Result<(), (&'static str, Stri
     if prev != 1.0 {
         return Err((
             key,
-            format!(
-                "the bins end at {prev}; they must cover [0, 1] (the last upper bound is 1)"
-            ),
+            format!("the bins end at {prev}; they must cover [0, 1] (the last upper bound is 1)"),
         ));
     }
     Ok(())
@@ -297,7 +295,14 @@ mod tests {
             ..LtConfig::default()
         };
         // Large window: MSS at its maximum, more than G segments.
-        assert_eq!(plan_block(&c, 1000, 40_000, 0.0), BlockPlan { mss: 1000, k: 40, p: 0 });
+        assert_eq!(
+            plan_block(&c, 1000, 40_000, 0.0),
+            BlockPlan {
+                mss: 1000,
+                k: 40,
+                p: 0
+            }
+        );
         // Medium window: MSS shrinks so that G segments fit.
         let b = plan_block(&c, 1000, 4_000, 0.0);
         assert_eq!((b.mss, b.k), (500, 8));

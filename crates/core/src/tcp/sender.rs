@@ -63,6 +63,10 @@ struct Block {
     next_index: u16,
     /// Still taking data segments.
     open: bool,
+    /// Repairs sent and not yet resolved (nothing sent after them acknowledged).
+    unresolved: u16,
+    /// When the latest repair of the block was sent.
+    last_repair_at: Time,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,8 +133,8 @@ pub struct TcpSender {
     /// Transmission order counter (segments and repairs).
     order: u64,
     blocks: VecDeque<Block>,
-    /// Repairs counted in flight: (order stamp, payload bytes).
-    fec_out: VecDeque<(u64, u64)>,
+    /// Repairs counted in flight: (order stamp, payload bytes, block start).
+    fec_out: VecDeque<(u64, u64, u64)>,
     fec_pipe: u64,
     reactive_pending: u32,
     /// Segment size of the current block (0 = the configured MSS).
@@ -476,6 +480,9 @@ impl TcpSender {
                 self.fec_out.clear();
                 self.fec_pipe = 0;
                 self.reactive_pending = 0;
+                for b in &mut self.blocks {
+                    b.unresolved = 0;
+                }
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
@@ -525,7 +532,7 @@ impl TcpSender {
 
     fn transmit_data(&mut self, now: Time) -> Option<Packet> {
         if let Some(seq) = self.rtx_pending.take() {
-            if seq >= self.snd_una {
+            if seq >= self.snd_una && self.fec_hold(seq, now).is_none() {
                 if let Some(idx) = self.sb.index_of(seq) {
                     return Some(self.send_segment(idx, now));
                 }
@@ -543,17 +550,53 @@ impl TcpSender {
         if self.win.cwnd < self.pipe + self.fec_pipe + self.seg_size() {
             return None;
         }
-        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt.
-        if let Some(idx) = self.sb.next_lost(self.high_rxt) {
-            return Some(self.send_segment(idx, now));
+        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt
+        // (LT-TCP: not in a block that FEC in flight can still rebuild).
+        let mut from = self.high_rxt;
+        while let Some(idx) = self.sb.next_lost(from) {
+            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
+            match self.fec_hold(seq, now) {
+                Some(end) => from = end,
+                None => return Some(self.send_segment(idx, now)),
+            }
         }
         // Rule 2: new data (pipe already checked).
         if let Some(p) = self.send_in_order(now, false) {
             return Some(p);
         }
         // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte.
-        let idx = self.sb.next_hole(self.high_rxt)?;
-        Some(self.send_segment(idx, now))
+        let mut from = self.high_rxt;
+        loop {
+            let idx = self.sb.next_hole(from)?;
+            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
+            match self.fec_hold(seq, now) {
+                Some(end) => from = end,
+                None => return Some(self.send_segment(idx, now)),
+            }
+        }
+    }
+
+    /// LT-TCP "FEC first, SACK as the fallback": if byte `seq` lies in a
+    /// block whose repairs still to send or still in flight (sent less than
+    /// one smoothed RTT ago, nothing sent after them acknowledged) cover its
+    /// known holes, hold its retransmission back; returns the block's end.
+    fn fec_hold(&self, seq: u64, now: Time) -> Option<u64> {
+        if !self.lt_blocks || self.blocks.is_empty() {
+            return None;
+        }
+        let i = self.blocks.partition_point(|b| b.end <= seq);
+        let b = self.blocks.get(i).filter(|b| b.start <= seq && !b.open)?;
+        let guard = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
+        let in_flight = if now < b.last_repair_at + guard {
+            b.unresolved
+        } else {
+            0
+        };
+        let coming = u64::from(b.proactive_left) + u64::from(in_flight);
+        if coming == 0 {
+            return None;
+        }
+        (self.sb.holes_in(b.start, b.end) as u64 <= coming).then_some(b.end)
     }
 
     /// Go-back-N retransmission at `snd_nxt`, else new data, if the windows
@@ -807,6 +850,8 @@ impl TcpSender {
             proactive_left: 0,
             next_index: 0,
             open: true,
+            unresolved: 0,
+            last_repair_at: now,
         });
         self.stats.fec_blocks += 1;
         if self.trace {
@@ -881,6 +926,8 @@ impl TcpSender {
         let b = &mut self.blocks[idx];
         let index = b.next_index as u8;
         b.next_index += 1;
+        b.unresolved += 1;
+        b.last_repair_at = now;
         if proactive.is_some() {
             b.proactive_left -= 1;
             self.stats.repairs_proactive += 1;
@@ -893,7 +940,7 @@ impl TcpSender {
         let (start, len) = (b.start, (b.end - b.start) as u32);
         self.stats.wire_bytes += size + u64::from(self.header);
         self.order += 1;
-        self.fec_out.push_back((self.order, size));
+        self.fec_out.push_back((self.order, size, start));
         self.fec_pipe += size;
         if sack_recovery {
             self.prr_out += size;
@@ -924,12 +971,16 @@ impl TcpSender {
     /// blocks are forgotten, the estimation window may close.
     fn lt_after_ack(&mut self, now: Time) {
         let acked_order = self.sb.acked_order();
-        while let Some(&(o, bytes)) = self.fec_out.front() {
+        while let Some(&(o, bytes, start)) = self.fec_out.front() {
             if o > acked_order {
                 break;
             }
             self.fec_out.pop_front();
             self.fec_pipe -= bytes;
+            let i = self.blocks.partition_point(|b| b.start < start);
+            if let Some(b) = self.blocks.get_mut(i).filter(|b| b.start == start) {
+                b.unresolved = b.unresolved.saturating_sub(1);
+            }
         }
         if self.snd_una >= self.snd_max {
             self.fec_out.clear();
