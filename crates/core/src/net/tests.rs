@@ -407,3 +407,95 @@ fn rate_switch_applies_the_aqm_table() {
     let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
     assert!(g > 80e3 && g < 384e3, "goodput {g}");
 }
+
+const LT_TCP: &str = include_str!("../../../../scenarios/dumbbell-lt-tcp.toml");
+
+fn lt_run(params: &[(&str, &str)], seed: u64) -> Value {
+    let opts = RunOptions {
+        seed: Some(seed),
+        params: params
+            .iter()
+            .map(|&(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..RunOptions::default()
+    };
+    run(Source::Toml(LT_TCP.to_string()), &opts)
+        .unwrap()
+        .summary
+}
+
+#[test]
+fn lt_tcp_beats_sack_under_erasures_and_reports_its_blocks() {
+    let common = [("flows", "4"), ("duration", "15s"), ("per", "0.1")];
+    let lt = lt_run(&common, 3);
+    let mut sack_params = common.to_vec();
+    for k in ["ecn_only", "adaptive_mss", "proactive", "reactive"] {
+        sack_params.push((k, "false"));
+    }
+    let sack = lt_run(&sack_params, 3);
+    let g = |s: &Value| s["aggregate"]["goodput_bps"].as_f64().unwrap();
+    assert!(g(&lt) > 3.0 * g(&sack), "{} vs {}", g(&lt), g(&sack));
+    let a = &lt["aggregate"];
+    assert!(a["lt"]["blocks_rebuilt"].as_u64().unwrap() > 100);
+    let pro = a["lt"]["proactive_overhead_pct"].as_f64().unwrap();
+    assert!((5.0..60.0).contains(&pro), "{pro}");
+    assert!(a["throughput_bps"].as_f64().unwrap() > g(&lt));
+    let f = &lt["flows"][0]["lt"];
+    let e = f["erasure_estimate"].as_f64().unwrap();
+    assert!((0.03..0.3).contains(&e), "E = {e}");
+    assert!(f["mss"].as_u64().unwrap() <= 448);
+    assert!(sack["aggregate"].get("lt").is_none());
+}
+
+#[test]
+fn lt_tcp_bad_input_names_the_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "mss_min = \"${mss_min}\"",
+            "mss_min = 500",
+            "tcp.lt.mss_min",
+        ),
+        (
+            "g_min_segments = \"${g}\"",
+            "g_min_segments = 0",
+            "tcp.lt.g_min_segments",
+        ),
+        ("[1.0, 11]]", "[0.9, 11]]", "tcp.lt.proactive_bins"),
+        (
+            "reactive_bins = [[0.001, 0]",
+            "reactive_bins = [[0.5, 0], [0.4, 1]",
+            "tcp.lt.reactive_bins",
+        ),
+        (
+            "[0.001, 0], [0.05, 1]",
+            "[0.001, -1], [0.05, 1]",
+            "tcp.lt.proactive_bins[0]",
+        ),
+        (
+            "mss_min = \"${mss_min}\"",
+            "mss_min = 100\nblock_max = 256",
+            "tcp.lt.block_max",
+        ),
+        (
+            "estimator = \"${estimator}\"",
+            "estimator = \"oracle\"",
+            "tcp.lt.estimator",
+        ),
+        ("variant = \"sack\"", "variant = \"newreno\"", "tcp.lt"),
+        ("ecn = true", "ecn = false", "tcp.lt.ecn_only"),
+        (
+            "mss_min = \"${mss_min}\"",
+            "mss_min = 100\nspeed = 1",
+            "tcp.lt",
+        ),
+    ];
+    for (from, to, path) in cases {
+        assert!(LT_TCP.contains(from), "test case does not apply: {from}");
+        let (p, m) = bad(&LT_TCP.replacen(from, to, 1));
+        assert!(
+            p.starts_with(path),
+            "{to}: path '{p}' (message: {m}) should start with {path}"
+        );
+        assert!(!m.is_empty());
+    }
+}

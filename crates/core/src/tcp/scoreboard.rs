@@ -401,4 +401,103 @@ mod tests {
         assert_eq!(b.index_of(450), Some(0));
         assert_eq!(b.index_of(350), None);
     }
+
+    #[test]
+    fn variable_sizes_lookup_and_holes() {
+        let mut b = Scoreboard::new(100);
+        let mut seq = 0;
+        for len in [100u32, 100, 40, 40, 40, 250] {
+            b.push(Segment::new(seq, len, Time::ZERO));
+            seq += u64::from(len);
+        }
+        assert_eq!(b.index_of(0), Some(0));
+        assert_eq!(b.index_of(239), Some(2));
+        assert_eq!(b.index_of(240), Some(3));
+        assert_eq!(b.index_of(569), Some(5));
+        assert_eq!(b.index_of(570), None);
+        assert!(b.apply_sack(&[(240, 280)]));
+        assert_eq!(b.holes_in(0, 570), 3);
+        assert_eq!(b.holes_in(100, 240), 2);
+        let holes: Vec<bool> = b.iter().map(|s| s.hole).collect();
+        assert_eq!(holes, [true, true, true, false, false, false]);
+        // IsLost's byte rule counts segments of the current size: 250 SACKed
+        // bytes above 280 are more than 2 × 40 but not more than 2 × 200.
+        b.apply_sack(&[(320, 570)]);
+        let mut big = b.clone();
+        big.set_mss(200);
+        big.mark_lost(3);
+        assert!(big.iter().all(|s| !s.lost));
+        b.set_mss(40);
+        b.mark_lost(3);
+        let lost: Vec<u64> = b.iter().filter(|s| s.lost).map(|s| s.seq).collect();
+        assert_eq!(lost, vec![0, 100, 200, 280]);
+        b.ack(240);
+        assert_eq!(b.popped(), (3, 3));
+    }
+
+    proptest::proptest! {
+        /// Segments of any sizes: lookups, SACK marks, holes, loss marks and
+        /// counters agree with a naive model after every operation.
+        #[test]
+        fn variable_size_scoreboard_invariants(
+            lens in proptest::collection::vec(1u32..2000, 1..60),
+            ops in proptest::collection::vec((0u8..3, 0u64..1_000_000, 0u64..5000), 1..40),
+        ) {
+            let mut b = Scoreboard::new(500);
+            let mut seq = 0u64;
+            for &len in &lens {
+                b.push(Segment::new(seq, len, Time::ZERO));
+                seq += u64::from(len);
+            }
+            let top = seq;
+            let mut popped = 0u64;
+            for (op, x, w) in ops {
+                let x = x % (top + 1);
+                match op {
+                    0 => {
+                        let before: Vec<Segment> = b.iter().copied().collect();
+                        b.apply_sack(&[(x, x + w)]);
+                        for (old, new) in before.iter().zip(b.iter()) {
+                            let inside = x <= old.seq && old.end() <= x + w;
+                            proptest::prop_assert_eq!(new.sacked, old.sacked || inside);
+                        }
+                    }
+                    1 => {
+                        let n = b.iter().take_while(|s| s.end() <= x).count() as u64;
+                        b.ack(x);
+                        popped += n;
+                        proptest::prop_assert_eq!(b.popped().0, popped);
+                    }
+                    _ => b.mark_lost((w % 4) as u32 + 1),
+                }
+                let segs: Vec<Segment> = b.iter().copied().collect();
+                for w in segs.windows(2) {
+                    proptest::prop_assert_eq!(w[0].end(), w[1].seq);
+                }
+                proptest::prop_assert_eq!(b.sacked_count(), segs.iter().filter(|s| s.sacked).count());
+                proptest::prop_assert_eq!(
+                    b.sacked_bytes(),
+                    segs.iter().filter(|s| s.sacked).map(|s| u64::from(s.len)).sum::<u64>()
+                );
+                if let Some(hi) = segs.iter().rposition(|s| s.sacked) {
+                    for s in &segs[..hi] {
+                        proptest::prop_assert!(s.sacked || s.hole);
+                    }
+                    let holes = segs[..hi].iter().filter(|s| !s.sacked).count();
+                    proptest::prop_assert_eq!(b.holes_in(0, top), holes);
+                }
+                // Lost marks are downward-closed among unSACKed segments.
+                if let Some(l) = segs.iter().rposition(|s| s.lost) {
+                    for s in &segs[..l] {
+                        proptest::prop_assert!(s.sacked || s.lost);
+                    }
+                }
+                for (i, s) in segs.iter().enumerate() {
+                    proptest::prop_assert_eq!(b.index_of(s.seq), Some(i));
+                    proptest::prop_assert_eq!(b.index_of(s.end() - 1), Some(i));
+                }
+                proptest::prop_assert_eq!(b.index_of(top), None);
+            }
+        }
+    }
 }

@@ -999,9 +999,11 @@ impl TcpSender {
             let (dp, de) = (popped - self.est_base.0, erased - self.est_base.1);
             if dp > 0 {
                 let new_l = de as f64 / dp as f64;
-                let e = self.estimator.update(new_l);
-                if self.trace && self.cfg.lt.estimator == EstimatorSide::Sender {
-                    self.erasure_trace.push((now, new_l, e));
+                self.estimator.update(new_l);
+                if self.trace {
+                    // The E in use: this estimator's, or the receiver's echo.
+                    self.erasure_trace
+                        .push((now, new_l, self.erasure_estimate()));
                 }
                 self.est_base = (popped, erased);
             }
