@@ -122,10 +122,10 @@ pub enum Kind {
 /// Tag of an LT-TCP FEC repair packet (a [`Kind::Data`] packet whose `seq` is
 /// the first byte of the protected block and whose `payload` is the block's
 /// segment size): Reed–Solomon parity of the data block `[seq, seq + block_len)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Repair {
-    /// Data bytes of the block.
-    pub block_len: u32,
+    /// Data bytes of the block (never 0; the niche keeps `Option<Repair>` at 8 bytes).
+    pub block_len: std::num::NonZeroU32,
     /// Repair index within the block (distinct repairs of a block have distinct indices).
     pub index: u8,
 }

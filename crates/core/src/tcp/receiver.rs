@@ -226,8 +226,8 @@ impl TcpReceiver {
     /// duplicate ACKs).
     fn on_repair(&mut self, now: Time, start: u64, r: Repair, mss: u32) {
         self.stats.repairs_received += 1;
-        let end = start + u64::from(r.block_len);
-        if end <= self.rcv_nxt || r.block_len == 0 {
+        let end = start + u64::from(r.block_len.get());
+        if end <= self.rcv_nxt {
             return;
         }
         let b = self.blocks.entry(start).or_insert(RxBlock {

@@ -938,6 +938,7 @@ impl TcpSender {
             self.stats.repair_bytes_reactive += size;
         }
         let (start, len) = (b.start, (b.end - b.start) as u32);
+        let len = std::num::NonZeroU32::new(len).expect("a closed block holds data");
         self.stats.wire_bytes += size + u64::from(self.header);
         self.order += 1;
         self.fec_out.push_back((self.order, size, start));

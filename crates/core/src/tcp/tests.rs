@@ -1063,7 +1063,10 @@ fn adaptive_mss_keeps_g_segments_within_bounds() {
 
 fn repair_pkt(start: u64, block_len: u32, mss: u32, index: u8) -> Packet {
     Packet {
-        repair: Some(crate::packet::Repair { block_len, index }),
+        repair: Some(crate::packet::Repair {
+            block_len: std::num::NonZeroU32::new(block_len).unwrap(),
+            index,
+        }),
         ..seg(start, mss)
     }
 }
@@ -1243,7 +1246,7 @@ fn reactive_fec_answers_duplicate_acks_from_the_inventory() {
         .collect();
     assert_eq!(repairs.len(), 1);
     let r = repairs[0].repair.unwrap();
-    assert!(repairs[0].seq <= 40_000 && 40_000 < repairs[0].seq + u64::from(r.block_len));
+    assert!(repairs[0].seq <= 40_000 && 40_000 < repairs[0].seq + u64::from(r.block_len.get()));
 }
 
 fn lt_random_run(seed: u64, p_data: f64, p_ack: f64, total: u64, lt: LtConfig) {
