@@ -141,6 +141,8 @@ pub struct TcpSender {
     seg_mss: u64,
     /// Bytes acknowledged not yet fed to the window growth (adaptive MSS).
     abc_bytes: u64,
+    /// Repair bytes resolved (× 1 − E) not yet fed to the window growth.
+    repair_credit: u64,
     estimator: ErasureEstimator,
     /// The estimation window ends when `snd_una` reaches this.
     est_marker: u64,
@@ -216,6 +218,7 @@ impl TcpSender {
             reactive_pending: 0,
             seg_mss: 0,
             abc_bytes: 0,
+            repair_credit: 0,
             estimator: ErasureEstimator::default(),
             est_marker: 0,
             est_base: (0, 0),
@@ -478,6 +481,7 @@ impl TcpSender {
                 self.high_rxt = self.snd_una;
                 self.pipe = 0;
                 self.fec_out.clear();
+                self.repair_credit = 0;
                 self.fec_pipe = 0;
                 self.reactive_pending = 0;
                 for b in &mut self.blocks {
@@ -978,6 +982,8 @@ impl TcpSender {
             }
             self.fec_out.pop_front();
             self.fec_pipe -= bytes;
+            let delivered = 1.0 - self.erasure_estimate();
+            self.repair_credit += (bytes as f64 * delivered) as u64;
             let i = self.blocks.partition_point(|b| b.start < start);
             if let Some(b) = self.blocks.get_mut(i).filter(|b| b.start == start) {
                 b.unresolved = b.unresolved.saturating_sub(1);
@@ -1025,8 +1031,11 @@ impl TcpSender {
     /// algorithm sees one ACK of full-sized segments per full-sized ACK's
     /// worth of bytes (MSS_max, or 2·MSS_max with delayed ACKs), so the window
     /// grows by the same bytes per round trip as with full-sized segments:
-    /// granulation does not change aggressiveness.
+    /// granulation does not change aggressiveness. Repair packets occupy the
+    /// window, so the repair bytes resolved since the last call, times the
+    /// expected delivery ratio 1 − E, count as acknowledged too.
     fn grow(&mut self, acked: u64, sample: Option<Time>, now: Time) {
+        let acked = acked + std::mem::take(&mut self.repair_credit);
         if !self.cfg.lt.adaptive_mss {
             self.cc.on_ack(&mut self.win, acked, sample, now);
             return;
