@@ -276,9 +276,17 @@ fn random_scenario(
         );
     }
     for (bytes, variant, ecn) in flows {
-        let v = ["reno", "newreno", "sack"][*variant as usize % 3];
+        // Variant 3: LT-TCP with every building block on.
+        let (v, ecn, lt) = match *variant % 4 {
+            3 => (
+                "sack",
+                true,
+                ", lt = { ecn_only = true, adaptive_mss = true, proactive_fec = true, reactive_fec = true, mss_min = 64 }",
+            ),
+            i => (["reno", "newreno", "sack"][i as usize], *ecn, ""),
+        };
         s += &format!(
-            "[[flows]]\nfrom = \"N0\"\nto = \"N{hops}\"\nbytes = {bytes}\ntcp = {{ variant = \"{v}\", ecn = {ecn}, mss = 536, min_rto = \"200ms\" }}\n"
+            "[[flows]]\nfrom = \"N0\"\nto = \"N{hops}\"\nbytes = {bytes}\ntcp = {{ variant = \"{v}\", ecn = {ecn}, mss = 536, min_rto = \"200ms\"{lt} }}\n"
         );
     }
     s
@@ -296,7 +304,7 @@ proptest! {
         delays in proptest::collection::vec(0u64..40, 3),
         losses in proptest::collection::vec(prop_oneof![Just(0.0), 0.0..0.08f64], 3),
         qlen in proptest::collection::vec(2u32..60, 3),
-        flows in proptest::collection::vec((1u64..60_000, 0u8..3, any::<bool>()), 1..4),
+        flows in proptest::collection::vec((1u64..60_000, 0u8..4, any::<bool>()), 1..4),
         seed in 0u64..1000,
     ) {
         let text = random_scenario(hops, &rates, &delays, &losses, &qlen, &flows);
@@ -318,9 +326,12 @@ proptest! {
                 prop_assert_eq!(d, f.0);
             }
         }
-        // Loss-free chains must finish every transfer well within 30 s.
+        // Loss-free chains must finish every transfer well within 30 s. Not
+        // asked of LT-TCP (variant 3): its ECN-only response reads the
+        // drop-tail queues' congestion losses as erasures (the paper assumes
+        // an ECN network), so a 2-packet queue can hold it in RTO back-off.
         if losses[..hops].iter().all(|&l| l == 0.0) {
-            for (i, f) in flows.iter().enumerate() {
+            for (i, f) in flows.iter().enumerate().filter(|(_, f)| f.1 % 4 != 3) {
                 prop_assert_eq!(s["flows"][i]["delivered_bytes"].as_u64().unwrap(), f.0, "{}", text);
             }
         }
