@@ -492,6 +492,11 @@ fn lt_tcp_bad_input_names_the_key() {
             "estimator = \"oracle\"",
             "tcp.lt.estimator",
         ),
+        (
+            "mss_min = \"${mss_min}\"",
+            "mss_min = 100\nmss_max = 1000",
+            "tcp.lt.mss_max",
+        ),
         ("variant = \"sack\"", "variant = \"newreno\"", "tcp.lt"),
         ("ecn = true", "ecn = false", "tcp.lt.ecn_only"),
         (

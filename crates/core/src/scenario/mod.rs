@@ -208,6 +208,15 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
     if c.lt.any() {
         c.lt.validate()
             .map_err(|(key, m)| err(format!("{path}.lt.{key}"), m))?;
+        if c.lt.mss_max > c.mss {
+            return Err(err(
+                format!("{path}.lt.mss_max"),
+                format!(
+                    "{} is above the TCP mss ({}); need mss_max <= mss",
+                    c.lt.mss_max, c.mss
+                ),
+            ));
+        }
         if c.variant != Variant::Sack {
             return Err(err(
                 format!("{path}.lt"),
