@@ -159,3 +159,27 @@ def test_link_fec_bad_settings(
     for s in sets:
         args += ["--set", s]
     assert_bad_input(cli(*args), *needles)
+
+
+# --- LT-TCP parameters (scenarios/dumbbell-lt-tcp.toml) ----------------------
+
+LT_TCP = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell-lt-tcp.toml"
+
+
+@pytest.mark.parametrize(
+    ("setting", "key"),
+    [
+        ("mss_min=600", "tcp.lt.mss_min"),
+        ("g=0", "tcp.lt.g_min_segments"),
+        ("estimator=oracle", "tcp.lt.estimator"),
+    ],
+)
+def test_lt_tcp_bad_parameter(cli: CliRunner, setting: str, key: str) -> None:
+    """Needs the core: MSS_min > MSS_max, G < 1, an unknown estimator side."""
+    assert_bad_input(cli("run", LT_TCP, "--set", setting), key)
+
+
+def test_lt_tcp_bins_must_cover_0_to_1(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "bins.toml"
+    path.write_text(LT_TCP.read_text().replace("[1.0, 11]]", "[0.9, 11]]"))
+    assert_bad_input(cli("run", path), "tcp.lt.proactive_bins", "[0, 1]")

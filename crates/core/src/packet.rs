@@ -119,6 +119,17 @@ pub enum Kind {
     Ack,
 }
 
+/// Tag of an LT-TCP FEC repair packet (a [`Kind::Data`] packet whose `seq` is
+/// the first byte of the protected block and whose `payload` is the block's
+/// segment size): Reed–Solomon parity of the data block `[seq, seq + block_len)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repair {
+    /// Data bytes of the block (never 0; the niche keeps `Option<Repair>` at 8 bytes).
+    pub block_len: std::num::NonZeroU32,
+    /// Repair index within the block (distinct repairs of a block have distinct indices).
+    pub index: u8,
+}
+
 /// One packet. `Copy`, no heap data.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Packet {
@@ -152,6 +163,10 @@ pub struct Packet {
     pub ts_echo: Time,
     /// This transmission is a retransmission.
     pub retransmit: bool,
+    /// LT-TCP: this data packet is an FEC repair packet, not a segment.
+    pub repair: Option<Repair>,
+    /// LT-TCP receiver-side erasure estimate echoed in ACKs, in 1/65535 (0 when unused).
+    pub erasure_echo: u16,
 }
 
 impl Packet {

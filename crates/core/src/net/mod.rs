@@ -65,14 +65,9 @@ struct LinkSlot {
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
-/// (seed 001 §III-B).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EstimatorSide {
-    /// The TCP receiver: a segment is lost once three higher ones arrived.
-    Receiver,
-    /// The TCP sender: fast retransmits and timeouts.
-    Sender,
-}
+/// (seed 001 §III-B): the receiver counts a segment lost once three higher ones
+/// arrived, the sender counts fast retransmits and timeouts.
+pub use crate::tcp::EstimatorSide;
 
 /// A cross-layer feed: flow `flow`'s loss event rate, measured at `side`,
 /// goes to direction `dir` of link `link` (the direction its data crosses).
@@ -440,7 +435,7 @@ impl Simulation {
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
-                if p.payload > 0 {
+                if p.payload > 0 && p.repair.is_none() {
                     slot.metrics
                         .delay
                         .record(now.saturating_sub(p.sent_at).as_nanos());

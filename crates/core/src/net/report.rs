@@ -17,6 +17,15 @@ fn bps(bytes: u64, secs: f64) -> f64 {
     }
 }
 
+/// Percentage `part / whole` (0 when `whole` is 0).
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
 fn delay_fields(h: &Histogram) -> [(&'static str, Value); 4] {
     let s = |ns: u64| ns as f64 * 1e-9;
     if h.count() == 0 {
@@ -77,6 +86,8 @@ impl Simulation {
         }
         let mut all = Histogram::new();
         let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
+        let (mut wire, mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut lt_any = false;
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let st = f.sender.stats();
@@ -101,6 +112,33 @@ impl Simulation {
             o.insert("ecn_reductions".into(), json!(st.ecn_reductions));
             o.insert("segments_sent".into(), json!(st.segments_sent));
             o.insert("delivered_bytes".into(), json!(d));
+            o.insert("throughput_bps".into(), json!(bps(st.wire_bytes, secs)));
+            wire += st.wire_bytes;
+            let sent = st.bytes_sent + st.repair_bytes_proactive + st.repair_bytes_reactive;
+            payload += sent;
+            if f.sender.lt_config().any() {
+                lt_any = true;
+                let rs = f.receiver.stats();
+                pro += st.repair_bytes_proactive;
+                rea += st.repair_bytes_reactive;
+                rebuilt += rs.blocks_rebuilt;
+                o.insert(
+                    "lt".into(),
+                    json!({
+                        "fec_blocks": st.fec_blocks,
+                        "repairs_proactive": st.repairs_proactive,
+                        "repairs_reactive": st.repairs_reactive,
+                        "proactive_overhead_pct": pct(st.repair_bytes_proactive, sent),
+                        "reactive_overhead_pct": pct(st.repair_bytes_reactive, sent),
+                        "blocks_rebuilt": rs.blocks_rebuilt,
+                        "bytes_rebuilt": rs.bytes_rebuilt,
+                        "repairs_received": rs.repairs_received,
+                        "loss_responses_skipped": st.loss_responses_skipped,
+                        "erasure_estimate": f.sender.erasure_estimate(),
+                        "mss": f.sender.mss(),
+                    }),
+                );
+            }
             o.insert(
                 "completed_s".into(),
                 st.completed_at
@@ -117,6 +155,17 @@ impl Simulation {
         agg.insert("fast_retransmits".into(), json!(frs));
         agg.insert("retransmits".into(), json!(rtx));
         agg.insert("delivered_bytes".into(), json!(delivered));
+        agg.insert("throughput_bps".into(), json!(bps(wire, secs)));
+        if lt_any {
+            agg.insert(
+                "lt".into(),
+                json!({
+                    "proactive_overhead_pct": pct(pro, payload),
+                    "reactive_overhead_pct": pct(rea, payload),
+                    "blocks_rebuilt": rebuilt,
+                }),
+            );
+        }
 
         let mut links = Vec::new();
         let mut queues = Vec::new();
@@ -196,6 +245,10 @@ impl Simulation {
             return Vec::new();
         };
         let (mut cf, mut ct, mut cw, mut cs) = (vec![], vec![], vec![], vec![]);
+        let (mut ef, mut et, mut en, mut ee) = (vec![], vec![], vec![], vec![]);
+        let (mut bf, mut bt, mut bm, mut bc, mut bk, mut bp) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let lt_any = self.flows.iter().any(|f| f.sender.lt_config().any());
         let mut sent = Vec::new();
         for (i, f) in self.flows.iter_mut().enumerate() {
             for (t, cwnd, ssthresh) in f.sender.take_cwnd_trace() {
@@ -206,6 +259,20 @@ impl Simulation {
             }
             for (t, seq, _rtx) in f.sender.take_sent_trace() {
                 sent.push((FlowId(i as u32), t, seq));
+            }
+            for (t, new_l, e) in f.sender.take_erasure_trace() {
+                ef.push(i as u64);
+                et.push(t.as_secs_f64());
+                en.push(new_l);
+                ee.push(e);
+            }
+            for (t, mss, cwnd, k, p) in f.sender.take_mss_trace() {
+                bf.push(i as u64);
+                bt.push(t.as_secs_f64());
+                bm.push(u64::from(mss));
+                bc.push(cwnd);
+                bk.push(u64::from(k));
+                bp.push(u64::from(p));
             }
         }
         let (mut ql, mut qt, mut qp, mut qb) = (vec![], vec![], vec![], vec![]);
@@ -274,6 +341,28 @@ impl Simulation {
         // Only runs with a cross-layer feed have MaxDAT changes to trace.
         if !self.feeds.is_empty() {
             tables.push(arq_table);
+        }
+        if lt_any {
+            tables.push(Table {
+                name: "lt_erasure".into(),
+                columns: vec![
+                    ("flow".into(), Column::U64(ef)),
+                    ("time_s".into(), Column::F64(et)),
+                    ("new_l".into(), Column::F64(en)),
+                    ("estimate".into(), Column::F64(ee)),
+                ],
+            });
+            tables.push(Table {
+                name: "lt_blocks".into(),
+                columns: vec![
+                    ("flow".into(), Column::U64(bf)),
+                    ("time_s".into(), Column::F64(bt)),
+                    ("mss".into(), Column::U64(bm)),
+                    ("cwnd_bytes".into(), Column::U64(bc)),
+                    ("k".into(), Column::U64(bk)),
+                    ("p".into(), Column::U64(bp)),
+                ],
+            });
         }
         tables
     }

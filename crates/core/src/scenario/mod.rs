@@ -12,7 +12,7 @@ pub use model::ScenarioFile;
 
 use model::{
     AdaptiveSection, ByteSize, ChannelKind, ChannelSection, DirectionSection, FecScheme,
-    FecSection, FloatOrWord, IntOrWord, LinkKind, LinkSection, QueueKind, QueueSection,
+    FecSection, FloatOrWord, IntOrWord, LinkKind, LinkSection, LtSection, QueueKind, QueueSection,
     RateStepSection, TcpSection,
 };
 
@@ -23,10 +23,10 @@ use crate::fec::{matched_repair, unit_erasure, RsCode, RS_MAX_N};
 use crate::link::rlc::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::link::Dir;
 use crate::link::{FecConfig, FragmentErasure, Link, WiredConfig, WiredDirection, WiredLink};
-use crate::net::{EstimatorSide, FlowSpec, LinkId, NetworkBuilder, Simulation};
+use crate::net::{FlowSpec, LinkId, NetworkBuilder, Simulation};
 use crate::packet::FlowId;
 use crate::rng::Rng;
-use crate::tcp::{App, CcKind, TcpConfig, Variant};
+use crate::tcp::{App, Bin, CcKind, EstimatorSide, LtConfig, TcpConfig, Variant};
 use crate::time::Time;
 
 /// A scenario that cannot be run: where, what, and what is allowed.
@@ -203,6 +203,37 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
     if let Some(v) = s.prr {
         c.prr = v;
     }
+    if s.mss.is_some() {
+        c.lt.mss_max = c.mss;
+    }
+    if let Some(lt) = &s.lt {
+        lt_config(&mut c.lt, lt, &format!("{path}.lt"))?;
+    }
+    if c.lt.any() {
+        c.lt.validate()
+            .map_err(|(key, m)| err(format!("{path}.lt.{key}"), m))?;
+        if c.lt.mss_max > c.mss {
+            return Err(err(
+                format!("{path}.lt.mss_max"),
+                format!(
+                    "{} is above the TCP mss ({}); need mss_max <= mss",
+                    c.lt.mss_max, c.mss
+                ),
+            ));
+        }
+        if c.variant != Variant::Sack {
+            return Err(err(
+                format!("{path}.lt"),
+                "LT-TCP extends TCP-SACK; set variant = \"sack\"",
+            ));
+        }
+        if c.lt.ecn_only && !c.ecn {
+            return Err(err(
+                format!("{path}.lt.ecn_only"),
+                "needs ECN: set ecn = true (without it no congestion signal is left)",
+            ));
+        }
+    }
     if c.min_rto.0 == 0 || c.min_rto > c.max_rto {
         return Err(err(
             format!("{path}.min_rto"),
@@ -222,6 +253,66 @@ fn tcp_config(base: &TcpConfig, s: &TcpSection, path: &str) -> Result<TcpConfig,
         ));
     }
     Ok(c)
+}
+
+/// Overlay the `[tcp.lt]` table `s` (at `path`) on `c`.
+fn lt_config(c: &mut LtConfig, s: &LtSection, path: &str) -> Result<(), ScenarioError> {
+    for (v, field) in [
+        (s.ecn_only, &mut c.ecn_only),
+        (s.adaptive_mss, &mut c.adaptive_mss),
+        (s.proactive_fec, &mut c.proactive_fec),
+        (s.reactive_fec, &mut c.reactive_fec),
+    ] {
+        if let Some(v) = v {
+            *field = v;
+        }
+    }
+    if let Some(v) = &s.estimator {
+        c.estimator = match v.as_str() {
+            "sender" => EstimatorSide::Sender,
+            "receiver" => EstimatorSide::Receiver,
+            _ => {
+                return Err(err(
+                    format!("{path}.estimator"),
+                    format!("'{v}' is not an estimator side; allowed: sender, receiver"),
+                ))
+            }
+        };
+    }
+    // Range checks that need the raw value; the relations are checked by LtConfig::validate.
+    if let Some(v) = s.g_min_segments {
+        c.g_min_segments = int_in(&format!("{path}.g_min_segments"), v, 1, 254)? as u32;
+    }
+    if let Some(v) = s.mss_min {
+        c.mss_min = int_in(&format!("{path}.mss_min"), v, 1, 65495)? as u32;
+    }
+    if let Some(v) = s.mss_max {
+        c.mss_max = int_in(&format!("{path}.mss_max"), v, 1, 65495)? as u32;
+    }
+    if let Some(v) = s.block_max {
+        c.block_max = int_in(&format!("{path}.block_max"), v, 2, 255)? as u16;
+    }
+    for (bins, key, dst) in [
+        (&s.proactive_bins, "proactive_bins", &mut c.proactive_bins),
+        (&s.reactive_bins, "reactive_bins", &mut c.reactive_bins),
+    ] {
+        if let Some(bins) = bins {
+            let mut out = Vec::with_capacity(bins.len());
+            for (i, &(upto, packets)) in bins.iter().enumerate() {
+                let p = format!("{path}.{key}[{i}]");
+                if !upto.is_finite() {
+                    return Err(err(
+                        p,
+                        format!("upper bound {upto} is not a number in (0, 1]"),
+                    ));
+                }
+                let packets = int_in(&p, packets, 0, 253)? as u16;
+                out.push(Bin { upto, packets });
+            }
+            *dst = out;
+        }
+    }
+    Ok(())
 }
 
 /// The queue limit of `q` (default 100 packets).

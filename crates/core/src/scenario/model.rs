@@ -329,6 +329,36 @@ pub struct TcpSection {
     pub limited_transmit: Option<bool>,
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
     pub prr: Option<bool>,
+    /// LT-TCP building blocks (seed 002); every switch defaults to off.
+    pub lt: Option<LtSection>,
+}
+
+/// LT-TCP (Tickoo et al.): each building block is a switch; see docs/models/lt-tcp.md.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LtSection {
+    /// Congestion response to ECN marks only, not to loss (timeouts remain). Default false.
+    pub ecn_only: Option<bool>,
+    /// Adaptive MSS: at least g_min_segments per window within [mss_min, mss_max]. Default false.
+    pub adaptive_mss: Option<bool>,
+    /// Proactive FEC (PHASE 1): P = f(E) repair packets per window. Default false.
+    pub proactive_fec: Option<bool>,
+    /// Reactive FEC (PHASE 2): R = g(E) repair packets per duplicate ACK. Default false.
+    pub reactive_fec: Option<bool>,
+    /// Erasure estimate at the "sender" (from ACK/SACK, default) or the "receiver" (echoed in ACKs).
+    pub estimator: Option<String>,
+    /// G: minimum segments per window, 1..=254. Default 10.
+    pub g_min_segments: Option<i64>,
+    /// Smallest segment payload, bytes. Default 100.
+    pub mss_min: Option<i64>,
+    /// Largest segment payload, bytes. Default the TCP mss.
+    pub mss_max: Option<i64>,
+    /// f(E): [[upto, packets], ...], increasing upper bounds ending at 1 (bin i covers [upto(i-1), upto(i))).
+    pub proactive_bins: Option<Vec<(f64, i64)>>,
+    /// g(E): [[upto, packets], ...] repair packets per duplicate ACK, same form.
+    pub reactive_bins: Option<Vec<(f64, i64)>>,
+    /// Longest FEC block n (data + all repairs) of the shortened RS code, 2..=255. Default 255.
+    pub block_max: Option<i64>,
 }
 
 /// One or more TCP flows from `from` to `to`.

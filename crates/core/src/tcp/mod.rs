@@ -19,6 +19,7 @@
 
 pub mod cc;
 pub mod loss_events;
+pub mod lt;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
@@ -32,6 +33,7 @@ use crate::time::Time;
 
 pub use cc::{CongestionControl, Signal, Window};
 pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
+pub use lt::{Bin, EstimatorSide, LtConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};
@@ -100,6 +102,8 @@ pub struct TcpConfig {
     /// bound) paces sending during SACK loss recovery instead of RFC 6675's
     /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
     pub prr: bool,
+    /// LT-TCP building blocks (all off by default).
+    pub lt: LtConfig,
 }
 
 impl Default for TcpConfig {
@@ -123,6 +127,7 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
+            lt: LtConfig::default(),
         }
     }
 }

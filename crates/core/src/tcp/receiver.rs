@@ -1,9 +1,11 @@
 //! The TCP receiver: cumulative and selective ACKs, delayed ACK, ECN echo.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
+use super::lt::{ErasureEstimator, EstimatorSide};
 use super::{TcpConfig, Variant};
-use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SackBlocks, TcpFlags};
+use crate::fec;
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
 /// Receiver counters.
@@ -19,6 +21,33 @@ pub struct ReceiverStats {
     pub ce_received: u64,
     /// ACKs (SYN-ACKs included) emitted.
     pub acks_sent: u64,
+    /// LT-TCP repair packets received (not counted in `segments_received`).
+    pub repairs_received: u64,
+    /// LT-TCP blocks whose missing segments were rebuilt from repair packets.
+    pub blocks_rebuilt: u64,
+    /// Bytes rebuilt from repair packets.
+    pub bytes_rebuilt: u64,
+}
+
+/// An LT-TCP block with repair packets received and data still missing.
+#[derive(Clone, Copy, Debug)]
+struct RxBlock {
+    end: u64,
+    /// Segment size of the block (= repair payload).
+    mss: u32,
+    /// Distinct repair indices received.
+    seen: [u64; 4],
+    repairs: u16,
+}
+
+/// Receiver-side LT-TCP erasure estimate: first transmissions seen and
+/// inferred erased (gaps in sequence, FIFO paths) in the current window.
+#[derive(Clone, Copy, Debug, Default)]
+struct RxEstimate {
+    high: u64,
+    received: u32,
+    erased: u32,
+    est: ErasureEstimator,
 }
 
 /// Receiving half of a one-way TCP flow. See the [module docs](super).
@@ -49,11 +78,15 @@ pub struct TcpReceiver {
     out: VecDeque<Packet>,
     header: u16,
     stats: ReceiverStats,
+    blocks: BTreeMap<u64, RxBlock>,
+    rx_est: Option<RxEstimate>,
 }
 
 impl TcpReceiver {
     /// A receiver at `node` for `flow`, acknowledging to `peer`.
     pub fn new(cfg: TcpConfig, flow: FlowId, node: NodeId, peer: NodeId) -> Self {
+        let rx_est = (cfg.lt.blocks() && cfg.lt.estimator == EstimatorSide::Receiver)
+            .then(RxEstimate::default);
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
             header: cfg.base_header(),
@@ -71,6 +104,8 @@ impl TcpReceiver {
             delack_deadline: None,
             out: VecDeque::new(),
             stats: ReceiverStats::default(),
+            blocks: BTreeMap::new(),
+            rx_est,
         }
     }
 
@@ -102,7 +137,9 @@ impl TcpReceiver {
         if pkt.kind != Kind::Data || pkt.payload == 0 {
             return;
         }
-        self.stats.segments_received += 1;
+        if pkt.repair.is_none() {
+            self.stats.segments_received += 1;
+        }
         // RFC 3168 §6.1.3: CWR first, then CE of the same segment.
         if pkt.flags.has(TcpFlags::CWR) {
             self.ece_pending = false;
@@ -117,7 +154,14 @@ impl TcpReceiver {
         if pkt.seq <= self.last_ack_sent && pkt.sent_at >= self.ts_recent {
             self.ts_recent = pkt.sent_at;
         }
+        if let Some(r) = pkt.repair {
+            self.on_repair(now, pkt.seq, r, pkt.payload);
+            return;
+        }
         let (s, e) = (pkt.seq, pkt.end_seq());
+        if !pkt.retransmit {
+            self.estimate(s, e, pkt.payload);
+        }
         if e <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
             self.send_ack(now, None);
@@ -125,26 +169,152 @@ impl TcpReceiver {
             if self.insert_ooo(s, e) {
                 self.stats.duplicate_segments += 1;
             }
+            self.try_rebuild_at(s);
             self.send_ack(now, Some(s));
         } else {
             let had_hole = !self.ooo.is_empty();
-            self.rcv_nxt = e;
-            let merged = self.ooo.partition_point(|r| r.0 <= self.rcv_nxt);
-            if merged > 0 {
-                self.rcv_nxt = self.rcv_nxt.max(self.ooo[merged - 1].1);
-                self.ooo.drain(..merged);
-            }
-            self.stats.delivered_bytes = self.rcv_nxt;
+            self.advance(e);
             self.unacked_bytes += e - s;
-            if had_hole
-                || !self.cfg.delayed_ack
-                || self.unacked_bytes >= 2 * u64::from(self.cfg.mss)
-            {
+            let rebuilt = self.try_rebuild_at(self.rcv_nxt);
+            // "Every second full-sized segment": with LT-TCP's adaptive MSS
+            // the segment in hand is full-sized.
+            let full = if self.cfg.lt.adaptive_mss {
+                u64::from(pkt.payload)
+            } else {
+                u64::from(self.cfg.mss)
+            };
+            if had_hole || rebuilt || !self.cfg.delayed_ack || self.unacked_bytes >= 2 * full {
                 self.send_ack(now, None);
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.cfg.delack_timeout);
             }
         }
+    }
+
+    /// In-order data up to `e` arrived: advance `rcv_nxt` over it and any
+    /// out-of-order ranges it joins; forget finished FEC blocks.
+    fn advance(&mut self, e: u64) {
+        self.rcv_nxt = self.rcv_nxt.max(e);
+        let merged = self.ooo.partition_point(|r| r.0 <= self.rcv_nxt);
+        if merged > 0 {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo[merged - 1].1);
+            self.ooo.drain(..merged);
+        }
+        self.stats.delivered_bytes = self.rcv_nxt;
+        while let Some(entry) = self.blocks.first_entry() {
+            if entry.get().end > self.rcv_nxt {
+                break;
+            }
+            entry.remove();
+        }
+    }
+
+    /// Segments of the block `[start, end)` with segment size `mss` not yet held.
+    fn missing_segments(&self, start: u64, end: u64, mss: u32) -> u64 {
+        let mut held = self.rcv_nxt.clamp(start, end) - start;
+        for &(a, b) in &self.ooo {
+            let (a, b) = (a.max(start).max(self.rcv_nxt), b.min(end));
+            if a < b {
+                held += b - a;
+            }
+        }
+        (end - start - held).div_ceil(u64::from(mss.max(1)))
+    }
+
+    /// An LT-TCP repair packet for the block starting at `start`. It is
+    /// acknowledged only if it completes the block (so repairs never make
+    /// duplicate ACKs).
+    fn on_repair(&mut self, now: Time, start: u64, r: Repair, mss: u32) {
+        self.stats.repairs_received += 1;
+        let end = start + u64::from(r.block_len.get());
+        if end <= self.rcv_nxt {
+            return;
+        }
+        let b = self.blocks.entry(start).or_insert(RxBlock {
+            end,
+            mss,
+            seen: [0; 4],
+            repairs: 0,
+        });
+        let (word, bit) = (usize::from(r.index / 64), r.index % 64);
+        if b.seen[word] & (1 << bit) == 0 {
+            b.seen[word] |= 1 << bit;
+            b.repairs += 1;
+        }
+        if self.try_rebuild(start) {
+            self.send_ack(now, Some(start));
+        }
+    }
+
+    /// Rebuild the block holding byte `seq`, if any and if decodable.
+    fn try_rebuild_at(&mut self, seq: u64) -> bool {
+        let Some((&start, b)) = self.blocks.range(..=seq).next_back() else {
+            return false;
+        };
+        if seq >= b.end {
+            return false;
+        }
+        self.try_rebuild(start)
+    }
+
+    /// Any k of n: the block is rebuilt when its distinct repairs cover its
+    /// missing segments (received data + repairs ≥ k). Returns whether data was rebuilt.
+    fn try_rebuild(&mut self, start: u64) -> bool {
+        let Some(&b) = self.blocks.get(&start) else {
+            return false;
+        };
+        let k = (b.end - start).div_ceil(u64::from(b.mss.max(1))) as u32;
+        let missing = self.missing_segments(start, b.end, b.mss) as u32;
+        if missing == 0 {
+            self.blocks.remove(&start);
+            return false;
+        }
+        if !fec::decodable(k - missing + u32::from(b.repairs), k) {
+            return false;
+        }
+        self.blocks.remove(&start);
+        self.stats.blocks_rebuilt += 1;
+        self.stats.bytes_rebuilt += (b.end - start)
+            - (self.rcv_nxt.clamp(start, b.end) - start)
+            - self
+                .ooo
+                .iter()
+                .map(|&(a, e)| e.min(b.end).saturating_sub(a.max(start).max(self.rcv_nxt)))
+                .sum::<u64>();
+        if start > self.rcv_nxt {
+            self.insert_ooo(start, b.end);
+        } else {
+            self.advance(b.end);
+        }
+        true
+    }
+
+    /// Receiver-side erasure estimate (option): a first transmission `[s, e)`
+    /// arrived; gaps above the highest byte seen are erased segments. A
+    /// window is `g_min_segments` first transmissions.
+    fn estimate(&mut self, s: u64, e: u64, len: u32) {
+        let g = self.cfg.lt.g_min_segments.max(1);
+        let Some(x) = self.rx_est.as_mut() else {
+            return;
+        };
+        if s > x.high {
+            x.erased += (s - x.high).div_ceil(u64::from(len.max(1))) as u32;
+        }
+        if e > x.high {
+            x.received += 1;
+            x.high = e;
+        }
+        let seen = x.received + x.erased;
+        if seen >= g {
+            x.est.update(f64::from(x.erased) / f64::from(seen));
+            x.received = 0;
+            x.erased = 0;
+        }
+    }
+
+    /// Receiver-side erasure estimate E (0 unless that option is on).
+    pub fn erasure_estimate(&self) -> f64 {
+        self.rx_est.map_or(0.0, |x| x.est.value())
     }
 
     /// Insert `[s, e)` above `rcv_nxt`; returns whether it was already held.
@@ -228,6 +398,8 @@ impl TcpReceiver {
                 Time::ZERO
             },
             retransmit: false,
+            repair: None,
+            erasure_echo: (self.erasure_estimate() * f64::from(u16::MAX)).round() as u16,
         });
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;

@@ -22,6 +22,13 @@ pub struct Segment {
     pub sacked: bool,
     /// Deemed lost (RFC 6675 IsLost, or forced at recovery entry).
     pub lost: bool,
+    /// Transmission order stamp of the latest transmission (sender-wide
+    /// counter shared with LT-TCP repair packets; 0 if unused).
+    pub order: u64,
+    /// Was ever seen as a SACK hole: unSACKed below a SACKed segment (sticky).
+    pub hole: bool,
+    /// Was ever SACKed (sticky; survives the RTO's clearing of SACK marks).
+    pub ever_sacked: bool,
 }
 
 impl Segment {
@@ -30,36 +37,73 @@ impl Segment {
     pub fn end(&self) -> u64 {
         self.seq + u64::from(self.len)
     }
+
+    /// A fresh segment `[seq, seq + len)` first sent at `now` (not yet counted as transmitted).
+    pub fn new(seq: u64, len: u32, now: Time) -> Segment {
+        Segment {
+            seq,
+            len,
+            first_sent: now,
+            last_sent: now,
+            tx_count: 0,
+            sacked: false,
+            lost: false,
+            order: 0,
+            hole: false,
+            ever_sacked: false,
+        }
+    }
+
+    /// Known to have been erased at least once: seen as a SACK hole, or
+    /// retransmitted without ever having been SACKed (LT-TCP's sender-side
+    /// erasure count).
+    pub fn erased(&self) -> bool {
+        self.hole || (self.tx_count > 1 && !self.ever_sacked)
+    }
 }
 
 /// Segments covering `[snd_una, snd_max)`, oldest first.
 ///
-/// All segments but the last of a finite transfer are exactly `mss` bytes and
-/// start at multiples of `mss`, so a sequence number maps to its segment by
-/// division: lookups are O(1) and nothing is hashed or allocated per packet.
+/// Segments are contiguous byte ranges of any size (LT-TCP's adaptive MSS
+/// changes the size from one block to the next); a sequence number maps to
+/// its segment by binary search, and nothing is hashed or allocated per packet.
+/// `mss` is the sender MSS used by RFC 6675's byte rule in [`mark_lost`](Self::mark_lost).
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     segs: VecDeque<Segment>,
     mss: u64,
     sacked: usize,
     sacked_bytes: u64,
+    /// Highest transmission order stamp of any segment cumulatively ACKed or SACKed.
+    acked_order: u64,
+    /// Segments cumulatively ACKed so far, and how many of them were [`Segment::erased`].
+    popped: u64,
+    popped_erased: u64,
 }
 
 impl Scoreboard {
-    /// An empty scoreboard for segments of `mss` bytes.
+    /// An empty scoreboard; `mss` is the sender MSS (see [`set_mss`](Self::set_mss)).
     pub fn new(mss: u32) -> Self {
         Scoreboard {
             segs: VecDeque::new(),
             mss: u64::from(mss.max(1)),
             sacked: 0,
             sacked_bytes: 0,
+            acked_order: 0,
+            popped: 0,
+            popped_erased: 0,
         }
+    }
+
+    /// Change the sender MSS used by the IsLost byte rule.
+    pub fn set_mss(&mut self, mss: u64) {
+        self.mss = mss.max(1);
     }
 
     /// Record a new segment at the top (its `seq` must be the previous end).
     pub fn push(&mut self, seg: Segment) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
-        debug_assert_eq!(seg.seq % self.mss, 0);
+        debug_assert!(seg.len > 0);
         self.segs.push_back(seg);
     }
 
@@ -99,7 +143,7 @@ impl Scoreboard {
         if seq < first.seq {
             return None;
         }
-        let idx = (seq / self.mss - first.seq / self.mss) as usize;
+        let idx = self.segs.partition_point(|s| s.end() <= seq);
         let s = self.segs.get(idx)?;
         debug_assert!(s.seq <= seq && seq < s.end());
         Some(idx)
@@ -116,6 +160,9 @@ impl Scoreboard {
                 self.sacked -= 1;
                 self.sacked_bytes -= u64::from(f.len);
             }
+            self.acked_order = self.acked_order.max(f.order);
+            self.popped += 1;
+            self.popped_erased += u64::from(f.erased());
             newest = self.segs.pop_front();
         }
         newest
@@ -142,14 +189,53 @@ impl Scoreboard {
                 }
                 if s.seq >= start && !s.sacked {
                     s.sacked = true;
+                    s.ever_sacked = true;
                     self.sacked += 1;
                     self.sacked_bytes += u64::from(s.len);
+                    self.acked_order = self.acked_order.max(s.order);
                     any = true;
                 }
                 idx += 1;
             }
         }
+        if any {
+            // Every unSACKed segment below the highest SACKed one is a hole.
+            let top = self.segs.iter().rposition(|s| s.sacked).unwrap_or(0);
+            for s in self.segs.range_mut(..top) {
+                if !s.sacked {
+                    s.hole = true;
+                }
+            }
+        }
         any
+    }
+
+    /// Highest transmission order stamp of a segment cumulatively ACKed or
+    /// SACKed: with FIFO paths, everything sent before it has arrived or is lost.
+    pub fn acked_order(&self) -> u64 {
+        self.acked_order
+    }
+
+    /// Segments cumulatively ACKed so far and how many of them were erased at least once.
+    pub fn popped(&self) -> (u64, u64) {
+        (self.popped, self.popped_erased)
+    }
+
+    /// Number of segments in `[from, to)` that are holes now: unSACKed and
+    /// below the highest SACKed segment.
+    pub fn holes_in(&self, from: u64, to: u64) -> usize {
+        let Some(top) = self.segs.iter().rposition(|s| s.sacked) else {
+            return 0;
+        };
+        let top_seq = self.segs[top].seq;
+        let Some(start) = self.index_of(from.max(self.segs[0].seq)) else {
+            return 0;
+        };
+        self.segs
+            .range(start..top)
+            .take_while(|s| s.seq < to.min(top_seq))
+            .filter(|s| !s.sacked)
+            .count()
     }
 
     /// RFC 6675 IsLost for every segment: an unSACKed segment is lost when at
@@ -263,15 +349,9 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new(100);
         for i in 0..n {
-            b.push(Segment {
-                seq: i * 100,
-                len: 100,
-                first_sent: Time::ZERO,
-                last_sent: Time::ZERO,
-                tx_count: 1,
-                sacked: false,
-                lost: false,
-            });
+            let mut s = Segment::new(i * 100, 100, Time::ZERO);
+            s.tx_count = 1;
+            b.push(s);
         }
         b
     }
@@ -320,5 +400,104 @@ mod tests {
         assert_eq!(b.sacked_count(), 0);
         assert_eq!(b.index_of(450), Some(0));
         assert_eq!(b.index_of(350), None);
+    }
+
+    #[test]
+    fn variable_sizes_lookup_and_holes() {
+        let mut b = Scoreboard::new(100);
+        let mut seq = 0;
+        for len in [100u32, 100, 40, 40, 40, 250] {
+            b.push(Segment::new(seq, len, Time::ZERO));
+            seq += u64::from(len);
+        }
+        assert_eq!(b.index_of(0), Some(0));
+        assert_eq!(b.index_of(239), Some(2));
+        assert_eq!(b.index_of(240), Some(3));
+        assert_eq!(b.index_of(569), Some(5));
+        assert_eq!(b.index_of(570), None);
+        assert!(b.apply_sack(&[(240, 280)]));
+        assert_eq!(b.holes_in(0, 570), 3);
+        assert_eq!(b.holes_in(100, 240), 2);
+        let holes: Vec<bool> = b.iter().map(|s| s.hole).collect();
+        assert_eq!(holes, [true, true, true, false, false, false]);
+        // IsLost's byte rule counts segments of the current size: 250 SACKed
+        // bytes above 280 are more than 2 × 40 but not more than 2 × 200.
+        b.apply_sack(&[(320, 570)]);
+        let mut big = b.clone();
+        big.set_mss(200);
+        big.mark_lost(3);
+        assert!(big.iter().all(|s| !s.lost));
+        b.set_mss(40);
+        b.mark_lost(3);
+        let lost: Vec<u64> = b.iter().filter(|s| s.lost).map(|s| s.seq).collect();
+        assert_eq!(lost, vec![0, 100, 200, 280]);
+        b.ack(240);
+        assert_eq!(b.popped(), (3, 3));
+    }
+
+    proptest::proptest! {
+        /// Segments of any sizes: lookups, SACK marks, holes, loss marks and
+        /// counters agree with a naive model after every operation.
+        #[test]
+        fn variable_size_scoreboard_invariants(
+            lens in proptest::collection::vec(1u32..2000, 1..60),
+            ops in proptest::collection::vec((0u8..3, 0u64..1_000_000, 0u64..5000), 1..40),
+        ) {
+            let mut b = Scoreboard::new(500);
+            let mut seq = 0u64;
+            for &len in &lens {
+                b.push(Segment::new(seq, len, Time::ZERO));
+                seq += u64::from(len);
+            }
+            let top = seq;
+            let mut popped = 0u64;
+            for (op, x, w) in ops {
+                let x = x % (top + 1);
+                match op {
+                    0 => {
+                        let before: Vec<Segment> = b.iter().copied().collect();
+                        b.apply_sack(&[(x, x + w)]);
+                        for (old, new) in before.iter().zip(b.iter()) {
+                            let inside = x <= old.seq && old.end() <= x + w;
+                            proptest::prop_assert_eq!(new.sacked, old.sacked || inside);
+                        }
+                    }
+                    1 => {
+                        let n = b.iter().take_while(|s| s.end() <= x).count() as u64;
+                        b.ack(x);
+                        popped += n;
+                        proptest::prop_assert_eq!(b.popped().0, popped);
+                    }
+                    _ => b.mark_lost((w % 4) as u32 + 1),
+                }
+                let segs: Vec<Segment> = b.iter().copied().collect();
+                for w in segs.windows(2) {
+                    proptest::prop_assert_eq!(w[0].end(), w[1].seq);
+                }
+                proptest::prop_assert_eq!(b.sacked_count(), segs.iter().filter(|s| s.sacked).count());
+                proptest::prop_assert_eq!(
+                    b.sacked_bytes(),
+                    segs.iter().filter(|s| s.sacked).map(|s| u64::from(s.len)).sum::<u64>()
+                );
+                if let Some(hi) = segs.iter().rposition(|s| s.sacked) {
+                    for s in &segs[..hi] {
+                        proptest::prop_assert!(s.sacked || s.hole);
+                    }
+                    let holes = segs[..hi].iter().filter(|s| !s.sacked).count();
+                    proptest::prop_assert_eq!(b.holes_in(0, top), holes);
+                }
+                // Lost marks are downward-closed among unSACKed segments.
+                if let Some(l) = segs.iter().rposition(|s| s.lost) {
+                    for s in &segs[..l] {
+                        proptest::prop_assert!(s.sacked || s.lost);
+                    }
+                }
+                for (i, s) in segs.iter().enumerate() {
+                    proptest::prop_assert_eq!(b.index_of(s.seq), Some(i));
+                    proptest::prop_assert_eq!(b.index_of(s.end() - 1), Some(i));
+                }
+                proptest::prop_assert_eq!(b.index_of(top), None);
+            }
+        }
     }
 }

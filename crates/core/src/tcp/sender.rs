@@ -1,11 +1,14 @@
 //! The TCP sender: windowing, loss recovery (Reno / NewReno / SACK), RTO, ECN.
 
+use std::collections::VecDeque;
+
 use super::cc::{self, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
+use super::lt::{self, ErasureEstimator, EstimatorSide};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::{App, TcpConfig, Variant};
-use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, SackBlocks, TcpFlags};
+use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
 /// Sender counters.
@@ -28,6 +31,43 @@ pub struct SenderStats {
     /// When every byte the application will ever offer was acknowledged
     /// (finite transfers, or after [`TcpSender::stop`]).
     pub completed_at: Option<Time>,
+    /// IP bytes of every data packet sent (payload + headers, repairs and
+    /// retransmissions included; SYNs excluded).
+    pub wire_bytes: u64,
+    /// LT-TCP: FEC blocks (windows) opened.
+    pub fec_blocks: u64,
+    /// LT-TCP: proactive (PHASE 1) repair packets sent.
+    pub repairs_proactive: u64,
+    /// LT-TCP: reactive (PHASE 2) repair packets sent.
+    pub repairs_reactive: u64,
+    /// LT-TCP: payload bytes of proactive repair packets.
+    pub repair_bytes_proactive: u64,
+    /// LT-TCP: payload bytes of reactive repair packets.
+    pub repair_bytes_reactive: u64,
+    /// LT-TCP: loss-detected recoveries that left the window alone (ECN-only).
+    pub loss_responses_skipped: u64,
+}
+
+/// One LT-TCP FEC block: the data segments of one window plus its repairs.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    start: u64,
+    end: u64,
+    mss: u32,
+    /// Data segments planned / sent so far.
+    k_plan: u16,
+    k: u16,
+    /// Proactive repairs planned, and still to send.
+    p: u16,
+    proactive_left: u16,
+    /// Repair packets sent so far (the next repair index).
+    next_index: u16,
+    /// Still taking data segments.
+    open: bool,
+    /// Repairs sent and not yet resolved (nothing sent after them acknowledged).
+    unresolved: u16,
+    /// When the latest repair of the block was sent.
+    last_repair_at: Time,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,11 +130,39 @@ pub struct TcpSender {
     sent_trace: Vec<(Time, u64, bool)>,
     /// Sender-side loss events (seed 001 §III-B), when enabled.
     loss_events: Option<Box<LossEventEstimator>>,
+    // LT-TCP.
+    /// Adaptive MSS or FEC on: data goes out in blocks.
+    lt_blocks: bool,
+    /// Transmission order counter (segments and repairs).
+    order: u64,
+    blocks: VecDeque<Block>,
+    /// Repairs counted in flight: (order stamp, payload bytes, block start).
+    fec_out: VecDeque<(u64, u64, u64)>,
+    fec_pipe: u64,
+    reactive_pending: u32,
+    /// Segment size of the current block (0 = the configured MSS).
+    seg_mss: u64,
+    /// Bytes acknowledged not yet fed to the window growth (adaptive MSS).
+    abc_bytes: u64,
+    /// Repair bytes resolved (× 1 − E) not yet fed to the window growth.
+    repair_credit: u64,
+    estimator: ErasureEstimator,
+    /// The estimation window ends when `snd_una` reaches this.
+    est_marker: u64,
+    est_base: (u64, u64),
+    /// Receiver-side estimate from the latest ACK.
+    echoed_e: f64,
+    erasure_trace: Vec<(Time, f64, f64)>,
+    mss_trace: Vec<(Time, u32, u64, u16, u16)>,
 }
 
 impl TcpSender {
     /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
-    pub fn new(cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
+    pub fn new(mut cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
+        if cfg.lt.ecn_only {
+            // PRR paces a loss-triggered *reduction*; ECN-only makes none.
+            cfg.prr = false;
+        }
         let mss = u64::from(cfg.mss.max(1));
         let iw = u64::from(cfg.initial_window.max(1));
         TcpSender {
@@ -146,6 +214,21 @@ impl TcpSender {
             cwnd_trace: Vec::new(),
             sent_trace: Vec::new(),
             loss_events: None,
+            lt_blocks: cfg.lt.blocks(),
+            order: 0,
+            blocks: VecDeque::new(),
+            fec_out: VecDeque::new(),
+            fec_pipe: 0,
+            reactive_pending: 0,
+            seg_mss: 0,
+            abc_bytes: 0,
+            repair_credit: 0,
+            estimator: ErasureEstimator::default(),
+            est_marker: 0,
+            est_base: (0, 0),
+            echoed_e: 0.0,
+            erasure_trace: Vec::new(),
+            mss_trace: Vec::new(),
             cfg,
             flow,
             src,
@@ -172,6 +255,7 @@ impl TcpSender {
     pub fn stop(&mut self, now: Time) {
         let end = self.app_end.unwrap_or(u64::MAX).min(self.snd_max);
         self.app_end = Some(end);
+        self.close_block();
         self.check_complete(now);
     }
 
@@ -203,6 +287,10 @@ impl TcpSender {
         let dt = self.cfg.dupack_threshold.max(1);
         let mss = self.win.mss;
         let ece = self.cfg.ecn && pkt.flags.has(TcpFlags::ECE);
+        let ecn_only = self.cfg.lt.ecn_only;
+        if self.cfg.lt.estimator == EstimatorSide::Receiver {
+            self.echoed_e = f64::from(pkt.erasure_echo) / f64::from(u16::MAX);
+        }
 
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -213,6 +301,7 @@ impl TcpSender {
             self.dupacks = 0;
             self.lt_bytes = 0;
             self.rto_retransmitted = false;
+            self.reactive_pending = 0;
             let sample = if self.cfg.timestamps {
                 Some(now.saturating_sub(pkt.ts_echo))
             } else {
@@ -272,6 +361,7 @@ impl TcpSender {
                 let mut entered = false;
                 if newly_sacked {
                     self.dupacks = 1;
+                    self.reactive_trigger();
                     if self.sack_loss_detected(dt) && self.recover.is_none_or(|r| ack >= r) {
                         self.enter_recovery(now);
                         entered = true;
@@ -280,7 +370,7 @@ impl TcpSender {
                 if !entered {
                     let ecn_reduced = ece && self.ecn_response(now);
                     if !ecn_reduced {
-                        self.cc.on_ack(&mut self.win, acked, sample, now);
+                        self.grow(acked, sample, now);
                         self.win.cwnd = self.win.cwnd.max(mss);
                     }
                 }
@@ -293,6 +383,7 @@ impl TcpSender {
                 self.sb.mark_lost(dt);
             }
             self.dupacks += 1;
+            self.reactive_trigger();
             if !self.in_recovery {
                 let trigger = match self.cfg.variant {
                     Variant::Reno | Variant::NewReno => self.dupacks == dt,
@@ -316,6 +407,13 @@ impl TcpSender {
             } else if !sack {
                 self.win.cwnd += mss; // RFC 5681 step 4: inflate
             }
+        }
+        if ecn_only && ece && self.in_recovery {
+            // ECN-only: marks keep their meaning during loss recovery.
+            self.ecn_response(now);
+        }
+        if self.lt_blocks || ecn_only {
+            self.lt_after_ack(now);
         }
         if self.in_recovery && sack {
             self.pipe = self.sb.pipe(self.high_rxt);
@@ -387,6 +485,13 @@ impl TcpSender {
                 self.sb.clear_marks();
                 self.high_rxt = self.snd_una;
                 self.pipe = 0;
+                self.fec_out.clear();
+                self.repair_credit = 0;
+                self.fec_pipe = 0;
+                self.reactive_pending = 0;
+                for b in &mut self.blocks {
+                    b.unresolved = 0;
+                }
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
@@ -436,30 +541,71 @@ impl TcpSender {
 
     fn transmit_data(&mut self, now: Time) -> Option<Packet> {
         if let Some(seq) = self.rtx_pending.take() {
-            if seq >= self.snd_una {
+            if seq >= self.snd_una && self.fec_hold(seq, now).is_none() {
                 if let Some(idx) = self.sb.index_of(seq) {
                     return Some(self.send_segment(idx, now));
                 }
             }
         }
         let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
+        if self.lt_blocks {
+            if let Some(p) = self.send_repair(now, sack_recovery) {
+                return Some(p);
+            }
+        }
         if !sack_recovery {
             return self.send_in_order(now, true);
         }
-        if self.win.cwnd < self.pipe + self.win.mss {
+        if self.win.cwnd < self.pipe + self.fec_pipe + self.seg_size() {
             return None;
         }
-        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt.
-        if let Some(idx) = self.sb.next_lost(self.high_rxt) {
-            return Some(self.send_segment(idx, now));
+        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt
+        // (LT-TCP: not in a block that FEC in flight can still rebuild).
+        let mut from = self.high_rxt;
+        while let Some(idx) = self.sb.next_lost(from) {
+            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
+            match self.fec_hold(seq, now) {
+                Some(end) => from = end,
+                None => return Some(self.send_segment(idx, now)),
+            }
         }
         // Rule 2: new data (pipe already checked).
         if let Some(p) = self.send_in_order(now, false) {
             return Some(p);
         }
         // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte.
-        let idx = self.sb.next_hole(self.high_rxt)?;
-        Some(self.send_segment(idx, now))
+        let mut from = self.high_rxt;
+        loop {
+            let idx = self.sb.next_hole(from)?;
+            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
+            match self.fec_hold(seq, now) {
+                Some(end) => from = end,
+                None => return Some(self.send_segment(idx, now)),
+            }
+        }
+    }
+
+    /// LT-TCP "FEC first, SACK as the fallback": if byte `seq` lies in a
+    /// block whose repairs still to send or still in flight (sent less than
+    /// one smoothed RTT ago, nothing sent after them acknowledged) cover its
+    /// known holes, hold its retransmission back; returns the block's end.
+    fn fec_hold(&self, seq: u64, now: Time) -> Option<u64> {
+        if !self.lt_blocks || self.blocks.is_empty() {
+            return None;
+        }
+        let i = self.blocks.partition_point(|b| b.end <= seq);
+        let b = self.blocks.get(i).filter(|b| b.start <= seq && !b.open)?;
+        let guard = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
+        let in_flight = if now < b.last_repair_at + guard {
+            b.unresolved
+        } else {
+            0
+        };
+        let coming = u64::from(b.proactive_left) + u64::from(in_flight);
+        if coming == 0 {
+            return None;
+        }
+        (self.sb.holes_in(b.start, b.end) as u64 <= coming).then_some(b.end)
     }
 
     /// Go-back-N retransmission at `snd_nxt`, else new data, if the windows
@@ -473,7 +619,7 @@ impl TcpSender {
                 continue;
             }
             let (len, end) = (u64::from(seg.len), seg.end());
-            if check_cwnd && self.snd_nxt - self.snd_una + len > self.win.cwnd {
+            if check_cwnd && self.snd_nxt - self.snd_una + self.fec_pipe + len > self.win.cwnd {
                 return None;
             }
             if end - self.snd_una > self.rwnd {
@@ -482,11 +628,16 @@ impl TcpSender {
             return Some(self.send_segment(idx, now));
         }
         let limit = self.app_end.unwrap_or(u64::MAX);
-        let len = (limit.saturating_sub(self.snd_max)).min(self.win.mss);
-        if len == 0 {
+        if limit <= self.snd_max {
             return None;
         }
-        let flight = self.snd_nxt - self.snd_una;
+        let seg_size = if self.lt_blocks {
+            self.open_block(now)
+        } else {
+            self.win.mss
+        };
+        let len = (limit - self.snd_max).min(seg_size);
+        let flight = self.snd_nxt - self.snd_una + self.fec_pipe;
         if check_cwnd && flight + len > self.win.cwnd {
             if flight + len > self.win.cwnd + self.limited_transmit_allowance() {
                 return None;
@@ -496,17 +647,19 @@ impl TcpSender {
         if self.snd_max + len - self.snd_una > self.rwnd {
             return None;
         }
-        self.sb.push(Segment {
-            seq: self.snd_max,
-            len: len as u32,
-            first_sent: now,
-            last_sent: now,
-            tx_count: 0,
-            sacked: false,
-            lost: false,
-        });
+        self.sb.push(Segment::new(self.snd_max, len as u32, now));
         let idx = self.sb.len() - 1;
         self.snd_max += len;
+        if self.lt_blocks {
+            let full = self.blocks.back_mut().is_some_and(|b| {
+                b.k += 1;
+                b.end = self.snd_max;
+                b.k >= b.k_plan
+            });
+            if full || Some(self.snd_max) == self.app_end {
+                self.close_block();
+            }
+        }
         Some(self.send_segment(idx, now))
     }
 
@@ -539,7 +692,7 @@ impl TcpSender {
             && !self.in_recovery
             && self.dupacks < self.cfg.dupack_threshold
         {
-            u64::from(self.dupacks.min(2)) * self.win.mss
+            u64::from(self.dupacks.min(2)) * self.seg_size()
         } else {
             0
         }
@@ -553,6 +706,8 @@ impl TcpSender {
             .expect("segment index within scoreboard");
         seg.tx_count += 1;
         seg.last_sent = now;
+        self.order += 1;
+        seg.order = self.order;
         let seg = *seg;
         let retransmit = seg.tx_count > 1;
         let mut flags = TcpFlags(TcpFlags::ACK);
@@ -576,6 +731,7 @@ impl TcpSender {
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += u64::from(seg.len);
+        self.stats.wire_bytes += u64::from(seg.len) + u64::from(self.header);
         if retransmit {
             self.stats.retransmits += 1;
         }
@@ -604,6 +760,8 @@ impl TcpSender {
             sent_at: now,
             ts_echo: Time::ZERO,
             retransmit,
+            repair: None,
+            erasure_echo: 0,
         }
     }
 
@@ -613,8 +771,14 @@ impl TcpSender {
         // RFC 5681 §3.2 step 2: data sent by limited transmit does not count.
         let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_bytes);
         self.lt_bytes = 0;
-        self.cc
-            .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+        if self.cfg.lt.ecn_only {
+            // LT-TCP: loss is taken for an erasure; repair it, keep the window.
+            self.stats.loss_responses_skipped += 1;
+        } else {
+            self.cc
+                .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+            self.ecn_recover = Some(self.snd_max);
+        }
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         self.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
@@ -623,7 +787,6 @@ impl TcpSender {
         self.recover_fs = self.snd_max - self.snd_una;
         self.first_partial = true;
         self.recover = Some(self.snd_max);
-        self.ecn_recover = Some(self.snd_max);
         self.rtx_pending = Some(self.snd_una);
         match self.cfg.variant {
             Variant::Reno | Variant::NewReno => {
@@ -647,17 +810,251 @@ impl TcpSender {
     /// React to ECN-Echo if allowed (not in recovery, once per window);
     /// returns whether the window was reduced.
     fn ecn_response(&mut self, now: Time) -> bool {
-        if self.in_recovery || self.ecn_recover.is_some_and(|r| self.snd_una <= r) {
+        let in_recovery = self.in_recovery && !self.cfg.lt.ecn_only;
+        if in_recovery || self.ecn_recover.is_some_and(|r| self.snd_una <= r) {
             return false;
         }
-        let flight = self.snd_nxt - self.snd_una;
+        let mut flight = self.snd_nxt - self.snd_una + self.fec_pipe;
+        if self.in_recovery {
+            flight = flight.min(self.recovery_cwnd);
+        }
         self.cc
             .on_congestion(&mut self.win, Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
+        if self.in_recovery {
+            // ECN-only: the window recovery returns to is the reduced one.
+            self.recovery_cwnd = self.win.cwnd;
+        }
         self.ecn_recover = Some(self.snd_max);
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
         true
+    }
+
+    /// LT-TCP erasure estimate E in use (sender- or receiver-side).
+    pub fn erasure_estimate(&self) -> f64 {
+        match self.cfg.lt.estimator {
+            EstimatorSide::Sender => self.estimator.value(),
+            EstimatorSide::Receiver => self.echoed_e,
+        }
+    }
+
+    /// The segment size of the open block, opening a new block (planned from
+    /// the current window and estimate) if none is open.
+    fn open_block(&mut self, now: Time) -> u64 {
+        if let Some(b) = self.blocks.back().filter(|b| b.open) {
+            return u64::from(b.mss);
+        }
+        let e = self.erasure_estimate();
+        let plan = lt::plan_block(&self.cfg.lt, self.cfg.mss, self.win.cwnd, e);
+        if self.cfg.lt.adaptive_mss {
+            // The window arithmetic stays in MSS_max units (see `grow`); the
+            // IsLost byte rule counts segments of the current size.
+            self.seg_mss = u64::from(plan.mss);
+            self.sb.set_mss(self.seg_mss);
+        }
+        self.blocks.push_back(Block {
+            start: self.snd_max,
+            end: self.snd_max,
+            mss: plan.mss,
+            k_plan: plan.k,
+            k: 0,
+            p: plan.p,
+            proactive_left: 0,
+            next_index: 0,
+            open: true,
+            unresolved: 0,
+            last_repair_at: now,
+        });
+        self.stats.fec_blocks += 1;
+        if self.trace {
+            self.mss_trace
+                .push((now, plan.mss, self.win.cwnd, plan.k, plan.p));
+        }
+        u64::from(plan.mss)
+    }
+
+    /// Close the open block (its data is all sent): its proactive repairs may go.
+    fn close_block(&mut self) {
+        let proactive = self.cfg.lt.proactive_fec;
+        if let Some(b) = self.blocks.back_mut().filter(|b| b.open) {
+            if b.k == 0 {
+                self.blocks.pop_back();
+                return;
+            }
+            b.open = false;
+            b.proactive_left = if proactive { b.p } else { 0 };
+        }
+    }
+
+    /// Reactive FEC: a duplicate ACK asks for `R = g(E)` repairs.
+    fn reactive_trigger(&mut self) {
+        if self.cfg.lt.reactive_fec {
+            let r = lt::lookup(&self.cfg.lt.reactive_bins, self.erasure_estimate());
+            self.reactive_pending += u32::from(r);
+        }
+    }
+
+    /// A pending proactive repair (oldest closed block first), else a pending
+    /// reactive repair for the block holding `snd_una`, if the window allows.
+    fn send_repair(&mut self, now: Time, sack_recovery: bool) -> Option<Packet> {
+        let proactive = self.blocks.iter().position(|b| b.proactive_left > 0);
+        let idx = match proactive {
+            Some(i) => i,
+            None => {
+                if self.reactive_pending == 0 {
+                    return None;
+                }
+                let una = self.snd_una;
+                // Repairs stop at the block's deficit: no more than its
+                // known holes / (1 − E) repairs in all (proactive included).
+                let keep = 1.0 - self.erasure_estimate().min(0.9);
+                let found = self.blocks.iter().position(|b| {
+                    !b.open
+                        && b.start <= una
+                        && una < b.end
+                        && b.k + b.next_index < self.cfg.lt.block_max
+                        && f64::from(b.next_index)
+                            < (self.sb.holes_in(b.start, b.end) as f64 / keep).ceil()
+                });
+                match found {
+                    Some(i) => i,
+                    None => {
+                        self.reactive_pending = 0;
+                        return None;
+                    }
+                }
+            }
+        };
+        let b = self.blocks[idx];
+        let size = u64::from(b.mss);
+        let fits = if sack_recovery {
+            self.pipe + self.fec_pipe + size <= self.win.cwnd
+        } else {
+            self.snd_nxt - self.snd_una + self.fec_pipe + size <= self.win.cwnd
+        };
+        if !fits {
+            return None;
+        }
+        let b = &mut self.blocks[idx];
+        let index = b.next_index as u8;
+        b.next_index += 1;
+        b.unresolved += 1;
+        b.last_repair_at = now;
+        if proactive.is_some() {
+            b.proactive_left -= 1;
+            self.stats.repairs_proactive += 1;
+            self.stats.repair_bytes_proactive += size;
+        } else {
+            self.reactive_pending -= 1;
+            self.stats.repairs_reactive += 1;
+            self.stats.repair_bytes_reactive += size;
+        }
+        let (start, len) = (b.start, (b.end - b.start) as u32);
+        let len = std::num::NonZeroU32::new(len).expect("a closed block holds data");
+        self.stats.wire_bytes += size + u64::from(self.header);
+        self.order += 1;
+        self.fec_out.push_back((self.order, size, start));
+        self.fec_pipe += size;
+        if sack_recovery {
+            self.prr_out += size;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        Some(Packet {
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            kind: Kind::Data,
+            seq: start,
+            payload: size as u32,
+            header: self.header,
+            flags: TcpFlags(TcpFlags::ACK),
+            ecn: if self.cfg.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            sent_at: now,
+            repair: Some(Repair {
+                block_len: len,
+                index,
+            }),
+            ..Packet::default()
+        })
+    }
+
+    /// LT-TCP bookkeeping after an ACK: repairs leave the flight, finished
+    /// blocks are forgotten, the estimation window may close.
+    fn lt_after_ack(&mut self, now: Time) {
+        let acked_order = self.sb.acked_order();
+        while let Some(&(o, bytes, start)) = self.fec_out.front() {
+            if o > acked_order {
+                break;
+            }
+            self.fec_out.pop_front();
+            self.fec_pipe -= bytes;
+            let delivered = 1.0 - self.erasure_estimate();
+            self.repair_credit += (bytes as f64 * delivered) as u64;
+            let i = self.blocks.partition_point(|b| b.start < start);
+            if let Some(b) = self.blocks.get_mut(i).filter(|b| b.start == start) {
+                b.unresolved = b.unresolved.saturating_sub(1);
+            }
+        }
+        if self.snd_una >= self.snd_max {
+            self.fec_out.clear();
+            self.fec_pipe = 0;
+        }
+        while self
+            .blocks
+            .front()
+            .is_some_and(|b| !b.open && b.end <= self.snd_una)
+        {
+            self.blocks.pop_front();
+        }
+        // Per-window erasure rate from the segments this window acknowledged.
+        if self.snd_una >= self.est_marker {
+            let (popped, erased) = self.sb.popped();
+            let (dp, de) = (popped - self.est_base.0, erased - self.est_base.1);
+            if dp > 0 {
+                let new_l = de as f64 / dp as f64;
+                self.estimator.update(new_l);
+                if self.trace {
+                    // The E in use: this estimator's, or the receiver's echo.
+                    self.erasure_trace
+                        .push((now, new_l, self.erasure_estimate()));
+                }
+                self.est_base = (popped, erased);
+            }
+            self.est_marker = self.snd_max.max(self.snd_una + 1);
+        }
+    }
+
+    /// Size of the segments now being sent.
+    fn seg_size(&self) -> u64 {
+        if self.seg_mss > 0 {
+            self.seg_mss
+        } else {
+            self.win.mss
+        }
+    }
+
+    /// Window growth on an ACK of `acked` new bytes. With adaptive MSS the
+    /// algorithm sees one ACK of full-sized segments per full-sized ACK's
+    /// worth of bytes (MSS_max, or 2·MSS_max with delayed ACKs), so the window
+    /// grows by the same bytes per round trip as with full-sized segments:
+    /// granulation does not change aggressiveness. Repair packets occupy the
+    /// window, so the repair bytes resolved since the last call, times the
+    /// expected delivery ratio 1 − E, count as acknowledged too.
+    fn grow(&mut self, acked: u64, sample: Option<Time>, now: Time) {
+        let acked = acked + std::mem::take(&mut self.repair_credit);
+        if !self.cfg.lt.adaptive_mss {
+            self.cc.on_ack(&mut self.win, acked, sample, now);
+            return;
+        }
+        self.abc_bytes += acked;
+        let unit = self.win.mss * if self.cfg.delayed_ack { 2 } else { 1 };
+        while self.abc_bytes >= unit {
+            self.abc_bytes -= unit;
+            self.cc.on_ack(&mut self.win, unit, sample, now);
+        }
     }
 
     fn restart_timer(&mut self, now: Time) {
@@ -708,6 +1105,10 @@ impl TcpSender {
     pub fn rto(&self) -> Time {
         self.rtt.rto()
     }
+    /// The LT-TCP switches in use.
+    pub fn lt_config(&self) -> &super::LtConfig {
+        &self.cfg.lt
+    }
     /// Whether the sender is in fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
@@ -754,6 +1155,18 @@ impl TcpSender {
         if let Some(e) = self.loss_events.as_mut() {
             e.on_loss(now, self.stats.segments_sent + 1, rtt);
         }
+    }
+    /// Take the recorded LT-TCP erasure trace: `(time, new_l, E)` per window.
+    pub fn take_erasure_trace(&mut self) -> Vec<(Time, f64, f64)> {
+        std::mem::take(&mut self.erasure_trace)
+    }
+    /// Take the recorded LT-TCP block trace: `(time, mss, cwnd, k, P)` per block.
+    pub fn take_mss_trace(&mut self) -> Vec<(Time, u32, u64, u16, u16)> {
+        std::mem::take(&mut self.mss_trace)
+    }
+    /// Current segment size (the adaptive MSS, else the configured one).
+    pub fn mss(&self) -> u64 {
+        self.seg_size()
     }
     /// Take the recorded transmission trace.
     pub fn take_sent_trace(&mut self) -> Vec<(Time, u64, bool)> {
