@@ -305,8 +305,8 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "name",
         metavar="NAME",
-        choices=["rlc-aqm", "arq-persistence"],
-        help="reproduction: rlc-aqm (seed 000) or arq-persistence (seed 001)",
+        choices=["rlc-aqm", "arq-persistence", "lt-tcp"],
+        help="reproduction: rlc-aqm (seed 000), arq-persistence (seed 001), lt-tcp (seed 002)",
     )
     rep.add_argument("--quick", action="store_true",
                      help="2 replications of 20 s, a subset")  # fmt: skip
@@ -318,7 +318,8 @@ def _add_reproduce_parser(sub: Any) -> None:
         "--experiments",
         metavar="LIST",
         help="comma-separated subset (default: all); rlc-aqm: "
-        "table6,sensitivity,fig1,search,traces; arq-persistence: fig3,fig4,fig5,fig6,energy",
+        "table6,sensitivity,fig1,search,traces; arq-persistence: fig3,fig4,fig5,fig6,energy; "
+        "lt-tcp: tables,components,mss,estimator,sensitivity",
     )
     rep.set_defaults(func=_cmd_reproduce)
 

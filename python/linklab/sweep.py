@@ -64,15 +64,17 @@ METRICS: tuple[str, ...] = (
     "delay_p95_s",
     "delay_max_s",
     "timeouts",
+    "timeout_episodes",
     "fast_retransmits",
     "retransmits",
     "delivered_bytes",
+    "throughput_bps",
     "events",
     "sim_time_s",
     "wall_time_s",
 )
-_AGGREGATE = METRICS[:9]
-_TOP = METRICS[9:]
+_AGGREGATE = METRICS[:11]
+_TOP = METRICS[11:]
 _FLOW = ("goodput_bps", "delay_mean_s", "timeouts", "retransmits")
 _QUEUE = ("ecn_marks", "drops_overflow", "drops_aqm_early", "drops_aqm_forced", "mean_packets")
 _LINK = ("throughput_bps",)
@@ -332,6 +334,10 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[m] = _num(agg.get(m))
     for m in _TOP:
         out[m] = _num(summary.get(m))
+    lt = agg.get("lt")
+    if isinstance(lt, Mapping):  # LT-TCP totals (proactive/reactive FEC overhead, ...)
+        for k, v in lt.items():
+            out[f"lt.{k}"] = _num(v)
     flows = summary.get("flows") or []
     names = [str(f.get("name", f.get("id", ""))) for f in flows]
     for f, name in zip(flows, names, strict=True):
@@ -357,18 +363,23 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
             for k, v in rlc.items():
                 if k not in _RLC_SKIP:
                     out[f"link[{name}].rlc.{k}"] = _num(v)
+        fec = x.get("fec")
+        if isinstance(fec, Mapping):  # link-level FEC / hybrid ARQ counters
+            for k, v in fec.items():
+                out[f"link[{name}].fec.{k}"] = _num(v)
     return out
 
 
 def _metric_order(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Metric columns: run-level ones, then flow[..], queue[..], link[..] in first-seen order."""
-    groups: dict[str, dict[str, None]] = {"flow": {}, "queue": {}, "link": {}}
+    """Metric columns: run-level ones, then lt.*, flow[..], queue[..], link[..]
+    in first-seen order."""
+    groups: dict[str, dict[str, None]] = {"lt": {}, "flow": {}, "queue": {}, "link": {}}
     for row in rows:
         for name in row:
-            kind = name.split("[", 1)[0]
+            kind = "lt" if name.startswith("lt.") else name.split("[", 1)[0]
             if kind in groups and name not in groups[kind]:
                 groups[kind][name] = None
-    return [*METRICS, *groups["flow"], *groups["queue"], *groups["link"]]
+    return [*METRICS, *groups["lt"], *groups["flow"], *groups["queue"], *groups["link"]]
 
 
 def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float) -> pl.DataFrame:

@@ -11,24 +11,20 @@ check, confirmed or not, with our numbers.
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from linklab.reproduce import common
 from linklab.reproduce.common import (
-    ReproduceError,
     Runner,
     Table,
-    check_out_dir,
-    render_html,
-    render_text,
+    finish,
+    plot_lines,
+    start,
     t_ci,
-    write_atomic,
 )
 from linklab.reproduce.common import fmt as _fmt
 from linklab.reproduce.scenarios import arq_scenario
@@ -65,14 +61,7 @@ FIG6_MT = tuple(range(1, 61))
 PUBLISHED_EFFICIENCY = {4: 0.65, 16: 0.48, 32: 0.48}
 
 
-@dataclass
-class Settings:
-    out: Path
-    quick: bool = False
-    jobs: int | None = None
-    experiments: tuple[str, ...] = EXPERIMENTS
-    log: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr))
-
+class Settings(common.Settings):
     @property
     def reps(self) -> int:
         return 2 if self.quick else 10
@@ -452,7 +441,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                 "Fig. 4",
             )
     t.figures.append(
-        c.r.figure("fig4-goodput-vs-pw", lambda o: _plot_lines(
+        c.r.figure("fig4-goodput-vs-pw", lambda o: plot_lines(
             {f"{_mt_label(lab)} RTT {rtt}": [(pw, stats[(rtt, lab, pw)]) for pw in pws]
              for rtt in RTTS for lab in labels if (rtt, lab, pws[0]) in stats},
             "wired loss P_W", "goodput (kbit/s)", o, logx=False))  # fmt: skip
@@ -612,7 +601,7 @@ def _fig5(c: _Ctx) -> list[Table]:
                     "Fig. 5",
                 )
     t.figures.append(
-        c.r.figure("fig5-goodput-vs-buffer", lambda o: _plot_lines(
+        c.r.figure("fig5-goodput-vs-buffer", lambda o: plot_lines(
             {f"{lab} b={b}": [(x, stats[(b, lab, x)]) for x in buffers]
              for (b, lab) in dict.fromkeys((k[0], k[1]) for k in stats)},
             "RLC buffer B (SDUs)", "goodput (kbit/s)", o, logx=True))  # fmt: skip
@@ -687,32 +676,6 @@ def _plot_fig6(curves: dict[float, list[tuple[float, float]]], out: str) -> None
     save_figure(fig, out)
 
 
-def _plot_lines(
-    lines: dict[str, list[tuple[float, dict[str, Any]]]],
-    xlabel: str,
-    ylabel: str,
-    out: str,
-    logx: bool,
-) -> None:
-    from linklab.plots import _colors, _new_figure, save_figure
-
-    fig = _new_figure(7.0, 4.5)
-    ax = fig.add_subplot(1, 1, 1)
-    for (lab, pts), col in zip(lines.items(), _colors(len(lines)), strict=True):
-        xs = [x for x, _ in pts]
-        ys = [st["mean"] if st["mean"] is not None else math.nan for _, st in pts]
-        es = [st["ci"] or 0.0 for _, st in pts]
-        style = "--" if "1.0" in lab or "RTT 1" in lab else "-"
-        ax.errorbar(xs, ys, yerr=es, fmt=style + "o", ms=3, color=col, capsize=2, label=lab)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
-    save_figure(fig, out)
-
-
 # ---------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------
@@ -747,54 +710,19 @@ def reproduce_arq_persistence(
     Writes ``sweeps/``, ``figures/``, ``report.html`` and ``results.json`` into
     ``out``. Raises :class:`ReproduceError` for bad input.
     """
-    from linklab import _core
 
-    chosen = tuple(experiments) if experiments else EXPERIMENTS
-    unknown = [x for x in chosen if x not in EXPERIMENTS]
-    if unknown:
-        raise ReproduceError(
-            f"unknown experiment {unknown[0]!r}; allowed: " + ", ".join(EXPERIMENTS)
-        )
-    if jobs is not None and jobs < 1:
-        raise ReproduceError(f"invalid jobs {jobs}; allowed: an integer >= 1")
-    s = Settings(Path(out), quick=quick, jobs=jobs, experiments=chosen)
-    if log is not None:
-        s.log = log
-    check_out_dir(s.out, out)
+    s = start(
+        Settings, out, quick=quick, jobs=jobs, experiments=experiments,
+        allowed=EXPERIMENTS, log=log,
+    )  # fmt: skip
     t0 = time.monotonic()
     c = _Ctx(s)
     tables: list[Table] = []
     steps = {"fig3": _fig3, "fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "energy": _energy}
     for name in EXPERIMENTS:
-        if name in chosen:
+        if name in s.experiments:
             tables += steps[name](c)
     tables.append(_conclusions_table(c))
-    result: dict[str, Any] = {
-        "reproduction": "arq-persistence",
-        "paper": PAPER,
-        "linklab_version": _core.version(),
-        "quick": quick,
-        "experiments": list(chosen),
-        "reps": s.reps,
-        "confidence": CONFIDENCE,
-        "base_seed": BASE_SEED,
-        "duration_s": s.duration_s,
-        "runs": c.r.runs,
-        "failed_runs": c.r.failed,
-        "wall_time_s": None,
-        "out": str(s.out),
-        "adaptive": {"available": c.adaptive_missing is None, "why_not": c.adaptive_missing},
-        "checks": {
-            "passed": sum(x["pass"] for x in c.conclusions),
-            "missed": sum(not x["pass"] for x in c.conclusions),
-        },
-        "tables": {
-            t.key: {"title": t.title, "notes": t.notes, "figures": t.figures, "rows": t.rows}
-            for t in tables
-        },
-        "sweeps": c.r.sweeps,
-    }
-    result["wall_time_s"] = round(time.monotonic() - t0, 2)
     intro = [
         "Set-up (scenarios/umts-tdd-arq.toml): 1000-byte IP packets, 40-byte PDU payloads "
         "(25.025 PDUs per SDU with the length indicator), 800 kbit/s = 25 PDUs per 10 ms "
@@ -803,21 +731,17 @@ def reproduce_arq_persistence(
     ]
     if c.adaptive_missing is not None:
         intro.append(f"ADAPTIVE rows missing: {c.adaptive_missing}")
-    intro.append(
-        f"{result['reps']} replications per point, {round(CONFIDENCE * 100)} % Student-t "
-        f"intervals, base seed {BASE_SEED}, runs of {result['duration_s']} s, "
-        f"{'--quick' if quick else 'full'}; {result['runs']} runs, {result['failed_runs']} "
-        f"failed; statements: {result['checks']['passed']} confirmed, "
-        f"{result['checks']['missed']} not confirmed; linklab {result['linklab_version']}."
+    return finish(
+        "arq-persistence",
+        s,
+        c.r,
+        tables,
+        paper=PAPER,
+        started=t0,
+        intro=intro,
+        checks=c.conclusions,
+        extra={
+            "adaptive": {"available": c.adaptive_missing is None, "why_not": c.adaptive_missing}
+        },
+        words=("statements", "confirmed", "not confirmed"),
     )
-    write_atomic(s.out / "results.json", json.dumps(result, indent=1, allow_nan=False) + "\n")
-    write_atomic(
-        s.out / "report.html",
-        render_html("linklab reproduce arq-persistence", [PAPER, *intro], tables),
-    )
-    text = render_text(tables) + (
-        f"\n{result['runs']} runs ({result['failed_runs']} failed) in "
-        f"{result['wall_time_s']} s; statements: {result['checks']['passed']} confirmed, "
-        f"{result['checks']['missed']} not confirmed; report: {s.out / 'report.html'}\n"
-    )
-    return result, text

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 import statistics
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 
 class ReproduceError(ValueError):
@@ -180,6 +183,43 @@ def check_out_dir(out: Path, given: str | Path) -> None:
         ) from None
 
 
+def plot_lines(
+    lines: dict[str, list[tuple[float, dict[str, Any]]]],
+    xlabel: str,
+    ylabel: str,
+    out: str,
+    logx: bool,
+    logy: bool = False,
+    dashed: Callable[[str], bool] | None = None,
+) -> None:
+    """One line per entry of ``lines`` (label -> points ``(x, {mean, ci})``), with
+    error bars; ``dashed(label)`` picks dashed lines (default: labels naming RTT 1 s)."""
+    from linklab.plots import _colors, _new_figure, save_figure
+
+    if dashed is None:
+
+        def dashed(lab: str) -> bool:
+            return "1.0" in lab or "RTT 1" in lab
+
+    fig = _new_figure(7.0, 4.5)
+    ax = fig.add_subplot(1, 1, 1)
+    for (lab, pts), col in zip(lines.items(), _colors(len(lines)), strict=True):
+        xs = [x for x, _ in pts]
+        ys = [st["mean"] if st["mean"] is not None else math.nan for _, st in pts]
+        es = [st["ci"] or 0.0 for _, st in pts]
+        style = "--" if dashed(lab) else "-"
+        ax.errorbar(xs, ys, yerr=es, fmt=style + "o", ms=3, color=col, capsize=2, label=lab)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    save_figure(fig, out)
+
+
 def render_text(tables: Sequence[Table]) -> str:
     """The tables as aligned text with their notes."""
     parts = []
@@ -247,3 +287,118 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+@dataclass
+class Settings:
+    """How a reproduction runs; each reproduction subclasses it with its
+    replications and run lengths (``reps``, ``duration_s``) for full and quick."""
+
+    out: Path
+    quick: bool = False
+    jobs: int | None = None
+    experiments: tuple[str, ...] = ()
+    log: Callable[[str], None] = field(default=_stderr)
+
+    @property
+    def reps(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def duration_s(self) -> int:
+        raise NotImplementedError
+
+
+S = TypeVar("S", bound=Settings)
+
+
+def start(
+    settings: type[S],
+    out: str | Path,
+    *,
+    quick: bool,
+    jobs: int | None,
+    experiments: Sequence[str] | None,
+    allowed: Sequence[str],
+    log: Callable[[str], None] | None,
+) -> S:
+    """Validate the common arguments (:class:`ReproduceError` if bad), make the
+    output directory and return the settings."""
+    chosen = tuple(experiments) if experiments else tuple(allowed)
+    unknown = [x for x in chosen if x not in allowed]
+    if unknown:
+        raise ReproduceError(f"unknown experiment {unknown[0]!r}; allowed: " + ", ".join(allowed))
+    if jobs is not None and jobs < 1:
+        raise ReproduceError(f"invalid jobs {jobs}; allowed: an integer >= 1")
+    s = settings(Path(out), quick=quick, jobs=jobs, experiments=chosen)
+    if log is not None:
+        s.log = log
+    check_out_dir(s.out, out)
+    return s
+
+
+def finish(
+    name: str,
+    s: Settings,
+    runner: Runner,
+    tables: Sequence[Table],
+    *,
+    paper: str,
+    started: float,
+    intro: Sequence[str] = (),
+    checks: Sequence[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    words: tuple[str, str, str] = ("checks", "passed", "missed"),
+) -> tuple[dict[str, Any], str]:
+    """The result object of a reproduction, written with the report into
+    ``s.out``; returns (result, terminal text). ``checks``: the targets (default:
+    every row's ``checks``); ``words``: how the text names them."""
+    from linklab import _core
+
+    if checks is None:
+        checks = [x for t in tables for row in t.rows for x in row.get("checks", [])]
+    passed = sum(bool(x["pass"]) for x in checks)
+    result: dict[str, Any] = {
+        "reproduction": name,
+        "paper": paper,
+        "linklab_version": _core.version(),
+        "quick": s.quick,
+        "experiments": list(s.experiments),
+        "reps": s.reps,
+        "confidence": runner.confidence,
+        "base_seed": runner.seed,
+        "duration_s": s.duration_s,
+        "runs": runner.runs,
+        "failed_runs": runner.failed,
+        "wall_time_s": round(time.monotonic() - started, 2),
+        "out": str(s.out),
+        **(extra or {}),
+        "checks": {"passed": passed, "missed": len(checks) - passed},
+        "tables": {
+            t.key: {"title": t.title, "notes": t.notes, "figures": t.figures, "rows": t.rows}
+            for t in tables
+        },
+        "sweeps": runner.sweeps,
+    }
+    what, ok, bad = words
+    summary = (
+        f"{s.reps} replications per point, {round(runner.confidence * 100)} % Student-t "
+        f"intervals, base seed {runner.seed}, runs of {s.duration_s} s, "
+        f"{'--quick' if s.quick else 'full'}; {runner.runs} runs, {runner.failed} failed; "
+        f"{what}: {passed} {ok}, {len(checks) - passed} {bad}; linklab {result['linklab_version']}."
+    )
+    write_atomic(s.out / "results.json", json.dumps(result, indent=1, allow_nan=False) + "\n")
+    write_atomic(
+        s.out / "report.html",
+        render_html(f"linklab reproduce {name}", [paper, *intro, summary], tables),
+    )
+    text = render_text(tables) + (
+        f"\n{runner.runs} runs ({runner.failed} failed) in {result['wall_time_s']} s; "
+        f"{what}: {passed} {ok}, {len(checks) - passed} {bad}; "
+        f"report: {s.out / 'report.html'}\n"
+    )
+    return result, text

@@ -8,26 +8,21 @@ issue's targets are checked; a missed target is a result, not an error.
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from linklab.reproduce import common
 from linklab.reproduce import published as P
 from linklab.reproduce.common import (
-    ReproduceError,
     Runner,
     Table,
-    check_out_dir,
-    render_html,
-    render_text,
+    finish,
+    start,
     t_ci,
     verdict,
     within,
-    write_atomic,
 )
 from linklab.reproduce.common import direction as _direction_vs
 from linklab.reproduce.common import fmt as _fmt
@@ -60,14 +55,7 @@ QUICK_FIG1_BUFFERS = (10, 40, 80)
 QUICK_FIG1_FLOWS = (1, 4)
 
 
-@dataclass
-class Settings:
-    out: Path
-    quick: bool = False
-    jobs: int | None = None
-    experiments: tuple[str, ...] = EXPERIMENTS
-    log: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr))
-
+class Settings(common.Settings):
     @property
     def reps(self) -> int:
         return 2 if self.quick else 20
@@ -756,18 +744,6 @@ def _traces(r: _Runner) -> list[Table]:
 # ---------------------------------------------------------------------------
 
 
-def _intro(result: dict[str, Any]) -> list[str]:
-    return [
-        P.PAPER,
-        f"{result['reps']} replications per point, {int(CONFIDENCE * 100)} % "
-        f"Student-t intervals, base seed {BASE_SEED}, runs of "
-        f"{result['duration_s']} s, {'--quick' if result['quick'] else 'full'}; "
-        f"{result['runs']} runs, {result['failed_runs']} failed; checks: "
-        f"{result['checks']['passed']} passed, {result['checks']['missed']} missed; "
-        f"linklab {result['linklab_version']}.",
-    ]
-
-
 def reproduce_rlc_aqm(
     out: str | Path = "out/rlc-aqm",
     *,
@@ -781,20 +757,10 @@ def reproduce_rlc_aqm(
     Writes ``sweeps/``, ``traces/``, ``figures/``, ``report.html`` and
     ``results.json`` into ``out``. Raises :class:`ReproduceError` for bad input.
     """
-    from linklab import _core
-
-    chosen = tuple(experiments) if experiments else EXPERIMENTS
-    unknown = [x for x in chosen if x not in EXPERIMENTS]
-    if unknown:
-        raise ReproduceError(
-            f"unknown experiment {unknown[0]!r}; allowed: " + ", ".join(EXPERIMENTS)
-        )
-    if jobs is not None and jobs < 1:
-        raise ReproduceError(f"invalid jobs {jobs}; allowed: an integer >= 1")
-    s = Settings(Path(out), quick=quick, jobs=jobs, experiments=chosen)
-    if log is not None:
-        s.log = log
-    check_out_dir(s.out, out)
+    s = start(
+        Settings, out, quick=quick, jobs=jobs, experiments=experiments,
+        allowed=EXPERIMENTS, log=log,
+    )  # fmt: skip
     t0 = time.monotonic()
     r = _Runner(s)
     tables: list[Table] = []
@@ -806,41 +772,6 @@ def reproduce_rlc_aqm(
         "traces": _traces,
     }
     for name in EXPERIMENTS:
-        if name in chosen:
+        if name in s.experiments:
             tables += steps[name](r)
-    checks = [c for t in tables for row in t.rows for c in row.get("checks", [])]
-    result: dict[str, Any] = {
-        "reproduction": "rlc-aqm",
-        "paper": P.PAPER,
-        "linklab_version": _core.version(),
-        "quick": quick,
-        "experiments": list(chosen),
-        "reps": s.reps,
-        "confidence": CONFIDENCE,
-        "base_seed": BASE_SEED,
-        "duration_s": s.duration_s,
-        "runs": r.runs,
-        "failed_runs": r.failed,
-        "wall_time_s": None,
-        "out": str(s.out),
-        "checks": {
-            "passed": sum(c["pass"] for c in checks),
-            "missed": sum(not c["pass"] for c in checks),
-        },
-        "tables": {
-            t.key: {"title": t.title, "notes": t.notes, "figures": t.figures, "rows": t.rows}
-            for t in tables
-        },
-        "sweeps": r.sweeps,
-    }
-    result["wall_time_s"] = round(time.monotonic() - t0, 2)
-    write_atomic(s.out / "results.json", json.dumps(result, indent=1, allow_nan=False) + "\n")
-    write_atomic(
-        s.out / "report.html", render_html("linklab reproduce rlc-aqm", _intro(result), tables)
-    )
-    text = render_text(tables) + (
-        f"\n{result['runs']} runs ({result['failed_runs']} failed) in "
-        f"{result['wall_time_s']} s; checks: {result['checks']['passed']} passed, "
-        f"{result['checks']['missed']} missed; report: {s.out / 'report.html'}\n"
-    )
-    return result, text
+    return finish("rlc-aqm", s, r, tables, paper=P.PAPER, started=t0)

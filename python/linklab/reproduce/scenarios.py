@@ -9,6 +9,8 @@ reconfiguration (Fig. 2) and RED reconfigured per rate with Table 5 (Fig. 15).
 
 from __future__ import annotations
 
+import json
+
 _COMMON_HEAD = """\
 [tcp]
 variant = "reno"
@@ -231,3 +233,135 @@ def arq_scenario(adaptive: bool = False) -> str:
     assert _FIXED_MAX_DAT in ARQ_SCENARIO
     text = ARQ_SCENARIO.replace(_FIXED_MAX_DAT, _ADAPTIVE_MAX_DAT)
     return text.replace("[params]\n", "[params]\n" + _ALPHA_PARAM, 1)
+
+
+# ---------------------------------------------------------------------------
+# Seed 002 (LT-TCP): the dumbbell of scenarios/dumbbell-*.toml, one text per scheme
+# ---------------------------------------------------------------------------
+
+_LT_PARAMS = """\
+[params]
+flows = 10
+per = 0.0
+duration = "100s"
+iw = 10
+delack = true
+ts = true
+min_rto = "1s"
+mss = 448
+rwnd = "1MiB"
+prr = false
+framing = "0B"
+"""
+
+_LT_SWITCHES = """\
+mss_min = 100
+g = 10
+ecn_only = true
+adaptive_mss = true
+proactive = true
+reactive = true
+estimator = "sender"
+"""
+
+_LT_BLOCK = """
+[tcp.lt]
+ecn_only = "${ecn_only}"
+adaptive_mss = "${adaptive_mss}"
+proactive_fec = "${proactive}"
+reactive_fec = "${reactive}"
+estimator = "${estimator}"
+g_min_segments = "${g}"
+mss_min = "${mss_min}"
+proactive_bins = [[0.001, 0], [0.05, 1], [0.10, 3], [0.15, 4], [0.20, 5], [0.30, 7], [0.40, 9],
+                  [1.0, 11]]
+reactive_bins = [[0.001, 0], [0.30, 1], [1.0, 2]]
+"""
+
+_LT_FEC = {
+    "ll-fec": (
+        'n = 10\nloss_unit = "fragment"\n',
+        'fec = { scheme = "ll-fec", n = "${n}", matched_per = "link", '
+        'loss_unit = "${loss_unit}" }',
+    ),
+    "ll-hybrid": (
+        'n = 10\nk = 9\npersistence = 3\nloss_unit = "fragment"\n',
+        'fec = { scheme = "hybrid", n = "${n}", k = "${k}", persistence = "${persistence}", '
+        'loss_unit = "${loss_unit}" }',
+    ),
+}
+
+
+def lt_dumbbell(scheme: str, channel: dict[str, object] | None = None) -> str:
+    """Seed 002's dumbbell (10 flows, 10 Mbit/s / 20 ms RED/ECN bottleneck,
+    500-byte packets) for ``scheme``: ``sack``, ``lt-tcp`` (every building
+    block a parameter), ``ll-fec`` or ``ll-hybrid``. Erasures at ``per`` on the
+    bottleneck's data direction, or ``channel`` (a Gilbert-Elliott table) instead."""
+    params, tcp_lt, ab_extra = _LT_PARAMS, "", ""
+    if scheme == "lt-tcp":
+        params += _LT_SWITCHES
+        tcp_lt = _LT_BLOCK
+    elif scheme in _LT_FEC:
+        extra, ab_extra = _LT_FEC[scheme]
+        params += extra
+    elif scheme != "sack":
+        raise ValueError(f"unknown scheme {scheme!r}")
+    if channel is None:
+        loss = 'loss = "${per}"'
+    else:
+        items = ", ".join(
+            f"{k} = {json.dumps(v)}" for k, v in {"kind": "gilbert_elliott", **channel}.items()
+        )
+        loss = f"channel = {{ {items} }}"
+    ab = "ab = { " + ", ".join(x for x in (loss, ab_extra) if x) + " }\n"
+    return (
+        f'name = "lt-dumbbell-{scheme}"\n'
+        f'description = "Seed 002 dumbbell: {scheme}"\n'
+        'duration = "${duration}"\n\n'
+        + params
+        + """
+[tcp]
+variant = "sack"
+ecn = true
+timestamps = "${ts}"
+mss = "${mss}"
+initial_window = "${iw}"
+delayed_ack = "${delack}"
+min_rto = "${min_rto}"
+rwnd = "${rwnd}"
+prr = "${prr}"
+"""
+        + tcp_lt
+        + """
+[[links]]
+a = "S{1..${flows}}"
+b = "L"
+rate = "100Mbit"
+delay = "1ms"
+overhead = "${framing}"
+queue = { limit = "1000p" }
+
+[[links]]
+a = "L"
+b = "R"
+rate = "10Mbit"
+delay = "20ms"
+overhead = "${framing}"
+queue = { kind = "red", limit = "500p", minth = 75, maxth = 225, ecn = true, mean_pkt_size = 500 }
+"""
+        + ab
+        + """
+[[links]]
+a = "R"
+b = "D{1..${flows}}"
+rate = "100Mbit"
+delay = "1ms"
+overhead = "${framing}"
+queue = { limit = "1000p" }
+
+[[flows]]
+from = "S{1..${flows}}"
+to = "D{1..${flows}}"
+start_jitter = "1s"
+"""
+    )

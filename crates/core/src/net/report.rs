@@ -86,6 +86,7 @@ impl Simulation {
         }
         let mut all = Histogram::new();
         let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
+        let mut episodes = 0u64;
         let (mut wire, mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut lt_any = false;
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -94,6 +95,7 @@ impl Simulation {
             let d = f.receiver.delivered();
             delivered += d;
             timeouts += st.timeouts;
+            episodes += st.timeout_episodes;
             frs += st.fast_retransmits;
             rtx += st.retransmits;
             all.merge(&f.metrics.delay);
@@ -107,6 +109,7 @@ impl Simulation {
                 o.insert(k.into(), v);
             }
             o.insert("timeouts".into(), json!(st.timeouts));
+            o.insert("timeout_episodes".into(), json!(st.timeout_episodes));
             o.insert("fast_retransmits".into(), json!(st.fast_retransmits));
             o.insert("retransmits".into(), json!(st.retransmits));
             o.insert("ecn_reductions".into(), json!(st.ecn_reductions));
@@ -152,6 +155,7 @@ impl Simulation {
             agg.insert(k.into(), v);
         }
         agg.insert("timeouts".into(), json!(timeouts));
+        agg.insert("timeout_episodes".into(), json!(episodes));
         agg.insert("fast_retransmits".into(), json!(frs));
         agg.insert("retransmits".into(), json!(rtx));
         agg.insert("delivered_bytes".into(), json!(delivered));

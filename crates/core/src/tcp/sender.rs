@@ -24,6 +24,9 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Retransmission-timer expiries (SYN timeouts included).
     pub timeouts: u64,
+    /// Expiries that start a back-off series: the first since the RTO was
+    /// last un-backed-off (an RTT sample); back-to-back expiries count once.
+    pub timeout_episodes: u64,
     /// Window reductions caused by ECN-Echo.
     pub ecn_reductions: u64,
     /// Bytes cumulatively acknowledged (`snd_una`).
@@ -431,6 +434,13 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
+    fn count_timeout(&mut self) {
+        self.stats.timeouts += 1;
+        if self.rtt.backoff_count() == 0 {
+            self.stats.timeout_episodes += 1;
+        }
+    }
+
     /// The retransmission timer; tolerates early, late and spurious calls.
     pub fn handle_timeout(&mut self, now: Time) {
         let Some(deadline) = self.rto_deadline else {
@@ -442,7 +452,7 @@ impl TcpSender {
         match self.phase {
             Phase::Closed => self.rto_deadline = None,
             Phase::SynSent => {
-                self.stats.timeouts += 1;
+                self.count_timeout();
                 self.rtt.backoff();
                 self.syn_pending = true;
                 self.rto_deadline = Some(now + self.rtt.rto());
@@ -452,7 +462,7 @@ impl TcpSender {
                     self.rto_deadline = None;
                     return;
                 }
-                self.stats.timeouts += 1;
+                self.count_timeout();
                 self.note_loss(now);
                 self.rtt.backoff();
                 // A timeout during fast recovery: FlightSize counts segments

@@ -593,6 +593,9 @@ fn handshake_syn_loss_retransmits_with_backoff() {
     h.start();
     assert!(h.run_to_completion(Time::from_secs(10)));
     assert_eq!(h.timeouts_at, vec![Time::from_secs(1), Time::from_secs(3)]);
+    // Back-to-back expiries: two timeouts, one back-off series.
+    let st = h.s.stats();
+    assert_eq!((st.timeouts, st.timeout_episodes), (2, 1));
     let syn = &h.data_sent[0].1;
     assert_eq!(syn.header, 44);
     assert_eq!(syn.payload, 0);
@@ -600,6 +603,26 @@ fn handshake_syn_loss_retransmits_with_backoff() {
     // No sample from the retransmitted SYN; the first comes from data.
     let srtt = h.s.srtt().unwrap();
     assert!(srtt > ms(20) && srtt < ms(30), "{srtt}");
+}
+
+#[test]
+fn timeout_episodes_count_back_off_series_once() {
+    // The last segment of a 20 kB transfer is lost three times (a tail
+    // loss: no duplicate ACKs): three back-to-back expiries, one episode.
+    let c = cfg(Variant::Sack);
+    let mut h = Harness::new(c, App::Bytes(20_000), MBPS10, ms(10));
+    h.data_hook = Box::new(|p, n| {
+        if p.payload > 0 && p.seq == 19_000 && n <= 3 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(30)));
+    let st = h.s.stats();
+    assert_eq!((st.timeouts, st.timeout_episodes), (3, 1), "{st:?}");
+    assert_eq!(h.r.delivered(), 20_000);
 }
 
 #[test]

@@ -1,0 +1,117 @@
+"""`linklab reproduce lt-tcp`: the --quick run end to end, its scenarios, bad flags."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CliRunner, assert_bad_input
+from linklab.reproduce.scenarios import lt_dumbbell
+
+REPO = Path(__file__).resolve().parents[1]
+TABLES = ("table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity")
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("lt") / "out"
+    p = subprocess.run(
+        [sys.executable, "-m", "linklab", "reproduce", "lt-tcp", "--quick", "--json",
+         "--out", str(out)],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), out
+
+
+def _aggregate(cli: CliRunner, scenario: str | Path, sets: list[str]) -> dict[str, Any]:
+    args: list[str | Path] = ["run", scenario, "--seed", "3", "--json"]
+    for s in ["duration=3s", "per=0.1", *sets]:
+        args += ["--set", s]
+    p = cli(*args)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["aggregate"]
+
+
+@pytest.mark.parametrize(
+    ("scheme", "file", "sets"),
+    [
+        ("sack", "dumbbell-red-ecn.toml", ["prr=false"]),
+        ("lt-tcp", "dumbbell-lt-tcp.toml", []),
+        ("ll-fec", "dumbbell-ll-fec.toml", ["prr=false"]),
+        ("ll-hybrid", "dumbbell-ll-hybrid.toml", ["prr=false"]),
+    ],
+)
+def test_embedded_scenarios_run_like_the_repository_files(
+    cli: CliRunner, tmp_path: Path, scheme: str, file: str, sets: list[str]
+) -> None:
+    """The reproduction's built-in texts are the repository's scenarios (PRR
+    off, as in ns-2): the same seed gives the same run."""
+    text = tmp_path / f"{scheme}.toml"
+    text.write_text(lt_dumbbell(scheme))
+    ours = _aggregate(cli, text, [])
+    theirs = _aggregate(cli, REPO / "scenarios" / file, sets)
+    assert ours == theirs
+    assert ours["goodput_bps"] > 0
+
+
+def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
+    result, out = quick
+    assert result["reproduction"] == "lt-tcp"
+    assert result["quick"] is True and result["reps"] == 2
+    assert result["failed_runs"] == 0
+    assert set(TABLES) <= set(result["tables"])
+    t2 = result["tables"]["table2"]["rows"]
+    assert [r["config"]["per"] for r in t2] == [0.0, 0.1, 0.3]
+    for row in t2:
+        assert row["goodput"]["n"] == 2 and row["goodput"]["mean"] is not None
+        assert set(row["published"]) == {
+            "goodput",
+            "timeouts",
+            "throughput",
+            "proactive",
+            "reactive",
+        }
+    assert t2[1]["published"]["goodput"] == 5.36
+    # FEC overheads are measured: none without erasures, some at 10 %.
+    assert t2[0]["proactive"]["mean"] == 0 and t2[1]["proactive"]["mean"] > 5
+    hybrid = result["tables"]["table4"]["rows"]
+    assert all(abs(r["link_fec_overhead"]["mean"] - 10.0) < 1e-9 for r in hybrid)
+    checks = [c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]]
+    assert any(c["check"].startswith("LT-TCP at least 4x") for c in checks)
+    comp = [r for r in result["tables"]["fig3"]["rows"] if r["config"]["variant"] != "checks"]
+    assert len(comp) == 6
+    assert comp[0]["config"]["ecn_only"] is False and comp[5]["config"]["reactive"] is True
+    for name in ("fig6-goodput-vs-per", "fig3-components", "fig4-adaptive-mss", "fig5-estimator"):
+        assert (out / "figures" / f"{name}.png").stat().st_size > 1000
+    assert (out / "report.html").read_text().count("<img") >= 4
+    assert (out / "traces" / "fig4-mss" / "lt_blocks.parquet").is_file()
+
+
+def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
+    """The issue's headline targets hold even in the 20 s quick runs."""
+    checks = {c["check"]: c for r in quick[0]["tables"]["fig6"]["rows"] for c in r["checks"]}
+    assert checks["LT-TCP at least 4x TCP-SACK's goodput at 10 % PER"]["pass"]
+    assert checks["LT-TCP above 2.5 Mbit/s at 30 % PER"]["pass"]
+    assert checks["TCP-SACK goodput at 0 % within 10 % of Table 1"]["pass"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--experiments", "tables,nope"),
+        ("--experiments", ","),
+        ("--jobs", "0"),
+    ],
+)
+def test_bad_flags_exit_2(cli: CliRunner, tmp_path: Path, args: tuple[str, ...]) -> None:
+    assert_bad_input(
+        cli("reproduce", "lt-tcp", "--quick", "--out", tmp_path / "o", *args), "error"
+    )
