@@ -137,15 +137,18 @@ class Runner:
         self.runs = 0
         self.sweeps: list[str] = []
 
-    def sweep(self, name: str, scenario: str, params: dict[str, list[Any]]) -> Any:
-        """One :func:`linklab.sweep` stored under ``out/sweeps/name``."""
+    def sweep(
+        self, name: str, scenario: str, params: dict[str, list[Any]], reps: int | None = None
+    ) -> Any:
+        """One :func:`linklab.sweep` stored under ``out/sweeps/name`` (``reps``
+        replications, default the reproduction's)."""
         import linklab
 
         out = self.out / "sweeps" / name
         res = linklab.sweep(
             scenario,
             params=params,
-            reps=self.reps,
+            reps=reps or self.reps,
             confidence=self.confidence,
             seed=self.seed,
             jobs=self.jobs,
@@ -157,9 +160,11 @@ class Runner:
         self.sweeps.append(str(out))
         return res
 
-    def rows(self, name: str, scenario: str, params: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    def rows(
+        self, name: str, scenario: str, params: dict[str, list[Any]], reps: int | None = None
+    ) -> list[dict[str, Any]]:
         """The summary rows of :meth:`sweep`."""
-        return self.sweep(name, scenario, params).summary.to_dicts()
+        return self.sweep(name, scenario, params, reps).summary.to_dicts()
 
     def figure(self, name: str, make: Callable[[str], Any]) -> str:
         """Call ``make(path)`` for ``out/figures/name.png``; returns the path."""
