@@ -20,8 +20,17 @@ TABLES = ("fig3", "fig4", "fig5", "fig6", "energy", "conclusions")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     out = tmp_path_factory.mktemp("arq") / "out"
     p = subprocess.run(
-        [sys.executable, "-m", "linklab", "reproduce", "arq-persistence", "--quick", "--json",
-         "--out", str(out)],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "linklab",
+            "reproduce",
+            "arq-persistence",
+            "--quick",
+            "--json",
+            "--out",
+            str(out),
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         timeout=120,
@@ -53,10 +62,7 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     for row in result["tables"]["fig4"]["rows"]:
         assert {"config", "goodput_kbit", "published"} <= set(row)
         assert row["goodput_kbit"]["n"] == 2 and row["goodput_kbit"]["mean"] is not None
-    if not result["adaptive"]["available"]:
-        assert any("ADAPTIVE rows missing" in n for n in result["tables"]["fig4"]["notes"])
-    else:
-        assert any(r["config"]["m_t"] == "adaptive" for r in result["tables"]["fig4"]["rows"])
+    assert any(r["config"]["m_t"] == "adaptive" for r in result["tables"]["fig4"]["rows"])
 
 
 def test_quick_model_columns(quick: tuple[dict, Path]) -> None:
@@ -81,7 +87,5 @@ def test_quick_model_columns(quick: tuple[dict, Path]) -> None:
 
 
 def test_bad_experiment(cli: CliRunner) -> None:
-    assert_bad_input(
-        cli("reproduce", "arq-persistence", "--experiments", "fig9"), "fig9", "fig3"
-    )
+    assert_bad_input(cli("reproduce", "arq-persistence", "--experiments", "fig9"), "fig9", "fig3")
     assert_bad_input(cli("reproduce", "arq-persistence", "--experiments", ","), "--experiments")

@@ -21,8 +21,17 @@ TABLES = ("table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5"
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     out = tmp_path_factory.mktemp("lt") / "out"
     p = subprocess.run(
-        [sys.executable, "-m", "linklab", "reproduce", "lt-tcp", "--quick", "--json",
-         "--out", str(out)],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "linklab",
+            "reproduce",
+            "lt-tcp",
+            "--quick",
+            "--json",
+            "--out",
+            str(out),
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         timeout=120,
@@ -112,6 +121,4 @@ def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
     ],
 )
 def test_bad_flags_exit_2(cli: CliRunner, tmp_path: Path, args: tuple[str, ...]) -> None:
-    assert_bad_input(
-        cli("reproduce", "lt-tcp", "--quick", "--out", tmp_path / "o", *args), "error"
-    )
+    assert_bad_input(cli("reproduce", "lt-tcp", "--quick", "--out", tmp_path / "o", *args), "error")

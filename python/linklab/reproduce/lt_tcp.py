@@ -368,7 +368,8 @@ def _targets(c: _Ctx) -> Table:
         (
             "LL-FEC below TCP-SACK at 10 % (dead-weight FEC)",
             _check(
-                "llfec<sack", g("ll-fec", 0.1) < g("sack", 0.1),
+                "llfec<sack",
+                g("ll-fec", 0.1) < g("sack", 0.1),
                 f"{g('ll-fec', 0.1):.3f} vs {g('sack', 0.1):.3f}",
             ),
             "0.086 vs 1.098",
@@ -378,7 +379,8 @@ def _targets(c: _Ctx) -> Table:
         (
             "LL hybrid above TCP-SACK at 10 %",
             _check(
-                "hyb>sack", g("ll-hybrid", 0.1) > g("sack", 0.1),
+                "hyb>sack",
+                g("ll-hybrid", 0.1) > g("sack", 0.1),
                 f"{g('ll-hybrid', 0.1):.3f} vs {g('sack', 0.1):.3f}",
             ),
             "6.16 vs 1.098",
@@ -386,9 +388,7 @@ def _targets(c: _Ctx) -> Table:
     )
     high = [p for p in s.pers if p >= 0.2]
     if high:
-        worst = min(
-            g("lt-tcp", p) / max(g(k, p) for k in SCHEMES if k != "lt-tcp") for p in high
-        )
+        worst = min(g("lt-tcp", p) / max(g(k, p) for k in SCHEMES if k != "lt-tcp") for p in high)
         checks.append(
             (
                 "LT-TCP best of the four at every PER >= 20 %",
@@ -420,7 +420,9 @@ def _targets(c: _Ctx) -> Table:
     spans = []
     for per_flow in (False, True):
         ratios = [
-            _mean(c.main[(k, p)], "timeouts") * scale / (10 if per_flow else 1)
+            _mean(c.main[(k, p)], "timeouts")
+            * scale
+            / (10 if per_flow else 1)
             / pub(k, "timeouts", p)
             for k in SCHEMES
             for p in s.pers
@@ -448,9 +450,7 @@ def _gaps(c: _Ctx) -> Table:
     def row(what: str, ours: str, paper: str, why: str) -> None:
         t.cells.append([what, ours, paper, why])
         t.verdicts.append(None)
-        t.rows.append(
-            {"config": {"what": what}, "ours": ours, "published": paper, "why": why}
-        )
+        t.rows.append({"config": {"what": what}, "ours": ours, "published": paper, "why": why})
 
     def g(k: str, p: float) -> float:
         return _mean(c.main[(k, p)], "goodput")
@@ -459,8 +459,9 @@ def _gaps(c: _Ctx) -> Table:
         row(
             "LT-TCP goodput at 10-30 % above the paper",
             ", ".join(f"{g('lt-tcp', p):.2f}" for p in s.pers if 0 < p <= 0.3),
-            ", ".join(f"{PUBLISHED['lt-tcp']['goodput'][PERS.index(p)]:g}" for p in s.pers
-                      if 0 < p <= 0.3),  # fmt: skip
+            ", ".join(
+                f"{PUBLISHED['lt-tcp']['goodput'][PERS.index(p)]:g}" for p in s.pers if 0 < p <= 0.3
+            ),  # fmt: skip
             "The bottleneck stays full (throughput ~10 Mbit/s against the paper's 8.6-9.1): "
             "our sender tries FEC before SACK retransmission while repairs can still rebuild "
             "a block, repairs clock the window, and granulation does not slow window growth "
@@ -469,10 +470,12 @@ def _gaps(c: _Ctx) -> Table:
         )
         row(
             "LT-TCP reactive FEC overhead below the paper",
-            ", ".join(f"{_mean(c.main[('lt-tcp', p)], 'reactive'):.1f} %" for p in s.pers
-                      if p > 0),  # fmt: skip
-            ", ".join(f"{PUBLISHED['lt-tcp']['reactive'][PERS.index(p)]:g} %" for p in s.pers
-                      if p > 0),  # fmt: skip
+            ", ".join(
+                f"{_mean(c.main[('lt-tcp', p)], 'reactive'):.1f} %" for p in s.pers if p > 0
+            ),  # fmt: skip
+            ", ".join(
+                f"{PUBLISHED['lt-tcp']['reactive'][PERS.index(p)]:g} %" for p in s.pers if p > 0
+            ),  # fmt: skip
             "Reactive repairs stop once a block has enough for its known holes (/(1 - E)); "
             "the literal 'R repairs per duplicate ACK' sent 24 % at 10 % PER, six times the "
             "paper's 3.7 %. The paper's rule lies between the two and is not given.",
@@ -671,8 +674,11 @@ def _mss(c: _Ctx) -> list[Table]:
             {
                 "config": {"flow": flow, "per": 0.1, "g": g_min, "mss_min": mss_min},
                 "blocks": b.height,
-                "mss": {"min": int(b["mss"].min()), "median": float(b["mss"].median()),
-                        "max": int(b["mss"].max())},  # fmt: skip
+                "mss": {
+                    "min": int(b["mss"].min()),
+                    "median": float(b["mss"].median()),
+                    "max": int(b["mss"].max()),
+                },  # fmt: skip
                 "segments_median": float(segs.median()),
                 "granulation_ok_fraction": float(good),
                 "published": None,
@@ -817,8 +823,13 @@ def _estimator(c: _Ctx) -> list[Table]:
             c.r.figure(
                 "fig5-estimator",
                 lambda o: _two_series(
-                    fig_data["t"], fig_data["E"], "E (estimate)", fig_data["new_l"],
-                    "new_l, mean of 10 windows", o, same_axis=True,
+                    fig_data["t"],
+                    fig_data["E"],
+                    "E (estimate)",
+                    fig_data["new_l"],
+                    "new_l, mean of 10 windows",
+                    o,
+                    same_axis=True,
                 ),  # fmt: skip
             )
         )

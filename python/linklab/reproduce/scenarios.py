@@ -281,8 +281,7 @@ reactive_bins = [[0.001, 0], [0.30, 1], [1.0, 2]]
 _LT_FEC = {
     "ll-fec": (
         'n = 10\nloss_unit = "fragment"\n',
-        'fec = { scheme = "ll-fec", n = "${n}", matched_per = "link", '
-        'loss_unit = "${loss_unit}" }',
+        'fec = { scheme = "ll-fec", n = "${n}", matched_per = "link", loss_unit = "${loss_unit}" }',
     ),
     "ll-hybrid": (
         'n = 10\nk = 9\npersistence = 3\nloss_unit = "fragment"\n',
