@@ -16,6 +16,7 @@ import math
 import statistics
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,7 +300,7 @@ def _stderr(line: str) -> None:
 
 
 @dataclass
-class Settings:
+class Settings(ABC):
     """How a reproduction runs; each reproduction subclasses it with its
     replications and run lengths (``reps``, ``duration_s``) for full and quick."""
 
@@ -310,12 +311,14 @@ class Settings:
     log: Callable[[str], None] = field(default=_stderr)
 
     @property
+    @abstractmethod
     def reps(self) -> int:
-        raise NotImplementedError
+        """Replications per point."""
 
     @property
+    @abstractmethod
     def duration_s(self) -> int:
-        raise NotImplementedError
+        """Simulated seconds per run."""
 
 
 S = TypeVar("S", bound=Settings)

@@ -171,7 +171,13 @@ impl ReceiverLossDetector {
         if pkt < self.next || self.above.contains_key(&pkt) {
             return false; // duplicate, or late after being declared lost
         }
-        self.above.insert(pkt, now);
+        if pkt == self.next {
+            // In order: no need to hold it (the common case, without a map node).
+            self.before = Some((pkt, now));
+            self.next += 1;
+        } else {
+            self.above.insert(pkt, now);
+        }
         self.est.on_packet(pkt);
         let mut new_event = false;
         loop {

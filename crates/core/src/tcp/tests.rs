@@ -682,26 +682,26 @@ fn spurious_and_early_timeouts_are_ignored() {
     assert!(h.s.poll_timeout().unwrap() > h.now);
 }
 
-fn random_run(variant: Variant, ecn: bool, seed: u64, p_data: f64, p_ack: f64, total: u64) {
+/// Transfers `total` bytes with `c` over a path that drops (and, at
+/// `mark` × `p_data`, marks CE) data segments at `p_data` and drops ACKs at
+/// `p_ack`; every byte must arrive exactly once, in order, and the pair go idle.
+fn random_transfer(c: TcpConfig, seed: u64, p_data: f64, mark: f64, p_ack: f64, total: u64) {
     let mut rng = crate::rng::Rng::stream(seed, "tcp-proptest");
     let mut rng2 = crate::rng::Rng::stream(seed, "tcp-proptest-ack");
     let c = TcpConfig {
-        variant,
-        ecn,
-        mss: 1000,
-        rwnd: 20_000,
         initial_window: 4,
         delayed_ack: seed.is_multiple_of(2),
         timestamps: seed.is_multiple_of(3),
         max_rto: Time::from_secs(8),
-        ..TcpConfig::default()
+        rwnd: 20_000,
+        ..c
     };
     let mut h = Harness::new(c, App::Bytes(total), MBPS10, ms(10));
     h.data_hook = Box::new(move |_, _| {
         let u = rng.uniform();
         if u < p_data {
             Fate::Drop
-        } else if u < p_data * 2.0 {
+        } else if u < p_data * (1.0 + mark) {
             Fate::Mark
         } else {
             Fate::Deliver
@@ -710,7 +710,7 @@ fn random_run(variant: Variant, ecn: bool, seed: u64, p_data: f64, p_ack: f64, t
     h.ack_hook = Box::new(move |_| rng2.bernoulli(p_ack));
     h.start();
     let done = h.run_to_completion(Time::from_secs(100_000));
-    assert!(done, "{variant:?} ecn={ecn}: stuck at {:?}", h.s.stats());
+    assert!(done, "stuck at {:?}", h.s.stats());
     assert_eq!(h.r.delivered(), total);
     assert_eq!(h.max_delivered, total);
     assert_eq!(h.s.stats().acked_bytes, total);
@@ -719,6 +719,16 @@ fn random_run(variant: Variant, ecn: bool, seed: u64, p_data: f64, p_ack: f64, t
     h.run_until(h.now + Time::from_secs(100));
     assert_eq!(h.s.poll_timeout(), None);
     assert_eq!(h.r.delivered(), total);
+}
+
+fn random_run(variant: Variant, ecn: bool, seed: u64, p_data: f64, p_ack: f64, total: u64) {
+    let c = TcpConfig {
+        variant,
+        ecn,
+        mss: 1000,
+        ..TcpConfig::default()
+    };
+    random_transfer(c, seed, p_data, 1.0, p_ack, total);
 }
 
 proptest! {
@@ -1311,37 +1321,7 @@ fn reactive_fec_answers_duplicate_acks_from_the_inventory() {
 }
 
 fn lt_random_run(seed: u64, p_data: f64, p_ack: f64, total: u64, lt: LtConfig) {
-    let mut rng = crate::rng::Rng::stream(seed, "lt-proptest");
-    let mut rng2 = crate::rng::Rng::stream(seed, "lt-proptest-ack");
-    let c = TcpConfig {
-        initial_window: 4,
-        delayed_ack: seed.is_multiple_of(2),
-        timestamps: seed.is_multiple_of(3),
-        max_rto: Time::from_secs(8),
-        rwnd: 20_000,
-        ..lt_cfg(lt)
-    };
-    let mut h = Harness::new(c, App::Bytes(total), MBPS10, ms(10));
-    h.data_hook = Box::new(move |_, _| {
-        let u = rng.uniform();
-        if u < p_data {
-            Fate::Drop
-        } else if u < p_data * 1.5 {
-            Fate::Mark
-        } else {
-            Fate::Deliver
-        }
-    });
-    h.ack_hook = Box::new(move |_| rng2.bernoulli(p_ack));
-    h.start();
-    let done = h.run_to_completion(Time::from_secs(100_000));
-    assert!(done, "stuck at {:?}", h.s.stats());
-    assert_eq!(h.r.delivered(), total);
-    assert_eq!(h.max_delivered, total);
-    assert_eq!(h.s.stats().acked_bytes, total);
-    h.run_until(h.now + Time::from_secs(100));
-    assert_eq!(h.s.poll_timeout(), None);
-    assert_eq!(h.r.delivered(), total);
+    random_transfer(lt_cfg(lt), seed, p_data, 0.5, p_ack, total);
 }
 
 proptest! {
