@@ -1,6 +1,7 @@
 //! The network: nodes, link directions, static shortest-path routes, flows,
 //! and the [`Simulation`] that drives them all from the event engine.
 
+pub mod limits;
 mod routing;
 
 use std::collections::HashMap;
