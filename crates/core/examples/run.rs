@@ -27,7 +27,7 @@ fn main() {
     match run(Source::Toml(text), &opts) {
         Ok(out) => {
             let wall = t0.elapsed().as_secs_f64();
-            let s = &out.summary;
+            let s = &out.summary.to_json();
             let mut out = std::io::stdout().lock();
             // Write errors (a closed pipe) are ignored: this is a dev tool.
             let _ = writeln!(

@@ -1,7 +1,9 @@
 //! The one entry point the Python binding (and any other front) calls: load a
 //! scenario, run it, hand back a summary, columnar traces and packet captures.
 
-use crate::scenario::ScenarioError;
+pub use crate::metrics::{Column, Table};
+pub use crate::net::summary::Summary;
+use crate::scenario::{self, ScenarioError};
 
 /// Where a scenario comes from.
 #[derive(Clone, Debug)]
@@ -25,31 +27,11 @@ pub struct RunOptions {
     pub pcap_links: Vec<String>,
 }
 
-/// One column of a trace table.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Column {
-    /// Floats.
-    F64(Vec<f64>),
-    /// Unsigned integers.
-    U64(Vec<u64>),
-    /// Strings.
-    Str(Vec<String>),
-}
-
-/// A named columnar table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Table {
-    /// Table name (file stem when written).
-    pub name: String,
-    /// Columns, all of one length.
-    pub columns: Vec<(String, Column)>,
-}
-
 /// Everything a run produces.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
     /// The summary (see `docs/metrics.md`).
-    pub summary: serde_json::Value,
+    pub summary: Summary,
     /// Trace tables (empty unless `trace`).
     pub traces: Vec<Table>,
     /// pcap files: (link spec, file bytes).
@@ -58,7 +40,56 @@ pub struct RunOutput {
 
 /// Load, validate and run a scenario.
 pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
-    crate::scenario::run(src, opts)
+    let doc = match src {
+        Source::Toml(text) => scenario::parse(&text)?,
+        Source::Table(t) => t,
+    };
+    let loaded = scenario::load(doc, &opts.params)?;
+    let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
+    let (mut sim, duration) = scenario::build(&loaded, seed)?;
+    if opts.trace {
+        sim.enable_traces();
+    }
+    for spec in &opts.pcap_links {
+        let dirs: Vec<String> = if let Some((a, b)) = spec.split_once("->") {
+            vec![format!("{a}->{b}")]
+        } else if let Some((a, b)) = spec.split_once('-') {
+            vec![format!("{a}->{b}"), format!("{b}->{a}")]
+        } else {
+            vec![]
+        };
+        if dirs.is_empty() || !dirs.iter().all(|d| sim.link_names().contains(d)) {
+            let names = sim.link_names();
+            let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
+            return Err(ScenarioError {
+                path: "--pcap".into(),
+                message: format!(
+                    "'{spec}' is not a link; write A->B for one direction or A-B for both (links: {}{})",
+                    shown.join(", "),
+                    if names.len() > 12 { ", …" } else { "" }
+                ),
+            });
+        }
+        for d in dirs {
+            sim.capture(&d);
+        }
+    }
+    sim.run(duration);
+    let summary = Summary {
+        scenario: loaded.file.name.clone().unwrap_or_default(),
+        seed,
+        params: loaded
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+            .collect(),
+        network: sim.summary(),
+    };
+    Ok(RunOutput {
+        summary,
+        traces: sim.take_traces(),
+        pcaps: sim.take_captures(),
+    })
 }
 
 /// The JSON Schema of scenario files.

@@ -176,16 +176,18 @@ fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDic
 
 fn output_to_py<'py>(
     py: Python<'py>,
-    mut out: RunOutput,
+    out: RunOutput,
     wall_time: Duration,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    if let serde_json::Value::Object(map) = &mut out.summary {
+    // Through a JSON value: its objects keep their keys sorted, as before.
+    let mut summary = out.summary.to_json();
+    if let serde_json::Value::Object(map) = &mut summary {
         map.insert(
             "wall_time_s".to_owned(),
             serde_json::Value::from(wall_time.as_secs_f64()),
         );
     }
-    let summary = pythonize::pythonize(py, &out.summary)?;
+    let summary = pythonize::pythonize(py, &summary)?;
     let traces = PyDict::new(py);
     for table in &out.traces {
         traces.set_item(&table.name, table_to_py(py, table)?)?;

@@ -13,9 +13,29 @@ pub mod histogram;
 
 pub use traces::Traces;
 
+/// One column of a trace table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    /// Floats.
+    F64(Vec<f64>),
+    /// Unsigned integers.
+    U64(Vec<u64>),
+    /// Strings.
+    Str(Vec<String>),
+}
+
+/// A named columnar table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Table name (file stem when written).
+    pub name: String,
+    /// Columns, all of one length.
+    pub columns: Vec<(String, Column)>,
+}
+
 mod traces {
 
-    use crate::api::{Column, Table};
+    use super::{Column, Table};
     use crate::packet::FlowId;
     use crate::time::Time;
 

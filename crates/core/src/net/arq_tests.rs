@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
+use crate::api::run;
 use crate::api::{RunOptions, Source};
-use crate::scenario::run;
 
 const SCENARIO: &str = include_str!("../../testdata/arq_adaptive.toml");
 
@@ -34,7 +34,7 @@ fn link<'a>(s: &'a Value, name: &str) -> &'a Value {
 fn residual(params: &[(&str, &str)], seeds: std::ops::Range<u64>) -> (f64, u64) {
     let (mut lost, mut n) = (0u64, 0u64);
     for seed in seeds {
-        let s = run_with(SCENARIO, seed, params, false).summary;
+        let s = run_with(SCENARIO, seed, params, false).summary.to_json();
         let a = &link(&s, "R->M")["rlc"];
         lost += a["sdus_discarded"].as_u64().unwrap();
         n += a["sdus_acked"].as_u64().unwrap() + a["sdus_discarded"].as_u64().unwrap();
@@ -75,7 +75,7 @@ fn residual_link_loss_sits_near_alpha_times_wired_loss() {
 #[test]
 fn adaptive_limit_is_summarised_and_traced() {
     let out = run_with(SCENARIO, 4, &[("duration", "300s")], true);
-    let s = &out.summary;
+    let s = &out.summary.to_json();
     let dl = &link(s, "R->M")["rlc"];
     assert!(dl["max_dat_changes"].as_u64().unwrap() > 0, "{dl}");
     let mean = dl["max_dat_mean"].as_f64().unwrap();
@@ -125,7 +125,8 @@ fn sender_side_estimator_adapts_the_uplink() {
         &[("estimator", "sender"), ("duration", "300s")],
         false,
     )
-    .summary;
+    .summary
+    .to_json();
     let ul = &link(&s, "M->R")["rlc"];
     assert!(ul["max_dat_changes"].as_u64().unwrap() > 0, "{ul}");
     assert!(ul["p_tcp"].as_f64().unwrap() > 0.0);
@@ -138,12 +139,12 @@ fn adaptive_runs_are_deterministic() {
     let p = [("duration", "200s")];
     let a = run_with(SCENARIO, 9, &p, true);
     let b = run_with(SCENARIO, 9, &p, true);
-    assert_eq!(a.summary, b.summary);
+    assert_eq!(a.summary.to_json(), b.summary.to_json());
     assert_eq!(a.traces, b.traces);
     let c = run_with(SCENARIO, 10, &p, false);
     assert_ne!(
-        link(&a.summary, "R->M")["rlc"],
-        link(&c.summary, "R->M")["rlc"]
+        link(&a.summary.to_json(), "R->M")["rlc"],
+        link(&c.summary.to_json(), "R->M")["rlc"]
     );
 }
 
@@ -189,7 +190,9 @@ fn adaptive_bad_input_names_the_key() {
         let text = SCENARIO
             .replace("max_dat = \"adaptive\"", &format!("max_dat = {v}"))
             .replace(ad, "");
-        let s = run_with(&text, 1, &[("duration", "20s")], false).summary;
+        let s = run_with(&text, 1, &[("duration", "20s")], false)
+            .summary
+            .to_json();
         let want = if v == "7" {
             Value::from(7)
         } else {

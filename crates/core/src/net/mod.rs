@@ -568,6 +568,7 @@ impl Simulation {
 }
 
 pub mod report;
+pub mod summary;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,9 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
+use crate::api::run;
 use crate::api::{RunOptions, Source};
-use crate::scenario::{build, load, run};
+use crate::scenario::{build, load, parse};
 use crate::time::Time;
 
 fn run_text(text: &str, seed: u64) -> Value {
@@ -12,7 +13,10 @@ fn run_text(text: &str, seed: u64) -> Value {
         seed: Some(seed),
         ..RunOptions::default()
     };
-    run(Source::Toml(text.to_string()), &opts).unwrap().summary
+    run(Source::Toml(text.to_string()), &opts)
+        .unwrap()
+        .summary
+        .to_json()
 }
 
 const CHAIN: &str = r#"
@@ -47,14 +51,14 @@ to = "M"
 fn single_flow_converges_to_link_rate_times_payload_share() {
     for variant in ["reno", "newreno", "sack"] {
         let text = CHAIN.replace("\"${variant}\"", &format!("\"{variant}\""));
-        let loaded = load(Source::Toml(text), &[]).unwrap();
+        let loaded = load(parse(&text).unwrap(), &[]).unwrap();
         let (mut sim, _) = build(&loaded, 1).unwrap();
         sim.run(Time::from_secs(10));
-        let d0 = sim.summary()["aggregate"]["delivered_bytes"]
+        let d0 = sim.summary().to_json()["aggregate"]["delivered_bytes"]
             .as_u64()
             .unwrap();
         sim.run(Time::from_secs(20));
-        let d1 = sim.summary()["aggregate"]["delivered_bytes"]
+        let d1 = sim.summary().to_json()["aggregate"]["delivered_bytes"]
             .as_u64()
             .unwrap();
         // 1460 payload bytes in 1500-byte packets on a 2 Mbit/s bottleneck whose
@@ -227,7 +231,10 @@ fn set_overrides_params() {
         params: vec![("loss".into(), "0.05".into())],
         ..RunOptions::default()
     };
-    let s = run(Source::Toml(CHAIN.to_string()), &opts).unwrap().summary;
+    let s = run(Source::Toml(CHAIN.to_string()), &opts)
+        .unwrap()
+        .summary
+        .to_json();
     assert_eq!(s["params"]["loss"], serde_json::json!(0.05));
     assert!(
         s["links"][2]["lost"].as_u64().unwrap() > 0,
@@ -308,14 +315,14 @@ proptest! {
         seed in 0u64..1000,
     ) {
         let text = random_scenario(hops, &rates, &delays, &losses, &qlen, &flows);
-        let loaded = load(Source::Toml(text.clone()), &[]).unwrap();
+        let loaded = load(parse(&text).unwrap(), &[]).unwrap();
         let (mut sim, duration) = build(&loaded, seed).unwrap();
         for step in 1..=6u64 {
             sim.run(Time(duration.0 * step / 6));
             let (sent, delivered, dropped, inside) = sim.packet_balance();
             prop_assert_eq!(sent, delivered + dropped + inside);
         }
-        let s = sim.summary();
+        let s = sim.summary().to_json();
         let bottleneck = rates[..hops].iter().min().unwrap() * 1000;
         let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
         prop_assert!(g <= bottleneck as f64, "goodput {} > bottleneck {}", g, bottleneck);
@@ -363,12 +370,12 @@ to = "UE"
 
 #[test]
 fn umts_bearer_runs_and_conserves() {
-    let loaded = load(Source::Toml(UMTS.to_string()), &[]).unwrap();
+    let loaded = load(parse(UMTS).unwrap(), &[]).unwrap();
     let (mut sim, d) = build(&loaded, 3).unwrap();
     sim.run(d);
     let (sent, delivered, dropped, inside) = sim.packet_balance();
     assert_eq!(sent, delivered + dropped + inside);
-    let s = sim.summary();
+    let s = sim.summary().to_json();
     let g = s["aggregate"]["goodput_bps"].as_f64().unwrap();
     assert!(g > 150e3 && g < 384e3, "goodput {g}");
     assert_eq!(s["queues"][2]["kind"], "droptail");
@@ -392,7 +399,7 @@ fn max_dat_accepts_a_number_written_as_text() {
     let a = run(Source::Toml(text), &RunOptions::default()).unwrap();
     let text = UMTS.replacen("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = 4", 1);
     let b = run(Source::Toml(text), &RunOptions::default()).unwrap();
-    assert_eq!(a.summary["links"], b.summary["links"]);
+    assert_eq!(a.summary.to_json()["links"], b.summary.to_json()["links"]);
 }
 
 #[test]
@@ -457,7 +464,10 @@ fn with_loss(text: &str, loss: f64) -> Value {
         params: vec![("loss".into(), loss.to_string())],
         ..RunOptions::default()
     };
-    run(Source::Toml(text.to_string()), &opts).unwrap().summary
+    run(Source::Toml(text.to_string()), &opts)
+        .unwrap()
+        .summary
+        .to_json()
 }
 
 #[test]
@@ -508,7 +518,7 @@ fn link_fec_conserves_packets_in_a_network() {
     // in-order release) are counted inside the link.
     let text =
         chain_fec("{ scheme = \"hybrid\", loss_unit = \"fragment\", feedback_delay = \"30ms\" }");
-    let loaded = load(Source::Toml(text), &[("loss".into(), "0.15".into())]).unwrap();
+    let loaded = load(parse(&text).unwrap(), &[("loss".into(), "0.15".into())]).unwrap();
     let (mut sim, d) = build(&loaded, 4).unwrap();
     for step in 1..=7u64 {
         sim.run(Time(d.0 * step / 7));
@@ -620,7 +630,7 @@ fn shipped_link_fec_scenarios_match_the_paper_codes() {
         (0.5, 5.0),
     ] {
         let loaded = load(
-            Source::Toml(llfec.to_string()),
+            parse(llfec).unwrap(),
             &[
                 ("per".into(), per.to_string()),
                 ("duration".into(), "1s".into()),
@@ -629,7 +639,7 @@ fn shipped_link_fec_scenarios_match_the_paper_codes() {
         .unwrap();
         let (mut sim, d) = build(&loaded, 1).unwrap();
         sim.run(d);
-        let s = sim.summary();
+        let s = sim.summary().to_json();
         let lr = s["links"]
             .as_array()
             .unwrap()
@@ -645,7 +655,7 @@ fn shipped_link_fec_scenarios_match_the_paper_codes() {
     // Hybrid: (10, 9), persistence 3, on L->R only.
     let hybrid = include_str!("../../../../scenarios/dumbbell-ll-hybrid.toml");
     let loaded = load(
-        Source::Toml(hybrid.to_string()),
+        parse(hybrid).unwrap(),
         &[
             ("per".into(), "0.1".into()),
             ("duration".into(), "2s".into()),
@@ -654,7 +664,7 @@ fn shipped_link_fec_scenarios_match_the_paper_codes() {
     .unwrap();
     let (mut sim, d) = build(&loaded, 1).unwrap();
     sim.run(d);
-    let s = sim.summary();
+    let s = sim.summary().to_json();
     let with_fec: Vec<&Value> = s["links"]
         .as_array()
         .unwrap()
@@ -681,6 +691,7 @@ fn lt_run(params: &[(&str, &str)], seed: u64) -> Value {
     run(Source::Toml(LT_TCP.to_string()), &opts)
         .unwrap()
         .summary
+        .to_json()
 }
 
 #[test]

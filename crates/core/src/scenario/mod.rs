@@ -16,7 +16,6 @@ use model::{
     RateStepSection, TcpSection,
 };
 
-use crate::api::{RunOptions, RunOutput, Source};
 use crate::aqm::{Aqm, DropTail, Limit, Queue, Red, RedConfig, Sbd, SbdConfig};
 use crate::channel::ChannelConfig;
 use crate::fec::{matched_repair, unit_erasure, RsCode, RS_MAX_N};
@@ -55,17 +54,18 @@ pub struct Loaded {
     pub file: ScenarioFile,
 }
 
-/// Parse, substitute parameters and type-check a scenario.
-pub fn load(src: Source, overrides: &[(String, String)]) -> Result<Loaded, ScenarioError> {
-    let mut doc = match src {
-        Source::Toml(text) => toml::from_str::<toml::Table>(&text).map_err(|e| {
-            err(
-                "scenario",
-                format!("not valid TOML: {}", e.to_string().trim()),
-            )
-        })?,
-        Source::Table(t) => t,
-    };
+/// Parse TOML text into a table.
+pub fn parse(text: &str) -> Result<toml::Table, ScenarioError> {
+    toml::from_str::<toml::Table>(text).map_err(|e| {
+        err(
+            "scenario",
+            format!("not valid TOML: {}", e.to_string().trim()),
+        )
+    })
+}
+
+/// Substitute parameters and type-check a scenario table.
+pub fn load(mut doc: toml::Table, overrides: &[(String, String)]) -> Result<Loaded, ScenarioError> {
     let params = params::resolve(&doc, overrides)?;
     params::substitute(&mut doc, &params)?;
     let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
@@ -1475,58 +1475,4 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
         .build()
         .map_err(|(i, m)| err(flow_paths.get(i).cloned().unwrap_or_default(), m))?;
     Ok((sim, duration))
-}
-
-/// Load, build and run a scenario.
-pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
-    let loaded = load(src, &opts.params)?;
-    let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
-    let (mut sim, duration) = build(&loaded, seed)?;
-    if opts.trace {
-        sim.enable_traces();
-    }
-    for spec in &opts.pcap_links {
-        let dirs: Vec<String> = if let Some((a, b)) = spec.split_once("->") {
-            vec![format!("{a}->{b}")]
-        } else if let Some((a, b)) = spec.split_once('-') {
-            vec![format!("{a}->{b}"), format!("{b}->{a}")]
-        } else {
-            vec![]
-        };
-        if dirs.is_empty() || !dirs.iter().all(|d| sim.link_names().contains(d)) {
-            let names = sim.link_names();
-            let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
-            return Err(err(
-                "--pcap",
-                format!(
-                    "'{spec}' is not a link; write A->B for one direction or A-B for both (links: {}{})",
-                    shown.join(", "),
-                    if names.len() > 12 { ", …" } else { "" }
-                ),
-            ));
-        }
-        for d in dirs {
-            sim.capture(&d);
-        }
-    }
-    sim.run(duration);
-    let mut summary = sim.summary();
-    if let serde_json::Value::Object(m) = &mut summary {
-        m.insert(
-            "scenario".into(),
-            serde_json::json!(loaded.file.name.clone().unwrap_or_default()),
-        );
-        m.insert("seed".into(), serde_json::json!(seed));
-        let params: serde_json::Map<String, serde_json::Value> = loaded
-            .params
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-            .collect();
-        m.insert("params".into(), serde_json::Value::Object(params));
-    }
-    Ok(RunOutput {
-        summary,
-        traces: sim.take_traces(),
-        pcaps: sim.take_captures(),
-    })
 }

@@ -1,0 +1,496 @@
+//! The end-of-run summary of a [`Simulation`], typed. Every field is defined in
+//! `docs/metrics.md`; the JSON form ([`Summary::to_json`]) has exactly these
+//! keys, objects that do not apply (`lt`, `fec`, `rlc`) left out.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Simulation;
+use crate::link::{ArqStats, Dir, FecStats};
+use crate::metrics::histogram::Histogram;
+
+/// Everything a run reports: the scenario, the seed, the resolved parameters
+/// and the network's own summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// The scenario's `name` (empty if it has none).
+    pub scenario: String,
+    /// The run seed.
+    pub seed: u64,
+    /// The resolved `[params]` (after `--set` overrides).
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Flows, links and queues.
+    #[serde(flatten)]
+    pub network: NetworkSummary,
+}
+
+impl Summary {
+    /// The summary as a JSON value (objects with sorted keys, as the CLI prints it).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// What the network measured over a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkSummary {
+    /// Simulated time the run reached, seconds.
+    pub sim_time_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// All flows together.
+    pub aggregate: AggregateSummary,
+    /// One entry per flow, in flow order.
+    pub flows: Vec<FlowSummary>,
+    /// One entry per link direction (`a->b`, then `b->a`), in link order.
+    pub links: Vec<LinkSummary>,
+    /// One entry per link direction's queue, in the order of `links`.
+    pub queues: Vec<QueueSummary>,
+}
+
+/// One-way TCP-layer delay statistics (`null` when nothing was measured).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DelaySummary {
+    /// Mean, seconds.
+    pub delay_mean_s: Option<f64>,
+    /// Median, seconds.
+    pub delay_p50_s: Option<f64>,
+    /// 95th percentile, seconds.
+    pub delay_p95_s: Option<f64>,
+    /// Largest, seconds.
+    pub delay_max_s: Option<f64>,
+}
+
+impl DelaySummary {
+    fn of(h: &Histogram) -> DelaySummary {
+        if h.count() == 0 {
+            return DelaySummary::default();
+        }
+        let s = |ns: u64| Some(ns as f64 * 1e-9);
+        DelaySummary {
+            delay_mean_s: Some(h.mean() * 1e-9),
+            delay_p50_s: s(h.quantile(0.5)),
+            delay_p95_s: s(h.quantile(0.95)),
+            delay_max_s: s(h.max()),
+        }
+    }
+}
+
+/// All flows together.
+#[derive(Clone, Debug, Serialize)]
+pub struct AggregateSummary {
+    /// Goodput of all flows, bit/s.
+    pub goodput_bps: f64,
+    /// Delay over every data packet of every flow.
+    #[serde(flatten)]
+    pub delay: DelaySummary,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Timeout episodes (back-to-back timeouts count once).
+    pub timeout_episodes: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Bytes delivered in order to the receiving applications.
+    pub delivered_bytes: u64,
+    /// IP bytes the senders put on the wire, bit/s.
+    pub throughput_bps: f64,
+    /// LT-TCP totals, when any flow runs LT-TCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lt: Option<AggregateLt>,
+}
+
+/// LT-TCP totals over all flows.
+#[derive(Clone, Debug, Serialize)]
+pub struct AggregateLt {
+    /// Proactive repair bytes, % of the bytes sent.
+    pub proactive_overhead_pct: f64,
+    /// Reactive repair bytes, % of the bytes sent.
+    pub reactive_overhead_pct: f64,
+    /// FEC blocks the receivers rebuilt.
+    pub blocks_rebuilt: u64,
+}
+
+/// One TCP flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    /// Index of the flow.
+    pub id: usize,
+    /// Name of the flow.
+    pub name: String,
+    /// Sender node.
+    pub from: String,
+    /// Receiver node.
+    pub to: String,
+    /// Goodput, bit/s.
+    pub goodput_bps: f64,
+    /// Delay of the flow's data packets.
+    #[serde(flatten)]
+    pub delay: DelaySummary,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Timeout episodes.
+    pub timeout_episodes: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Window reductions on ECN echoes.
+    pub ecn_reductions: u64,
+    /// Segments sent.
+    pub segments_sent: u64,
+    /// Bytes delivered in order to the receiving application.
+    pub delivered_bytes: u64,
+    /// IP bytes the sender put on the wire, bit/s.
+    pub throughput_bps: f64,
+    /// LT-TCP counters, when the flow runs LT-TCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lt: Option<FlowLt>,
+    /// When a finite transfer completed, seconds (`null`: not completed or bulk).
+    pub completed_s: Option<f64>,
+}
+
+/// LT-TCP counters of one flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowLt {
+    /// FEC blocks sent.
+    pub fec_blocks: u64,
+    /// Proactive repair packets sent.
+    pub repairs_proactive: u64,
+    /// Reactive repair packets sent.
+    pub repairs_reactive: u64,
+    /// Proactive repair bytes, % of the bytes sent.
+    pub proactive_overhead_pct: f64,
+    /// Reactive repair bytes, % of the bytes sent.
+    pub reactive_overhead_pct: f64,
+    /// Blocks the receiver rebuilt from repairs.
+    pub blocks_rebuilt: u64,
+    /// Bytes the receiver rebuilt from repairs.
+    pub bytes_rebuilt: u64,
+    /// Repair packets received.
+    pub repairs_received: u64,
+    /// Losses to which the sender did not respond (ECN-only congestion response).
+    pub loss_responses_skipped: u64,
+    /// The sender's last erasure-rate estimate.
+    pub erasure_estimate: f64,
+    /// The sender's segment payload at the end.
+    pub mss: u64,
+}
+
+/// One link direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    /// `from->to`.
+    pub name: String,
+    /// Nominal rate at the end of the run, bit/s.
+    pub rate_bps: u64,
+    /// IP bytes transmitted, bit/s.
+    pub throughput_bps: f64,
+    /// Packets whose transmission started.
+    pub tx_packets: u64,
+    /// IP bytes whose transmission started.
+    pub tx_bytes: u64,
+    /// Packets that arrived at the far end.
+    pub rx_packets: u64,
+    /// Packets lost in transit.
+    pub lost: u64,
+    /// Link-level FEC counters, on directions with FEC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fec: Option<FecSummary>,
+    /// Link-layer ARQ measurements, keyed by protocol (`rlc`), on links with ARQ.
+    #[serde(flatten)]
+    pub arq: BTreeMap<&'static str, ArqSummary>,
+}
+
+/// Link-level FEC counters of a direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct FecSummary {
+    /// Fragments sent.
+    pub fragments_sent: u64,
+    /// Repair fragments sent.
+    pub repair_fragments_sent: u64,
+    /// Fragments erased.
+    pub fragments_erased: u64,
+    /// Repair fragments / fragments sent.
+    pub overhead: f64,
+    /// Link-level retransmissions.
+    pub retransmissions: u64,
+    /// Packets decoded at the first attempt despite erasures.
+    pub recovered_by_fec: u64,
+    /// Packets decoded at a retransmission.
+    pub recovered_by_arq: u64,
+    /// Packets lost after every attempt.
+    pub lost_after_persistence: u64,
+}
+
+impl From<&FecStats> for FecSummary {
+    fn from(f: &FecStats) -> FecSummary {
+        FecSummary {
+            fragments_sent: f.fragments_sent,
+            repair_fragments_sent: f.repair_fragments_sent,
+            fragments_erased: f.fragments_erased,
+            overhead: f.overhead(),
+            retransmissions: f.retransmissions,
+            recovered_by_fec: f.recovered_by_fec,
+            recovered_by_arq: f.recovered_by_arq,
+            lost_after_persistence: f.lost_after_persistence,
+        }
+    }
+}
+
+/// Link-layer ARQ measurements of a direction: the protocol's own counters
+/// and the fields every ARQ reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArqSummary {
+    /// The protocol's counters by name.
+    #[serde(flatten)]
+    pub counters: BTreeMap<&'static str, u64>,
+    /// SDUs acknowledged.
+    pub sdus_acked: u64,
+    /// SDUs discarded at the retransmission limit.
+    pub sdus_discarded: u64,
+    /// discarded / (acknowledged + discarded).
+    pub residual_sdu_loss: Option<f64>,
+    /// Bytes delivered / bytes on the air.
+    pub efficiency: Option<f64>,
+    /// Retransmission limit at the end (`null`: unlimited).
+    pub max_dat: Option<u32>,
+    /// Time-average of the finite limit.
+    pub max_dat_mean: Option<f64>,
+    /// Fraction of the time the limit was unlimited.
+    pub max_dat_unlimited_fraction: f64,
+    /// Changes of the limit.
+    pub max_dat_changes: u64,
+    /// Residual-loss estimate `P_LL`.
+    pub p_ll: Option<f64>,
+    /// Last end-to-end loss rate `P_TCP` received.
+    pub p_tcp: Option<f64>,
+    /// Last target `α·P_W`.
+    pub target: Option<f64>,
+}
+
+impl From<&ArqStats> for ArqSummary {
+    fn from(a: &ArqStats) -> ArqSummary {
+        let fields = ["sdus_acked", "sdus_discarded"];
+        ArqSummary {
+            // The typed fields below win over counters of the same name.
+            counters: a
+                .counters
+                .iter()
+                .filter(|(k, _)| !fields.contains(k))
+                .copied()
+                .collect(),
+            sdus_acked: a.sdus_acked,
+            sdus_discarded: a.sdus_discarded,
+            residual_sdu_loss: a.residual_sdu_loss(),
+            efficiency: a.efficiency(),
+            max_dat: a.max_dat,
+            max_dat_mean: a.max_dat_mean,
+            max_dat_unlimited_fraction: a.max_dat_unlimited_fraction,
+            max_dat_changes: a.max_dat_changes,
+            p_ll: a.p_ll,
+            p_tcp: a.p_tcp,
+            target: a.target,
+        }
+    }
+}
+
+/// One link direction's queue.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueSummary {
+    /// The link direction, `from->to`.
+    pub link: String,
+    /// Queue discipline at the end of the run.
+    pub kind: &'static str,
+    /// Packets offered.
+    pub arrivals: u64,
+    /// Drops by cause.
+    pub drops: Drops,
+    /// Packets marked CE.
+    pub ecn_marks: u64,
+    /// Time-average occupancy, packets.
+    pub mean_packets: f64,
+    /// Time-average occupancy, bytes.
+    pub mean_bytes: f64,
+    /// Largest occupancy, packets.
+    pub max_packets: u32,
+}
+
+/// Drops of a queue by cause.
+#[derive(Clone, Debug, Serialize)]
+pub struct Drops {
+    /// The queue was full.
+    pub overflow: u64,
+    /// Early AQM drops.
+    pub aqm_early: u64,
+    /// Forced AQM drops.
+    pub aqm_forced: u64,
+    /// Discarded by the link's ARQ.
+    pub link_arq: u64,
+}
+
+fn bps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+/// Percentage `part / whole` (0 when `whole` is 0).
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+impl Simulation {
+    /// Close the books and build the summary (see `docs/metrics.md`).
+    pub fn summary(&mut self) -> NetworkSummary {
+        let end = self.end;
+        let secs = end.as_secs_f64();
+        for l in &mut self.links {
+            for d in Dir::BOTH {
+                l.model.occupancy_mut(d).finish(end);
+            }
+        }
+        let mut all = Histogram::new();
+        let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
+        let mut episodes = 0u64;
+        let (mut wire, mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut lt_any = false;
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let st = f.sender.stats();
+            let d = f.receiver.delivered();
+            delivered += d;
+            timeouts += st.timeouts;
+            episodes += st.timeout_episodes;
+            frs += st.fast_retransmits;
+            rtx += st.retransmits;
+            all.merge(&f.metrics.delay);
+            wire += st.wire_bytes;
+            let sent = st.bytes_sent + st.repair_bytes_proactive + st.repair_bytes_reactive;
+            payload += sent;
+            let lt = f.sender.lt_config().any().then(|| {
+                lt_any = true;
+                let rs = f.receiver.stats();
+                pro += st.repair_bytes_proactive;
+                rea += st.repair_bytes_reactive;
+                rebuilt += rs.blocks_rebuilt;
+                FlowLt {
+                    fec_blocks: st.fec_blocks,
+                    repairs_proactive: st.repairs_proactive,
+                    repairs_reactive: st.repairs_reactive,
+                    proactive_overhead_pct: pct(st.repair_bytes_proactive, sent),
+                    reactive_overhead_pct: pct(st.repair_bytes_reactive, sent),
+                    blocks_rebuilt: rs.blocks_rebuilt,
+                    bytes_rebuilt: rs.bytes_rebuilt,
+                    repairs_received: rs.repairs_received,
+                    loss_responses_skipped: st.loss_responses_skipped,
+                    erasure_estimate: f.sender.erasure_estimate(),
+                    mss: f.sender.mss(),
+                }
+            });
+            flows.push(FlowSummary {
+                id: i,
+                name: f.spec.name.clone(),
+                from: self.nodes[f.spec.src.0 as usize].clone(),
+                to: self.nodes[f.spec.dst.0 as usize].clone(),
+                goodput_bps: bps(d, secs),
+                delay: DelaySummary::of(&f.metrics.delay),
+                timeouts: st.timeouts,
+                timeout_episodes: st.timeout_episodes,
+                fast_retransmits: st.fast_retransmits,
+                retransmits: st.retransmits,
+                ecn_reductions: st.ecn_reductions,
+                segments_sent: st.segments_sent,
+                delivered_bytes: d,
+                throughput_bps: bps(st.wire_bytes, secs),
+                lt,
+                completed_s: st.completed_at.map(|t| t.as_secs_f64()),
+            });
+        }
+        let aggregate = AggregateSummary {
+            goodput_bps: bps(delivered, secs),
+            delay: DelaySummary::of(&all),
+            timeouts,
+            timeout_episodes: episodes,
+            fast_retransmits: frs,
+            retransmits: rtx,
+            delivered_bytes: delivered,
+            throughput_bps: bps(wire, secs),
+            lt: lt_any.then(|| AggregateLt {
+                proactive_overhead_pct: pct(pro, payload),
+                reactive_overhead_pct: pct(rea, payload),
+                blocks_rebuilt: rebuilt,
+            }),
+        };
+        let mean = |area: u128| {
+            if end.0 > 0 {
+                area as f64 / end.0 as f64
+            } else {
+                0.0
+            }
+        };
+        let mut links = Vec::with_capacity(2 * self.links.len());
+        let mut queues = Vec::with_capacity(2 * self.links.len());
+        for l in &self.links {
+            for d in Dir::BOTH {
+                let name = &l.names[d.index()];
+                let s = l.model.stats(d);
+                links.push(LinkSummary {
+                    name: name.clone(),
+                    rate_bps: l.model.rate_bps(d),
+                    throughput_bps: bps(s.tx_bytes, secs),
+                    tx_packets: s.tx_packets,
+                    tx_bytes: s.tx_bytes,
+                    rx_packets: s.rx_packets,
+                    lost: s.lost,
+                    fec: s.fec.as_ref().map(FecSummary::from),
+                    arq: l
+                        .model
+                        .arq_stats(d, end)
+                        .map(|a| (a.protocol, ArqSummary::from(&a)))
+                        .into_iter()
+                        .collect(),
+                });
+                let qs = l.model.occupancy(d).stats();
+                queues.push(QueueSummary {
+                    link: name.clone(),
+                    kind: l.model.queue_kind(d),
+                    arrivals: qs.arrivals,
+                    drops: Drops {
+                        overflow: qs.drops_overflow,
+                        aqm_early: qs.drops_aqm_early,
+                        aqm_forced: qs.drops_aqm_forced,
+                        link_arq: qs.drops_link_arq,
+                    },
+                    ecn_marks: qs.ecn_marks,
+                    mean_packets: mean(qs.area_packets),
+                    mean_bytes: mean(qs.area_bytes),
+                    max_packets: qs.max_packets,
+                });
+            }
+        }
+        NetworkSummary {
+            sim_time_s: secs,
+            events: self.events(),
+            aggregate,
+            flows,
+            links,
+            queues,
+        }
+    }
+}
+
+impl NetworkSummary {
+    /// The network summary as a JSON value.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
