@@ -6,6 +6,8 @@ Column = tuple[Literal["f64", "u64"], bytes] | tuple[Literal["str"], list[str]]
 
 class ScenarioError(ValueError):
     path: str
+    value: str
+    allowed: str
     message: str
 
 class InternalError(RuntimeError): ...

@@ -1,9 +1,36 @@
 //! The one entry point the Python binding (and any other front) calls: load a
 //! scenario, run it, hand back a summary, columnar traces and packet captures.
+//!
+//! A scenario comes as TOML text, as a parsed table, or built in Rust from the
+//! same configuration types a file is read into:
+//!
+//! ```
+//! use linklab_core::api::{run, FlowConfig, RunOptions, ScenarioConfig, Source};
+//! use linklab_core::aqm::RedConfig;
+//! use linklab_core::link::WiredLinkConfig;
+//! use linklab_core::time::Time;
+//!
+//! let scenario = ScenarioConfig::new(Time::from_secs(5))
+//!     .name("two hops")
+//!     .link(WiredLinkConfig::new("S", "R").rate("100Mbit".parse()?).delay(Time::from_millis(1)))
+//!     .link(
+//!         WiredLinkConfig::new("R", "D")
+//!             .rate("2Mbit".parse()?)
+//!             .delay(Time::from_millis(20))
+//!             .queue(RedConfig::new(5.0, 15.0)),
+//!     )
+//!     .flow(FlowConfig::new("S", "D").count(2));
+//! let out = run(Source::Config(Box::new(scenario)), &RunOptions::default())?;
+//! let goodput = out.summary.network.aggregate.goodput_bps;
+//! assert!(goodput > 1.5e6 && goodput < 2e6, "{goodput}");
+//! # Ok::<(), linklab_core::api::ConfigError>(())
+//! ```
 
+pub use crate::config::ConfigError;
 pub use crate::metrics::{Column, Table};
 pub use crate::net::summary::Summary;
-use crate::scenario::{self, ScenarioError};
+use crate::scenario::{self};
+pub use crate::scenario::{FlowConfig, ScenarioConfig};
 
 /// Where a scenario comes from.
 #[derive(Clone, Debug)]
@@ -12,6 +39,8 @@ pub enum Source {
     Toml(String),
     /// An already-parsed table (e.g. a Python dict).
     Table(toml::Table),
+    /// A scenario built in Rust (it has no `[params]`).
+    Config(Box<ScenarioConfig>),
 }
 
 /// Options of one run.
@@ -39,12 +68,12 @@ pub struct RunOutput {
 }
 
 /// Load, validate and run a scenario.
-pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
-    let doc = match src {
-        Source::Toml(text) => scenario::parse(&text)?,
-        Source::Table(t) => t,
+pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ConfigError> {
+    let loaded = match src {
+        Source::Toml(text) => scenario::load(scenario::parse(&text)?, &opts.params)?,
+        Source::Table(t) => scenario::load(t, &opts.params)?,
+        Source::Config(c) => scenario::loaded(*c, &opts.params)?,
     };
-    let loaded = scenario::load(doc, &opts.params)?;
     let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
     let (mut sim, duration) = scenario::build(&loaded, seed)?;
     if opts.trace {
@@ -61,14 +90,15 @@ pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
         if dirs.is_empty() || !dirs.iter().all(|d| sim.link_names().contains(d)) {
             let names = sim.link_names();
             let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
-            return Err(ScenarioError {
-                path: "--pcap".into(),
-                message: format!(
-                    "'{spec}' is not a link; write A->B for one direction or A-B for both (links: {}{})",
+            return Err(ConfigError::new(
+                "--pcap",
+                crate::config::quoted(spec),
+                format!(
+                    "is not a link; write A->B for one direction or A-B for both (links: {}{})",
                     shown.join(", "),
                     if names.len() > 12 { ", …" } else { "" }
                 ),
-            });
+            ));
         }
         for d in dirs {
             sim.capture(&d);

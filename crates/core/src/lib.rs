@@ -11,6 +11,7 @@ pub mod api;
 pub mod aqm;
 pub mod capture;
 pub mod channel;
+pub mod config;
 pub mod engine;
 pub mod fec;
 pub mod link;

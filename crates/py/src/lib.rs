@@ -19,9 +19,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP};
-use linklab_core::api::{self, Column, RunOptions, RunOutput, Source, Table};
+use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Table};
 use linklab_core::rng::Rng;
-use linklab_core::scenario::ScenarioError as CoreScenarioError;
+use linklab_core::scenario::MAX_DEPTH;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -31,8 +31,9 @@ pyo3::create_exception!(
     ScenarioError,
     PyValueError,
     "A scenario that cannot be run. `.path` is the key path of the offending value \
-     (e.g. `links[2].ab.loss`, empty when it concerns the whole file), `.message` says \
-     what is wrong and what is allowed."
+     (e.g. `links[2].ab.loss`, empty when it concerns the whole file), `.value` the \
+     value as written (a string in double quotes; empty when missing), `.allowed` what \
+     is wrong and what is allowed, and `.message` the value and `.allowed` together."
 );
 
 pyo3::create_exception!(
@@ -52,24 +53,17 @@ const WORKER_STACK: usize = 64 << 20;
 // Errors
 // ---------------------------------------------------------------------------
 
-/// Build a `ScenarioError` instance carrying `.path` and `.message`.
-fn scenario_error(py: Python<'_>, path: &str, message: &str) -> PyErr {
-    let text = if path.is_empty() {
-        message.to_owned()
-    } else {
-        format!("{path}: {message}")
-    };
+/// A `ScenarioError` carrying `.path`, `.value`, `.allowed` and `.message`.
+fn scenario_error(py: Python<'_>, e: &ConfigError) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let exc = py.get_type::<ScenarioError>().call1((text.clone(),))?;
-        exc.setattr("path", path)?;
-        exc.setattr("message", message)?;
+        let exc = py.get_type::<ScenarioError>().call1((e.to_string(),))?;
+        exc.setattr("path", &e.path)?;
+        exc.setattr("value", &e.value)?;
+        exc.setattr("allowed", &e.allowed)?;
+        exc.setattr("message", e.message())?;
         Ok(PyErr::from_value(exc))
     };
     build().unwrap_or_else(|e| e)
-}
-
-fn core_error(py: Python<'_>, e: &CoreScenarioError) -> PyErr {
-    scenario_error(py, &e.path, &e.message)
 }
 
 /// The message of a panic payload.
@@ -94,22 +88,62 @@ fn internal_error(what: &str, payload: &(dyn Any + Send)) -> PyErr {
 // Arguments in
 // ---------------------------------------------------------------------------
 
+/// Most values (dict entries and list items, counted each time they are
+/// reached) a scenario dict may hold: a bound on the work of reading one that
+/// shares sub-objects.
+const MAX_VALUES: usize = 20_000_000;
+
+/// Refuse a dict nested deeper than the core allows (or holding itself), or
+/// too large, before converting it: without recursion, so neither a deep
+/// nor a self-referencing dict can exhaust the stack.
+fn check_nesting(source: &Bound<'_, PyAny>) -> Result<(), ConfigError> {
+    let mut stack = vec![(source.clone(), 1usize)];
+    let mut seen = 0usize;
+    while let Some((obj, depth)) = stack.pop() {
+        let children: Vec<Bound<'_, PyAny>> = if let Ok(d) = obj.cast::<PyDict>() {
+            d.values().iter().collect()
+        } else if let Ok(l) = obj.cast::<PyList>() {
+            l.iter().collect()
+        } else if let Ok(t) = obj.cast::<PyTuple>() {
+            t.iter().collect()
+        } else {
+            continue;
+        };
+        if depth >= MAX_DEPTH {
+            return Err(ConfigError::at_key(
+                "scenario",
+                format!("is nested more than {MAX_DEPTH} levels deep (or holds itself); a scenario needs far fewer"),
+            ));
+        }
+        seen += children.len();
+        if seen > MAX_VALUES {
+            return Err(ConfigError::at_key(
+                "scenario",
+                format!("holds more than {MAX_VALUES} values; use ranges such as \"S{{1..1000}}\""),
+            ));
+        }
+        stack.extend(children.into_iter().map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
 fn source_from_py(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Source> {
     if let Ok(text) = source.cast::<PyString>() {
         return Ok(Source::Toml(text.to_str()?.to_owned()));
     }
     if source.cast::<PyDict>().is_ok() {
+        check_nesting(source).map_err(|e| scenario_error(py, &e))?;
         return pythonize::depythonize::<toml::Table>(source)
             .map(Source::Table)
             .map_err(|e| {
-                scenario_error(
-                    py,
+                let e = ConfigError::at_key(
                     "",
-                    &format!(
+                    format!(
                         "the scenario dict cannot be read as a TOML table ({e}); values must be \
                          str, int, float, bool, list or dict with str keys (no None)"
                     ),
-                )
+                );
+                scenario_error(py, &e)
             });
     }
     Err(PyTypeError::new_err(format!(
@@ -203,7 +237,7 @@ fn output_to_py<'py>(
 // Running
 // ---------------------------------------------------------------------------
 
-type Outcome = thread::Result<(Result<RunOutput, CoreScenarioError>, Duration)>;
+type Outcome = thread::Result<(Result<RunOutput, ConfigError>, Duration)>;
 
 /// Run the core on a worker thread; wait for it with the GIL released, waking
 /// to run Python's signal handlers (so Ctrl-C raises `KeyboardInterrupt`).
@@ -276,7 +310,7 @@ fn run<'py>(
     };
     match run_on_worker(py, src, opts)? {
         Ok((Ok(out), wall_time)) => output_to_py(py, out, wall_time),
-        Ok((Err(e), _)) => Err(core_error(py, &e)),
+        Ok((Err(e), _)) => Err(scenario_error(py, &e)),
         Err(payload) => Err(internal_error("run", payload.as_ref())),
     }
 }

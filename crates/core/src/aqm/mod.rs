@@ -10,25 +10,112 @@ mod droptail;
 pub mod red;
 pub mod sbd;
 
-pub use droptail::DropTail;
+pub use crate::config::Limit;
+pub use droptail::{DropTail, DropTailConfig};
 pub use red::{Red, RedConfig};
 pub use sbd::{Sbd, SbdConfig};
 
 use std::collections::VecDeque;
 use std::fmt::Debug;
 
+use crate::config::kind::tagged_enum;
+use crate::config::Result;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
-/// Queue capacity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// At most this many packets.
-    Packets(u32),
-    /// At most this many bytes (IP packet sizes).
-    Bytes(u64),
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+tagged_enum! {
+    /// A queue in front of a transmitter: `queue = { kind = "red", limit =
+    /// "500p", minth = 75, … }`. Without `kind` it is drop-tail. Each kind
+    /// takes only its own keys.
+    pub enum QueueConfig: dyn AqmConfig, "queue", tag "kind", default "droptail" {
+        /// Drop-tail FIFO.
+        Droptail(DropTailConfig) = "droptail",
+        /// Random Early Detection (Floyd & Jacobson 1993).
+        Red(RedConfig) = "red",
+        /// Slope Based Discard (seed 000 §3).
+        Sbd(SbdConfig) = "sbd",
+    }
 }
+
+/// What every queue kind's configuration provides (one implementation per
+/// file of this module).
+pub trait AqmConfig: Debug {
+    /// The capacity as written (`None`: not given).
+    fn limit(&self) -> Option<Limit>;
+    /// Check the parameters for a buffer of `limit`; paths are relative to
+    /// the queue table (`minth`).
+    fn validate_under(&self, limit: Limit) -> Result<()>;
+    /// The policy for a link of `rate_bps` (of a valid configuration).
+    fn build(&self, rate_bps: u64) -> Box<dyn Aqm>;
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig::Droptail(DropTailConfig::default())
+    }
+}
+
+impl QueueConfig {
+    /// The capacity when none is written.
+    pub const DEFAULT_LIMIT: Limit = Limit::Packets(100);
+
+    /// The capacity: as written, else 100 packets.
+    pub fn limit(&self) -> Limit {
+        self.model().limit().unwrap_or(Self::DEFAULT_LIMIT)
+    }
+
+    /// Check the parameters against the queue's own limit.
+    pub fn validate(&self) -> Result<()> {
+        self.model().validate_under(self.limit())
+    }
+
+    /// The policy guarding a buffer of `limit` in front of a link of
+    /// `rate_bps` (a radio bearer's buffer has its own limit).
+    pub fn aqm(&self, rate_bps: u64, limit: Limit) -> Result<Box<dyn Aqm>> {
+        self.model().validate_under(limit)?;
+        Ok(self.model().build(rate_bps))
+    }
+
+    /// The queue in front of a link of `rate_bps`, drawing from `rng`.
+    pub fn build(&self, rate_bps: u64, rng: Rng) -> Result<Queue> {
+        Ok(Queue::new(
+            self.limit(),
+            self.aqm(rate_bps, self.limit())?,
+            rng,
+        ))
+    }
+}
+
+/// `Err` at `key` unless `v` is a finite threshold ≥ 0, no larger than the
+/// buffer's `limit` if given.
+pub(crate) fn check_threshold(key: &str, v: f64, limit: Option<Limit>) -> Result<()> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(crate::config::ConfigError::new(
+            key,
+            v.to_string(),
+            "is not a threshold; allowed: a finite number ≥ 0",
+        ));
+    }
+    let Some(limit) = limit else { return Ok(()) };
+    let cap = limit.capacity();
+    if v > cap {
+        return Err(crate::config::ConfigError::new(
+            key,
+            v.to_string(),
+            format!("is above the queue limit {limit}; allowed: 0 to {cap}"),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Run time
+// ---------------------------------------------------------------------------
 
 /// Why a packet was discarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

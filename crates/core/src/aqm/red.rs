@@ -25,44 +25,91 @@
 //! `1..=⌈1/pb⌉−1`, mean ≈ `1/(2·pb)`; only the first action after `avg` rises
 //! above `min_th` (count from −1) sees `pa = pb` first.
 
-use super::{Aqm, DropCause, QueueView, Verdict};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{check_threshold, Aqm, AqmConfig, DropCause, Limit, QueueView, Verdict};
+use crate::config::{ConfigError, Result};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
-/// RED parameters. Thresholds are in the queue's unit: packets for a packet
-/// limit, bytes for a byte limit (see [`QueueView::occupancy`]).
-#[derive(Clone, Debug, PartialEq)]
+/// A RED queue: its capacity and the RED parameters (`kind = "red"`).
+/// Thresholds are in the queue's unit: packets for a packet limit, bytes for
+/// a byte limit (see [`QueueView::occupancy`]).
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RedConfig {
-    /// Lower threshold on the average queue size: no early action below it.
+    /// Capacity: packets `"100p"` or bytes `"150kB"`. Default `"100p"`.
+    #[serde(default)]
+    pub limit: Option<Limit>,
+    /// Lower threshold on the average queue size: no early action below it
+    /// (`minth`, required; at most the limit).
+    #[serde(rename = "minth")]
     pub min_th: f64,
-    /// Upper threshold: the early-action probability reaches `max_p` here.
+    /// Upper threshold: the early-action probability reaches `max_p` here
+    /// (`maxth`, required; above `minth`).
+    #[serde(rename = "maxth")]
     pub max_th: f64,
-    /// Early-action probability at `max_th` (ns-3: 1/LInterm), in (0, 1].
+    /// Early-action probability at `max_th` (ns-3: 1/LInterm), in (0, 1]. Default 0.02.
+    #[serde(rename = "maxp", default = "defaults::max_p")]
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub max_p: f64,
-    /// Weight of the exponentially weighted moving average, in (0, 1].
+    /// Weight of the exponentially weighted moving average, in (0, 1]. Default 0.002.
+    #[serde(default = "defaults::wq")]
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub wq: f64,
     /// Gentle RED: ramp the probability from `max_p` to 1 between `max_th` and
-    /// `2·max_th` instead of jumping to forced action at `max_th`.
+    /// `2·max_th` instead of jumping to forced action at `max_th`. Default true.
+    #[serde(default = "defaults::yes")]
     pub gentle: bool,
-    /// Mark ECN-capable packets (set CE) instead of dropping them early.
+    /// Mark ECN-capable packets (set CE) instead of dropping them early. Default false.
+    #[serde(default)]
     pub ecn: bool,
-    /// In the forced region drop even ECN-capable packets (ns-3 `UseHardDrop`).
+    /// In the forced region drop even ECN-capable packets (ns-3 `UseHardDrop`). Default true.
+    #[serde(default = "defaults::yes")]
     pub hard_drop: bool,
-    /// Act on the instantaneous queue size instead of the average.
+    /// Act on the instantaneous queue size instead of the average. Default false.
+    #[serde(default)]
     pub instantaneous: bool,
-    /// Scale `pb` by packet size / `mean_pkt_size` (byte mode).
+    /// Scale `pb` by packet size / `mean_pkt_size` (byte mode). Default false.
+    #[serde(default)]
     pub byte_mode: bool,
-    /// Mean packet size in bytes (idle-time correction and byte mode).
+    /// Mean packet size in bytes (idle-time correction and byte mode), ≥ 1. Default 500.
+    #[serde(default = "defaults::mean_pkt_size")]
+    #[schemars(range(min = 1))]
     pub mean_pkt_size: u32,
-    /// Link rate in bit/s, for the idle-time correction.
+    /// Link rate in bit/s, for the idle-time correction (set from the link).
+    #[serde(skip, default = "defaults::link_rate_bps")]
     pub link_rate_bps: u64,
+}
+
+/// The defaults of [`RedConfig`] for keys not written.
+mod defaults {
+    use super::RedConfig;
+
+    pub fn max_p() -> f64 {
+        RedConfig::default().max_p
+    }
+    pub fn wq() -> f64 {
+        RedConfig::default().wq
+    }
+    pub fn yes() -> bool {
+        true
+    }
+    pub fn mean_pkt_size() -> u32 {
+        RedConfig::default().mean_pkt_size
+    }
+    pub fn link_rate_bps() -> u64 {
+        RedConfig::default().link_rate_bps
+    }
 }
 
 impl Default for RedConfig {
     /// ns-3 `RedQueueDisc` defaults.
     fn default() -> Self {
         RedConfig {
+            limit: None,
             min_th: 5.0,
             max_th: 15.0,
             max_p: 0.02,
@@ -79,44 +126,19 @@ impl Default for RedConfig {
 }
 
 impl RedConfig {
-    /// Check the parameters; the error names the offending field(s).
-    pub fn check(&self) -> Result<(), String> {
-        let finite = [
-            ("minth", self.min_th),
-            ("maxth", self.max_th),
-            ("maxp", self.max_p),
-            ("wq", self.wq),
-        ];
-        for (name, v) in finite {
-            if !v.is_finite() {
-                return Err(format!("red: {name} must be a finite number, got {v}"));
-            }
+    /// RED with thresholds `min_th` and `max_th`, the other parameters at
+    /// their defaults (ns-3's).
+    pub fn new(min_th: f64, max_th: f64) -> Self {
+        RedConfig {
+            min_th,
+            max_th,
+            ..RedConfig::default()
         }
-        if self.min_th < 0.0 || self.max_th < 0.0 {
-            return Err(format!(
-                "red: thresholds must be non-negative (minth = {}, maxth = {})",
-                self.min_th, self.max_th
-            ));
-        }
-        if self.min_th >= self.max_th {
-            return Err(format!(
-                "red: minth ({}) must be below maxth ({})",
-                self.min_th, self.max_th
-            ));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("red: maxp must be in (0, 1], got {}", self.max_p));
-        }
-        if !(self.wq > 0.0 && self.wq <= 1.0) {
-            return Err(format!("red: wq must be in (0, 1], got {}", self.wq));
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("red: mean_pkt_size must be positive".to_string());
-        }
-        if self.link_rate_bps == 0 {
-            return Err("red: link rate must be positive".to_string());
-        }
-        Ok(())
+    }
+
+    /// Check the parameters; the error's path is the offending key.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_under(self.limit.unwrap_or(super::QueueConfig::DEFAULT_LIMIT))
     }
 
     /// Threshold at and above which every packet is acted on.
@@ -173,6 +195,51 @@ pub struct Red {
     idle_since: Time,
     /// Transmission time of a `mean_pkt_size` packet, seconds.
     s: f64,
+}
+
+impl AqmConfig for RedConfig {
+    fn limit(&self) -> Option<Limit> {
+        self.limit
+    }
+
+    fn validate_under(&self, limit: Limit) -> Result<()> {
+        check_threshold("minth", self.min_th, Some(limit))?;
+        check_threshold("maxth", self.max_th, None)?;
+        if self.min_th >= self.max_th {
+            return Err(ConfigError::new(
+                "minth",
+                self.min_th.to_string(),
+                format!("is not below maxth ({}); need minth < maxth", self.max_th),
+            ));
+        }
+        for (key, v) in [("maxp", self.max_p), ("wq", self.wq)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(ConfigError::new(
+                    key,
+                    v.to_string(),
+                    "is out of range; allowed: 0 < x ≤ 1",
+                ));
+            }
+        }
+        if self.mean_pkt_size == 0 {
+            return Err(ConfigError::new(
+                "mean_pkt_size",
+                "0",
+                "is out of range; allowed: ≥ 1 byte",
+            ));
+        }
+        if self.link_rate_bps == 0 {
+            return Err(ConfigError::at_key("", "the link rate must be positive"));
+        }
+        Ok(())
+    }
+
+    fn build(&self, rate_bps: u64) -> Box<dyn Aqm> {
+        Box::new(Red::new(RedConfig {
+            link_rate_bps: rate_bps,
+            ..self.clone()
+        }))
+    }
 }
 
 impl Red {
@@ -301,7 +368,7 @@ mod tests {
         assert!(c.gentle && c.hard_drop && !c.ecn && !c.instantaneous && !c.byte_mode);
         assert_eq!(c.mean_pkt_size, 500);
         assert_eq!(c.link_rate_bps, 1_500_000);
-        assert_eq!(c.check(), Ok(()));
+        assert_eq!(c.validate(), Ok(()));
     }
 
     #[test]
@@ -346,16 +413,16 @@ mod tests {
             },
         ];
         for c in bad {
-            let e = c.check().unwrap_err();
-            assert!(e.starts_with("red: "), "{e}");
+            let e = c.validate().unwrap_err();
+            assert!(!e.allowed.is_empty(), "{e}");
         }
-        assert!(base.check().is_ok());
+        assert!(base.validate().is_ok());
         assert!(RedConfig {
             max_p: 1.0,
             wq: 1.0,
             ..base
         }
-        .check()
+        .validate()
         .is_ok());
     }
 

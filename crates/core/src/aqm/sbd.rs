@@ -35,25 +35,38 @@
 //! * `C_n` and `T_r` never run together; `maxth` is not a hard limit of SBD
 //!   (packets beyond the buffer limit are the buffer's overflow drops).
 
-use super::{Aqm, DropCause, Limit, QueueView, Verdict};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{check_threshold, Aqm, AqmConfig, DropCause, Limit, QueueView, Verdict};
+use crate::config::{ConfigError, Result};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
 
-/// SBD parameters. Thresholds and `alpha` are in the buffer's unit (SDUs =
+/// An SBD queue: its capacity and the SBD parameters (`kind = "sbd"`, all
+/// required). Thresholds and `alpha` are in the buffer's unit (SDUs =
 /// packets for a packet limit, bytes for a byte limit).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SbdConfig {
+    /// Capacity: packets `"100p"` or bytes `"150kB"`. Default `"100p"`.
+    #[serde(default)]
+    pub limit: Option<Limit>,
     /// `minth`: monitoring starts once the occupancy reaches `minth − alpha`,
     /// so no packet is dropped below `minth`.
+    #[serde(rename = "minth")]
     pub min_th: f64,
     /// `maxth`: the occupancy the critical rate is computed against (the
-    /// buffer size in the paper).
+    /// buffer size in the paper); above `minth`, at most the limit.
+    #[serde(rename = "maxth")]
     pub max_th: f64,
-    /// `T_r`: estimated reaction time of the TCP sources; also the period
-    /// during which SBD stays inactive after a drop.
+    /// `T_r` (`tr`, e.g. `"500ms"`, > 0): estimated reaction time of the TCP
+    /// sources; also the period during which SBD stays inactive after a drop.
+    #[serde(rename = "tr")]
     pub t_r: Time,
-    /// `α`: occupancy increment over which the filling slope is measured.
+    /// `α` (> 0): occupancy increment over which the filling slope is measured.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub alpha: f64,
 }
 
@@ -62,6 +75,7 @@ impl Default for SbdConfig {
     /// maxth 40 SDUs (the buffer size), `T_r` 200 ms, α 5 SDUs.
     fn default() -> Self {
         SbdConfig {
+            limit: None,
             min_th: 20.0,
             max_th: 40.0,
             t_r: Time::from_millis(200),
@@ -70,37 +84,47 @@ impl Default for SbdConfig {
     }
 }
 
-impl SbdConfig {
-    /// Check the parameters; the error names the offending key(s).
-    pub fn check(&self) -> Result<(), String> {
-        for (name, v) in [
-            ("minth", self.min_th),
-            ("maxth", self.max_th),
-            ("alpha", self.alpha),
-        ] {
-            if !v.is_finite() {
-                return Err(format!("sbd: {name} must be a finite number, got {v}"));
-            }
-        }
-        if self.min_th < 0.0 || self.max_th < 0.0 {
-            return Err(format!(
-                "sbd: thresholds must be non-negative (minth = {}, maxth = {})",
-                self.min_th, self.max_th
-            ));
-        }
+impl AqmConfig for SbdConfig {
+    fn limit(&self) -> Option<Limit> {
+        self.limit
+    }
+
+    fn validate_under(&self, limit: Limit) -> Result<()> {
+        check_threshold("minth", self.min_th, None)?;
+        check_threshold("maxth", self.max_th, Some(limit))?;
         if self.min_th >= self.max_th {
-            return Err(format!(
-                "sbd: minth ({}) must be below maxth ({})",
-                self.min_th, self.max_th
+            return Err(ConfigError::new(
+                "minth",
+                self.min_th.to_string(),
+                format!("is not below maxth ({}); need minth < maxth", self.max_th),
             ));
         }
-        if self.alpha <= 0.0 {
-            return Err(format!("sbd: alpha must be positive, got {}", self.alpha));
+        if !(self.alpha.is_finite() && self.alpha > 0.0) {
+            return Err(ConfigError::new(
+                "alpha",
+                self.alpha.to_string(),
+                "is out of range; allowed: a finite number > 0",
+            ));
         }
         if self.t_r == Time::ZERO {
-            return Err("sbd: tr (reaction time) must be positive".to_string());
+            return Err(ConfigError::new(
+                "tr",
+                "\"0s\"",
+                "is zero; the reaction time must be positive",
+            ));
         }
         Ok(())
+    }
+
+    fn build(&self, _rate_bps: u64) -> Box<dyn Aqm> {
+        Box::new(Sbd::new(self.clone()))
+    }
+}
+
+impl SbdConfig {
+    /// Check the parameters; the error's path is the offending key.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_under(self.limit.unwrap_or(super::QueueConfig::DEFAULT_LIMIT))
     }
 
     /// Occupancy at and above which SBD monitors: `minth − α`.
@@ -300,6 +324,7 @@ mod tests {
             max_th: 40.0,
             t_r: Time::from_secs(1),
             alpha: 5.0,
+            limit: None,
         }
     }
 
@@ -523,6 +548,7 @@ mod tests {
             max_th: 60_000.0,
             t_r: Time::from_secs(1),
             alpha: 7_500.0,
+            limit: None,
         };
         let mut s = Sbd::new(c);
         let mut rng = Rng::stream(1, "sbd");
@@ -548,83 +574,83 @@ mod tests {
     #[test]
     fn check_rejects_bad_configs() {
         let base = cfg();
-        assert_eq!(base.check(), Ok(()));
-        assert_eq!(SbdConfig::default().check(), Ok(()));
+        assert_eq!(base.validate(), Ok(()));
+        assert_eq!(SbdConfig::default().validate(), Ok(()));
         let bad = [
             (
                 SbdConfig {
                     min_th: 40.0,
                     ..base.clone()
                 },
-                "minth (40) must be below maxth (40)",
+                "minth: 40 is not below maxth (40)",
             ),
             (
                 SbdConfig {
                     min_th: 45.0,
                     ..base.clone()
                 },
-                "must be below maxth",
+                "is not below maxth",
             ),
             (
                 SbdConfig {
                     alpha: 0.0,
                     ..base.clone()
                 },
-                "alpha must be positive",
+                "alpha: 0 is out of range",
             ),
             (
                 SbdConfig {
                     alpha: -5.0,
                     ..base.clone()
                 },
-                "alpha must be positive",
+                "alpha: -5 is out of range",
             ),
             (
                 SbdConfig {
                     alpha: f64::NAN,
                     ..base.clone()
                 },
-                "alpha must be a finite",
+                "alpha: NaN is out of range",
             ),
             (
                 SbdConfig {
                     t_r: Time::ZERO,
                     ..base.clone()
                 },
-                "tr (reaction time) must be positive",
+                "tr: \"0s\" is zero",
             ),
             (
                 SbdConfig {
                     min_th: -1.0,
                     ..base.clone()
                 },
-                "non-negative",
+                "minth: -1 is not a threshold",
             ),
             (
                 SbdConfig {
                     max_th: f64::NAN,
                     ..base.clone()
                 },
-                "maxth must be a finite",
+                "maxth: NaN is not a threshold",
             ),
             (
                 SbdConfig {
                     min_th: f64::INFINITY,
                     ..base.clone()
                 },
-                "minth must be a finite",
+                "minth: inf is not a threshold",
             ),
         ];
         for (c, msg) in bad {
-            let e = c.check().unwrap_err();
-            assert!(e.starts_with("sbd: ") && e.contains(msg), "{e}");
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(msg), "{e}");
         }
         // minth ≤ α (monitoring from an empty buffer) is legal.
         assert!(SbdConfig {
             min_th: 5.0,
             ..base
         }
-        .check()
+        .validate()
         .is_ok());
     }
 
@@ -696,8 +722,9 @@ mod tests {
                 max_th: 40.0,
                 t_r: ms(t_r_ms),
                 alpha: f64::from(alpha),
+                limit: None,
             };
-            prop_assume!(c.check().is_ok());
+            prop_assume!(c.validate().is_ok());
             let mut s = Sbd::new(c.clone());
             let mut rng = Rng::stream(1, "sbd");
             let mut now = Time::ZERO;

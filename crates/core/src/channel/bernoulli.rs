@@ -1,9 +1,46 @@
 //! Independent unit errors: every unit is lost with the same probability `p`,
 //! independently of every other unit and of time.
 
-use super::{check_probability, Channel};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{check_probability, Channel, ChannelModel};
+use crate::config::{Probability, Result};
 use crate::rng::Rng;
 use crate::time::Time;
+
+/// `kind = "bernoulli"`: each unit is lost with probability `p`.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BernoulliConfig {
+    /// Unit error probability.
+    pub p: Probability,
+    /// Slot length (the process has no state; accepted for uniformity).
+    #[serde(default)]
+    pub slot: Option<Time>,
+}
+
+impl ChannelModel for BernoulliConfig {
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn mean_error_rate(&self) -> f64 {
+        self.p.get()
+    }
+
+    fn slot(&self) -> Option<Time> {
+        self.slot
+    }
+
+    fn slotted(&self) -> bool {
+        false
+    }
+
+    fn build(&self, _slot: Time, rng: Rng) -> Box<dyn Channel> {
+        Box::new(Bernoulli::new(self.p.get(), rng))
+    }
+}
 
 /// A memoryless channel: each unit is in error with probability `p`.
 ///

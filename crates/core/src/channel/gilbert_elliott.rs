@@ -1,9 +1,84 @@
 //! Gilbert–Elliott channel: a two-state (GOOD/BAD) Markov chain that steps
 //! once per slot, with independent unit errors given the slot's state.
 
-use super::{check_probability, pow_slots, Channel, SlotClock};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{check_probability, pow_slots, Channel, ChannelModel, SlotClock};
+use crate::config::{ConfigError, Probability, Result};
 use crate::rng::Rng;
 use crate::time::Time;
+
+/// `kind = "gilbert_elliott"`: a two-state chain stepping once per slot, with
+/// independent unit errors given the state.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottConfig {
+    /// Unit error probability in the GOOD state.
+    pub p_good: Probability,
+    /// Unit error probability in the BAD state.
+    pub p_bad: Probability,
+    /// Probability of staying GOOD for one more slot.
+    pub g: Probability,
+    /// Probability of staying BAD for one more slot (not both `g` and `b` 1).
+    pub b: Probability,
+    /// Slot length, e.g. `"10ms"`: required on wired links; a radio link
+    /// steps the chain once per TTI.
+    #[serde(default)]
+    pub slot: Option<Time>,
+}
+
+impl ChannelModel for GilbertElliottConfig {
+    fn validate(&self) -> Result<()> {
+        let (p_good, p_bad, g, b) = self.params();
+        GilbertElliott::check(p_good, p_bad, g, b).map_err(|m| ConfigError::at_key("", m))
+    }
+
+    fn mean_error_rate(&self) -> f64 {
+        let (p_good, p_bad, g, b) = self.params();
+        mean_error_rate(p_good, p_bad, g, b)
+    }
+
+    fn slot(&self) -> Option<Time> {
+        self.slot
+    }
+
+    fn slotted(&self) -> bool {
+        true
+    }
+
+    fn build(&self, slot: Time, rng: Rng) -> Box<dyn Channel> {
+        let (p_good, p_bad, g, b) = self.params();
+        Box::new(GilbertElliott::new(slot, p_good, p_bad, g, b, rng))
+    }
+}
+
+impl GilbertElliottConfig {
+    /// `(p_good, p_bad, g, b)`.
+    pub fn params(&self) -> (f64, f64, f64, f64) {
+        (
+            self.p_good.get(),
+            self.p_bad.get(),
+            self.g.get(),
+            self.b.get(),
+        )
+    }
+}
+
+/// Stationary probability of the GOOD state, `(1−b)/(2−g−b)`.
+fn stationary_good(g: f64, b: f64) -> f64 {
+    (1.0 - b) / ((1.0 - g) + (1.0 - b))
+}
+
+/// Stationary probability of the BAD state, `(1−g)/(2−g−b)`.
+fn stationary_bad(g: f64, b: f64) -> f64 {
+    (1.0 - g) / ((1.0 - g) + (1.0 - b))
+}
+
+/// Long-run unit error probability `π_G·p_good + π_B·p_bad`.
+fn mean_error_rate(p_good: f64, p_bad: f64, g: f64, b: f64) -> f64 {
+    stationary_good(g, b) * p_good + stationary_bad(g, b) * p_bad
+}
 
 /// A Gilbert–Elliott channel.
 ///
@@ -43,8 +118,7 @@ impl GilbertElliott {
             panic!("invalid Gilbert-Elliott channel: {e}");
         }
         let clock = SlotClock::new(slot);
-        let pi_bad = (1.0 - g) / ((1.0 - g) + (1.0 - b));
-        let bad = rng.bernoulli(pi_bad);
+        let bad = rng.bernoulli(stationary_bad(g, b));
         GilbertElliott {
             p_good,
             p_bad,
@@ -74,12 +148,12 @@ impl GilbertElliott {
 
     /// Stationary probability of the GOOD state, `(1−b)/(2−g−b)`.
     pub fn stationary_good(&self) -> f64 {
-        (1.0 - self.b) / ((1.0 - self.g) + (1.0 - self.b))
+        stationary_good(self.g, self.b)
     }
 
     /// Stationary probability of the BAD state, `(1−g)/(2−g−b)`.
     pub fn stationary_bad(&self) -> f64 {
-        (1.0 - self.g) / ((1.0 - self.g) + (1.0 - self.b))
+        stationary_bad(self.g, self.b)
     }
 
     /// Mean sojourn in GOOD, in slots: `1/(1−g)` (infinite if `g = 1`).
@@ -125,7 +199,7 @@ impl Channel for GilbertElliott {
     }
 
     fn mean_error_rate(&self) -> f64 {
-        self.stationary_good() * self.p_good + self.stationary_bad() * self.p_bad
+        mean_error_rate(self.p_good, self.p_bad, self.g, self.b)
     }
 
     fn gilbert_elliott(&self) -> Option<(f64, f64, f64, f64)> {

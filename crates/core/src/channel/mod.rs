@@ -10,22 +10,25 @@
 //! Models: [`Perfect`], [`Bernoulli`] (independent unit errors),
 //! [`GilbertElliott`] (two-state Markov chain per slot) and [`Rayleigh`]
 //! (correlated Rayleigh fading against a fade margin). [`ChannelConfig`]
-//! describes any of them, validates the parameters and builds the channel.
+//! describes any of them (each kind's configuration sits in its model's
+//! file), validates the parameters and builds the channel.
 //! The mathematics is in `docs/models/channel.md`.
 
 mod bernoulli;
 mod gilbert_elliott;
 mod rayleigh;
 
-pub use bernoulli::Bernoulli;
-pub use gilbert_elliott::GilbertElliott;
+pub use bernoulli::{Bernoulli, BernoulliConfig};
+pub use gilbert_elliott::{GilbertElliott, GilbertElliottConfig};
 pub use rayleigh::{
     average_fade_duration_slots, bessel_j0, fer_from_margin_db, margin_db_from_fer,
-    margin_from_fer, Rayleigh,
+    margin_from_fer, Rayleigh, RayleighConfig,
 };
 
 use std::fmt::Debug;
 
+use crate::config::kind::tagged_enum;
+use crate::config::{ConfigError, Probability, Result};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -65,99 +68,81 @@ impl Channel for Perfect {
     }
 }
 
-/// The parameters of a channel model: validated with [`ChannelConfig::check`],
-/// turned into a channel with [`ChannelConfig::build`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum ChannelConfig {
-    /// No errors ([`Perfect`]).
-    Perfect,
-    /// Independent unit errors with probability `p` ([`Bernoulli`]).
-    Bernoulli {
-        /// Unit error probability, in [0, 1].
-        p: f64,
-    },
-    /// Gilbert–Elliott two-state chain, one step per slot ([`GilbertElliott`]).
-    GilbertElliott {
-        /// Unit error probability in the GOOD state, in [0, 1].
-        p_good: f64,
-        /// Unit error probability in the BAD state, in [0, 1].
-        p_bad: f64,
-        /// Probability of remaining GOOD for one more slot, in [0, 1].
-        g: f64,
-        /// Probability of remaining BAD for one more slot, in [0, 1] (not both `g` and `b` 1).
-        b: f64,
-    },
-    /// Correlated Rayleigh fading sampled per slot against a fade margin ([`Rayleigh`]).
-    Rayleigh {
-        /// Normalised Doppler frequency f_d·T (T = slot length), > 0.
-        fd_t: f64,
-        /// Target frame (slot) error ratio, in (0, 1); sets the fade margin.
-        fer: f64,
-        /// Unit error probability in a slot above the threshold (usually 0).
-        p_good: f64,
-        /// Unit error probability in a slot in a fade (usually 1).
-        p_bad: f64,
-    },
+tagged_enum! {
+    /// A channel error process: `channel = { kind = "gilbert_elliott", … }`.
+    /// Each kind takes only its own keys (and `slot`).
+    pub enum ChannelConfig: dyn ChannelModel, "channel", tag "kind" {
+        /// Independent unit errors ([`Bernoulli`]).
+        Bernoulli(BernoulliConfig) = "bernoulli",
+        /// Gilbert–Elliott two-state chain, one step per slot ([`GilbertElliott`]).
+        GilbertElliott(GilbertElliottConfig) = "gilbert_elliott",
+        /// Correlated Rayleigh fading sampled per slot ([`Rayleigh`]).
+        Rayleigh(RayleighConfig) = "rayleigh",
+    }
+}
+
+/// What every channel kind's configuration provides (one implementation per
+/// file of this module).
+pub trait ChannelModel: Debug {
+    /// Check the parameters; paths are relative to the channel table.
+    fn validate(&self) -> Result<()>;
+    /// Long-run unit error probability, from the parameters alone.
+    fn mean_error_rate(&self) -> f64;
+    /// The slot length as written.
+    fn slot(&self) -> Option<Time>;
+    /// Whether the process evolves per slot (and so needs a slot length).
+    fn slotted(&self) -> bool;
+    /// The channel with slot length `slot` (> 0) drawing from `rng`, of a
+    /// valid configuration.
+    fn build(&self, slot: Time, rng: Rng) -> Box<dyn Channel>;
 }
 
 impl ChannelConfig {
-    /// A Rayleigh configuration with the defaults `p_good = 0`, `p_bad = 1`
-    /// (a slot in a fade loses every unit, other slots lose none).
-    pub fn rayleigh(fd_t: f64, fer: f64) -> ChannelConfig {
-        ChannelConfig::Rayleigh {
-            fd_t,
-            fer,
-            p_good: 0.0,
-            p_bad: 1.0,
+    /// The slot length when neither the channel nor its link gives one.
+    pub const DEFAULT_SLOT: Time = Time::from_millis(1);
+
+    /// Independent unit errors with probability `p`.
+    pub fn bernoulli(p: Probability) -> ChannelConfig {
+        ChannelConfig::Bernoulli(BernoulliConfig { p, slot: None })
+    }
+
+    /// Check the parameters; paths are relative to the channel table.
+    pub fn validate(&self) -> Result<()> {
+        if self.model().slot() == Some(Time::ZERO) {
+            return Err(ConfigError::new(
+                "slot",
+                "\"0s\"",
+                "is zero; a slot must be positive",
+            ));
+        }
+        self.model().validate()
+    }
+
+    /// Long-run unit error probability (analytic, from the parameters).
+    pub fn mean_error_rate(&self) -> f64 {
+        self.model().mean_error_rate()
+    }
+
+    /// The slot length: the channel's own, else `link_slot` (a radio link's
+    /// TTI); a slotted process on a link without slots must give its own.
+    pub fn slot(&self, link_slot: Option<Time>) -> Result<Time> {
+        match (self.model().slot(), link_slot) {
+            (Some(s), _) | (None, Some(s)) => Ok(s),
+            (None, None) if !self.model().slotted() => Ok(Self::DEFAULT_SLOT),
+            (None, None) => Err(ConfigError::at_key(
+                "slot",
+                format!(
+                    "missing; a {} channel on a wired link needs its slot length, e.g. slot = \"10ms\"",
+                    self.kind()
+                ),
+            )),
         }
     }
 
-    /// Checks the parameters; the error names the offending parameter and its
-    /// allowed range.
-    pub fn check(&self) -> Result<(), String> {
-        match *self {
-            ChannelConfig::Perfect => Ok(()),
-            ChannelConfig::Bernoulli { p } => Bernoulli::check(p),
-            ChannelConfig::GilbertElliott {
-                p_good,
-                p_bad,
-                g,
-                b,
-            } => GilbertElliott::check(p_good, p_bad, g, b),
-            ChannelConfig::Rayleigh {
-                fd_t,
-                fer,
-                p_good,
-                p_bad,
-            } => Rayleigh::check(fd_t, fer, p_good, p_bad),
-        }
-    }
-
-    /// Builds the channel with slot length `slot` (the channel starts in slot
-    /// 0, i.e. at time zero) drawing from `rng`.
-    ///
-    /// # Panics
-    /// If [`ChannelConfig::check`] fails or `slot` is zero.
-    pub fn build(&self, slot: Time, rng: Rng) -> Box<dyn Channel> {
-        if let Err(e) = self.check() {
-            panic!("invalid channel configuration: {e}");
-        }
-        match *self {
-            ChannelConfig::Perfect => Box::new(Perfect),
-            ChannelConfig::Bernoulli { p } => Box::new(Bernoulli::new(p, rng)),
-            ChannelConfig::GilbertElliott {
-                p_good,
-                p_bad,
-                g,
-                b,
-            } => Box::new(GilbertElliott::new(slot, p_good, p_bad, g, b, rng)),
-            ChannelConfig::Rayleigh {
-                fd_t,
-                fer,
-                p_good,
-                p_bad,
-            } => Box::new(Rayleigh::new(slot, fd_t, fer, p_good, p_bad, rng)),
-        }
+    /// The channel, its slot from [`ChannelConfig::slot`], drawing from `rng`.
+    pub fn build(&self, link_slot: Option<Time>, rng: Rng) -> Result<Box<dyn Channel>> {
+        self.validate()?;
+        Ok(self.model().build(self.slot(link_slot)?, rng))
     }
 }
 
@@ -221,74 +206,76 @@ pub(crate) fn pow_slots(x: f64, k: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn all_valid() -> Vec<ChannelConfig> {
-        vec![
-            ChannelConfig::Perfect,
-            ChannelConfig::Bernoulli { p: 0.1 },
-            ChannelConfig::GilbertElliott {
-                p_good: 0.01,
-                p_bad: 0.9,
-                g: 0.99,
-                b: 0.9,
-            },
-            ChannelConfig::rayleigh(0.01, 0.1),
-        ]
+    fn config(v: serde_json::Value) -> Result<ChannelConfig> {
+        crate::config::deserialize::<ChannelConfig, _>(v).and_then(|c| c.validate().map(|()| c))
     }
 
     #[test]
     fn config_builds_each_model_with_its_mean_rate() {
-        let expected = [0.0, 0.1, (0.1 * 0.01 + 0.01 * 0.9) / 0.11, 0.1];
-        for (cfg, want) in all_valid().iter().zip(expected) {
-            assert_eq!(cfg.check(), Ok(()));
-            let ch = cfg.build(Time::from_millis(10), Rng::stream(1, "ch"));
-            assert!((ch.mean_error_rate() - want).abs() < 1e-12, "{cfg:?}");
-        }
-    }
-
-    #[test]
-    fn config_check_rejects_bad_parameters() {
-        let ge = |p_good, p_bad, g, b| ChannelConfig::GilbertElliott {
-            p_good,
-            p_bad,
-            g,
-            b,
-        };
-        let ray = |fd_t, fer, p_good, p_bad| ChannelConfig::Rayleigh {
-            fd_t,
-            fer,
-            p_good,
-            p_bad,
-        };
-        let cases: Vec<(ChannelConfig, &str)> = vec![
-            (ChannelConfig::Bernoulli { p: -0.01 }, "p = -0.01"),
-            (ChannelConfig::Bernoulli { p: f64::NAN }, "p = NaN"),
-            (ge(1.5, 0.9, 0.9, 0.9), "p_good = 1.5"),
-            (ge(0.0, -1.0, 0.9, 0.9), "p_bad = -1"),
-            (ge(0.0, 1.0, 1.01, 0.9), "g = 1.01"),
-            (ge(0.0, 1.0, 0.9, f64::NAN), "b = NaN"),
-            (ge(0.0, 1.0, 1.0, 1.0), "no stationary distribution"),
-            (ray(0.0, 0.1, 0.0, 1.0), "fd_t = 0"),
-            (ray(-0.01, 0.1, 0.0, 1.0), "fd_t = -0.01"),
-            (ray(f64::NAN, 0.1, 0.0, 1.0), "fd_t = NaN"),
-            (ray(f64::INFINITY, 0.1, 0.0, 1.0), "fd_t = inf"),
-            (ray(0.01, 0.0, 0.0, 1.0), "fer = 0"),
-            (ray(0.01, 1.0, 0.0, 1.0), "fer = 1"),
-            (ray(0.01, f64::NAN, 0.0, 1.0), "fer = NaN"),
-            (ray(0.01, 0.1, 2.0, 1.0), "p_good = 2"),
-            (ray(0.01, 0.1, 0.0, 1.5), "p_bad = 1.5"),
+        let cases = [
+            (json!({"kind": "bernoulli", "p": 0.1}), 0.1),
+            (
+                json!({"kind": "gilbert_elliott", "p_good": 0.01, "p_bad": 0.9, "g": 0.99, "b": 0.9}),
+                (0.1 * 0.01 + 0.01 * 0.9) / 0.11,
+            ),
+            (json!({"kind": "rayleigh", "fd_t": 0.01, "fer": 0.1}), 0.1),
         ];
-        for (cfg, needle) in cases {
-            let e = cfg.check().unwrap_err();
-            assert!(e.contains(needle), "{cfg:?}: {e}");
+        for (v, want) in cases {
+            let cfg = config(v).unwrap();
+            let ch = cfg
+                .build(Some(Time::from_millis(10)), Rng::stream(1, "ch"))
+                .unwrap();
+            // The analytic rate of the configuration is the channel's, exactly.
+            assert_eq!(ch.mean_error_rate(), cfg.mean_error_rate(), "{cfg:?}");
+            assert!((cfg.mean_error_rate() - want).abs() < 1e-12, "{cfg:?}");
         }
     }
 
     #[test]
-    #[should_panic(expected = "invalid channel configuration")]
-    fn build_panics_on_invalid_config() {
-        let _ =
-            ChannelConfig::Bernoulli { p: 2.0 }.build(Time::from_millis(10), Rng::stream(1, "x"));
+    fn config_rejects_bad_parameters_with_their_key() {
+        let ge = |p_good: f64, p_bad: f64, g: f64, b: f64| json!({"kind": "gilbert_elliott", "p_good": p_good, "p_bad": p_bad, "g": g, "b": b});
+        let ray = |fd_t: f64, fer: f64| json!({"kind": "rayleigh", "fd_t": fd_t, "fer": fer});
+        let cases = [
+            (
+                json!({"kind": "bernoulli", "p": -0.01}),
+                "p: -0.01 is not a probability",
+            ),
+            (ge(1.5, 0.9, 0.9, 0.9), "p_good: 1.5 is not a probability"),
+            (ge(0.0, -1.0, 0.9, 0.9), "p_bad: -1 is not a probability"),
+            (ge(0.0, 1.0, 1.01, 0.9), "g: 1.01 is not a probability"),
+            (ge(0.0, 1.0, 1.0, 1.0), "no stationary distribution"),
+            (ray(0.0, 0.1), "fd_t = 0"),
+            (ray(-0.01, 0.1), "fd_t = -0.01"),
+            (ray(0.01, 0.0), "fer = 0"),
+            (ray(0.01, 1.0), "fer = 1"),
+            (
+                json!({"kind": "rayleigh", "fd_t": 0.01, "fer": 0.1, "p_bad": 1.5}),
+                "p_bad: 1.5",
+            ),
+            (
+                json!({"kind": "bernoulli", "p": 0.1, "g": 0.5}),
+                "g: unknown key `g`",
+            ),
+            (json!({"kind": "rayleigh", "fer": 0.1}), "fd_t: missing"),
+            (
+                json!({"kind": "fractal"}),
+                "kind: \"fractal\" is not a channel kind",
+            ),
+            (json!({"p": 0.1}), "kind: missing"),
+        ];
+        for (v, needle) in cases {
+            let e = config(v.clone()).unwrap_err().to_string();
+            assert!(e.contains(needle), "{v}: {e}");
+        }
+        // A slotted process on a link without slots needs its own.
+        let ge = config(ge(0.0, 1.0, 0.9, 0.9)).unwrap();
+        assert_eq!(ge.slot(None).unwrap_err().path, "slot");
+        assert_eq!(
+            ge.slot(Some(Time::from_millis(10))),
+            Ok(Time::from_millis(10))
+        );
     }
 
     #[test]

@@ -13,9 +13,83 @@
 
 use std::f64::consts::PI;
 
-use super::{check_probability, Channel, SlotClock};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{check_probability, Channel, ChannelModel, SlotClock};
+use crate::config::{ConfigError, Probability, Result};
 use crate::rng::Rng;
 use crate::time::Time;
+
+/// `kind = "rayleigh"`: correlated Rayleigh fading sampled per slot; a slot
+/// is in a fade (BAD) when the gain is below the margin set from `fer`.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RayleighConfig {
+    /// Normalised Doppler frequency f_d·T (T = the slot), > 0.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub fd_t: f64,
+    /// Target frame (slot) error ratio, 0 < fer < 1: sets the fade margin.
+    #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
+    pub fer: f64,
+    /// Unit error probability in a slot above the threshold. Default 0.
+    #[serde(default)]
+    pub p_good: Probability,
+    /// Unit error probability in a slot in a fade. Default 1.
+    #[serde(default = "one")]
+    pub p_bad: Probability,
+    /// Slot length, e.g. `"10ms"`: required on wired links; a radio link
+    /// samples the fading once per TTI.
+    #[serde(default)]
+    pub slot: Option<Time>,
+}
+
+fn one() -> Probability {
+    Probability::ONE
+}
+
+impl RayleighConfig {
+    /// Fading with Doppler `fd_t` and target frame error ratio `fer`; a slot in
+    /// a fade loses every unit, other slots none.
+    pub fn new(fd_t: f64, fer: f64) -> Self {
+        RayleighConfig {
+            fd_t,
+            fer,
+            p_good: Probability::ZERO,
+            p_bad: Probability::ONE,
+            slot: None,
+        }
+    }
+}
+
+impl ChannelModel for RayleighConfig {
+    fn validate(&self) -> Result<()> {
+        Rayleigh::check(self.fd_t, self.fer, self.p_good.get(), self.p_bad.get())
+            .map_err(|m| ConfigError::at_key("", m))
+    }
+
+    fn mean_error_rate(&self) -> f64 {
+        mean_error_rate(self.fer, self.p_good.get(), self.p_bad.get())
+    }
+
+    fn slot(&self) -> Option<Time> {
+        self.slot
+    }
+
+    fn slotted(&self) -> bool {
+        true
+    }
+
+    fn build(&self, slot: Time, rng: Rng) -> Box<dyn Channel> {
+        let (p_good, p_bad) = (self.p_good.get(), self.p_bad.get());
+        Box::new(Rayleigh::new(slot, self.fd_t, self.fer, p_good, p_bad, rng))
+    }
+}
+
+/// Long-run unit error probability: a fraction `fer` of the slots is BAD.
+fn mean_error_rate(fer: f64, p_good: f64, p_bad: f64) -> f64 {
+    fer * p_bad + (1.0 - fer) * p_good
+}
 
 /// Number of sinusoids per quadrature branch.
 const M: usize = 16;
@@ -227,7 +301,7 @@ impl Channel for Rayleigh {
     }
 
     fn mean_error_rate(&self) -> f64 {
-        self.fer * self.p_bad + (1.0 - self.fer) * self.p_good
+        mean_error_rate(self.fer, self.p_good, self.p_bad)
     }
 }
 

@@ -21,12 +21,21 @@
 //! delivered to IP in their order of first transmission when `in_order` is
 //! set (the default, as in their model), else as soon as they decode.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
 
 use super::Delivery;
 use crate::aqm::DropCause;
-use crate::channel::Channel;
-use crate::fec::{decodable, unit_erasure};
+use crate::channel::{Channel, ChannelConfig};
+use crate::config::kind::tagged_enum;
+use crate::config::units::schema;
+use crate::config::{check_range, quoted, to_serde, Bytes, ConfigError, Result};
+use crate::fec::{decodable, matched_repair, unit_erasure, RsCode, RS_MAX_N};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -280,6 +289,386 @@ impl FecState {
     /// but waiting for an earlier one (in-order delivery), or ready for IP.
     pub fn held(&self) -> usize {
         self.retx.len() + self.waiting + self.out.len()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+tagged_enum! {
+    /// Link-level FEC of a wired link direction, `fec = { scheme = "ll-fec",
+    /// n = 10, matched_per = "link" }` (docs/models/ll-fec.md). Give `n` and
+    /// `k`, or `matched_per` with one of them.
+    pub enum LinkFecConfig: dyn FecScheme, "FEC", tag "scheme" {
+        /// Pure FEC: n fragments per packet, k of them data; no retransmission.
+        LlFec(LlFecConfig) = "ll-fec",
+        /// FEC plus ARQ of the whole packet (Barakat & Al Fawal): default
+        /// n = 10, k = 9, persistence 3.
+        Hybrid(HybridFecConfig) = "hybrid",
+    }
+}
+
+/// `scheme = "ll-fec"`: pure link-level FEC.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlFecConfig {
+    /// Fragments per packet, data + repair (2..=255).
+    #[schemars(range(min = 2, max = 255))]
+    pub n: Option<u32>,
+    /// Data fragments per packet (1 ≤ k < n).
+    #[schemars(range(min = 1, max = 254))]
+    pub k: Option<u32>,
+    /// Choose the redundancy to match this packet erasure rate (0 ≤ per < 1),
+    /// or "link" for the direction's own `loss` / channel mean; give `k` (n
+    /// is chosen) or `n` (k is chosen), not both.
+    pub matched_per: Option<MatchedPer>,
+    /// How `loss` applies to fragments: "packet" (default: `loss` is the
+    /// erasure rate of a `per_size` packet, converted for independent bit
+    /// errors) or "fragment" (each fragment erased with probability `loss`).
+    pub loss_unit: Option<LossUnit>,
+    /// Packet size to which `loss` refers when loss_unit = "packet" (1 B to
+    /// 65535 B). Default 500 B.
+    pub per_size: Option<Bytes>,
+    /// Header bytes added to each fragment (0 to 65535). Default 0.
+    pub fragment_header: Option<Bytes>,
+}
+
+/// `scheme = "hybrid"`: FEC plus ARQ of the whole packet.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HybridFecConfig {
+    /// Fragments per packet, data + repair (2..=255). Default 10.
+    #[schemars(range(min = 2, max = 255))]
+    pub n: Option<u32>,
+    /// Data fragments per packet (1 ≤ k < n). Default 9.
+    #[schemars(range(min = 1, max = 254))]
+    pub k: Option<u32>,
+    /// As for ll-fec.
+    pub matched_per: Option<MatchedPer>,
+    /// As for ll-fec.
+    pub loss_unit: Option<LossUnit>,
+    /// As for ll-fec.
+    pub per_size: Option<Bytes>,
+    /// As for ll-fec.
+    pub fragment_header: Option<Bytes>,
+    /// Retransmissions of a packet whose block did not decode (0..=255). Default 3.
+    #[schemars(range(max = 255))]
+    pub persistence: Option<u32>,
+    /// From the last fragment of a failed attempt to the retransmission's
+    /// earliest start. Default: the direction's propagation delay.
+    pub feedback_delay: Option<Time>,
+    /// Deliver packets to IP in order of first transmission. Default true.
+    pub in_order: Option<bool>,
+}
+
+/// A packet erasure rate to match the code to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MatchedPer {
+    /// This rate, 0 ≤ per < 1.
+    Rate(f64),
+    /// The direction's own `loss`, or its channel's mean unit error rate.
+    Link,
+}
+
+/// How `loss` applies to fragments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LossUnit {
+    /// `loss` is the erasure rate of a `per_size` packet.
+    #[default]
+    Packet,
+    /// Each fragment is erased with probability `loss`.
+    Fragment,
+}
+
+/// The code settings both schemes share.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CodeSettings {
+    /// `n`.
+    pub n: Option<u32>,
+    /// `k`.
+    pub k: Option<u32>,
+    /// `matched_per`.
+    pub matched_per: Option<MatchedPer>,
+    /// `loss_unit`.
+    pub loss_unit: Option<LossUnit>,
+    /// `per_size`.
+    pub per_size: Option<Bytes>,
+    /// `fragment_header`.
+    pub fragment_header: Option<Bytes>,
+}
+
+/// What a FEC scheme's configuration provides.
+pub trait FecScheme: fmt::Debug {
+    /// The code settings.
+    fn code(&self) -> CodeSettings;
+    /// `(n, k)` when neither is given and nothing is matched.
+    fn default_code(&self) -> Option<(u32, u32)>;
+    /// Retransmissions of an undecodable packet.
+    fn persistence(&self) -> u32;
+    /// The NACK's way back, if given.
+    fn feedback_delay(&self) -> Option<Time>;
+    /// In-order delivery to IP.
+    fn in_order(&self) -> bool;
+}
+
+impl FecScheme for LlFecConfig {
+    fn code(&self) -> CodeSettings {
+        CodeSettings {
+            n: self.n,
+            k: self.k,
+            matched_per: self.matched_per,
+            loss_unit: self.loss_unit,
+            per_size: self.per_size,
+            fragment_header: self.fragment_header,
+        }
+    }
+    fn default_code(&self) -> Option<(u32, u32)> {
+        None
+    }
+    fn persistence(&self) -> u32 {
+        0
+    }
+    fn feedback_delay(&self) -> Option<Time> {
+        None
+    }
+    fn in_order(&self) -> bool {
+        true
+    }
+}
+
+impl FecScheme for HybridFecConfig {
+    fn code(&self) -> CodeSettings {
+        CodeSettings {
+            n: self.n,
+            k: self.k,
+            matched_per: self.matched_per,
+            loss_unit: self.loss_unit,
+            per_size: self.per_size,
+            fragment_header: self.fragment_header,
+        }
+    }
+    fn default_code(&self) -> Option<(u32, u32)> {
+        Some((10, 9))
+    }
+    fn persistence(&self) -> u32 {
+        self.persistence.unwrap_or(3)
+    }
+    fn feedback_delay(&self) -> Option<Time> {
+        self.feedback_delay
+    }
+    fn in_order(&self) -> bool {
+        self.in_order.unwrap_or(true)
+    }
+}
+
+/// The link direction a FEC scheme protects.
+#[derive(Clone, Copy, Debug)]
+pub struct FecLink<'a> {
+    /// The direction's `loss` (a Bernoulli packet erasure rate), if it has no channel.
+    pub loss: Option<f64>,
+    /// The direction's channel, if any (each fragment is one of its units).
+    pub channel: Option<&'a ChannelConfig>,
+    /// The direction's propagation delay (the default feedback delay).
+    pub delay: Time,
+}
+
+/// `bytes` if within `lo..=hi`, else an error at `key`.
+fn bytes_in(key: &str, v: Option<Bytes>, default: u32, lo: u64, hi: u64) -> Result<u32> {
+    let Some(b) = v else { return Ok(default) };
+    check_range(key, b.get(), lo, hi).map(|()| b.get() as u32)
+}
+
+impl LinkFecConfig {
+    /// The FEC parameters for direction `link`; error paths are relative to
+    /// the `fec` table.
+    pub fn resolve(&self, link: &FecLink) -> Result<FecConfig> {
+        let s = self.model();
+        let c = s.code();
+        let fragment_header = bytes_in("fragment_header", c.fragment_header, 0, 0, 65_535)?;
+        let per_size = bytes_in("per_size", c.per_size, 500, 1, 65_535)?;
+        if link.channel.is_some() && c.loss_unit.is_some() {
+            return Err(ConfigError::at_key(
+                "loss_unit",
+                "applies to `loss`; with a `channel` every fragment is one channel unit",
+            ));
+        }
+        let per_unit = c.loss_unit.unwrap_or_default() == LossUnit::Packet;
+        let link_per = match link.channel {
+            None => link.loss.unwrap_or(0.0),
+            Some(_) => 0.0,
+        };
+        let (n, k) = match c.matched_per {
+            None => fixed_code(&c, s.default_code())?,
+            Some(m) => {
+                let (per, channel) = match (m, link.channel) {
+                    (MatchedPer::Rate(per), _) => (per, false),
+                    (MatchedPer::Link, None) => (link_per, false),
+                    (MatchedPer::Link, Some(ch)) => (ch.mean_error_rate(), true),
+                };
+                if per >= 1.0 {
+                    let why = if channel {
+                        "the link's channel loses every unit; nothing to match"
+                    } else {
+                        "the link's `loss` is 1; allowed: 0 ≤ per < 1"
+                    };
+                    return Err(ConfigError::at_key("matched_per", why));
+                }
+                // With a channel, its mean unit error rate is already per fragment.
+                let q_of = |k: u32| match (channel, per_unit) {
+                    (false, true) => {
+                        unit_erasure(per, per_size, per_size.div_ceil(k) + fragment_header)
+                    }
+                    _ => per,
+                };
+                matched_code(&c, per, q_of)?
+            }
+        };
+        let persistence = s.persistence();
+        check_range("persistence", persistence, 0, 255)?;
+        let erasure = if per_unit && link.channel.is_none() {
+            FragmentErasure::Packet {
+                per: link_per,
+                packet_bytes: per_size,
+            }
+        } else {
+            FragmentErasure::Channel
+        };
+        let cfg = FecConfig {
+            n,
+            k,
+            fragment_header,
+            persistence,
+            feedback_delay: s.feedback_delay().unwrap_or(link.delay),
+            in_order: s.in_order(),
+            erasure,
+        };
+        cfg.check().map_err(|m| ConfigError::at_key("", m))?;
+        Ok(cfg)
+    }
+}
+
+/// `(n, k)` given (or defaulted) without matching.
+fn fixed_code(c: &CodeSettings, default: Option<(u32, u32)>) -> Result<(u32, u32)> {
+    let need = |key: &str| {
+        ConfigError::at_key(
+            key,
+            "missing; give n and k, or matched_per with one of them",
+        )
+    };
+    let (n, k) = match (c.n, c.k, default) {
+        (Some(n), Some(k), _) => (n, k),
+        (None, None, Some(d)) => d,
+        (None, _, _) => return Err(need("n")),
+        (_, None, _) => return Err(need("k")),
+    };
+    let key = if (2..=RS_MAX_N).contains(&n) {
+        "k"
+    } else {
+        "n"
+    };
+    let code = RsCode::new(i64::from(n), i64::from(k)).map_err(|m| ConfigError::at_key(key, m))?;
+    Ok((code.n(), code.k()))
+}
+
+/// `(n, k)` matched to packet erasure rate `per` (fragment erasure `q_of(k)`).
+fn matched_code(c: &CodeSettings, per: f64, q_of: impl Fn(u32) -> f64) -> Result<(u32, u32)> {
+    let max = u64::from(RS_MAX_N);
+    match (c.n, c.k) {
+        (Some(_), Some(_)) => Err(ConfigError::at_key(
+            "n",
+            "with matched_per give k (n is chosen) or n (k is chosen), not both",
+        )),
+        (None, None) => Err(ConfigError::at_key(
+            "k",
+            "missing; matched_per needs k (n is chosen) or n (k is chosen)",
+        )),
+        (None, Some(k)) => {
+            check_range("k", k, 1, RS_MAX_N - 1)?;
+            let q = q_of(k);
+            match matched_repair(k, q).map(|r| u64::from(k) + u64::from(r)) {
+                Some(n) if n <= max => Ok((n as u32, k)),
+                _ => Err(ConfigError::at_key(
+                    "matched_per",
+                    format!(
+                        "per {per} (fragment erasure {q:.4}) needs more than {RS_MAX_N} fragments with k = {k}; lower k or the erasure rate"
+                    ),
+                )),
+            }
+        }
+        (Some(n), None) => {
+            check_range("n", n, 2, RS_MAX_N)?;
+            (1..=n)
+                .rev()
+                .find(|&k| {
+                    matched_repair(k, q_of(k))
+                        .is_some_and(|r| u64::from(k) + u64::from(r) <= u64::from(n))
+                })
+                .map(|k| (n, k))
+                .ok_or_else(|| {
+                    ConfigError::at_key(
+                        "matched_per",
+                        format!("per {per} cannot be matched with n = {n} fragments; raise n or lower the erasure rate"),
+                    )
+                })
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MatchedPer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const ALLOWED: &str = "a packet erasure rate 0 ≤ per < 1, or \"link\"";
+        impl<'de> Visitor<'de> for V {
+            type Value = MatchedPer;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(ALLOWED)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<MatchedPer, E> {
+                if (0.0..1.0).contains(&v) {
+                    Ok(MatchedPer::Rate(v))
+                } else {
+                    Err(to_serde(ConfigError::new(
+                        "",
+                        v.to_string(),
+                        format!("is outside the matching domain; allowed: {ALLOWED}"),
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MatchedPer, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MatchedPer, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MatchedPer, E> {
+                if v == "link" {
+                    return Ok(MatchedPer::Link);
+                }
+                Err(to_serde(ConfigError::new(
+                    "",
+                    quoted(v),
+                    format!("is not allowed; write {ALLOWED}"),
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for MatchedPer {
+    fn schema_name() -> Cow<'static, str> {
+        "MatchedPer".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schema(serde_json::json!({
+            "anyOf": [
+                { "type": "number", "minimum": 0, "exclusiveMaximum": 1 },
+                { "const": "link" },
+            ],
+        }))
     }
 }
 

@@ -12,12 +12,79 @@ pub mod fec;
 pub mod rlc;
 mod wired;
 
-pub use fec::{FecConfig, FecStats, FragmentErasure};
-pub use wired::{WiredConfig, WiredDirection, WiredLink};
+pub use fec::{FecConfig, FecStats, FragmentErasure, LinkFecConfig};
+pub use rlc::config::RlcLinkConfig;
+pub use wired::{WiredConfig, WiredDirection, WiredDirectionConfig, WiredLink, WiredLinkConfig};
 
 use crate::aqm::{DropCause, Occupancy};
+use crate::config::kind::tagged_enum;
+use crate::config::Result;
 use crate::packet::Packet;
+use crate::tcp::EstimatorSide;
 use crate::time::Time;
+
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+tagged_enum! {
+    /// A full-duplex link between nodes `a` and `b` (`[[links]]`): a wired
+    /// link unless `kind` says otherwise. Keys at the link's level apply to
+    /// both directions; `ab` (a→b) and `ba` (b→a) override them per direction.
+    pub enum LinkConfig: dyn LinkKind, "link", tag "kind", default "wired" {
+        /// Point-to-point wire: queue, serialisation, delay, channel, FEC.
+        Wired(WiredLinkConfig) = "wired",
+        /// UMTS RLC acknowledged-mode radio bearer (3GPP TS 25.322).
+        RlcAm(RlcLinkConfig) = "rlc_am",
+    }
+}
+
+/// A cross-layer feed a link asks for (seed 001 §III): the end-to-end loss
+/// rate of a TCP flow whose data crosses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Feed<'a> {
+    /// Key path of the table that asks, relative to the link (`adaptive`).
+    pub path: &'static str,
+    /// The flow's name; `None`: the scenario's only flow.
+    pub flow: Option<&'a str>,
+    /// Where the loss rate is measured.
+    pub side: EstimatorSide,
+}
+
+/// A setting of one direction of a link: the direction's own (in table
+/// `key`), else the link's; with the key path where it is written.
+pub(crate) fn pick<'a, T>(
+    own: &'a Option<T>,
+    link: &'a Option<T>,
+    key: &str,
+    name: &str,
+) -> (Option<&'a T>, String) {
+    match own {
+        Some(v) => (Some(v), crate::config::join(key, name)),
+        None => (link.as_ref(), name.to_string()),
+    }
+}
+
+/// What every link kind's configuration provides (one implementation per
+/// model: `wired.rs`, `rlc/config.rs`).
+pub trait LinkKind: std::fmt::Debug {
+    /// The two ends as written (node names or ranges such as `"S{1..10}"`).
+    fn ends(&self) -> (&str, &str);
+    /// Check the configuration; paths are relative to the link's table.
+    fn validate(&self) -> Result<()>;
+    /// The link between nodes `a` and `b` (its `Dir::AB` runs a → b), its
+    /// random streams drawn from `seed` and the direction names `a->b`, `b->a`.
+    fn build(&self, a: &str, b: &str, seed: u64) -> Result<Box<dyn Link>>;
+    /// The cross-layer feed this link needs, if any.
+    fn feed(&self) -> Option<Feed<'_>> {
+        None
+    }
+    /// Check that direction `dir`, which the feed's flow crosses, can use it.
+    fn check_feed(&self, dir: Dir) -> Result<()> {
+        let _ = dir;
+        Ok(())
+    }
+}
 
 /// What comes out of the far end of a link.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,12 +10,17 @@
 //! and arrival times are the same as with one event per transmission end. The
 //! engine wakes the link only at arrivals at the far end: one event per packet.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::fec::{Attempt, FecConfig, FecState};
-use super::{Delivery, Dir, Link, LinkStats};
-use crate::aqm::{DropCause, Occupancy, Queue};
-use crate::channel::Channel;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::fec::{Attempt, FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
+use super::{pick, Delivery, Dir, Link, LinkKind, LinkStats};
+use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
+use crate::channel::{Channel, ChannelConfig, Perfect};
+use crate::config::{check_range, Bytes, ConfigError, Probability, Rate, Result};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -320,6 +325,259 @@ impl Link for WiredLink {
 
     fn in_transit(&self) -> usize {
         self.dirs[0].in_transit() + self.dirs[1].in_transit()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+/// A wired link (`kind = "wired"`, the default): both directions from the
+/// keys at the link's level, each overridden by its own `ab` / `ba` table.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WiredLinkConfig {
+    /// One end: a node name or a range such as `"S{1..10}"`.
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Rate, e.g. `"10Mbit"` (required, here or per direction).
+    pub rate: Option<Rate>,
+    /// One-way propagation delay, e.g. `"20ms"`. Default `"0s"`.
+    pub delay: Option<Time>,
+    /// Independent random loss probability of each packet. Default 0.
+    pub loss: Option<Probability>,
+    /// Link-layer framing bytes per packet (time on the wire only), 0 to
+    /// 65535, e.g. `"2B"` for PPP. Default 0.
+    pub overhead: Option<Bytes>,
+    /// Error process deciding which packets are lost in transit (instead of `loss`).
+    pub channel: Option<ChannelConfig>,
+    /// Queue in front of the transmitter. Default drop-tail, 100 packets.
+    pub queue: Option<QueueConfig>,
+    /// Link-level FEC or hybrid FEC/ARQ (docs/models/ll-fec.md).
+    pub fec: Option<LinkFecConfig>,
+    /// Overrides for the a→b direction.
+    pub ab: Option<WiredDirectionConfig>,
+    /// Overrides for the b→a direction.
+    pub ba: Option<WiredDirectionConfig>,
+}
+
+/// Per-direction overrides of a wired link (the keys of [`WiredLinkConfig`]
+/// that concern one direction).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WiredDirectionConfig {
+    /// Rate, e.g. `"10Mbit"`.
+    pub rate: Option<Rate>,
+    /// One-way propagation delay.
+    pub delay: Option<Time>,
+    /// Random loss probability.
+    pub loss: Option<Probability>,
+    /// Link-layer framing bytes per packet.
+    pub overhead: Option<Bytes>,
+    /// Error process (instead of `loss`).
+    pub channel: Option<ChannelConfig>,
+    /// Queue.
+    pub queue: Option<QueueConfig>,
+    /// Link-level FEC or hybrid FEC/ARQ.
+    pub fec: Option<LinkFecConfig>,
+}
+
+impl WiredLinkConfig {
+    /// A link between `a` and `b` (names or ranges) with nothing set yet: give
+    /// it at least a [`rate`](Self::rate).
+    pub fn new(a: impl Into<String>, b: impl Into<String>) -> Self {
+        WiredLinkConfig {
+            a: a.into(),
+            b: b.into(),
+            rate: None,
+            delay: None,
+            loss: None,
+            overhead: None,
+            channel: None,
+            queue: None,
+            fec: None,
+            ab: None,
+            ba: None,
+        }
+    }
+
+    /// The rate of both directions.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+
+    /// The propagation delay of both directions.
+    pub fn delay(mut self, delay: Time) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// The random loss of both directions.
+    pub fn loss(mut self, loss: Probability) -> Self {
+        self.loss = Some(loss);
+        self
+    }
+
+    /// The queue of both directions.
+    pub fn queue(mut self, queue: impl Into<QueueConfig>) -> Self {
+        self.queue = Some(queue.into());
+        self
+    }
+
+    /// The channel of both directions.
+    pub fn channel(mut self, channel: impl Into<ChannelConfig>) -> Self {
+        self.channel = Some(channel.into());
+        self
+    }
+
+    /// Overrides of the a→b direction.
+    pub fn ab(mut self, d: WiredDirectionConfig) -> Self {
+        self.ab = Some(d);
+        self
+    }
+
+    /// Overrides of the b→a direction.
+    pub fn ba(mut self, d: WiredDirectionConfig) -> Self {
+        self.ba = Some(d);
+        self
+    }
+
+    /// The settings of direction `key` (`"ab"` or `"ba"`), resolved.
+    fn plan(&self, key: &'static str) -> Result<Half<'_>> {
+        static NONE: WiredDirectionConfig = WiredDirectionConfig {
+            rate: None,
+            delay: None,
+            loss: None,
+            overhead: None,
+            channel: None,
+            queue: None,
+            fec: None,
+        };
+        let own = match key {
+            "ab" => self.ab.as_ref(),
+            _ => self.ba.as_ref(),
+        }
+        .unwrap_or(&NONE);
+        let (rate, _) = pick(&own.rate, &self.rate, key, "rate");
+        let rate = rate.ok_or_else(|| {
+            ConfigError::at_key(
+                "rate",
+                "missing; every link direction needs a rate, e.g. rate = \"10Mbit\"",
+            )
+        })?;
+        let delay = pick(&own.delay, &self.delay, key, "delay")
+            .0
+            .copied()
+            .unwrap_or(Time::ZERO);
+        let (overhead, op) = pick(&own.overhead, &self.overhead, key, "overhead");
+        let overhead = overhead.map_or(0, |b| b.get());
+        check_range(&op, overhead, 0, 65_535)?;
+        let loss = pick(&own.loss, &self.loss, key, "loss").0.map(|p| p.get());
+        let (channel, cp) = pick(&own.channel, &self.channel, key, "channel");
+        let channel = match (channel, loss) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::at_key(
+                    cp,
+                    "give either `loss` or `channel`, not both",
+                ))
+            }
+            (Some(c), None) => {
+                c.validate()
+                    .and_then(|()| c.slot(None))
+                    .map_err(|e| e.at(&cp))?;
+                Some(Cow::Borrowed(c))
+            }
+            (None, Some(p)) if p > 0.0 => {
+                Some(Cow::Owned(ChannelConfig::bernoulli(Probability::new(p)?)))
+            }
+            (None, _) => None,
+        };
+        let (queue, qp) = pick(&own.queue, &self.queue, key, "queue");
+        if let Some(q) = queue {
+            q.validate().map_err(|e| e.at(&qp))?;
+        }
+        let (fec, fp) = pick(&own.fec, &self.fec, key, "fec");
+        let fec = match fec {
+            Some(f) => {
+                let link = FecLink {
+                    loss,
+                    channel: own.channel.as_ref().or(self.channel.as_ref()),
+                    delay,
+                };
+                Some(f.resolve(&link).map_err(|e| e.at(&fp))?)
+            }
+            None => None,
+        };
+        Ok(Half {
+            wired: WiredConfig {
+                rate_bps: rate.bps(),
+                delay,
+                overhead_bytes: overhead as u32,
+            },
+            queue,
+            channel,
+            fec,
+        })
+    }
+}
+
+/// One direction's settings, resolved and checked.
+struct Half<'a> {
+    wired: WiredConfig,
+    queue: Option<&'a QueueConfig>,
+    channel: Option<Cow<'a, ChannelConfig>>,
+    fec: Option<FecConfig>,
+}
+
+impl Half<'_> {
+    /// The direction named `name` (`a->b`), its streams drawn from `seed`.
+    fn build(self, name: &str, seed: u64) -> Result<WiredDirection> {
+        let queue = self.queue.cloned().unwrap_or_default().build(
+            self.wired.rate_bps,
+            Rng::stream(seed, &format!("queue:{name}")),
+        )?;
+        let rng = Rng::stream(seed, &format!("link:{name}"));
+        let channel: Box<dyn Channel> = match (&self.fec, self.channel) {
+            // The converted rate replaces the packet-level channel.
+            (
+                Some(FecConfig {
+                    erasure: FragmentErasure::Packet { .. },
+                    ..
+                }),
+                _,
+            )
+            | (_, None) => Box::new(Perfect),
+            (_, Some(c)) => c.build(None, rng)?,
+        };
+        Ok(match self.fec {
+            Some(fc) => WiredDirection::with_fec(
+                self.wired,
+                queue,
+                channel,
+                fc,
+                Rng::stream(seed, &format!("fec:{name}")),
+            ),
+            None => WiredDirection::new(self.wired, queue, channel),
+        })
+    }
+}
+
+impl LinkKind for WiredLinkConfig {
+    fn ends(&self) -> (&str, &str) {
+        (&self.a, &self.b)
+    }
+
+    fn validate(&self) -> Result<()> {
+        self.plan("ab")?;
+        self.plan("ba").map(|_| ())
+    }
+
+    fn build(&self, a: &str, b: &str, seed: u64) -> Result<Box<dyn Link>> {
+        let ab = self.plan("ab")?.build(&format!("{a}->{b}"), seed)?;
+        let ba = self.plan("ba")?.build(&format!("{b}->{a}"), seed)?;
+        Ok(Box::new(WiredLink::new(ab, ba)))
     }
 }
 

@@ -172,7 +172,7 @@ fn adaptive_bad_input_names_the_key() {
         let text = SCENARIO.replacen(from, to, 1);
         let e = run(Source::Toml(text), &RunOptions::default()).expect_err(to);
         assert_eq!(&e.path, path, "{to}: {e}");
-        assert!(e.message.contains(needle), "{to}: {e}");
+        assert!(e.message().contains(needle), "{to}: {e}");
     }
     // A flow that does not cross the bearer.
     let text = SCENARIO
@@ -180,7 +180,7 @@ fn adaptive_bad_input_names_the_key() {
         .replace("flow = \"S->M\"", "flow = \"S->R\"");
     let e = run(Source::Toml(text), &RunOptions::default()).unwrap_err();
     assert_eq!(e.path, "links[1].adaptive.flow", "{e}");
-    assert!(e.message.contains("does not cross"), "{e}");
+    assert!(e.message().contains("does not cross"), "{e}");
     // `adaptive` on a wired link.
     let text = SCENARIO.replace("delay = \"150ms\"", "delay = \"150ms\"\nmax_dat = 3");
     let e = run(Source::Toml(text), &RunOptions::default()).unwrap_err();

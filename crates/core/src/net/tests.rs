@@ -125,7 +125,7 @@ fn summary_has_the_documented_keys() {
 
 fn bad(text: &str) -> (String, String) {
     let e = run(Source::Toml(text.to_string()), &RunOptions::default()).unwrap_err();
-    (e.path, e.message)
+    (e.path.clone(), e.message())
 }
 
 #[test]
@@ -150,15 +150,32 @@ fn bad_input_names_the_key() {
             "tcp.variant",
         ),
         ("to = \"M\"", "to = \"Nowhere\"", "flows[0].to"),
+        // Errors in a link's own keys are reported where they are written.
         (
             "queue = { limit = \"40p\" }",
             "queue = { limit = \"40\" }",
-            "links[1].ab.queue.limit",
+            "links[1].queue.limit",
         ),
         (
             "queue = { limit = \"40p\" }",
             "queue = { limit = \"40p\", minth = 3 }",
+            "links[1].queue.minth",
+        ),
+        (
+            "queue = { limit = \"40p\" }",
+            "queue = { kind = \"red\", limit = \"40p\", minth = 30, maxth = 20 }",
+            "links[1].queue.minth",
+        ),
+        (
+            "ab = { loss = \"${loss}\" }",
+            "ab = { queue = { kind = \"red\", limit = \"40p\", minth = 50, maxth = 60 } }",
             "links[1].ab.queue.minth",
+        ),
+        ("delay = \"25ms\"", "delay = 25", "links[1].delay"),
+        (
+            "variant = \"${variant}\"",
+            "variant = \"cubic\"",
+            "tcp.variant",
         ),
         ("duration = \"20s\"", "duration = \"20\"", "duration"),
         (
@@ -406,21 +423,26 @@ fn max_dat_accepts_a_number_written_as_text() {
 fn umts_bad_input_names_the_rule() {
     let cases: &[(&str, &str, &str)] = &[
         // SBD minth >= maxth
-        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 40, maxth = 30, tr = \"1s\", alpha = 5 }", "links[1].ab.queue"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 40, maxth = 30, tr = \"1s\", alpha = 5 }", "links[1].queue.minth"),
         // alpha <= 0
-        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 0 }", "links[1].ab.queue"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 0 }", "links[1].queue.alpha"),
+        // maxth above the bearer's buffer
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 50, tr = \"1s\", alpha = 5 }", "links[1].queue.maxth"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"red\", limit = \"40p\", minth = 20, maxth = 40 }", "links[1].queue.limit"),
         // a PDU payload that does not fit the bearer's TTI (8 kbit/s * 10 ms = 80 bits < 320)
-        ("rate = \"384kbit\"", "rate = \"8kbit\"", "links[1].ab.rate_schedule[0].rate"),
+        ("rate = \"384kbit\"", "rate = \"8kbit\"", "links[1].rate"),
+        ("rate = \"384kbit\"", "rate = \"384kbit\"\nab = { rate_schedule = [{ at = \"0s\", rate = \"8kbit\" }] }", "links[1].ab"),
+        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"0s\", rate = \"8kbit\" }]", "links[1].rate_schedule[0].rate"),
         // a rate schedule going backwards in time
-        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"0s\", rate = \"384kbit\" }, { at = \"50s\", rate = \"128kbit\" }, { at = \"40s\", rate = \"64kbit\" }]", "links[1].ab.rate_schedule[2].at"),
-        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].ab.rate_schedule[0].at"),
+        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"0s\", rate = \"384kbit\" }, { at = \"50s\", rate = \"128kbit\" }, { at = \"40s\", rate = \"64kbit\" }]", "links[1].rate_schedule[2].at"),
+        ("rate = \"384kbit\"", "rate_schedule = [{ at = \"1s\", rate = \"384kbit\" }]", "links[1].rate_schedule[0].at"),
         ("preset = \"seed000\"", "preset = \"lte\"", "links[1].preset"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"sometimes\"", "links[1].max_dat"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nmax_dat = \"0\"", "links[1].max_dat"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nepc = \"sometimes\"", "links[1].epc"),
         ("buffer = \"40p\"", "buffer = \"40p\"\nloss = 0.1", "links[1].loss"),
         ("delay = \"100ms\"", "delay = \"100ms\"\ntti = \"10ms\"", "links[0].tti"),
-        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 5, maxp = 0.1 }", "links[1].ab.queue.maxp"),
+        ("buffer = \"40p\"", "buffer = \"40p\"\nqueue = { kind = \"sbd\", minth = 20, maxth = 40, tr = \"1s\", alpha = 5, maxp = 0.1 }", "links[1].queue.maxp"),
     ];
     for (from, to, path) in cases {
         assert!(UMTS.contains(from), "test case does not apply: {from}");

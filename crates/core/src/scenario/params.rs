@@ -7,13 +7,12 @@
 
 use toml::{Table, Value};
 
-use super::ScenarioError;
+use crate::config::ConfigError;
 
-fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError {
-        path: path.into(),
-        message: message.into(),
-    }
+type Result<T> = crate::config::Result<T>;
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::at_key(path, message)
 }
 
 fn valid_name(n: &str) -> bool {
@@ -36,10 +35,7 @@ fn type_name(v: &Value) -> &'static str {
 
 /// Read `[params]` from `doc`, apply `overrides`, and return the resolved
 /// parameters (in file order).
-pub fn resolve(
-    doc: &Table,
-    overrides: &[(String, String)],
-) -> Result<Vec<(String, Value)>, ScenarioError> {
+pub fn resolve(doc: &Table, overrides: &[(String, String)]) -> Result<Vec<(String, Value)>> {
     let mut params: Vec<(String, Value)> = Vec::new();
     if let Some(p) = doc.get("params") {
         let Value::Table(t) = p else {
@@ -135,7 +131,7 @@ fn display(v: &Value) -> String {
 }
 
 /// Replace every `${name}` in `doc` (except inside `[params]`).
-pub fn substitute(doc: &mut Table, params: &[(String, Value)]) -> Result<(), ScenarioError> {
+pub fn substitute(doc: &mut Table, params: &[(String, Value)]) -> Result<()> {
     for (k, v) in doc.iter_mut() {
         if k == "params" {
             continue;
@@ -145,11 +141,7 @@ pub fn substitute(doc: &mut Table, params: &[(String, Value)]) -> Result<(), Sce
     Ok(())
 }
 
-fn subst_value(
-    v: &mut Value,
-    path: String,
-    params: &[(String, Value)],
-) -> Result<(), ScenarioError> {
+fn subst_value(v: &mut Value, path: String, params: &[(String, Value)]) -> Result<()> {
     match v {
         Value::String(s) if s.contains("${") => {
             *v = subst_string(s, &path, params)?;
@@ -169,11 +161,7 @@ fn subst_value(
     Ok(())
 }
 
-fn lookup<'a>(
-    name: &str,
-    path: &str,
-    params: &'a [(String, Value)],
-) -> Result<&'a Value, ScenarioError> {
+fn lookup<'a>(name: &str, path: &str, params: &'a [(String, Value)]) -> Result<&'a Value> {
     params.iter().find(|(k, _)| k == name).map(|(_, v)| v).ok_or_else(|| {
         let known: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
         err(
@@ -186,7 +174,7 @@ fn lookup<'a>(
     })
 }
 
-fn subst_string(s: &str, path: &str, params: &[(String, Value)]) -> Result<Value, ScenarioError> {
+fn subst_string(s: &str, path: &str, params: &[(String, Value)]) -> Result<Value> {
     if let Some(name) = s.strip_prefix("${").and_then(|r| r.strip_suffix('}')) {
         if valid_name(name) {
             return Ok(lookup(name, path, params)?.clone());
@@ -212,51 +200,6 @@ fn subst_string(s: &str, path: &str, params: &[(String, Value)]) -> Result<Value
     }
     out.push_str(rest);
     Ok(Value::String(out))
-}
-
-/// Expand a node-name pattern `prefix{N..M}suffix` into names (a plain name
-/// expands to itself).
-pub fn expand(pattern: &str, path: &str) -> Result<Vec<String>, ScenarioError> {
-    let Some(open) = pattern.find('{') else {
-        if pattern.contains('}') {
-            return Err(err(path, format!("'{pattern}' has an unmatched '}}'")));
-        }
-        return Ok(vec![pattern.to_string()]);
-    };
-    let close = pattern[open..]
-        .find('}')
-        .map(|c| c + open)
-        .ok_or_else(|| err(path, format!("'{pattern}' has an unmatched '{{'")))?;
-    let (pre, inner, post) = (
-        &pattern[..open],
-        &pattern[open + 1..close],
-        &pattern[close + 1..],
-    );
-    let bad = || {
-        err(
-            path,
-            format!("'{pattern}': a range is written {{FIRST..LAST}} with integers FIRST ≤ LAST, e.g. \"S{{1..10}}\""),
-        )
-    };
-    let (a, b) = inner.split_once("..").ok_or_else(bad)?;
-    let a: u64 = a.trim().parse().map_err(|_| bad())?;
-    let b: u64 = b.trim().parse().map_err(|_| bad())?;
-    if a > b {
-        return Err(bad());
-    }
-    if b - a >= 100_000 {
-        return Err(err(
-            path,
-            format!("'{pattern}' expands to more than 100000 names"),
-        ));
-    }
-    if post.contains('{') || post.contains('}') || pre.contains('}') {
-        return Err(err(
-            path,
-            format!("'{pattern}': only one {{FIRST..LAST}} range is allowed"),
-        ));
-    }
-    Ok((a..=b).map(|i| format!("{pre}{i}{post}")).collect())
 }
 
 #[cfg(test)]
@@ -286,7 +229,7 @@ mod tests {
         let e = resolve(&d, &[("flows".into(), "five".into())]).unwrap_err();
         assert_eq!(e.path, "--set flows");
         let e = resolve(&d, &[("nope".into(), "1".into())]).unwrap_err();
-        assert!(e.message.contains("flows"), "{e}");
+        assert!(e.allowed.contains("flows"), "{e}");
     }
 
     #[test]
@@ -294,14 +237,5 @@ mod tests {
         let mut d = doc("[x]\ny = \"${z}\"\n");
         let e = substitute(&mut d, &[]).unwrap_err();
         assert_eq!(e.path, "x.y");
-    }
-
-    #[test]
-    fn ranges() {
-        assert_eq!(expand("S{1..3}", "p").unwrap(), vec!["S1", "S2", "S3"]);
-        assert_eq!(expand("R", "p").unwrap(), vec!["R"]);
-        assert!(expand("S{3..1}", "p").is_err());
-        assert!(expand("S{1..x}", "p").is_err());
-        assert!(expand("S{1..2", "p").is_err());
     }
 }

@@ -4,9 +4,12 @@
 //!
 //! The sender and receiver use these pure pieces; see `docs/models/lt-tcp.md`.
 
+use crate::config::{check_range, ConfigError, Result};
+
 /// One erasure bin: estimates `E < upto` (and at least the previous bin's
 /// `upto`) select `packets`. The last bin has `upto = 1` and also takes `E = 1`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Written `[upto, packets]`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
 pub struct Bin {
     /// Upper bound of the bin (exclusive, except 1.0 for the last bin).
     pub upto: f64,
@@ -16,14 +19,15 @@ pub struct Bin {
 
 /// Which end of a TCP connection makes an estimate: LT-TCP's erasure rate
 /// here, seed 001's loss-event rate in `net` (the cross-layer feed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum EstimatorSide {
-    /// The sender, from ACK/SACK information (and its retransmissions).
-    #[default]
-    Sender,
     /// The receiver, from the segments it sees (for LT-TCP echoed to the
     /// sender in ACKs).
     Receiver,
+    /// The sender, from ACK/SACK information (and its retransmissions).
+    #[default]
+    Sender,
 }
 
 /// LT-TCP switches and parameters. With every switch off the sender is plain TCP.
@@ -97,64 +101,83 @@ impl LtConfig {
         self.ecn_only || self.blocks()
     }
 
-    /// Check the parameters; the error names the key (relative to `[tcp.lt]`).
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.g_min_segments < 1 || self.g_min_segments > 254 {
-            return Err((
-                "g_min_segments",
-                format!("{} is out of range; allowed: 1 to 254", self.g_min_segments),
-            ));
-        }
-        if self.mss_min < 1 {
-            return Err(("mss_min", "must be at least 1 byte".into()));
-        }
+    /// Check the parameters; the error's path is relative to `[tcp.lt]`.
+    pub fn validate(&self) -> Result<()> {
+        check_range("g_min_segments", self.g_min_segments, 1, 254)?;
+        check_range("mss_min", self.mss_min, 1, MSS_MAX)?;
+        check_range("mss_max", self.mss_max, 1, MSS_MAX)?;
         if self.mss_min > self.mss_max {
-            return Err((
+            return Err(ConfigError::new(
                 "mss_min",
+                self.mss_min.to_string(),
                 format!(
-                    "{} is above mss_max ({}); need mss_min <= mss_max",
-                    self.mss_min, self.mss_max
+                    "is above mss_max ({}); need mss_min <= mss_max",
+                    self.mss_max
                 ),
             ));
         }
         if let Err(m) = crate::fec::RsCode::new(i64::from(self.block_max), 1) {
-            return Err(("block_max", format!("{} packets: {m}", self.block_max)));
+            return Err(ConfigError::new(
+                "block_max",
+                self.block_max.to_string(),
+                format!("packets: {m}"),
+            ));
         }
         check_bins("proactive_bins", &self.proactive_bins)?;
-        check_bins("reactive_bins", &self.reactive_bins)?;
-        Ok(())
+        check_bins("reactive_bins", &self.reactive_bins)
     }
 }
 
-fn check_bins(key: &'static str, bins: &[Bin]) -> Result<(), (&'static str, String)> {
+/// The largest segment payload (an IPv4 packet of 65535 bytes less 40 header bytes).
+pub const MSS_MAX: u32 = 65_495;
+
+fn check_bins(key: &str, bins: &[Bin]) -> Result<()> {
     let mut prev = 0.0;
     for (i, b) in bins.iter().enumerate() {
+        let at = format!("{key}[{i}]");
         if !(b.upto > prev && b.upto <= 1.0) {
-            return Err((
-                key,
+            return Err(ConfigError::new(
+                at,
+                format!("[{}, {}]", b.upto, b.packets),
                 format!(
-                    "bin {i}: upper bound {} must be above the previous ({prev}) and at most 1; \
+                    "has upper bound {}; it must be above the previous ({prev}) and at most 1: \
                      bins are [[upto, packets], ...] in increasing order covering [0, 1]",
                     b.upto
                 ),
             ));
         }
         if b.packets > 253 {
-            return Err((
-                key,
-                format!("bin {i}: {} packets; allowed: 0 to 253", b.packets),
+            return Err(ConfigError::new(
+                at,
+                format!("[{}, {}]", b.upto, b.packets),
+                format!("has {} packets; allowed: 0 to 253", b.packets),
             ));
         }
         prev = b.upto;
     }
     if prev != 1.0 {
-        return Err((
+        return Err(ConfigError::at_key(
             key,
             format!("the bins end at {prev}; they must cover [0, 1] (the last upper bound is 1)"),
         ));
     }
     Ok(())
 }
+
+crate::config::units::schema_impl!(
+    Bin,
+    "Bin",
+    serde_json::json!({
+        "type": "array",
+        "prefixItems": [
+            { "type": "number", "exclusiveMinimum": 0, "maximum": 1 },
+            { "type": "integer", "minimum": 0, "maximum": 253 },
+        ],
+        "minItems": 2,
+        "maxItems": 2,
+        "description": "[upto, packets]: estimates below upto (0 < upto ≤ 1) select packets (0 to 253)",
+    })
+);
 
 /// The packets of the bin that `e` falls in (0 for an empty table).
 pub fn lookup(bins: &[Bin], e: f64) -> u16 {
@@ -272,19 +295,31 @@ mod tests {
         assert!(c.validate().is_ok());
         let mut bad = c.clone();
         bad.proactive_bins.pop();
-        assert_eq!(bad.validate().unwrap_err().0, "proactive_bins");
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .path
+            .starts_with("proactive_bins"));
         let mut bad = c.clone();
         bad.reactive_bins[1].upto = 0.0001;
-        assert_eq!(bad.validate().unwrap_err().0, "reactive_bins");
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .path
+            .starts_with("reactive_bins"));
         let mut bad = c.clone();
         bad.mss_min = 2000;
-        assert_eq!(bad.validate().unwrap_err().0, "mss_min");
+        assert!(bad.validate().unwrap_err().path.starts_with("mss_min"));
         let mut bad = c.clone();
         bad.block_max = 256;
-        assert_eq!(bad.validate().unwrap_err().0, "block_max");
+        assert!(bad.validate().unwrap_err().path.starts_with("block_max"));
         let mut bad = c;
         bad.g_min_segments = 0;
-        assert_eq!(bad.validate().unwrap_err().0, "g_min_segments");
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .path
+            .starts_with("g_min_segments"));
     }
 
     #[test]

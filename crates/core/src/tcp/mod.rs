@@ -18,6 +18,7 @@
 //! [`loss_events`] (TFRC loss-event rate, RFC 5348 §5, for cross-layer use).
 
 pub mod cc;
+pub mod config;
 pub mod loss_events;
 pub mod lt;
 pub mod receiver;
@@ -32,6 +33,7 @@ use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
 use crate::time::Time;
 
 pub use cc::{CongestionControl, Signal, Window};
+pub use config::{LtOverlay, TcpOverlay};
 pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
 pub use lt::{Bin, EstimatorSide, LtConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
@@ -40,7 +42,8 @@ pub use scoreboard::{Scoreboard, Segment};
 pub use sender::{SenderStats, TcpSender};
 
 /// Loss-recovery algorithm of the sender (and whether the receiver sends SACK blocks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Variant {
     /// RFC 5681 §3.2 fast retransmit / fast recovery, no `recover` variable.
     Reno,

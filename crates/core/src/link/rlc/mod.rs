@@ -22,6 +22,7 @@
 //! a later `enqueue`. The receiver's view decides: an SDU the sender discards
 //! but the receiver had already delivered is delivered, not lost.
 
+pub mod config;
 mod pdu;
 mod rx;
 mod tx;
@@ -128,7 +129,8 @@ pub enum Epc {
 /// ([`RlcConfig::buffer_counts`]). TS 25.322 leaves this to the
 /// implementation; it only changes the accounting, never what is kept for
 /// retransmission.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum BufferCounts {
     /// An SDU counts from its arrival until every PDU holding its bytes is
     /// acknowledged, or it is discarded (seed 000 §2).

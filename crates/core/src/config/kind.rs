@@ -1,0 +1,214 @@
+//! Tables tagged by a kind key (`queue = { kind = "red", minth = 5, … }`):
+//! one variant type per model, chosen by the tag.
+//!
+//! serde's own `#[serde(tag = "kind")]` buffers the table, so an error inside
+//! the variant loses its key path, and a missing tag cannot fall back to a
+//! default. [`deserialize_tagged`] reads the table, takes the tag (or the
+//! default), and deserializes the variant's own struct with its key paths
+//! intact; [`tagged_enum!`](crate::config::kind::tagged_enum) declares such an
+//! enum from one list of `Variant(Type) = "key"` arms.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{one_of, quoted, to_serde, units::schema, ConfigError};
+
+/// How a tagged enum is written.
+#[derive(Clone, Copy, Debug)]
+pub struct Tagged {
+    /// The tag key (`kind`, `scheme`).
+    pub tag: &'static str,
+    /// What the table is, for messages (`queue`, `channel`).
+    pub noun: &'static str,
+    /// The tag's values, one per variant.
+    pub keys: &'static [&'static str],
+    /// The variant of a table without the tag, if any.
+    pub default: Option<&'static str>,
+}
+
+/// Deserialize a `spec.tag`-tagged table: `variant(key, rest)` reads the
+/// variant `key` from the table without its tag.
+pub fn deserialize_tagged<'de, D, T>(
+    d: D,
+    spec: &Tagged,
+    variant: impl FnOnce(&'static str, Value) -> Result<T, ConfigError>,
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let choices = one_of(spec.keys);
+    let Value::Object(mut map) = Value::deserialize(d)? else {
+        return Err(to_serde(ConfigError::at_key(
+            "",
+            format!(
+                "is not a table; a {} is a table with {} = {choices}",
+                spec.noun, spec.tag
+            ),
+        )));
+    };
+    let key = match map.remove(spec.tag) {
+        None => spec.default.ok_or_else(|| {
+            ConfigError::at_key(
+                spec.tag,
+                format!("missing; a {} needs {} = {choices}", spec.noun, spec.tag),
+            )
+        }),
+        Some(Value::String(s)) => spec.keys.iter().copied().find(|k| *k == s).ok_or_else(|| {
+            ConfigError::new(
+                spec.tag,
+                quoted(&s),
+                format!("is not a {} {}; allowed: {choices}", spec.noun, spec.tag),
+            )
+        }),
+        Some(other) => Err(ConfigError::new(
+            spec.tag,
+            other.to_string(),
+            format!("is not allowed; allowed: {choices}"),
+        )),
+    }
+    .map_err(to_serde)?;
+    variant(key, Value::Object(map)).map_err(|e| to_serde(name_the_kind(e, spec, key)))
+}
+
+/// Say which kind a top-level unknown or missing key concerns.
+fn name_the_kind(mut e: ConfigError, spec: &Tagged, key: &str) -> ConfigError {
+    if e.path.contains(['.', '[']) {
+        return e;
+    }
+    let of = format!("a {} of {} = {}", spec.noun, spec.tag, quoted(key));
+    if let Some((head, keys)) = e.allowed.split_once(super::KEYS_HERE) {
+        e.allowed = format!("{head}; {of} takes: {}, {keys}", spec.tag);
+    } else if e.allowed == super::REQUIRED {
+        e.allowed = format!("missing; {of} needs it");
+    }
+    e
+}
+
+/// The schema of variant `key` of a `tag`-tagged enum: `T`'s own, with the tag.
+pub fn variant_schema<T: JsonSchema>(
+    g: &mut SchemaGenerator,
+    tag: &str,
+    key: &str,
+    is_default: bool,
+) -> Value {
+    let mut s: Schema = T::json_schema(g);
+    let o = s.ensure_object();
+    if let Some(Value::Object(props)) = o.get_mut("properties") {
+        props.insert(tag.into(), serde_json::json!({ "const": key }));
+    } else {
+        o.insert("type".into(), "object".into());
+        o.insert(
+            "properties".into(),
+            serde_json::json!({ tag: { "const": key } }),
+        );
+    }
+    if !is_default {
+        match o.get_mut("required") {
+            Some(Value::Array(r)) => r.insert(0, tag.into()),
+            _ => {
+                o.insert("required".into(), serde_json::json!([tag]));
+            }
+        }
+    }
+    s.to_value()
+}
+
+/// The schema of a tagged enum from its variants' schemas.
+pub fn enum_schema(variants: Vec<Value>) -> Schema {
+    schema(serde_json::json!({ "oneOf": variants }))
+}
+
+/// Declare an enum of model configurations tagged by a key:
+///
+/// ```ignore
+/// tagged_enum! {
+///     /// A queue in front of a transmitter.
+///     pub enum QueueConfig: dyn AqmConfig, "queue", tag "kind", default "droptail" {
+///         /// Drop-tail FIFO.
+///         Droptail(DropTailConfig) = "droptail",
+///         /// RED.
+///         Red(RedConfig) = "red",
+///     }
+/// }
+/// ```
+///
+/// gives the enum, `KINDS`, `kind()`, `model()` (the variant as `&dyn
+/// Trait`), `From` each variant type, `Deserialize` (through
+/// [`deserialize_tagged`]) and `JsonSchema` (`oneOf` the variants).
+macro_rules! tagged_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident: dyn $trait:path, $noun:literal, tag $tag:literal
+            $(, default $default:literal)? {
+            $( $(#[$vmeta:meta])* $variant:ident($ty:ty) = $key:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant($ty), )+
+        }
+
+        impl $name {
+            /// The values of the tag, one per variant.
+            pub const KINDS: &'static [&'static str] = &[$($key),+];
+            const DEFAULT: Option<&'static str> = tagged_enum!(@default $($default)?);
+
+            /// The tag value of this configuration.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( Self::$variant(_) => $key, )+
+                }
+            }
+
+            /// This configuration as its model's trait object.
+            pub fn model(&self) -> &dyn $trait {
+                match self {
+                    $( Self::$variant(c) => c, )+
+                }
+            }
+        }
+
+        $(
+            impl From<$ty> for $name {
+                fn from(c: $ty) -> Self {
+                    Self::$variant(c)
+                }
+            }
+        )+
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let spec = $crate::config::kind::Tagged {
+                    tag: $tag,
+                    noun: $noun,
+                    keys: Self::KINDS,
+                    default: Self::DEFAULT,
+                };
+                $crate::config::kind::deserialize_tagged(d, &spec, |key, v| match key {
+                    $( $key => $crate::config::deserialize::<$ty, _>(v).map(Self::$variant), )+
+                    other => Err($crate::config::ConfigError::new($tag, other, "is not a known kind")),
+                })
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                $crate::config::kind::enum_schema(vec![$(
+                    $crate::config::kind::variant_schema::<$ty>(
+                        g, $tag, $key, Self::DEFAULT == Some($key),
+                    ),
+                )+])
+            }
+        }
+    };
+    (@default $d:literal) => { Some($d) };
+    (@default) => { None };
+}
+
+pub(crate) use tagged_enum;

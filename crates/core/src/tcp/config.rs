@@ -1,0 +1,228 @@
+//! The TCP settings of a scenario: `[tcp]` (every flow) and `flows[].tcp`
+//! (those flows), each an overlay of the keys given on the settings below
+//! it, and [`TcpConfig::validate`], which owns every rule a TCP
+//! configuration must keep.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::lt::MSS_MAX;
+use super::{Bin, CcKind, EstimatorSide, LtConfig, TcpConfig, Variant};
+use crate::config::units::{read_scalar, schema_impl};
+use crate::config::{check_range, Bytes, ConfigError, Result};
+use crate::time::Time;
+
+/// TCP keys (all optional; defaults in docs/models/tcp.md).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOverlay {
+    /// Loss recovery: "reno", "newreno" or "sack". Default "newreno".
+    pub variant: Option<Variant>,
+    /// Congestion control: "newreno" (also "reno"). Default "newreno".
+    pub cc: Option<CcKind>,
+    /// Payload bytes per full segment, 1 to 65495. Default 1460.
+    #[schemars(range(min = 1, max = 65495))]
+    pub mss: Option<u32>,
+    /// Initial window in segments, 1 to 10. Default 1.
+    #[schemars(range(min = 1, max = 10))]
+    pub initial_window: Option<u32>,
+    /// Receiver window: bytes or a size ("64KiB"), 1 B to 1 GiB. Default 65535.
+    pub rwnd: Option<Bytes>,
+    /// ECN (RFC 3168). Default false.
+    pub ecn: Option<bool>,
+    /// Timestamps option (RFC 7323): 12 header bytes, RTT from echoes. Default false.
+    pub timestamps: Option<bool>,
+    /// Delayed ACKs (every 2nd segment or the delayed-ACK timeout). Default false.
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout. Default "200ms".
+    pub delack_timeout: Option<Time>,
+    /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
+    pub min_rto: Option<Time>,
+    /// Maximum RTO. Default "60s".
+    pub max_rto: Option<Time>,
+    /// RTO before the first RTT sample, > 0. Default "1s".
+    pub initial_rto: Option<Time>,
+    /// Duplicate-ACK threshold for fast retransmit, 1 to 1000. Default 3.
+    #[schemars(range(min = 1, max = 1000))]
+    pub dupack_threshold: Option<u32>,
+    /// SYN/SYN-ACK handshake before data. Default true.
+    pub handshake: Option<bool>,
+    /// Limited transmit (RFC 3042). Default true.
+    pub limited_transmit: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
+    pub prr: Option<bool>,
+    /// LT-TCP building blocks (seed 002); every switch defaults to off.
+    pub lt: Option<LtOverlay>,
+}
+
+/// LT-TCP keys (Tickoo et al.): each building block is a switch; see
+/// docs/models/lt-tcp.md.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LtOverlay {
+    /// Congestion response to ECN marks only, not to loss (timeouts remain). Default false.
+    pub ecn_only: Option<bool>,
+    /// Adaptive MSS: at least g_min_segments per window within [mss_min, mss_max]. Default false.
+    pub adaptive_mss: Option<bool>,
+    /// Proactive FEC (PHASE 1): P = f(E) repair packets per window. Default false.
+    pub proactive_fec: Option<bool>,
+    /// Reactive FEC (PHASE 2): R = g(E) repair packets per duplicate ACK. Default false.
+    pub reactive_fec: Option<bool>,
+    /// Erasure estimate at the "sender" (from ACK/SACK, default) or the "receiver" (echoed in ACKs).
+    pub estimator: Option<EstimatorSide>,
+    /// G: minimum segments per window, 1 to 254. Default 10.
+    #[schemars(range(min = 1, max = 254))]
+    pub g_min_segments: Option<u32>,
+    /// Smallest segment payload, bytes. Default 100.
+    #[schemars(range(min = 1, max = 65495))]
+    pub mss_min: Option<u32>,
+    /// Largest segment payload, bytes (at most the TCP mss). Default the TCP mss.
+    #[schemars(range(min = 1, max = 65495))]
+    pub mss_max: Option<u32>,
+    /// f(E): [[upto, packets], ...], increasing upper bounds ending at 1 (bin i covers [upto(i-1), upto(i))).
+    pub proactive_bins: Option<Vec<Bin>>,
+    /// g(E): [[upto, packets], ...] repair packets per duplicate ACK, same form.
+    pub reactive_bins: Option<Vec<Bin>>,
+    /// Longest FEC block n (data + all repairs) of the shortened RS code, 2 to 255. Default 255.
+    #[schemars(range(min = 2, max = 255))]
+    pub block_max: Option<u16>,
+}
+
+/// `*dst = v` where `v` is given.
+fn set<T: Copy>(dst: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *dst = v;
+    }
+}
+
+impl TcpOverlay {
+    /// `base` with the keys given here.
+    pub fn apply(&self, base: &TcpConfig) -> TcpConfig {
+        let mut c = base.clone();
+        set(&mut c.variant, self.variant);
+        set(&mut c.cc, self.cc);
+        set(&mut c.mss, self.mss);
+        set(&mut c.initial_window, self.initial_window);
+        set(&mut c.rwnd, self.rwnd.map(Bytes::get));
+        set(&mut c.ecn, self.ecn);
+        if let Some(ts) = self.timestamps {
+            c.timestamps = ts;
+            c.sack_blocks_max = if ts { 3 } else { 4 };
+        }
+        set(&mut c.delayed_ack, self.delayed_ack);
+        set(&mut c.delack_timeout, self.delack_timeout);
+        set(&mut c.min_rto, self.min_rto);
+        set(&mut c.max_rto, self.max_rto);
+        set(&mut c.initial_rto, self.initial_rto);
+        set(&mut c.dupack_threshold, self.dupack_threshold);
+        set(&mut c.handshake, self.handshake);
+        set(&mut c.limited_transmit, self.limited_transmit);
+        set(&mut c.prr, self.prr);
+        // LT-TCP's largest segment follows the TCP mss unless given.
+        set(&mut c.lt.mss_max, self.mss);
+        if let Some(lt) = &self.lt {
+            lt.apply(&mut c.lt);
+        }
+        c
+    }
+}
+
+impl LtOverlay {
+    /// Set the keys given here on `c`.
+    pub fn apply(&self, c: &mut LtConfig) {
+        set(&mut c.ecn_only, self.ecn_only);
+        set(&mut c.adaptive_mss, self.adaptive_mss);
+        set(&mut c.proactive_fec, self.proactive_fec);
+        set(&mut c.reactive_fec, self.reactive_fec);
+        set(&mut c.estimator, self.estimator);
+        set(&mut c.g_min_segments, self.g_min_segments);
+        set(&mut c.mss_min, self.mss_min);
+        set(&mut c.mss_max, self.mss_max);
+        set(&mut c.block_max, self.block_max);
+        if let Some(b) = &self.proactive_bins {
+            c.proactive_bins = b.clone();
+        }
+        if let Some(b) = &self.reactive_bins {
+            c.reactive_bins = b.clone();
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Check every rule of a TCP configuration; the error's path is relative
+    /// to the `[tcp]` table.
+    pub fn validate(&self) -> Result<()> {
+        check_range("mss", self.mss, 1, MSS_MAX)?;
+        check_range("initial_window", self.initial_window, 1, 10)?;
+        check_range("rwnd", self.rwnd, 1, 1 << 30)?;
+        check_range("dupack_threshold", self.dupack_threshold, 1, 1000)?;
+        if self.min_rto == Time::ZERO || self.min_rto > self.max_rto {
+            return Err(ConfigError::new(
+                "min_rto",
+                format!("\"{}\"", self.min_rto),
+                format!(
+                    "is not allowed; need 0 < min_rto ≤ max_rto ({})",
+                    self.max_rto
+                ),
+            ));
+        }
+        if self.initial_rto == Time::ZERO {
+            return Err(ConfigError::new(
+                "initial_rto",
+                "\"0s\"",
+                "is zero; it must be positive",
+            ));
+        }
+        if u64::from(self.mss) > self.rwnd {
+            return Err(ConfigError::new(
+                "rwnd",
+                self.rwnd.to_string(),
+                format!("bytes is smaller than one segment (mss {})", self.mss),
+            ));
+        }
+        if self.lt.any() {
+            self.validate_lt().map_err(|e| e.at("lt"))?;
+        }
+        Ok(())
+    }
+
+    /// The LT-TCP rules (paths relative to `[tcp.lt]`).
+    fn validate_lt(&self) -> Result<()> {
+        self.lt.validate()?;
+        if self.lt.mss_max > self.mss {
+            return Err(ConfigError::new(
+                "mss_max",
+                self.lt.mss_max.to_string(),
+                format!("is above the TCP mss ({}); need mss_max <= mss", self.mss),
+            ));
+        }
+        if self.variant != Variant::Sack {
+            return Err(ConfigError::at_key(
+                "",
+                "LT-TCP extends TCP-SACK; set variant = \"sack\"",
+            ));
+        }
+        if self.lt.ecn_only && !self.ecn {
+            return Err(ConfigError::at_key(
+                "ecn_only",
+                "needs ECN: set ecn = true (without it no congestion signal is left)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for CcKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_scalar(d, |v| match v.as_str() {
+            Some("newreno" | "reno") => Ok(CcKind::NewReno),
+            _ => Err("is not a congestion control; allowed: \"newreno\" (also \"reno\")".into()),
+        })
+    }
+}
+
+schema_impl!(
+    CcKind,
+    "CcKind",
+    serde_json::json!({ "enum": ["newreno", "reno"] })
+);
