@@ -51,7 +51,10 @@ pub fn parse(text: &str) -> Result<toml::Table> {
 
 /// Check, substitute parameters in and type a scenario table.
 pub fn load(mut doc: toml::Table, overrides: &[(String, String)]) -> Result<Loaded> {
-    check_depth(&doc)?;
+    if let Err(e) = check_depth(&doc) {
+        dismantle(doc);
+        return Err(e);
+    }
     let params = params::resolve(&doc, overrides)?;
     params::substitute(&mut doc, &params)?;
     let file: ScenarioConfig =
@@ -92,6 +95,18 @@ pub fn check_depth(doc: &toml::Table) -> Result<()> {
         stack.extend(children.map(|c| (c, depth + 1)));
     }
     Ok(())
+}
+
+/// Drop a table of any depth without recursing.
+fn dismantle(doc: toml::Table) {
+    let mut stack: Vec<toml::Value> = doc.into_iter().map(|(_, v)| v).collect();
+    while let Some(v) = stack.pop() {
+        match v {
+            toml::Value::Table(t) => stack.extend(t.into_iter().map(|(_, v)| v)),
+            toml::Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
 }
 
 /// Build the simulation of a loaded scenario with run seed `seed`; returns it
@@ -291,17 +306,105 @@ fn wire_feed(
             )
         })?,
         None if flows.len() == 1 => 0,
-        None => return Err(ConfigError::at_key(
-            &key,
-            format!(
+        None => {
+            return Err(ConfigError::at_key(
+                &key,
+                format!(
                 "missing; the scenario has {} flows, name the one that feeds the controller: {}",
                 flows.len(),
                 shown()
             ),
-        )),
+            ))
+        }
     };
     let dir = net
         .cross_layer(id, FlowId(flow as u32), feed.side)
         .map_err(|m| ConfigError::at_key(&key, m))?;
     l.check_feed(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build_text(text: &str) -> Result<(Simulation, Time)> {
+        build(&load(parse(text)?, &[])?, 1)
+    }
+
+    fn error(text: &str) -> ConfigError {
+        build_text(text).err().expect("refused")
+    }
+
+    const LINK: &str = "[[links]]\na = \"S\"\nb = \"R\"\nrate = \"1Mbit\"\n";
+    const FLOW: &str = "[[flows]]\nfrom = \"S\"\nto = \"R\"\n";
+
+    #[test]
+    fn an_empty_network_is_refused() {
+        let e = error("duration = \"2s\"\n");
+        assert_eq!(e.path, "links", "{e}");
+        let e = error(&format!("duration = \"2s\"\n{LINK}"));
+        assert_eq!(e.path, "flows", "{e}");
+        assert!(build_text(&format!("duration = \"2s\"\n{LINK}{FLOW}")).is_ok());
+    }
+
+    #[test]
+    fn sizes_are_capped_before_allocating() {
+        let text =
+            "duration = \"1s\"\n[[links]]\na = \"N{1..99999999}\"\nb = \"H\"\nrate = \"1Mbit\"\n";
+        let e = error(&format!("{text}{FLOW}"));
+        assert_eq!(e.path, "links[0].a", "{e}");
+        assert!(e.allowed.contains("MAX_NODES"), "{e}");
+        let text = "duration = \"1s\"\n[[links]]\na = \"S{1..100}\"\nb = \"R\"\nrate = \"1Mbit\"\n\
+                    [[flows]]\nfrom = \"S{1..100}\"\nto = \"R\"\ncount = 10000\n";
+        let e = error(text);
+        assert_eq!(e.path, "flows[0]", "{e}");
+        assert!(e.allowed.contains("MAX_FLOWS"), "{e}");
+        let e = error(&text.replace("10000", "300000"));
+        assert_eq!(e.path, "flows[0].count", "{e}");
+    }
+
+    #[test]
+    fn deep_tables_are_refused_without_recursion() {
+        let mut doc = toml::Table::new();
+        for _ in 0..11_000 {
+            let mut outer = toml::Table::new();
+            outer.insert("x".into(), toml::Value::Table(doc));
+            doc = outer;
+        }
+        // A small stack: neither the check nor dropping the table may recurse.
+        let e = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(move || load(doc, &[]).unwrap_err())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(e.path, "scenario", "{e}");
+        assert!(e.allowed.contains("nested"), "{e}");
+        // A scenario's own depth is far below the bound.
+        let mut doc = parse(&format!("duration = \"1s\"\n{LINK}{FLOW}")).unwrap();
+        doc.insert(
+            "tcp".into(),
+            toml::Value::Table(parse("[lt]\nproactive_bins = [[1.0, 2]]").unwrap()),
+        );
+        assert!(load(doc, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_scenario_built_in_rust_runs_like_its_file() {
+        use crate::config::Rate;
+        use crate::link::WiredLinkConfig;
+        let text = format!("duration = \"2s\"\n{LINK}{FLOW}");
+        let from_file = build_text(&text).unwrap();
+        let built = ScenarioConfig::new(Time::from_secs(2))
+            .link(WiredLinkConfig::new("S", "R").rate(Rate::from_bps(1_000_000).unwrap()))
+            .flow(FlowConfig::new("S", "R"));
+        assert_eq!(built, load(parse(&text).unwrap(), &[]).unwrap().file);
+        let (mut a, d) = from_file;
+        let (mut b, _) = build(&loaded(built, &[]).unwrap(), 1).unwrap();
+        a.run(d);
+        b.run(d);
+        assert_eq!(a.summary().to_json(), b.summary().to_json());
+        let e = loaded(ScenarioConfig::new(d), &[("x".into(), "1".into())]).unwrap_err();
+        assert_eq!(e.path, "--set x");
+    }
 }

@@ -1,7 +1,8 @@
 //! The JSON Schema of scenario files, generated from the configuration types
 //! ([`ScenarioConfig`] and the models' own types), then adjusted to the file:
 //! any value may instead be a `"${name}"` parameter reference (substituted
-//! before the types see it), and TOML has no `null`.
+//! before the types see it), and TOML has no `null`. Alternatives are
+//! `anyOf` (never `oneOf`): a reference may stand for any of them.
 
 use serde_json::{json, Map, Value};
 
@@ -33,6 +34,11 @@ const SUBSCHEMAS: &[&str] = &[
 /// Apply the file's adjustments to `schema` and every schema in it.
 fn adjust(schema: &mut Value) {
     let Value::Object(o) = schema else { return };
+    if !o.contains_key("anyOf") {
+        if let Some(alternatives) = o.remove("oneOf") {
+            o.insert("anyOf".into(), alternatives);
+        }
+    }
     for key in SUBSCHEMAS {
         match (o.get_mut(*key), *key) {
             (Some(Value::Object(m)), "properties" | "$defs") => m.values_mut().for_each(adjust),
@@ -100,6 +106,10 @@ mod tests {
         let s = json_schema();
         let text = s.to_string();
         assert!(!text.contains("\"null\""), "TOML has no null");
+        assert!(
+            !text.contains("oneOf"),
+            "a reference may stand for any alternative"
+        );
         // Units keep their patterns, beside the placeholder.
         let rate = &s["$defs"]["Rate"];
         assert_eq!(rate["anyOf"][1]["pattern"], PLACEHOLDER);

@@ -180,14 +180,16 @@ impl TcpConfig {
                 format!("bytes is smaller than one segment (mss {})", self.mss),
             ));
         }
-        if self.lt.any() {
-            self.validate_lt().map_err(|e| e.at("lt"))?;
-        }
-        Ok(())
+        self.validate_lt().map_err(|e| e.at("lt"))
     }
 
-    /// The LT-TCP rules (paths relative to `[tcp.lt]`).
+    /// The LT-TCP rules (paths relative to `[tcp.lt]`): ranges always, the
+    /// relations between keys when a building block is on.
     fn validate_lt(&self) -> Result<()> {
+        self.lt.validate_ranges()?;
+        if !self.lt.any() {
+            return Ok(());
+        }
         self.lt.validate()?;
         if self.lt.mss_max > self.mss {
             return Err(ConfigError::new(

@@ -103,9 +103,7 @@ impl LtConfig {
 
     /// Check the parameters; the error's path is relative to `[tcp.lt]`.
     pub fn validate(&self) -> Result<()> {
-        check_range("g_min_segments", self.g_min_segments, 1, 254)?;
-        check_range("mss_min", self.mss_min, 1, MSS_MAX)?;
-        check_range("mss_max", self.mss_max, 1, MSS_MAX)?;
+        self.validate_ranges()?;
         if self.mss_min > self.mss_max {
             return Err(ConfigError::new(
                 "mss_min",
@@ -116,6 +114,15 @@ impl LtConfig {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Check each parameter on its own (also when LT-TCP is off, so that a
+    /// value out of range is never silently kept).
+    pub fn validate_ranges(&self) -> Result<()> {
+        check_range("g_min_segments", self.g_min_segments, 1, 254)?;
+        check_range("mss_min", self.mss_min, 1, MSS_MAX)?;
+        check_range("mss_max", self.mss_max, 1, MSS_MAX)?;
         if let Err(m) = crate::fec::RsCode::new(i64::from(self.block_max), 1) {
             return Err(ConfigError::new(
                 "block_max",

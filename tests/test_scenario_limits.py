@@ -1,0 +1,53 @@
+"""Scenarios at any size or shape end in a ScenarioError naming the problem, never a crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import linklab
+
+LINK = {"a": "S", "b": "R", "rate": "1Mbit"}
+FLOW = {"from": "S", "to": "R"}
+
+
+def _refused(doc: Any) -> linklab.ScenarioError:
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(doc)
+    return e.value
+
+
+def test_a_dict_holding_itself_is_refused() -> None:
+    d: dict[str, Any] = {"duration": "2s"}
+    d["self"] = d
+    assert "nested" in _refused(d).allowed
+    items: list[Any] = []
+    items.append(items)
+    assert "nested" in _refused({"duration": "2s", "links": items}).allowed
+
+
+def test_a_deeply_nested_dict_is_refused() -> None:
+    doc: dict[str, Any] = {}
+    for _ in range(11_000):
+        doc = {"x": doc}
+    err = _refused({"duration": "2s", "tcp": doc})
+    assert err.path == "scenario" and "nested" in err.allowed
+
+
+def test_an_empty_network_is_refused() -> None:
+    assert _refused({"duration": "2s"}).path == "links"
+    assert _refused({"duration": "2s", "links": [LINK]}).path == "flows"
+
+
+def test_huge_ranges_and_flow_counts_name_the_cap() -> None:
+    huge = {"a": "N{1..99999999}", "b": "H", "rate": "1Mbit"}
+    err = _refused({"duration": "1s", "links": [huge], "flows": [FLOW]})
+    assert err.path == "links[0].a" and "MAX_NODES" in err.allowed
+    doc = {
+        "duration": "1s",
+        "links": [{"a": "S{1..100}", "b": "R", "rate": "1Mbit"}],
+        "flows": [{"from": "S{1..100}", "to": "R", "count": 10_000}],
+    }
+    err = _refused(doc)
+    assert err.path == "flows[0]" and "MAX_FLOWS" in err.allowed

@@ -1,0 +1,137 @@
+"""The JSON Schema of scenario files: every shipped scenario validates, bad documents
+are refused, and the schema and the loader agree on them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+import linklab
+
+SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.toml"))
+
+# A small valid scenario; each bad document below changes one thing in it.
+GOOD: dict[str, Any] = {
+    "name": "schema-check",
+    "duration": "1s",
+    "params": {"per": 0.01, "rate": "2Mbit"},
+    "tcp": {"variant": "sack", "mss": 1448, "rwnd": "64KiB"},
+    "links": [
+        {"a": "S{1..2}", "b": "R", "rate": "100Mbit", "delay": "1ms"},
+        {
+            "a": "R",
+            "b": "D",
+            "rate": "${rate}",
+            "delay": "20ms",
+            "queue": {"kind": "red", "limit": "100p", "minth": 5, "maxth": 15, "ecn": True},
+            "ab": {"loss": "${per}"},
+        },
+    ],
+    "flows": [{"from": "S{1..2}", "to": "D"}],
+}
+
+
+def _set(doc: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    node: Any = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return out
+
+
+def _without(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    del out[key]
+    return out
+
+
+BAD: dict[str, dict[str, Any]] = {
+    "rate in bytes per second": _set(GOOD, ("links", 0, "rate"), "2Mbps"),
+    "rate without unit": _set(GOOD, ("links", 0, "rate"), "2000000"),
+    "unknown TCP variant": _set(GOOD, ("tcp", "variant"), "cubic"),
+    "delay without unit": _set(GOOD, ("links", 0, "delay"), "50"),
+    "delay as a number": _set(GOOD, ("links", 0, "delay"), 50),
+    "stay probability above 1": _set(
+        GOOD,
+        ("links", 1, "channel"),
+        {"kind": "gilbert_elliott", "p_good": 0, "p_bad": 1, "g": 1.5, "b": 0.5, "slot": "10ms"},
+    ),
+    "loss above 1": _set(GOOD, ("links", 1, "ab", "loss"), 1.5),
+    "RED key on a drop-tail queue": _set(GOOD, ("links", 0, "queue"), {"limit": "50p", "minth": 5}),
+    "queue limit without unit": _set(GOOD, ("links", 0, "queue"), {"limit": "50"}),
+    "unknown queue kind": _set(GOOD, ("links", 0, "queue"), {"kind": "codel"}),
+    "RED without thresholds": _set(GOOD, ("links", 0, "queue"), {"kind": "red"}),
+    "unknown channel kind": _set(GOOD, ("links", 0, "channel"), {"kind": "fractal"}),
+    "unknown link key": _set(GOOD, ("links", 0, "speed"), 3),
+    "radio key on a wired link": _set(GOOD, ("links", 0, "tti"), "10ms"),
+    "unknown link kind": _set(GOOD, ("links", 0, "kind"), "satellite"),
+    "unknown FEC scheme": _set(GOOD, ("links", 0, "fec"), {"scheme": "raptor", "n": 10, "k": 9}),
+    "hybrid key on ll-fec": _set(
+        GOOD, ("links", 0, "fec"), {"scheme": "ll-fec", "n": 10, "k": 9, "persistence": 3}
+    ),
+    "negative mss": _set(GOOD, ("tcp", "mss"), -1),
+    "initial window above 10": _set(GOOD, ("tcp", "initial_window"), 11),
+    "unknown TCP key": _set(GOOD, ("tcp", "bogus"), True),
+    "boolean as text": _set(GOOD, ("tcp", "ecn"), "yes"),
+    "unknown top-level key": _set(GOOD, ("speed",), 1),
+    "no duration": _without(GOOD, "duration"),
+    "flow count of 0": _set(GOOD, ("flows", 0, "count"), 0),
+    "bins out of range": _set(GOOD, ("tcp", "lt"), {"proactive_bins": [[0.5, 300]]}),
+}
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(linklab.json_schema())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_every_shipped_scenario_validates(
+    validator: jsonschema.Draft202012Validator, path: Path
+) -> None:
+    doc = tomllib.loads(path.read_text())
+    errors = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in validator.iter_errors(doc)]
+    assert errors == []
+
+
+def test_the_good_document_validates_and_runs(validator: jsonschema.Draft202012Validator) -> None:
+    validator.validate(GOOD)
+    result = linklab.run(GOOD)
+    assert result.summary["aggregate"]["delivered_bytes"] > 0
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_documents_are_refused_by_schema_and_loader(
+    validator: jsonschema.Draft202012Validator, name: str
+) -> None:
+    doc = BAD[name]
+    assert list(validator.iter_errors(doc)), f"the schema accepts: {name}"
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(doc)
+    assert e.value.path, f"the loader's error names no key: {e.value}"
+
+
+def test_placeholders_are_allowed_for_any_value(validator: jsonschema.Draft202012Validator) -> None:
+    doc = _set(GOOD, ("tcp", "ecn"), "${ecn}")
+    doc = _set(doc, ("links", 0, "queue"), {"kind": "${q}", "limit": "${limit}"})
+    validator.validate(doc)
+
+
+def test_the_error_carries_value_and_allowed() -> None:
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(BAD["rate in bytes per second"])
+    err = e.value
+    assert err.path == "links[0].rate"
+    assert err.value == '"2Mbps"'
+    assert "Mbit" in err.allowed
+    assert err.message == f"{err.value} {err.allowed}"
+    assert str(err) == f"{err.path}: {err.message}"
