@@ -79,9 +79,9 @@ pub trait LinkKind: std::fmt::Debug {
     fn feed(&self) -> Option<Feed<'_>> {
         None
     }
-    /// Check that direction `dir`, which the feed's flow crosses, can use it.
-    fn check_feed(&self, dir: Dir) -> Result<()> {
-        let _ = dir;
+    /// Check that direction `dir`, which the feed's flow `flow` crosses, can use it.
+    fn check_feed(&self, dir: Dir, flow: &str) -> Result<()> {
+        let _ = (dir, flow);
         Ok(())
     }
 }

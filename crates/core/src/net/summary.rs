@@ -352,12 +352,26 @@ impl Simulation {
     /// Close the books and build the summary (see `docs/metrics.md`).
     pub fn summary(&mut self) -> NetworkSummary {
         let end = self.end;
-        let secs = end.as_secs_f64();
         for l in &mut self.links {
             for d in Dir::BOTH {
                 l.model.occupancy_mut(d).finish(end);
             }
         }
+        let (flows, aggregate) = self.flow_summaries();
+        let (links, queues) = self.link_summaries();
+        NetworkSummary {
+            sim_time_s: end.as_secs_f64(),
+            events: self.events(),
+            aggregate,
+            flows,
+            links,
+            queues,
+        }
+    }
+
+    /// Each flow's summary, and all flows together.
+    fn flow_summaries(&self) -> (Vec<FlowSummary>, AggregateSummary) {
+        let secs = self.end.as_secs_f64();
         let mut all = Histogram::new();
         let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
         let mut episodes = 0u64;
@@ -430,6 +444,13 @@ impl Simulation {
                 blocks_rebuilt: rebuilt,
             }),
         };
+        (flows, aggregate)
+    }
+
+    /// Each link direction's summary and its queue's.
+    fn link_summaries(&self) -> (Vec<LinkSummary>, Vec<QueueSummary>) {
+        let end = self.end;
+        let secs = end.as_secs_f64();
         let mean = |area: u128| {
             if end.0 > 0 {
                 area as f64 / end.0 as f64
@@ -477,14 +498,7 @@ impl Simulation {
                 });
             }
         }
-        NetworkSummary {
-            sim_time_s: secs,
-            events: self.events(),
-            aggregate,
-            flows,
-            links,
-            queues,
-        }
+        (links, queues)
     }
 }
 

@@ -320,7 +320,7 @@ fn wire_feed(
     let dir = net
         .cross_layer(id, FlowId(flow as u32), feed.side)
         .map_err(|m| ConfigError::at_key(&key, m))?;
-    l.check_feed(dir)
+    l.check_feed(dir, &flows[flow])
 }
 
 #[cfg(test)]

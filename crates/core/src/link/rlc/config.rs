@@ -471,7 +471,7 @@ impl RlcLinkConfig {
         let mut table = Vec::new();
         for (i, e) in self.aqm_table.iter().flatten().enumerate() {
             let path = format!("aqm_table[{i}].queue");
-            bearer_aqm(&e.queue, e.rate, cfg, &path)?;
+            bearer_aqm(&e.queue, e.rate.bps(), cfg, &path)?;
             table.push((e.rate, &e.queue, path));
         }
         Ok(table)
@@ -488,14 +488,46 @@ impl RlcLinkConfig {
     ) -> Result<RlcDirection> {
         let none = RlcDirectionConfig::default();
         let own = self.overrides(key).unwrap_or(&none);
+        let mut schedule = self.schedule(own, key, cfg, table)?;
+        // The initial AQM: the first step's, else the direction's `queue`, else drop-tail.
+        let (queue, qp) = pick(&own.queue, &self.queue, key, "queue");
+        let aqm = match (schedule[0].aqm.take(), queue) {
+            (Some(a), _) => a,
+            (None, Some(q)) => bearer_aqm(q, schedule[0].rate_bps, cfg, &qp)?,
+            (None, None) => Box::new(DropTail),
+        };
+        let (channel, cp) = pick(&own.channel, &self.channel, key, "channel");
+        let channel: Box<dyn Channel> = match channel {
+            Some(c) => c
+                .build(Some(cfg.tti), Rng::stream(seed, &format!("link:{name}")))
+                .map_err(|e| e.at(&cp))?,
+            None => Box::new(Perfect),
+        };
+        Ok(RlcDirection {
+            schedule,
+            aqm,
+            channel,
+            rng: Rng::stream(seed, &format!("queue:{name}")),
+        })
+    }
+
+    /// Direction `key`'s rate schedule (one step for a constant `rate`), each
+    /// step with its AQM if it has one.
+    fn schedule(
+        &self,
+        own: &RlcDirectionConfig,
+        key: &'static str,
+        cfg: &RlcConfig,
+        table: &[(Rate, &QueueConfig, String)],
+    ) -> Result<Vec<RateStep>> {
         let (rate, rp) = pick(&own.rate, &self.rate, key, "rate");
-        let (schedule, sp) = pick(
+        let (steps, sp) = pick(
             &own.rate_schedule,
             &self.rate_schedule,
             key,
             "rate_schedule",
         );
-        let steps: Vec<(RateStepConfig, String)> = match (schedule, rate) {
+        let steps: Vec<(RateStepConfig, String)> = match (steps, rate) {
             (Some(_), Some(_)) => {
                 return Err(ConfigError::at_key(
                     key,
@@ -507,26 +539,19 @@ impl RlcLinkConfig {
                 .enumerate()
                 .map(|(i, st)| (st.clone(), format!("{sp}[{i}]")))
                 .collect(),
-            (None, Some(r)) => {
-                let step = RateStepConfig {
+            (None, Some(r)) => vec![(
+                RateStepConfig {
                     at: Time::ZERO,
                     rate: *r,
                     queue: None,
-                };
-                vec![(step, String::new())]
-            }
+                },
+                String::new(),
+            )],
             (None, None) => {
                 return Err(ConfigError::at_key(
                     "rate",
                     "missing; a radio bearer needs `rate` or `rate_schedule`",
                 ))
-            }
-        };
-        let at_step = |path: &str, key: &str| {
-            if path.is_empty() {
-                rp.clone()
-            } else {
-                join(path, key)
             }
         };
         let mut schedule = Vec::with_capacity(steps.len());
@@ -547,7 +572,11 @@ impl RlcLinkConfig {
             prev = st.at;
             if cfg.pdus_per_tti(st.rate.bps()) == 0 {
                 return Err(ConfigError::new(
-                    at_step(path, "rate"),
+                    if path.is_empty() {
+                        rp.clone()
+                    } else {
+                        join(path, "rate")
+                    },
                     format!("\"{}\"", st.rate),
                     format!(
                         "is too slow: one {}-byte PDU payload does not fit in a {} TTI",
@@ -556,38 +585,19 @@ impl RlcLinkConfig {
                 ));
             }
             // The step's own AQM, else the table's entry for its rate.
+            let bps = st.rate.bps();
             let aqm = match (&st.queue, table.iter().find(|(r, _, _)| *r == st.rate)) {
-                (Some(q), _) => Some(bearer_aqm(q, st.rate, cfg, &join(path, "queue"))?),
-                (None, Some((_, q, p))) => Some(bearer_aqm(q, st.rate, cfg, p)?),
+                (Some(q), _) => Some(bearer_aqm(q, bps, cfg, &join(path, "queue"))?),
+                (None, Some((_, q, p))) => Some(bearer_aqm(q, bps, cfg, p)?),
                 (None, None) => None,
             };
             schedule.push(RateStep {
                 at: st.at,
-                rate_bps: st.rate.bps(),
+                rate_bps: bps,
                 aqm,
             });
         }
-        // The initial AQM: the first step's, else the direction's `queue`, else drop-tail.
-        let (queue, qp) = pick(&own.queue, &self.queue, key, "queue");
-        let first_rate = steps[0].0.rate;
-        let aqm = match (schedule[0].aqm.take(), queue) {
-            (Some(a), _) => a,
-            (None, Some(q)) => bearer_aqm(q, first_rate, cfg, &qp)?,
-            (None, None) => Box::new(DropTail),
-        };
-        let (channel, cp) = pick(&own.channel, &self.channel, key, "channel");
-        let channel: Box<dyn Channel> = match channel {
-            Some(c) => c
-                .build(Some(cfg.tti), Rng::stream(seed, &format!("link:{name}")))
-                .map_err(|e| e.at(&cp))?,
-            None => Box::new(Perfect),
-        };
-        Ok(RlcDirection {
-            schedule,
-            aqm,
-            channel,
-            rng: Rng::stream(seed, &format!("queue:{name}")),
-        })
+        Ok(schedule)
     }
 
     fn overrides(&self, key: &str) -> Option<&RlcDirectionConfig> {
@@ -606,15 +616,15 @@ impl RlcLinkConfig {
     }
 }
 
-/// The AQM `q` (at `path`) of a bearer's buffer at `rate`: its limit is the buffer's.
-fn bearer_aqm(q: &QueueConfig, rate: Rate, cfg: &RlcConfig, path: &str) -> Result<Box<dyn Aqm>> {
+/// The AQM `q` (at `path`) of a bearer's buffer at `rate_bps`: its limit is the buffer's.
+fn bearer_aqm(q: &QueueConfig, rate_bps: u64, cfg: &RlcConfig, path: &str) -> Result<Box<dyn Aqm>> {
     if q.model().limit().is_some() {
         return Err(ConfigError::at_key(
             join(path, "limit"),
             "is set by the bearer's `buffer`; remove it",
         ));
     }
-    q.aqm(rate.bps(), cfg.buffer_limit).map_err(|e| e.at(path))
+    q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))
 }
 
 impl LinkKind for RlcLinkConfig {
@@ -638,7 +648,7 @@ impl LinkKind for RlcLinkConfig {
         })
     }
 
-    fn check_feed(&self, dir: Dir) -> Result<()> {
+    fn check_feed(&self, dir: Dir, flow: &str) -> Result<()> {
         let key = if dir == Dir::AB { "ab" } else { "ba" };
         let channel = self
             .overrides(key)
@@ -652,7 +662,7 @@ impl LinkKind for RlcLinkConfig {
         Err(ConfigError::at_key(
             join(key, "channel"),
             format!(
-                "max_dat = \"adaptive\" needs a gilbert_elliott channel on the direction carrying the flow ({key}); got {got}"
+                "max_dat = \"adaptive\" needs a gilbert_elliott channel on the direction carrying flow '{flow}' ({key}); got {got}"
             ),
         ))
     }
