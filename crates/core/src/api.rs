@@ -21,7 +21,7 @@
 //!     )
 //!     .flow(FlowConfig::new("S", "D").count(2));
 //! let out = run(Source::Config(Box::new(scenario)), &RunOptions::default())?;
-//! let goodput = out.summary.network.aggregate.goodput_bps;
+//! let goodput = out.summary.network.aggregate.totals.goodput_bps;
 //! assert!(goodput > 1e6 && goodput < 2e6, "{goodput}");
 //! # Ok::<(), linklab_core::api::ConfigError>(())
 //! ```

@@ -309,57 +309,69 @@ tagged_enum! {
     }
 }
 
-/// `scheme = "ll-fec"`: pure link-level FEC.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LlFecConfig {
-    /// Fragments per packet, data + repair (2..=255).
-    #[schemars(range(min = 2, max = 255))]
-    pub n: Option<u32>,
-    /// Data fragments per packet (1 ≤ k < n).
-    #[schemars(range(min = 1, max = 254))]
-    pub k: Option<u32>,
-    /// Choose the redundancy to match this packet erasure rate (0 ≤ per < 1),
-    /// or "link" for the direction's own `loss` / channel mean; give `k` (n
-    /// is chosen) or `n` (k is chosen), not both.
-    pub matched_per: Option<MatchedPer>,
-    /// How `loss` applies to fragments: "packet" (default: `loss` is the
-    /// erasure rate of a `per_size` packet, converted for independent bit
-    /// errors) or "fragment" (each fragment erased with probability `loss`).
-    pub loss_unit: Option<LossUnit>,
-    /// Packet size to which `loss` refers when loss_unit = "packet" (1 B to
-    /// 65535 B). Default 500 B.
-    pub per_size: Option<Bytes>,
-    /// Header bytes added to each fragment (0 to 65535). Default 0.
-    pub fragment_header: Option<Bytes>,
+/// Declare a scheme's configuration: the code keys every scheme has, then its own.
+macro_rules! fec_scheme_config {
+    ($(#[$meta:meta])* $name:ident { $($own:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Fragments per packet, data + repair (2..=255).
+            #[schemars(range(min = 2, max = 255))]
+            pub n: Option<u32>,
+            /// Data fragments per packet (1 ≤ k < n).
+            #[schemars(range(min = 1, max = 254))]
+            pub k: Option<u32>,
+            /// Choose the redundancy to match this packet erasure rate (0 ≤ per < 1),
+            /// or "link" for the direction's own `loss` / channel mean; give `k` (n
+            /// is chosen) or `n` (k is chosen), not both.
+            pub matched_per: Option<MatchedPer>,
+            /// How `loss` applies to fragments: "packet" (default: `loss` is the
+            /// erasure rate of a `per_size` packet, converted for independent bit
+            /// errors) or "fragment" (each fragment erased with probability `loss`).
+            pub loss_unit: Option<LossUnit>,
+            /// Packet size to which `loss` refers when loss_unit = "packet" (1 B to
+            /// 65535 B). Default 500 B.
+            pub per_size: Option<Bytes>,
+            /// Header bytes added to each fragment (0 to 65535). Default 0.
+            pub fragment_header: Option<Bytes>,
+            $($own)*
+        }
+
+        impl $name {
+            /// The code keys.
+            pub fn settings(&self) -> CodeSettings {
+                CodeSettings {
+                    n: self.n,
+                    k: self.k,
+                    matched_per: self.matched_per,
+                    loss_unit: self.loss_unit,
+                    per_size: self.per_size,
+                    fragment_header: self.fragment_header,
+                }
+            }
+        }
+    };
 }
 
-/// `scheme = "hybrid"`: FEC plus ARQ of the whole packet.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HybridFecConfig {
-    /// Fragments per packet, data + repair (2..=255). Default 10.
-    #[schemars(range(min = 2, max = 255))]
-    pub n: Option<u32>,
-    /// Data fragments per packet (1 ≤ k < n). Default 9.
-    #[schemars(range(min = 1, max = 254))]
-    pub k: Option<u32>,
-    /// As for ll-fec.
-    pub matched_per: Option<MatchedPer>,
-    /// As for ll-fec.
-    pub loss_unit: Option<LossUnit>,
-    /// As for ll-fec.
-    pub per_size: Option<Bytes>,
-    /// As for ll-fec.
-    pub fragment_header: Option<Bytes>,
-    /// Retransmissions of a packet whose block did not decode (0..=255). Default 3.
-    #[schemars(range(max = 255))]
-    pub persistence: Option<u32>,
-    /// From the last fragment of a failed attempt to the retransmission's
-    /// earliest start. Default: the direction's propagation delay.
-    pub feedback_delay: Option<Time>,
-    /// Deliver packets to IP in order of first transmission. Default true.
-    pub in_order: Option<bool>,
+fec_scheme_config! {
+    /// `scheme = "ll-fec"`: pure link-level FEC (give `n` and `k`, or `matched_per`
+    /// with one of them).
+    LlFecConfig {}
+}
+
+fec_scheme_config! {
+    /// `scheme = "hybrid"`: FEC plus ARQ of the whole packet (default n = 10, k = 9).
+    HybridFecConfig {
+        /// Retransmissions of a packet whose block did not decode (0..=255). Default 3.
+        #[schemars(range(max = 255))]
+        pub persistence: Option<u32>,
+        /// From the last fragment of a failed attempt to the retransmission's
+        /// earliest start. Default: the direction's propagation delay.
+        pub feedback_delay: Option<Time>,
+        /// Deliver packets to IP in order of first transmission. Default true.
+        pub in_order: Option<bool>,
+    }
 }
 
 /// A packet erasure rate to match the code to.
@@ -415,14 +427,7 @@ pub trait FecScheme: fmt::Debug {
 
 impl FecScheme for LlFecConfig {
     fn code(&self) -> CodeSettings {
-        CodeSettings {
-            n: self.n,
-            k: self.k,
-            matched_per: self.matched_per,
-            loss_unit: self.loss_unit,
-            per_size: self.per_size,
-            fragment_header: self.fragment_header,
-        }
+        self.settings()
     }
     fn default_code(&self) -> Option<(u32, u32)> {
         None
@@ -440,14 +445,7 @@ impl FecScheme for LlFecConfig {
 
 impl FecScheme for HybridFecConfig {
     fn code(&self) -> CodeSettings {
-        CodeSettings {
-            n: self.n,
-            k: self.k,
-            matched_per: self.matched_per,
-            loss_unit: self.loss_unit,
-            per_size: self.per_size,
-            fragment_header: self.fragment_header,
-        }
+        self.settings()
     }
     fn default_code(&self) -> Option<(u32, u32)> {
         Some((10, 9))

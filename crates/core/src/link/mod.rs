@@ -113,19 +113,24 @@ pub struct LinkStats {
 }
 
 /// Link-layer ARQ measurements of one direction (links with ARQ only).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Serialized, it is the common part of the summary's `links[].rlc` object.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ArqStats {
     /// The ARQ protocol (`"rlc"`): names the summary object.
+    #[serde(skip)]
     pub protocol: &'static str,
     /// The protocol's own counters by name (PDUs sent, retransmitted, …).
+    #[serde(skip)]
     pub counters: Vec<(&'static str, u64)>,
     /// SDUs whose acknowledgement completed at the transmitter.
     pub sdus_acked: u64,
     /// SDUs discarded at the retransmission limit (MaxDAT, `M_t`).
     pub sdus_discarded: u64,
     /// IP bytes of the SDUs delivered at the far end.
+    #[serde(skip)]
     pub delivered_bytes: u64,
     /// Bytes transmitted on this direction's channel (every PDU).
+    #[serde(skip)]
     pub air_bytes: u64,
     /// Current retransmission limit (`None`: unlimited).
     pub max_dat: Option<u32>,

@@ -332,55 +332,53 @@ impl Link for WiredLink {
 // Configuration
 // ---------------------------------------------------------------------------
 
-/// A wired link (`kind = "wired"`, the default): both directions from the
-/// keys at the link's level, each overridden by its own `ab` / `ba` table.
-#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WiredLinkConfig {
-    /// One end: a node name or a range such as `"S{1..10}"`.
-    pub a: String,
-    /// The other end.
-    pub b: String,
-    /// Rate, e.g. `"10Mbit"` (required, here or per direction).
-    pub rate: Option<Rate>,
-    /// One-way propagation delay, e.g. `"20ms"`. Default `"0s"`.
-    pub delay: Option<Time>,
-    /// Independent random loss probability of each packet. Default 0.
-    pub loss: Option<Probability>,
-    /// Link-layer framing bytes per packet (time on the wire only), 0 to
-    /// 65535, e.g. `"2B"` for PPP. Default 0.
-    pub overhead: Option<Bytes>,
-    /// Error process deciding which packets are lost in transit (instead of `loss`).
-    pub channel: Option<ChannelConfig>,
-    /// Queue in front of the transmitter. Default drop-tail, 100 packets.
-    pub queue: Option<QueueConfig>,
-    /// Link-level FEC or hybrid FEC/ARQ (docs/models/ll-fec.md).
-    pub fec: Option<LinkFecConfig>,
-    /// Overrides for the a→b direction.
-    pub ab: Option<WiredDirectionConfig>,
-    /// Overrides for the b→a direction.
-    pub ba: Option<WiredDirectionConfig>,
+/// Declare a struct with the keys that configure one direction of a wired
+/// link, after its own fields.
+macro_rules! with_direction_keys {
+    ($(#[$meta:meta])* pub struct $name:ident { $($own:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($own)*
+            /// Rate, e.g. `"10Mbit"` (required, at the link's level or per direction).
+            pub rate: Option<Rate>,
+            /// One-way propagation delay, e.g. `"20ms"`. Default `"0s"`.
+            pub delay: Option<Time>,
+            /// Independent random loss probability of each packet. Default 0.
+            pub loss: Option<Probability>,
+            /// Link-layer framing bytes per packet (time on the wire only), 0 to
+            /// 65535, e.g. `"2B"` for PPP. Default 0.
+            pub overhead: Option<Bytes>,
+            /// Error process deciding which packets are lost in transit (instead of `loss`).
+            pub channel: Option<ChannelConfig>,
+            /// Queue in front of the transmitter. Default drop-tail, 100 packets.
+            pub queue: Option<QueueConfig>,
+            /// Link-level FEC or hybrid FEC/ARQ (docs/models/ll-fec.md).
+            pub fec: Option<LinkFecConfig>,
+        }
+    };
 }
 
-/// Per-direction overrides of a wired link (the keys of [`WiredLinkConfig`]
-/// that concern one direction).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WiredDirectionConfig {
-    /// Rate, e.g. `"10Mbit"`.
-    pub rate: Option<Rate>,
-    /// One-way propagation delay.
-    pub delay: Option<Time>,
-    /// Random loss probability.
-    pub loss: Option<Probability>,
-    /// Link-layer framing bytes per packet.
-    pub overhead: Option<Bytes>,
-    /// Error process (instead of `loss`).
-    pub channel: Option<ChannelConfig>,
-    /// Queue.
-    pub queue: Option<QueueConfig>,
-    /// Link-level FEC or hybrid FEC/ARQ.
-    pub fec: Option<LinkFecConfig>,
+with_direction_keys! {
+    /// A wired link (`kind = "wired"`, the default): both directions from the
+    /// keys at the link's level, each overridden by its own `ab` / `ba` table.
+    pub struct WiredLinkConfig {
+        /// One end: a node name or a range such as `"S{1..10}"`.
+        pub a: String,
+        /// The other end.
+        pub b: String,
+        /// Overrides for the a→b direction.
+        pub ab: Option<WiredDirectionConfig>,
+        /// Overrides for the b→a direction.
+        pub ba: Option<WiredDirectionConfig>,
+    }
+}
+
+with_direction_keys! {
+    /// Per-direction overrides of a wired link (`ab`, `ba`): each key given
+    /// replaces the link's for this direction.
+    pub struct WiredDirectionConfig {}
 }
 
 impl WiredLinkConfig {
@@ -390,15 +388,7 @@ impl WiredLinkConfig {
         WiredLinkConfig {
             a: a.into(),
             b: b.into(),
-            rate: None,
-            delay: None,
-            loss: None,
-            overhead: None,
-            channel: None,
-            queue: None,
-            fec: None,
-            ab: None,
-            ba: None,
+            ..WiredLinkConfig::default()
         }
     }
 

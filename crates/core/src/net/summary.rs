@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::Simulation;
 use crate::link::{ArqStats, Dir, FecStats};
 use crate::metrics::histogram::Histogram;
+use crate::tcp::SenderStats;
 
 /// Everything a run reports: the scenario, the seed, the resolved parameters
 /// and the network's own summary.
@@ -77,12 +78,12 @@ impl DelaySummary {
     }
 }
 
-/// All flows together.
-#[derive(Clone, Debug, Serialize)]
-pub struct AggregateSummary {
-    /// Goodput of all flows, bit/s.
+/// What one flow, or all flows together, achieved.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TcpTotals {
+    /// Goodput, bit/s.
     pub goodput_bps: f64,
-    /// Delay over every data packet of every flow.
+    /// Delay of the data packets.
     #[serde(flatten)]
     pub delay: DelaySummary,
     /// Retransmission timeouts.
@@ -93,10 +94,18 @@ pub struct AggregateSummary {
     pub fast_retransmits: u64,
     /// Retransmitted segments.
     pub retransmits: u64,
-    /// Bytes delivered in order to the receiving applications.
+    /// Bytes delivered in order to the receiving application(s).
     pub delivered_bytes: u64,
-    /// IP bytes the senders put on the wire, bit/s.
+    /// IP bytes the sender(s) put on the wire, bit/s.
     pub throughput_bps: f64,
+}
+
+/// All flows together.
+#[derive(Clone, Debug, Serialize)]
+pub struct AggregateSummary {
+    /// The totals.
+    #[serde(flatten)]
+    pub totals: TcpTotals,
     /// LT-TCP totals, when any flow runs LT-TCP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lt: Option<AggregateLt>,
@@ -124,27 +133,13 @@ pub struct FlowSummary {
     pub from: String,
     /// Receiver node.
     pub to: String,
-    /// Goodput, bit/s.
-    pub goodput_bps: f64,
-    /// Delay of the flow's data packets.
+    /// What the flow achieved.
     #[serde(flatten)]
-    pub delay: DelaySummary,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// Timeout episodes.
-    pub timeout_episodes: u64,
-    /// Fast retransmits.
-    pub fast_retransmits: u64,
-    /// Retransmitted segments.
-    pub retransmits: u64,
+    pub totals: TcpTotals,
     /// Window reductions on ECN echoes.
     pub ecn_reductions: u64,
     /// Segments sent.
     pub segments_sent: u64,
-    /// Bytes delivered in order to the receiving application.
-    pub delivered_bytes: u64,
-    /// IP bytes the sender put on the wire, bit/s.
-    pub throughput_bps: f64,
     /// LT-TCP counters, when the flow runs LT-TCP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lt: Option<FlowLt>,
@@ -240,59 +235,36 @@ impl From<&FecStats> for FecSummary {
     }
 }
 
-/// Link-layer ARQ measurements of a direction: the protocol's own counters
-/// and the fields every ARQ reports.
+/// Link-layer ARQ measurements of a direction: the protocol's own counters,
+/// the fields every ARQ reports, and two ratios.
 #[derive(Clone, Debug, Serialize)]
 pub struct ArqSummary {
-    /// The protocol's counters by name.
+    /// The protocol's counters by name (those not among the common fields).
     #[serde(flatten)]
     pub counters: BTreeMap<&'static str, u64>,
-    /// SDUs acknowledged.
-    pub sdus_acked: u64,
-    /// SDUs discarded at the retransmission limit.
-    pub sdus_discarded: u64,
+    /// The common fields (`sdus_acked`, `max_dat`, `p_ll`, …).
+    #[serde(flatten)]
+    pub stats: ArqStats,
     /// discarded / (acknowledged + discarded).
     pub residual_sdu_loss: Option<f64>,
     /// Bytes delivered / bytes on the air.
     pub efficiency: Option<f64>,
-    /// Retransmission limit at the end (`null`: unlimited).
-    pub max_dat: Option<u32>,
-    /// Time-average of the finite limit.
-    pub max_dat_mean: Option<f64>,
-    /// Fraction of the time the limit was unlimited.
-    pub max_dat_unlimited_fraction: f64,
-    /// Changes of the limit.
-    pub max_dat_changes: u64,
-    /// Residual-loss estimate `P_LL`.
-    pub p_ll: Option<f64>,
-    /// Last end-to-end loss rate `P_TCP` received.
-    pub p_tcp: Option<f64>,
-    /// Last target `α·P_W`.
-    pub target: Option<f64>,
 }
 
-impl From<&ArqStats> for ArqSummary {
-    fn from(a: &ArqStats) -> ArqSummary {
-        let fields = ["sdus_acked", "sdus_discarded"];
+impl From<ArqStats> for ArqSummary {
+    fn from(a: ArqStats) -> ArqSummary {
+        // The common fields win over counters of the same name.
+        let common = ["sdus_acked", "sdus_discarded"];
         ArqSummary {
-            // The typed fields below win over counters of the same name.
             counters: a
                 .counters
                 .iter()
-                .filter(|(k, _)| !fields.contains(k))
+                .filter(|(k, _)| !common.contains(k))
                 .copied()
                 .collect(),
-            sdus_acked: a.sdus_acked,
-            sdus_discarded: a.sdus_discarded,
             residual_sdu_loss: a.residual_sdu_loss(),
             efficiency: a.efficiency(),
-            max_dat: a.max_dat,
-            max_dat_mean: a.max_dat_mean,
-            max_dat_unlimited_fraction: a.max_dat_unlimited_fraction,
-            max_dat_changes: a.max_dat_changes,
-            p_ll: a.p_ll,
-            p_tcp: a.p_tcp,
-            target: a.target,
+            stats: a,
         }
     }
 }
@@ -348,6 +320,43 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// Counters of one or more flows.
+#[derive(Default)]
+struct Counts {
+    delivered: u64,
+    wire: u64,
+    timeouts: u64,
+    episodes: u64,
+    fast_retransmits: u64,
+    retransmits: u64,
+}
+
+impl Counts {
+    /// Add a flow whose sender reports `st` and whose receiver got `delivered` bytes.
+    fn add(&mut self, st: &SenderStats, delivered: u64) {
+        self.delivered += delivered;
+        self.wire += st.wire_bytes;
+        self.timeouts += st.timeouts;
+        self.episodes += st.timeout_episodes;
+        self.fast_retransmits += st.fast_retransmits;
+        self.retransmits += st.retransmits;
+    }
+
+    /// The totals over `secs` seconds, with the delays in `delay`.
+    fn totals(&self, delay: &Histogram, secs: f64) -> TcpTotals {
+        TcpTotals {
+            goodput_bps: bps(self.delivered, secs),
+            delay: DelaySummary::of(delay),
+            timeouts: self.timeouts,
+            timeout_episodes: self.episodes,
+            fast_retransmits: self.fast_retransmits,
+            retransmits: self.retransmits,
+            delivered_bytes: self.delivered,
+            throughput_bps: bps(self.wire, secs),
+        }
+    }
+}
+
 impl Simulation {
     /// Close the books and build the summary (see `docs/metrics.md`).
     pub fn summary(&mut self) -> NetworkSummary {
@@ -373,21 +382,16 @@ impl Simulation {
     fn flow_summaries(&self) -> (Vec<FlowSummary>, AggregateSummary) {
         let secs = self.end.as_secs_f64();
         let mut all = Histogram::new();
-        let (mut delivered, mut timeouts, mut frs, mut rtx) = (0u64, 0u64, 0u64, 0u64);
-        let mut episodes = 0u64;
-        let (mut wire, mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut sums = Counts::default();
+        let (mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64);
         let mut lt_any = false;
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let st = f.sender.stats();
-            let d = f.receiver.delivered();
-            delivered += d;
-            timeouts += st.timeouts;
-            episodes += st.timeout_episodes;
-            frs += st.fast_retransmits;
-            rtx += st.retransmits;
+            let mut own = Counts::default();
+            own.add(st, f.receiver.delivered());
+            sums.add(st, f.receiver.delivered());
             all.merge(&f.metrics.delay);
-            wire += st.wire_bytes;
             let sent = st.bytes_sent + st.repair_bytes_proactive + st.repair_bytes_reactive;
             payload += sent;
             let lt = f.sender.lt_config().any().then(|| {
@@ -415,29 +419,15 @@ impl Simulation {
                 name: f.spec.name.clone(),
                 from: self.nodes[f.spec.src.0 as usize].clone(),
                 to: self.nodes[f.spec.dst.0 as usize].clone(),
-                goodput_bps: bps(d, secs),
-                delay: DelaySummary::of(&f.metrics.delay),
-                timeouts: st.timeouts,
-                timeout_episodes: st.timeout_episodes,
-                fast_retransmits: st.fast_retransmits,
-                retransmits: st.retransmits,
+                totals: own.totals(&f.metrics.delay, secs),
                 ecn_reductions: st.ecn_reductions,
                 segments_sent: st.segments_sent,
-                delivered_bytes: d,
-                throughput_bps: bps(st.wire_bytes, secs),
                 lt,
                 completed_s: st.completed_at.map(|t| t.as_secs_f64()),
             });
         }
         let aggregate = AggregateSummary {
-            goodput_bps: bps(delivered, secs),
-            delay: DelaySummary::of(&all),
-            timeouts,
-            timeout_episodes: episodes,
-            fast_retransmits: frs,
-            retransmits: rtx,
-            delivered_bytes: delivered,
-            throughput_bps: bps(wire, secs),
+            totals: sums.totals(&all, secs),
             lt: lt_any.then(|| AggregateLt {
                 proactive_overhead_pct: pct(pro, payload),
                 reactive_overhead_pct: pct(rea, payload),
@@ -476,7 +466,7 @@ impl Simulation {
                     arq: l
                         .model
                         .arq_stats(d, end)
-                        .map(|a| (a.protocol, ArqSummary::from(&a)))
+                        .map(|a| (a.protocol, ArqSummary::from(a)))
                         .into_iter()
                         .collect(),
                 });

@@ -51,7 +51,7 @@ schema_impl!(
 );
 
 /// One or more TCP flows from `from` to `to`.
-#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Sender node (or a range, zipped with `to`).
@@ -121,13 +121,7 @@ impl FlowConfig {
         FlowConfig {
             from: from.into(),
             to: to.into(),
-            name: None,
-            count: None,
-            start: None,
-            start_jitter: None,
-            stop: None,
-            bytes: None,
-            tcp: None,
+            ..FlowConfig::default()
         }
     }
 

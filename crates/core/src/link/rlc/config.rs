@@ -21,7 +21,7 @@ use crate::time::Time;
 /// A UMTS RLC AM radio bearer. Protocol keys (`preset` … `buffer_counts`,
 /// `adaptive`) concern the bearer; `rate`, `rate_schedule`, `channel` and
 /// `queue` apply to both directions unless `ab` / `ba` override them.
-#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RlcLinkConfig {
     /// One end (the network side: RNC); a node name or a range.
@@ -359,33 +359,8 @@ impl RlcLinkConfig {
         RlcLinkConfig {
             a: a.into(),
             b: b.into(),
-            preset: None,
-            pdu_payload: None,
-            pdu_header: None,
-            li: None,
-            tti: None,
-            delay: None,
-            tx_window: None,
-            max_dat: None,
-            adaptive: None,
-            poll_timer: None,
-            poll_window: None,
-            poll_last_pdu: None,
-            poll_last_retx: None,
-            status_prohibit: None,
-            missing_pdu_detection: None,
-            in_order_delivery: None,
-            mrw_timer: None,
-            epc: None,
-            buffer: None,
-            buffer_counts: None,
             rate: Some(rate),
-            rate_schedule: None,
-            aqm_table: None,
-            channel: None,
-            queue: None,
-            ab: None,
-            ba: None,
+            ..RlcLinkConfig::default()
         }
     }
 

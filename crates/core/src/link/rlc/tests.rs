@@ -1039,7 +1039,7 @@ fn tcp_over_the_bearer_end_to_end() {
             let (sent, delivered, dropped, inside) = sim.packet_balance();
             assert_eq!(sent, delivered + dropped + inside);
         }
-        sim.summary().aggregate.goodput_bps
+        sim.summary().aggregate.totals.goodput_bps
     }
 
     let g0 = goodput(0.0);
