@@ -479,6 +479,17 @@ fn bytes_in(key: &str, v: Option<Bytes>, default: u32, lo: u64, hi: u64) -> Resu
 }
 
 impl LinkFecConfig {
+    /// Check the keys that need no link (the code's limits, ranges); paths
+    /// relative to the `fec` table. [`LinkFecConfig::resolve`] checks the rest.
+    pub fn validate(&self) -> Result<()> {
+        let link = FecLink {
+            loss: None,
+            channel: None,
+            delay: Time::ZERO,
+        };
+        self.resolve(&link).map(|_| ())
+    }
+
     /// The FEC parameters for direction `link`; error paths are relative to
     /// the `fec` table.
     pub fn resolve(&self, link: &FecLink) -> Result<FecConfig> {
@@ -667,6 +678,44 @@ impl JsonSchema for MatchedPer {
                 { "const": "link" },
             ],
         }))
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    fn fec(v: serde_json::Value) -> Result<LinkFecConfig> {
+        crate::config::deserialize::<LinkFecConfig, _>(v).and_then(|f| f.validate().map(|()| f))
+    }
+
+    #[test]
+    fn schemes_take_their_own_keys_with_their_paths() {
+        use serde_json::json;
+        assert!(fec(json!({"scheme": "hybrid"})).is_ok());
+        let cases = [
+            (json!({"scheme": "ll-fec"}), "n"),
+            (json!({"scheme": "ll-fec", "n": 10, "k": 10}), "k"),
+            (json!({"scheme": "ll-fec", "n": 256, "k": 9}), "n"),
+            (
+                json!({"scheme": "ll-fec", "n": 10, "k": 9, "persistence": 3}),
+                "persistence",
+            ),
+            (
+                json!({"scheme": "hybrid", "persistence": -1}),
+                "persistence",
+            ),
+            (
+                json!({"scheme": "hybrid", "matched_per": 1.5, "k": 9}),
+                "matched_per",
+            ),
+            (json!({"scheme": "hybrid", "per_size": 0}), "per_size"),
+            (json!({"scheme": "raptor"}), "scheme"),
+        ];
+        for (v, path) in cases {
+            let e = fec(v.clone()).unwrap_err();
+            assert_eq!(e.path, path, "{v}: {e}");
+        }
     }
 }
 
