@@ -202,6 +202,7 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
             raise PlotError(f"cannot read {str(meta_path)!r}: {e}; {SWEEP_HINT}") from None
         if not isinstance(loaded, dict):
             raise PlotError(f"{str(meta_path)!r} is not a JSON object; {SWEEP_HINT}")
+        _check_meta(loaded, str(meta_path))
         meta = loaded
     columns = summary.columns
     metrics = [
@@ -218,6 +219,33 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
     else:
         params = [c for c in columns if c not in _RESERVED and c not in derived]
     return Sweep(dir=d, summary=summary, meta=meta, params=params, metrics=metrics)
+
+
+def _check_meta(meta: dict[str, Any], where: str) -> None:
+    """Raise :class:`PlotError` unless the keys of ``meta.json`` that are read have their types."""
+
+    def bad(key: str, allowed: str) -> PlotError:
+        value = json.dumps(meta[key])
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        return PlotError(f"{where!r}: {key} is {shown}; allowed: {allowed}; {SWEEP_HINT}")
+
+    params = meta.get("params")
+    if "params" in meta and not (
+        isinstance(params, dict)
+        and all(
+            isinstance(v, list) and all(isinstance(x, str | int | float | bool) for x in v)
+            for v in params.values()
+        )
+    ):
+        raise bad("params", "an object of parameter name to a list of values")
+    conf = meta.get("confidence")
+    if "confidence" in meta and not (
+        isinstance(conf, int | float) and not isinstance(conf, bool) and 0 < conf < 1
+    ):
+        raise bad("confidence", "a number between 0 and 1")
+    reps = meta.get("reps")
+    if "reps" in meta and not (isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1):
+        raise bad("reps", "an integer >= 1")
 
 
 def _first_line(e: BaseException) -> str:
