@@ -300,6 +300,8 @@ def _cmd_model_arq_limit(args: argparse.Namespace) -> int:
 
 
 def _add_reproduce_parser(sub: Any) -> None:
+    from linklab.reproduce import REPRODUCTIONS
+
     rep = sub.add_parser(
         "reproduce",
         help="reproduce a published experiment and compare with the paper",
@@ -308,8 +310,9 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "name",
         metavar="NAME",
-        choices=["rlc-aqm", "arq-persistence", "lt-tcp"],
-        help="reproduction: rlc-aqm (seed 000), arq-persistence (seed 001), lt-tcp (seed 002)",
+        choices=list(REPRODUCTIONS),
+        help="reproduction: "
+        + ", ".join(f"{name} ({cls.seed})" for name, cls in REPRODUCTIONS.items()),
     )
     rep.add_argument("--quick", action="store_true",
                      help="2 replications of 20 s, a subset")  # fmt: skip
@@ -320,26 +323,24 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "--experiments",
         metavar="LIST",
-        help="comma-separated subset (default: all); rlc-aqm: "
-        "table6,sensitivity,fig1,search,traces; arq-persistence: fig3,fig4,fig5,fig6,energy; "
-        "lt-tcp: tables,components,mss,estimator,sensitivity",
+        help="comma-separated subset (default: all); "
+        + "; ".join(f"{name}: {','.join(cls.experiments)}" for name, cls in REPRODUCTIONS.items()),
     )
     rep.set_defaults(func=_cmd_reproduce)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from linklab.reproduce import EXPERIMENTS, REPRODUCTIONS, ReproduceError
+    from linklab.reproduce import REPRODUCTIONS, ReproduceError, reproduce
 
-    allowed = ", ".join(EXPERIMENTS[args.name])
+    allowed = ", ".join(REPRODUCTIONS[args.name].experiments)
     experiments = None
     if args.experiments is not None:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
             raise UsageError(f"empty --experiments; allowed: {allowed}")
-    out = args.out if args.out is not None else f"out/{args.name}"
     try:
-        result, text = REPRODUCTIONS[args.name](
-            out, quick=args.quick, jobs=args.jobs, experiments=experiments
+        result, text = reproduce(
+            args.name, args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
         )
     except ReproduceError as e:
         raise UsageError(str(e)) from None

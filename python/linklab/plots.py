@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linklab._files import Staging, check_writable_file
+from linklab._format import fmt_param
 
 if TYPE_CHECKING:  # matplotlib and polars are heavy: imported only when drawing
     import polars as pl
@@ -272,7 +273,7 @@ def _coerce(sweep: Sweep, name: str, value: object) -> object:
                 pass
         elif text == str(v):
             return v
-    shown = ", ".join(_fmt_value(v) for v in present)
+    shown = ", ".join(fmt_param(v) for v in present)
     raise PlotError(f"parameter {name!r} has no value {text!r} in this sweep; values: {shown}")
 
 
@@ -285,16 +286,8 @@ def _filter(sweep: Sweep, where: Mapping[str, object] | None) -> pl.DataFrame:
     return frame
 
 
-def _fmt_value(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
 def _combo_text(names: Sequence[str], values: Sequence[object]) -> str:
-    return ", ".join(f"{n}={_fmt_value(v)}" for n, v in zip(names, values, strict=True))
+    return ", ".join(f"{n}={fmt_param(v)}" for n, v in zip(names, values, strict=True))
 
 
 def _valid(column: str) -> Any:
@@ -433,7 +426,7 @@ def plot_metric(
     combos = _combinations(sweep, frame, others)
     if len(combos) > MAX_PANELS:
         choices = "; ".join(
-            f"{p}: {', '.join(_fmt_value(v) for v in sweep.values(p, frame))}" for p in others
+            f"{p}: {', '.join(fmt_param(v) for v in sweep.values(p, frame))}" for p in others
         )
         raise PlotError(
             f"{len(combos)} combinations of other swept parameters ({', '.join(others)}) "
@@ -476,7 +469,7 @@ def plot_metric(
             xs = [xs[k] for k in order]
             ys = [means[k] * scale for k in order]
             es = [_err(cis[k]) * scale for k in order]
-            label = None if hue is None else _fmt_value(hv)
+            label = None if hue is None else fmt_param(hv)
             container = ax.errorbar(
                 xs,
                 ys,
@@ -494,7 +487,7 @@ def plot_metric(
             ax.set_title(_combo_text(others, combo), fontsize=10)
         ax.grid(True, alpha=0.3)
         if not numeric_x:
-            ax.set_xticks(range(len(x_values)), [_fmt_value(v) for v in x_values])
+            ax.set_xticks(range(len(x_values)), [fmt_param(v) for v in x_values])
     for ax in axes[-1, :]:
         ax.set_xlabel(x)
     for ax in axes[:, 0]:
@@ -583,7 +576,7 @@ def plot_scatter(
         ys = [v * ys_scale for v in rows.get_column(f"{ym}_mean").to_list()]
         xe = [_err(v) * xs_scale for v in rows.get_column(f"{xm}_ci").to_list()]
         ye = [_err(v) * ys_scale for v in rows.get_column(f"{ym}_ci").to_list()]
-        text = None if label is None else f"{label}={_fmt_value(g)}"
+        text = None if label is None else f"{label}={fmt_param(g)}"
         container = ax.errorbar(
             xs,
             ys,
