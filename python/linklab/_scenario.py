@@ -261,7 +261,9 @@ def params_table(source: Source, where: str = "scenario") -> dict[str, Any]:
     """The ``[params]`` table of ``source`` (name -> default)."""
     params = parse(source, where).get("params", {})
     if not isinstance(params, dict):
-        raise scenario_error("params", f"{where}: must be a table of name = default value")
+        raise scenario_error(
+            "", f"{where}: params must be a table of name = default value; see docs/scenarios.md"
+        )
     return params
 
 

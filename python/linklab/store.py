@@ -34,10 +34,6 @@ class StoreBusyError(OSError):
     """Another process holds the store's lock."""
 
 
-def _is_key(name: str) -> bool:
-    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
-
-
 class Store:
     """Finished runs of a sweep directory, one JSON file per run key."""
 
@@ -86,17 +82,6 @@ class Store:
 
     def _path(self, key: str) -> Path:
         return self.root / f"{key}{_SUFFIX}"
-
-    def keys(self) -> set[str]:
-        """The keys of every finished run in the store."""
-        if not self.root.is_dir():
-            return set()
-        out: set[str] = set()
-        for entry in os.scandir(self.root):
-            name = entry.name
-            if name.endswith(_SUFFIX) and _is_key(name[: -len(_SUFFIX)]):
-                out.add(name[: -len(_SUFFIX)])
-        return out
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record of run ``key``, or None if it is missing or damaged (then deleted)."""
@@ -152,9 +137,6 @@ class MemoryStore:
 
     def __exit__(self, *exc: object) -> None:
         pass
-
-    def keys(self) -> set[str]:
-        return set(self._records)
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._records.get(key)

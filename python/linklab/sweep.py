@@ -234,6 +234,11 @@ def normalize_params(
     ``params`` maps a name to a list of values, one value, or a spec string
     (``"0,0.1"``, ``"0:0.5:0.1"``).
     """
+    if not isinstance(params, Mapping):
+        raise SweepError(
+            "params must be a dict of parameter name to values, e.g. {'per': [0, 0.1]}, "
+            f"not a {type(params).__name__}"
+        )
     if not params:
         raise SweepError("no parameter to sweep; give at least one --param NAME=V1,V2,...")
     out: dict[str, list[Any]] = {}
