@@ -492,6 +492,18 @@ def test_damaged_record_is_redone_in_the_same_run(
     assert json.loads(victim.read_text())["sha256"]
 
 
+def test_records_without_checksum_are_still_read(small: Path, tmp_path: Path) -> None:
+    """Records written before records had checksums are reused, not redone."""
+    out = tmp_path / "o"
+    linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    for f in (out / "store").glob("*.json"):
+        record = json.loads(f.read_text())
+        del record["sha256"]
+        f.write_text(json.dumps(record))
+    again = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    assert (again.executed, again.reused) == (0, 2)
+
+
 def _session(sid: int) -> list[str]:
     """Live (not zombie) processes of session ``sid``, as ``pid cmdline``."""
     found = []

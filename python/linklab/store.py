@@ -6,7 +6,8 @@ either the complete file or none (stray ``.*.tmp`` files are removed the next
 time the store is opened). Each record carries the sha256 of its content
 (``"sha256"``); a file that cannot be read back as a complete record with the
 right checksum (a power loss, a full disk, a foreign hand) counts as missing and
-is deleted, so the sweep that finds it does the run again.
+is deleted, so the sweep that finds it does the run again. (Records written
+before records had checksums are read as they parse.)
 
 A sweep holds an exclusive lock (``DIR/store/.lock``, ``flock``) while it works,
 so two sweeps never write into the same directory at once; the kernel drops the
@@ -93,10 +94,12 @@ class Store:
             return None
         except (OSError, ValueError):
             record = None
+        # A record written before records had checksums is taken as it parses.
+        checksum = record.pop(_CHECKSUM, None) if isinstance(record, dict) else None
         if (
             not isinstance(record, dict)
             or record.get("key") != key
-            or record.pop(_CHECKSUM, None) != _checksum(record)
+            or (checksum is not None and checksum != _checksum(record))
         ):
             with contextlib.suppress(OSError):
                 path.unlink()
