@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 import tomllib
@@ -16,9 +17,10 @@ from hypothesis import strategies as st
 import linklab
 from conftest import PCAP_NS_MAGIC, TINY
 from linklab import _core
+from linklab._scenario import MAX_DEPTH, MAX_FILE_BYTES, is_path, overlay
 from linklab.api import Result, _frame, load_source, params_to_strings
 from linklab.cli import _assignment, _pcap_spec
-from linklab.errors import one_line
+from linklab.errors import ScenarioFileError, one_line
 
 # --- no core needed ---------------------------------------------------------
 
@@ -41,10 +43,123 @@ def test_load_source(tmp_path: Path, tiny: Path) -> None:
     assert load_source(str(tiny)) == TINY
     assert load_source(TINY) == TINY
     assert load_source({"name": "x"}) == {"name": "x"}
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ScenarioFileError, match="missing.toml.*No such file"):
         load_source(str(tmp_path / "missing.toml"))
     with pytest.raises(TypeError):
         load_source(42)  # type: ignore[arg-type]
+
+
+def test_str_path_or_toml() -> None:
+    """How a str is told apart: TOML when multi-line, or with '=' and naming no file."""
+    assert is_path("/nonexistent") and is_path("/tmp") and is_path("scenario")
+    assert is_path("runs/per=0.1.toml")  # '=' in a name ending in .toml
+    assert not is_path('duration = "2s"') and not is_path("name = 'x'\n")
+    assert not is_path("") and not is_path("  ")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "needles"),
+    [
+        ("/nonexistent", ["'/nonexistent'", "No such file"]),
+        ("/tmp", ["'/tmp'", "is a directory"]),
+        (Path("/tmp"), ["is a directory"]),
+        ("/dev/zero", ["not a regular file", "character device"]),
+        ("/dev/null", ["not a regular file"]),
+    ],
+)
+def test_unreadable_scenario_files(scenario: str | Path, needles: list[str]) -> None:
+    with pytest.raises(ScenarioFileError) as info:
+        linklab.run(scenario)
+    assert isinstance(info.value, OSError)
+    text = str(info.value)
+    assert "\n" not in text and text.endswith("; give a TOML scenario file")
+    for needle in needles:
+        assert needle in text, text
+
+
+def test_fifo_and_oversized_files_are_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # opening it for reading must not wait for a writer
+    with pytest.raises(ScenarioFileError, match="FIFO"):
+        load_source(fifo)
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk use, never read
+    with pytest.raises(ScenarioFileError, match="allowed: at most 64 MiB"):
+        load_source(big)
+
+
+def _self_dict() -> dict[str, Any]:
+    d: dict[str, Any] = {"duration": "2s"}
+    d["self"] = d
+    return d
+
+
+def _self_list() -> dict[str, Any]:
+    x: list[Any] = []
+    x.append(x)
+    return {"duration": "2s", "links": x}
+
+
+def _deep(n: int) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    cur = d
+    for _ in range(n):
+        cur["x"] = {}
+        cur = cur["x"]
+    return d
+
+
+@pytest.mark.parametrize(
+    ("make", "path", "needle"),
+    [
+        (_self_dict, "self", "contains itself"),
+        (_self_list, "links[0]", "contains itself"),
+        (lambda: _deep(11_000), "x.x.x", f"more than {MAX_DEPTH} levels"),
+        (lambda: {"a": [{1: 2}]}, "a[0]", "keys must be str"),
+        (lambda: {"a": None}, "a", "allowed: str, int, float, bool, list"),
+        (lambda: {"a": {"b": b"x"}}, "a.b", "not a scenario value"),
+        (lambda: {"seed": 2**64}, "seed", "64-bit"),
+    ],
+)
+def test_bad_dict_shape_is_a_scenario_error(make: Any, path: str, needle: str) -> None:
+    """Checked in Python before the core sees it (these crashed the binding)."""
+    with pytest.raises(linklab.ScenarioError) as info:
+        linklab.run(make())
+    assert info.value.path.startswith(path), info.value.path
+    assert needle in info.value.message
+    assert "\n" not in str(info.value) and len(str(info.value)) < 300
+
+
+def test_shared_subtables_are_fine() -> None:
+    """A dict used twice (not inside itself) is a plain tree to the loader."""
+    queue = {"kind": "droptail", "limit": "100p"}
+    doc = tomllib.loads(TINY)
+    doc["links"][0]["queue"] = queue
+    doc["links"].append({"a": "B", "b": "C", "rate": "1Mbit", "queue": queue})
+    loaded = load_source(doc)
+    assert loaded["links"][0]["queue"] == loaded["links"][1]["queue"] == queue
+
+
+@pytest.mark.parametrize("params", [["per=0.1"], "per=0.1", 5])
+def test_params_must_be_a_dict(tiny: Path, params: Any) -> None:
+    with pytest.raises(TypeError, match="params must be a dict"):
+        linklab.run(tiny, params=params)
+
+
+def test_param_values_must_be_scalars(tiny: Path) -> None:
+    with pytest.raises(TypeError, match=r"params\['per'\] is a NoneType"):
+        linklab.run(tiny, params={"per": None})
+
+
+def test_overlay_sets_and_removes_key_paths() -> None:
+    doc = tomllib.loads(TINY)
+    out = overlay(doc, {"params.ts": True, "links[0].ab": {"loss": 0.5}, "tcp.variant": None})
+    assert out["params"] == {"per": 0.0, "ts": True}
+    assert out["links"][0]["ab"] == {"loss": 0.5} and "variant" not in out["tcp"]
+    assert doc == tomllib.loads(TINY)  # the original is untouched
+    with pytest.raises(ValueError, match="malformed key path"):
+        overlay(doc, {"links[x]": 1})
 
 
 def test_bad_seed() -> None:

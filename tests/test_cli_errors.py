@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,20 @@ def test_missing_scenario_file(cli: CliRunner, tmp_path: Path) -> None:
 
 def test_scenario_is_a_directory(cli: CliRunner, tmp_path: Path) -> None:
     assert_bad_input(cli("run", tmp_path), str(tmp_path))
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_scenario_is_a_device(cli: CliRunner, command: str) -> None:
+    """/dev/zero was read until MemoryError: a non-regular file is refused unread."""
+    args = ["--param", "per=0", "--out", "o"] if command == "sweep" else []
+    line = assert_bad_input(cli(command, "/dev/zero", *args), "/dev/zero", "not a regular file")
+    assert "character device" in line
+
+
+def test_scenario_is_a_fifo(cli: CliRunner, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)  # nobody writes: opening it must not wait
+    assert_bad_input(cli("run", fifo, timeout=20), "pipe.toml", "FIFO")
 
 
 def test_scenario_not_utf8(cli: CliRunner, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -162,3 +163,25 @@ def test_report_bad_input(cli: CliRunner, tmp_path: Path) -> None:
     assert_bad_input(cli("report", tmp_path / "bad", "-o", keep), "summary.parquet")
     assert keep.read_text() == "old"
     assert not list(tmp_path.glob(".keep.html.*"))  # no temporaries left behind
+
+
+@pytest.mark.parametrize(
+    ("meta", "needles"),
+    [
+        ({"params": 5}, ["meta.json", "params is 5", "an object of parameter name"]),
+        ({"params": {"per": "0,0.1"}}, ["params is", "list of values"]),
+        ({"confidence": "high"}, ["confidence", "between 0 and 1"]),
+        ({"reps": -1}, ["reps is -1", ">= 1"]),
+    ],
+)
+def test_report_and_plot_refuse_bad_meta(
+    cli: CliRunner, tmp_path: Path, meta: dict, needles: list[str]
+) -> None:
+    """A meta.json of the wrong shape is bad input (it was 'internal error: AttributeError')."""
+    sweep = make_sweep(tmp_path / "s", {"per": [0.0, 0.1]}, reps=2)
+    path = sweep / "meta.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **meta}))
+    assert_bad_input(cli("report", sweep, "-o", tmp_path / "r.html"), *needles)
+    assert_bad_input(
+        cli("plot", sweep, "--x", "per", "--y", "goodput_bps", "-o", tmp_path / "p.png"), *needles
+    )

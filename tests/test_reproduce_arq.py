@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,10 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
 
 
 def test_scenario_file_is_the_reproductions(cli: CliRunner) -> None:
-    assert (REPO / "scenarios" / "umts-tdd-arq.toml").read_text() == arq_scenario()
+    """The reproduction runs the shipped file (package data), not a copy of it."""
+    assert tomllib.loads((REPO / "scenarios" / "umts-tdd-arq.toml").read_text()) == arq_scenario()
+    adaptive = arq_scenario(adaptive=True)
+    assert adaptive["links"][1]["max_dat"] == "adaptive" and adaptive["params"]["alpha"] == 0.1
     p = cli("run", REPO / "scenarios" / "umts-tdd-arq.toml", "--set", "duration=2s",
             "--set", "max_dat=4", "--json")  # fmt: skip
     assert p.returncode == 0, p.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
 from conftest import CliRunner, assert_bad_input
 from linklab.reproduce.scenarios import lt_dumbbell
@@ -61,10 +62,10 @@ def _aggregate(cli: CliRunner, scenario: str | Path, sets: list[str]) -> dict[st
 def test_embedded_scenarios_run_like_the_repository_files(
     cli: CliRunner, tmp_path: Path, scheme: str, file: str, sets: list[str]
 ) -> None:
-    """The reproduction's built-in texts are the repository's scenarios (PRR
-    off, as in ns-2): the same seed gives the same run."""
+    """The reproduction's scenarios are the repository's files (PRR off, as in
+    ns-2): the same seed gives the same run."""
     text = tmp_path / f"{scheme}.toml"
-    text.write_text(lt_dumbbell(scheme))
+    text.write_text(tomli_w.dumps(lt_dumbbell(scheme)))
     ours = _aggregate(cli, text, [])
     theirs = _aggregate(cli, REPO / "scenarios" / file, sets)
     assert ours == theirs

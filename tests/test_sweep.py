@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -104,6 +105,10 @@ def test_parse_lists_and_ranges() -> None:
     assert parse_param_spec("flows=5:1:-2") == ("flows", [5, 3, 1])
     assert parse_param_spec("duration=1s,2s") == ("duration", ["1s", "2s"])
     assert parse_param_spec("x=7") == ("x", [7])
+    # TOML's other integer forms are integers in ranges too (they raised InvalidOperation)
+    assert parse_param_spec("flows=0x1:0x4:1") == ("flows", [1, 2, 3, 4])
+    assert parse_param_spec("flows=0b1:1_0:0o3") == ("flows", [1, 4, 7, 10])
+    assert parse_param_spec("per=0x0:0.2:0.1") == ("per", [0.0, 0.1, 0.2])
 
 
 @pytest.mark.parametrize("bad", ["per", "=1", "per=", "per=0,,1", "per=0:1:0", "per=1:0:0.1"])
@@ -387,6 +392,9 @@ def test_ctrl_c_keeps_finished_runs(small: Path, tmp_path: Path) -> None:
         (["--param", "per=0", "--backend", "dask"], ["--scheduler"]),
         (["--param", "per=0", "--backend", "slurm"], ["--backend"]),
         (["--param", "per=0", "--seed", "-1"], ["seed"]),
+        (["--param", "per=0", "--reps", "1000000000"], ["1000000000 runs", "at most 100000 runs"]),
+        (["--param", "per=0:1:0.00001"], ["100001 values", "at most 100000"]),
+        (["--param", "per=0,0.1", "--reps", "50001"], ["100002 runs"]),
     ],
 )
 def test_bad_input(cli: CliRunner, small: Path, tmp_path: Path, args: list[str],
@@ -423,6 +431,121 @@ def test_unreachable_scheduler(cli: CliRunner, small: Path, tmp_path: Path) -> N
         else:
             os.environ["LINKLAB_DASK_TIMEOUT"] = env_timeout
     assert_bad_input(proc, "cannot reach dask scheduler", f"127.0.0.1:{port}")
+
+
+def test_reps_cap_answers_at_once(cli: CliRunner, small: Path) -> None:
+    """--reps 1000000000 used to build a task list until memory ran out."""
+    start = time.monotonic()
+    assert_bad_input(cli("sweep", small, "--param", "per=0", "--reps", "1000000000", "--out", "o"))
+    assert time.monotonic() - start < 20
+
+
+def test_scenario_sources_alike(small: Path, tmp_path: Path) -> None:
+    """A path, its TOML text and its dict give the same runs; a dict is stored as TOML."""
+    import tomllib
+
+    by_path = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1)
+    by_text = linklab.sweep(SMALL, {"per": [0, 0.05]}, jobs=1)
+    by_dict = linklab.sweep(tomllib.loads(SMALL), {"per": [0, 0.05]}, jobs=1, out=tmp_path / "d")
+    for other in (by_text, by_dict):
+        assert_frame_equal(_deterministic(other.summary), _deterministic(by_path.summary))
+    assert tomllib.loads((tmp_path / "d" / "scenario.toml").read_text()) == tomllib.loads(SMALL)
+    assert by_dict.meta["scenario"] == "small"
+    with pytest.raises(SweepError, match="does not exist|No such file"):
+        linklab.sweep("/nonexistent", {"per": [0]})
+    with pytest.raises(SweepError, match="is a directory"):
+        linklab.sweep(tmp_path, {"per": [0]})
+    loop: dict = tomllib.loads(SMALL)
+    loop["tcp"]["loop"] = loop
+    with pytest.raises(SweepError, match="tcp.loop: contains itself"):
+        linklab.sweep(loop, {"per": [0]})
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+    else:  # a digit changed: still valid JSON, but the checksum no longer matches
+        record = json.loads(data)
+        record["summary"]["events"] += 1
+        path.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "digit"])
+def test_damaged_record_is_redone_in_the_same_run(
+    cli: CliRunner, small: Path, tmp_path: Path, how: str
+) -> None:
+    """A damaged store record is redone by the next sweep, which then succeeds."""
+    first = cli("sweep", small, "--param", "per=0,0.05", "--reps", "2", "--out", "o")
+    assert first.returncode == 0, first.stderr
+    runs_before, summary_before = _tables(tmp_path / "o")
+    victim = sorted((tmp_path / "o" / "store").glob("*.json"))[1]
+    _damage(victim, how)
+    again = cli("sweep", small, "--param", "per=0,0.05", "--reps", "2", "--out", "o")
+    assert again.returncode == 0, again.stderr
+    assert "(1 run now, 3 reused)" in again.stdout
+    runs_after, summary_after = _tables(tmp_path / "o")
+    assert_frame_equal(_deterministic(runs_after), _deterministic(runs_before))
+    assert_frame_equal(_deterministic(summary_after), _deterministic(summary_before))
+    assert json.loads(victim.read_text())["sha256"]
+
+
+def test_records_without_checksum_are_still_read(small: Path, tmp_path: Path) -> None:
+    """Records written before records had checksums are reused, not redone."""
+    out = tmp_path / "o"
+    linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    for f in (out / "store").glob("*.json"):
+        record = json.loads(f.read_text())
+        del record["sha256"]
+        f.write_text(json.dumps(record))
+    again = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    assert (again.executed, again.reused) == (0, 2)
+
+
+def _session(sid: int) -> list[str]:
+    """Live (not zombie) processes of session ``sid``, as ``pid cmdline``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        state, _ppid, _pgrp, session = stat[stat.rindex(")") + 2 :].split()[:4]
+        if int(session) == sid and state != "Z":
+            found.append(f"{entry} {cmd[:100]}")
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_kill_9_while_workers_start_leaves_no_process(small: Path, tmp_path: Path) -> None:
+    """The parent is killed while its workers are still starting (before their set-up
+    runs): they, and multiprocessing's resource tracker, must not live on."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "linklab", "sweep", str(small), *LONG_PARAMS, "--jobs", "2",
+         "--out", "o"],
+        cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not any("spawn_main" in p for p in _session(proc.pid)):
+            assert proc.poll() is None and time.monotonic() < deadline, "no worker started"
+            time.sleep(0.002)
+        proc.kill()  # SIGKILL: the parent cannot clean up
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while (left := _session(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not left, f"still alive after the parent's kill -9: {left}"
+    finally:
+        for line in _session(proc.pid):
+            with contextlib.suppress(OSError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
 
 
 def test_api_errors(small: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from linklab._core import json_schema, version
 from linklab.api import Result, run
-from linklab.errors import InternalError, ScenarioError
+from linklab.errors import InternalError, ScenarioError, ScenarioFileError
 from linklab.sweep import SweepResult, sweep
 
 __version__: str = version()
@@ -18,6 +18,7 @@ __all__ = [
     "InternalError",
     "Result",
     "ScenarioError",
+    "ScenarioFileError",
     "SweepResult",
     "__version__",
     "json_schema",

@@ -1,7 +1,10 @@
-"""Atomic file output: write to a temporary file beside the target, then rename.
+"""Atomic file output: the one way linklab writes a file.
 
-A reader (or a later failure) never sees a half-written file, and a file that
-already exists is replaced only once its successor is complete.
+Every file is written to a temporary file with a unique name in the target's
+directory, flushed to disk (``fsync``), renamed over the target, and the
+directory is synced after the rename. A reader, a crash or a failure part-way
+never sees a half-written file; a file that already exists is replaced only
+once its successor is complete; a failure removes the temporaries.
 """
 
 from __future__ import annotations
@@ -12,7 +15,16 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["Staging", "atomic_write_bytes", "check_writable_dir", "check_writable_file"]
+__all__ = [
+    "TMP_SUFFIX",
+    "Staging",
+    "atomic_write",
+    "check_writable_dir",
+    "check_writable_file",
+]
+
+#: The suffix of temporaries (``.<name>.<random>.tmp``); a reader may remove strays.
+TMP_SUFFIX = ".tmp"
 
 _UMASK: int | None = None
 
@@ -26,48 +38,64 @@ def _file_mode() -> int:
     return 0o666 & ~_UMASK
 
 
+def _fsync_path(path: Path, directory: bool = False) -> None:
+    """Flush ``path`` (a file, or a directory's entries) to disk."""
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if directory:  # some platforms cannot open a directory: nothing to sync
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:  # a directory that cannot be synced (some file systems) is fine
+            raise
+    finally:
+        os.close(fd)
+
+
 class Staging:
     """Stage several output files, then publish them all with renames.
 
-    Use as a context manager: files are written to temporaries by :meth:`add`;
-    :meth:`commit` renames them into place; leaving the block without
-    committing (e.g. on an exception) removes the temporaries and leaves every
-    existing file untouched.
+    Use as a context manager: :meth:`add` writes each file to a synced
+    temporary; :meth:`commit` renames them into place and syncs their
+    directories; leaving the block without committing (e.g. on an exception)
+    removes the temporaries and leaves every existing file untouched.
     """
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, Path]] = []
 
-    def add(self, target: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+    def add(self, target: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
         """Write ``target``'s content to a temporary file with ``write(tmp_path)``."""
         target = Path(target)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX
+        )
         os.close(fd)
         tmp = Path(tmp_name)
         self._pending.append((tmp, target))
         write(tmp)
+        _fsync_path(tmp)
         os.chmod(tmp, _file_mode())
         return target
 
     def add_bytes(self, target: str | os.PathLike[str], data: bytes) -> Path:
         """Stage ``data`` as the content of ``target``."""
-
-        def write(tmp: Path) -> None:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-
-        return self.add(target, write)
+        return self.add(target, lambda tmp: tmp.write_bytes(data))
 
     def commit(self) -> list[Path]:
-        """Move every staged file into place; returns the targets."""
+        """Move every staged file into place and sync the directories; returns the targets."""
         done: list[Path] = []
         while self._pending:
             tmp, target = self._pending[0]
             os.replace(tmp, target)
             self._pending.pop(0)
             done.append(target)
+        for directory in dict.fromkeys(t.parent for t in done):
+            _fsync_path(directory, directory=True)
         return done
 
     def discard(self) -> None:
@@ -84,8 +112,10 @@ class Staging:
         self.discard()
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically."""
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
+    """Write ``data`` (``str`` as UTF-8) to ``path`` atomically; returns the path."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
     with Staging() as s:
         s.add_bytes(path, data)
         return s.commit()[0]

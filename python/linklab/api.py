@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from linklab import _core, _pcap
 from linklab._files import Staging
+from linklab._inputs import check_seed, params_to_strings
+from linklab._scenario import Source, load_source
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
 
 __all__ = ["Result", "load_source", "params_to_strings", "run", "run_source"]
-
-_MAX_SEED = 2**64 - 1
 
 _NUMERIC: dict[str, str] = {
     "f64": "<f8",
@@ -85,78 +85,52 @@ def run(
 ) -> Result:
     """Run one scenario.
 
-    ``scenario`` is a path to a TOML file (an ``os.PathLike``, or a ``str``
-    that names an existing file or ends in ``.toml``), TOML text, or a dict
-    shaped like the TOML file. ``seed`` overrides the scenario's seed;
-    ``params`` override ``[params]`` (values are converted with ``str``,
-    booleans as ``true``/``false``); ``trace`` records trace tables; ``pcap``
-    lists links to capture (``"A->B"`` one direction, ``"A-B"`` both).
+    ``scenario`` is a path to a TOML file, TOML text, or a dict shaped like the
+    TOML file. A ``str`` is TOML text when it spans several lines, or contains
+    ``=`` while naming no existing file and not ending in ``.toml``; any other
+    ``str`` is a path (``pathlib.Path`` always is). ``seed`` overrides the
+    scenario's seed; ``params`` override ``[params]`` (a dict of name to str,
+    number or bool; booleans are passed as ``true``/``false``); ``trace``
+    records trace tables; ``pcap`` lists links to capture (``"A->B"`` one
+    direction, ``"A-B"`` both).
 
     Raises ``ScenarioError`` (a ``ValueError``) for a scenario that cannot be
-    run, ``OSError`` if the file cannot be read.
+    run, including a dict of the wrong shape (a value inside itself, nested
+    deeper than 64 levels, a non-str key, a value that is not str, int, float,
+    bool, list or dict); ``ScenarioFileError`` (an ``OSError``) if the file
+    cannot be read (missing, a directory, not a regular file, above 64 MiB, not
+    UTF-8); ``TypeError``/``ValueError`` for a bad ``seed``, ``params`` or
+    ``pcap`` argument.
     """
-    return run_source(load_source(scenario), seed=seed, params=params, trace=trace, pcap=pcap)
+    overrides = params_to_strings(params)  # argument errors before reading a file
+    return run_source(load_source(scenario), seed=seed, params=overrides, trace=trace, pcap=pcap)
 
 
 def run_source(
-    source: str | dict[str, Any],
+    source: Source,
     *,
     seed: int | None = None,
     params: Mapping[str, object] | None = None,
     trace: bool = False,
     pcap: Sequence[str] | None = None,
 ) -> Result:
-    """Like :func:`run`, for a source already loaded: TOML text or a dict."""
+    """Like :func:`run`, for a source already loaded by :func:`load_source`.
+
+    A ``str`` is TOML text here, never a path; a dict is checked again.
+    """
+    if not isinstance(source, str):
+        source = load_source(source)
     if seed is not None:
-        seed = _check_seed(seed)
+        seed = check_seed(seed)
     summary, raw_traces, pcaps = _core.run(
         source,
         seed=seed,
-        params=params_to_strings(params) if params else None,
+        params=params_to_strings(params) or None,
         trace=bool(trace),
         pcap=_check_pcap(pcap),
     )
     traces = {name: _frame(columns) for name, columns in raw_traces.items()}
     return Result(summary=summary, traces=traces, pcaps=dict(pcaps))
-
-
-def load_source(scenario: str | os.PathLike[str] | Mapping[str, Any]) -> str | dict[str, Any]:
-    """The scenario as TOML text or a dict, reading it from a file if it names one."""
-    if isinstance(scenario, Mapping):
-        return dict(scenario)
-    if isinstance(scenario, os.PathLike):
-        return _read_text(Path(scenario))
-    if isinstance(scenario, str):
-        if "\n" not in scenario and (scenario.endswith(".toml") or Path(scenario).is_file()):
-            return _read_text(Path(scenario))
-        return scenario
-    raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
-
-
-def params_to_strings(params: Mapping[str, object] | None) -> dict[str, str]:
-    """``[params]`` overrides as the strings the core parses (bools as ``true``/``false``)."""
-    out: dict[str, str] = {}
-    for name, value in (params or {}).items():
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"parameter names must be non-empty strings, not {name!r}")
-        if isinstance(value, bool):
-            out[name] = "true" if value else "false"
-        else:
-            out[name] = str(value)
-    return out
-
-
-def _read_text(path: Path) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
-    if not 0 <= seed <= _MAX_SEED:
-        raise ValueError(f"seed {seed} is out of range; allowed: 0 to 2**64-1")
-    return seed
 
 
 def _check_pcap(pcap: Sequence[str] | None) -> list[str] | None:

@@ -20,8 +20,17 @@ from typing import Any, NoReturn
 
 from linklab import _core
 from linklab._files import Staging, check_writable_dir, check_writable_file
+from linklab._format import json_safe, text_table
+from linklab._inputs import SEED_RANGE, check_seed
+from linklab._scenario import read_scenario_file
 from linklab.api import Result, _file_stem, run_source
-from linklab.errors import InternalError, ScenarioError, error_text, one_line
+from linklab.errors import (
+    InternalError,
+    ScenarioError,
+    ScenarioFileError,
+    error_text,
+    one_line,
+)
 
 __all__ = ["main"]
 
@@ -29,7 +38,6 @@ PROG = "linklab"
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
-_MAX_SEED = 2**64 - 1
 
 
 class UsageError(Exception):
@@ -50,14 +58,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _seed(text: str) -> int:
     try:
-        value = int(text, 10)
+        return check_seed(int(text, 10))
     except ValueError:
-        value = -1
-    if not 0 <= value <= _MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"invalid seed {text!r}; allowed: an integer from 0 to 2**64-1"
-        )
-    return value
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}; allowed: {SEED_RANGE}") from None
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -264,7 +267,7 @@ def _cmd_model_arq(args: argparse.Namespace) -> int:
         [str(r["n"]), f"{r['F']:.6g}", f"{r['F_hat']:.6g}", f"{r['mean_tx_limited']:.6g}"]
         for r in result["rows"]
     ]
-    print(_table(["n", "F(n)", "F_hat(n)", "E[eta|n<=M_t=n]"], rows))
+    print(text_table(["n", "F(n)", "F_hat(n)", "E[eta|n<=M_t=n]"], rows))
     mean = result["mean_tx"]
     print(
         f"lambda1 {result['lambda1']:.6g}  "
@@ -297,6 +300,8 @@ def _cmd_model_arq_limit(args: argparse.Namespace) -> int:
 
 
 def _add_reproduce_parser(sub: Any) -> None:
+    from linklab.reproduce import REPRODUCTIONS
+
     rep = sub.add_parser(
         "reproduce",
         help="reproduce a published experiment and compare with the paper",
@@ -305,8 +310,9 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "name",
         metavar="NAME",
-        choices=["rlc-aqm", "arq-persistence", "lt-tcp"],
-        help="reproduction: rlc-aqm (seed 000), arq-persistence (seed 001), lt-tcp (seed 002)",
+        choices=list(REPRODUCTIONS),
+        help="reproduction: "
+        + ", ".join(f"{name} ({cls.seed})" for name, cls in REPRODUCTIONS.items()),
     )
     rep.add_argument("--quick", action="store_true",
                      help="2 replications of 20 s, a subset")  # fmt: skip
@@ -317,26 +323,24 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument(
         "--experiments",
         metavar="LIST",
-        help="comma-separated subset (default: all); rlc-aqm: "
-        "table6,sensitivity,fig1,search,traces; arq-persistence: fig3,fig4,fig5,fig6,energy; "
-        "lt-tcp: tables,components,mss,estimator,sensitivity",
+        help="comma-separated subset (default: all); "
+        + "; ".join(f"{name}: {','.join(cls.experiments)}" for name, cls in REPRODUCTIONS.items()),
     )
     rep.set_defaults(func=_cmd_reproduce)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from linklab.reproduce import EXPERIMENTS, REPRODUCTIONS, ReproduceError
+    from linklab.reproduce import REPRODUCTIONS, ReproduceError, reproduce
 
-    allowed = ", ".join(EXPERIMENTS[args.name])
+    allowed = ", ".join(REPRODUCTIONS[args.name].experiments)
     experiments = None
     if args.experiments is not None:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
             raise UsageError(f"empty --experiments; allowed: {allowed}")
-    out = args.out if args.out is not None else f"out/{args.name}"
     try:
-        result, text = REPRODUCTIONS[args.name](
-            out, quick=args.quick, jobs=args.jobs, experiments=experiments
+        result, text = reproduce(
+            args.name, args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
         )
     except ReproduceError as e:
         raise UsageError(str(e)) from None
@@ -438,9 +442,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             params[name] = values
         if not params:
             raise UsageError("no --param given; give at least one, e.g. --param per=0,0.01,0.1")
-        source = _read_scenario(args.scenario)
         result = sweep(
-            args.scenario if Path(args.scenario).is_file() else source,
+            Path(args.scenario),
             params,
             reps=args.reps,
             confidence=args.confidence,
@@ -463,7 +466,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     names = list(params)
     if args.json:
-        rows = [_json_safe(r) for r in result.summary.iter_rows(named=True)]
+        rows = [json_safe(r) for r in result.summary.iter_rows(named=True)]
         print(json.dumps(rows))
     else:
         print(render_summary_table(result.summary, names, args.confidence))
@@ -619,7 +622,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--pcap file {file!r} given twice; give each link its own file")
         pcap_files[link] = file
 
-    source = _read_scenario(args.scenario)
+    try:
+        source = read_scenario_file(args.scenario)
+    except ScenarioFileError as e:
+        raise UsageError(str(e)) from None
     try:
         result = run_source(
             source,
@@ -633,7 +639,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     _write_outputs(result, trace_dir, pcap_files)
     if args.json:
-        print(json.dumps(_json_safe(result.summary)))
+        print(json.dumps(json_safe(result.summary)))
     else:
         print(render_summary(result.summary))
     return 0
@@ -661,21 +667,6 @@ def _check_output(check: Callable[[str], None], path: str, what: str) -> None:
     except OSError as e:
         raise UsageError(
             f"cannot write {what} {path!r}: {e}; give a path in an existing, writable directory"
-        ) from None
-
-
-def _read_scenario(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except UnicodeDecodeError as e:
-        raise UsageError(
-            f"cannot read scenario file {path!r}: not UTF-8 text ({e.reason} at byte {e.start}); "
-            "give a TOML scenario file"
-        ) from None
-    except OSError as e:
-        raise UsageError(
-            _os_error(e, f"cannot read scenario file {path!r}") + "; give a TOML scenario file"
         ) from None
 
 
@@ -709,17 +700,6 @@ def _os_error(e: OSError, what: str) -> str:
     return f"{what}: {reason}"
 
 
-def _json_safe(value: Any) -> Any:
-    """Replace non-finite floats (not valid JSON) by null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 # ---------------------------------------------------------------------------
 # Human-readable summary
 # ---------------------------------------------------------------------------
@@ -734,22 +714,6 @@ def _num(value: Any, scale: float = 1.0, digits: int = 3) -> str:
         v = value * scale
         return f"{v:,.{digits}f}" if math.isfinite(v) else "-"
     return str(value)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """Columns padded to width; the first ``left`` columns left-aligned, others right."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(out).rstrip()
-
-    return "\n".join([line(headers), *(line(r) for r in rows)])
 
 
 def render_summary(s: dict[str, Any]) -> str:
@@ -794,7 +758,7 @@ def render_summary(s: dict[str, Any]) -> str:
             "flow", "name", "path", "goodput Mbit/s", "mean delay ms", "p95 delay ms",
             "timeouts", "fast rtx", "rtx", "completed s",
         ]  # fmt: skip
-        parts.append("\n" + _table(headers, rows, left=3))
+        parts.append("\n" + text_table(headers, rows, left=3))
 
     links = s.get("links") or []
     if links:
@@ -809,7 +773,7 @@ def render_summary(s: dict[str, Any]) -> str:
             for x in links
         ]
         headers = ["link", "rate Mbit/s", "throughput Mbit/s", "tx packets", "lost"]
-        parts.append("\n" + _table(headers, rows))
+        parts.append("\n" + text_table(headers, rows))
 
     arq_links = [x for x in links if isinstance(x.get("rlc"), dict)]
     if arq_links:
@@ -835,7 +799,7 @@ def render_summary(s: dict[str, Any]) -> str:
             "arq link", "sdus acked", "discarded", "residual loss", "efficiency",
             "max_dat", "mean max_dat", "unlimited frac", "P_LL", "P_TCP",
         ]  # fmt: skip
-        parts.append("\n" + _table(headers, rows))
+        parts.append("\n" + text_table(headers, rows))
 
     queues = s.get("queues") or []
     if queues:
@@ -860,7 +824,7 @@ def render_summary(s: dict[str, Any]) -> str:
             "queue", "kind", "arrivals", "drops overflow", "drops aqm early",
             "drops aqm forced", "ecn marks", "mean pkts", "mean bytes", "max pkts",
         ]  # fmt: skip
-        parts.append("\n" + _table(headers, rows, left=2))
+        parts.append("\n" + text_table(headers, rows, left=2))
     return "\n".join(parts)
 
 

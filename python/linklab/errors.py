@@ -1,17 +1,43 @@
 """Exceptions raised by linklab.
 
-``ScenarioError`` (a ``ValueError``) comes from the Rust core: a scenario that
-cannot be run, with ``.path`` (the key path, e.g. ``links[2].ab.loss``; empty when
-it concerns the whole scenario) and ``.message`` (what is wrong and what is
-allowed). ``InternalError`` (a ``RuntimeError``) is a bug in the core: a Rust
-panic turned into a Python exception.
+``ScenarioError`` (a ``ValueError``) is a scenario that cannot be run, with
+``.path`` (the key path, e.g. ``links[2].ab.loss``; empty when it concerns the
+whole scenario) and ``.message`` (what is wrong and what is allowed). The Rust
+core raises it, and so does the Python loader for a scenario dict of the wrong
+shape (:func:`scenario_error`). ``ScenarioFileError`` (an ``OSError``) is a
+scenario file that cannot be read: missing, a directory, not a regular file,
+too large, not UTF-8. ``InternalError`` (a ``RuntimeError``) is a bug in the
+core: a Rust panic turned into a Python exception.
 """
 
 from __future__ import annotations
 
 from linklab._core import InternalError, ScenarioError
 
-__all__ = ["InternalError", "ScenarioError", "error_text"]
+__all__ = [
+    "InternalError",
+    "ScenarioError",
+    "ScenarioFileError",
+    "error_text",
+    "one_line",
+    "scenario_error",
+]
+
+
+class ScenarioFileError(OSError):
+    """A scenario file that cannot be read; ``.path`` is the file, ``str()`` says why."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def scenario_error(path: str, message: str) -> ScenarioError:
+    """A :class:`ScenarioError` with ``.path`` and ``.message``, as the core builds them."""
+    exc = ScenarioError(f"{path}: {message}" if path else message)
+    exc.path = path
+    exc.message = message
+    return exc
 
 
 def error_text(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linklab._files import Staging, check_writable_file
+from linklab._format import fmt_param
 
 if TYPE_CHECKING:  # matplotlib and polars are heavy: imported only when drawing
     import polars as pl
@@ -202,6 +203,7 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
             raise PlotError(f"cannot read {str(meta_path)!r}: {e}; {SWEEP_HINT}") from None
         if not isinstance(loaded, dict):
             raise PlotError(f"{str(meta_path)!r} is not a JSON object; {SWEEP_HINT}")
+        _check_meta(loaded, str(meta_path))
         meta = loaded
     columns = summary.columns
     metrics = [
@@ -218,6 +220,33 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
     else:
         params = [c for c in columns if c not in _RESERVED and c not in derived]
     return Sweep(dir=d, summary=summary, meta=meta, params=params, metrics=metrics)
+
+
+def _check_meta(meta: dict[str, Any], where: str) -> None:
+    """Raise :class:`PlotError` unless the keys of ``meta.json`` that are read have their types."""
+
+    def bad(key: str, allowed: str) -> PlotError:
+        value = json.dumps(meta[key])
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        return PlotError(f"{where!r}: {key} is {shown}; allowed: {allowed}; {SWEEP_HINT}")
+
+    params = meta.get("params")
+    if "params" in meta and not (
+        isinstance(params, dict)
+        and all(
+            isinstance(v, list) and all(isinstance(x, str | int | float | bool) for x in v)
+            for v in params.values()
+        )
+    ):
+        raise bad("params", "an object of parameter name to a list of values")
+    conf = meta.get("confidence")
+    if "confidence" in meta and not (
+        isinstance(conf, int | float) and not isinstance(conf, bool) and 0 < conf < 1
+    ):
+        raise bad("confidence", "a number between 0 and 1")
+    reps = meta.get("reps")
+    if "reps" in meta and not (isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1):
+        raise bad("reps", "an integer >= 1")
 
 
 def _first_line(e: BaseException) -> str:
@@ -244,7 +273,7 @@ def _coerce(sweep: Sweep, name: str, value: object) -> object:
                 pass
         elif text == str(v):
             return v
-    shown = ", ".join(_fmt_value(v) for v in present)
+    shown = ", ".join(fmt_param(v) for v in present)
     raise PlotError(f"parameter {name!r} has no value {text!r} in this sweep; values: {shown}")
 
 
@@ -257,16 +286,8 @@ def _filter(sweep: Sweep, where: Mapping[str, object] | None) -> pl.DataFrame:
     return frame
 
 
-def _fmt_value(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
 def _combo_text(names: Sequence[str], values: Sequence[object]) -> str:
-    return ", ".join(f"{n}={_fmt_value(v)}" for n, v in zip(names, values, strict=True))
+    return ", ".join(f"{n}={fmt_param(v)}" for n, v in zip(names, values, strict=True))
 
 
 def _valid(column: str) -> Any:
@@ -405,7 +426,7 @@ def plot_metric(
     combos = _combinations(sweep, frame, others)
     if len(combos) > MAX_PANELS:
         choices = "; ".join(
-            f"{p}: {', '.join(_fmt_value(v) for v in sweep.values(p, frame))}" for p in others
+            f"{p}: {', '.join(fmt_param(v) for v in sweep.values(p, frame))}" for p in others
         )
         raise PlotError(
             f"{len(combos)} combinations of other swept parameters ({', '.join(others)}) "
@@ -448,7 +469,7 @@ def plot_metric(
             xs = [xs[k] for k in order]
             ys = [means[k] * scale for k in order]
             es = [_err(cis[k]) * scale for k in order]
-            label = None if hue is None else _fmt_value(hv)
+            label = None if hue is None else fmt_param(hv)
             container = ax.errorbar(
                 xs,
                 ys,
@@ -466,7 +487,7 @@ def plot_metric(
             ax.set_title(_combo_text(others, combo), fontsize=10)
         ax.grid(True, alpha=0.3)
         if not numeric_x:
-            ax.set_xticks(range(len(x_values)), [_fmt_value(v) for v in x_values])
+            ax.set_xticks(range(len(x_values)), [fmt_param(v) for v in x_values])
     for ax in axes[-1, :]:
         ax.set_xlabel(x)
     for ax in axes[:, 0]:
@@ -555,7 +576,7 @@ def plot_scatter(
         ys = [v * ys_scale for v in rows.get_column(f"{ym}_mean").to_list()]
         xe = [_err(v) * xs_scale for v in rows.get_column(f"{xm}_ci").to_list()]
         ye = [_err(v) * ys_scale for v in rows.get_column(f"{ym}_ci").to_list()]
-        text = None if label is None else f"{label}={_fmt_value(g)}"
+        text = None if label is None else f"{label}={fmt_param(g)}"
         container = ax.errorbar(
             xs,
             ys,

@@ -11,14 +11,15 @@ read from the sweep directory is HTML-escaped. See ``docs/plots.md``.
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from linklab._format import fmt_param
+from linklab._html import escape as _e
+from linklab._html import figure, page
 from linklab.plots import (
     PlotError,
     Sweep,
@@ -43,41 +44,6 @@ MAIN_METRICS = [
     "retransmits",
 ]
 _SUFFIXES = (".html", ".htm")
-
-_CSS = """
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-       color: #1d2330; background: #fff; margin: 0; }
-main { max-width: 1400px; margin: 0 auto; padding: 24px 32px 48px; }
-h1 { font-size: 26px; margin: 0 0 4px; }
-h2 { font-size: 19px; margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 2px solid #dfe4ec; }
-.sub { color: #5b6475; margin: 0 0 16px; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 4px 0 8px; }
-th, td { padding: 5px 12px; border-bottom: 1px solid #e4e8ef; text-align: right;
-         vertical-align: top; }
-th { background: #f3f5f9; font-weight: 600; border-bottom: 2px solid #cfd6e2; }
-td.l, th.l { text-align: left; }
-tbody tr:nth-child(even) td { background: #fafbfd; }
-table.kv th { text-align: left; background: none; border-bottom: 1px solid #e4e8ef;
-              font-weight: 600; }
-table.kv td { text-align: left; }
-.ci { color: #6b7385; }
-td.err { color: #a1262b; text-align: left; font-family: ui-monospace, monospace;
-         font-size: 13px; white-space: pre-wrap; max-width: 640px; }
-.wide { overflow-x: auto; }
-.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(500px, 1fr)); gap: 18px; }
-figure { margin: 0; padding: 10px; border: 1px solid #e4e8ef; border-radius: 6px; }
-figure img { display: block; width: 100%; height: auto; }
-figcaption { color: #5b6475; font-size: 13px; margin-top: 6px; }
-pre { background: #f6f8fb; border: 1px solid #e4e8ef; border-radius: 6px; padding: 12px 14px;
-      overflow-x: auto; font-size: 13px; line-height: 1.4; }
-.note { color: #5b6475; font-style: italic; }
-.ok { color: #23734a; font-weight: 600; }
-.bad { color: #a1262b; font-weight: 600; }
-"""
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _finite(value: object) -> bool:
@@ -108,14 +74,6 @@ def _decimals(value: float) -> int:
     if value == 0:
         return 0
     return min(6, max(0, 3 - math.floor(math.log10(abs(value)))))
-
-
-def _fmt_param(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return "–" if v is None else str(v)
 
 
 def _check_out(out: str | os.PathLike[str]) -> None:
@@ -168,15 +126,7 @@ def render_report(directory: str | os.PathLike[str]) -> str:
         parts.append('<p class="note">scenario.toml is missing from the sweep directory.</p>')
     else:
         parts.append(f"<pre>{_e(scenario_text)}</pre>")
-    body = "\n".join(parts)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta name="generator" content="linklab {_e(linklab.__version__)}">\n'
-        f"<title>linklab report: {_e(title)}</title>\n"
-        f"<style>{_CSS}</style>\n</head>\n<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
-    )
+    return page(f"linklab report: {title}", "\n".join(parts), f"linklab {linklab.__version__}")
 
 
 # ---------------------------------------------------------------------------
@@ -235,7 +185,7 @@ def _sum(frame: Any, column: str) -> float:
 def _overview(sweep: Sweep, n_runs: int | None, n_failed: int) -> str:
     meta = sweep.meta
     conf = meta.get("confidence")
-    conf_text = f"{float(conf) * 100:g} % (Student-t)" if _finite(conf) else _fmt_param(conf)
+    conf_text = f"{float(conf) * 100:g} % (Student-t)" if _finite(conf) else fmt_param(conf, "–")
     status = (
         '<span class="ok">all runs succeeded</span>'
         if n_failed == 0
@@ -265,7 +215,7 @@ def _grid_table(sweep: Sweep) -> str:
         values = grid.get(p) if isinstance(grid, dict) and isinstance(grid.get(p), list) else None
         if values is None:
             values = sweep.values(p)
-        shown = ", ".join(_fmt_param(v) for v in values)
+        shown = ", ".join(fmt_param(v, "–") for v in values)
         rows.append(
             f'<tr><td class="l"><code>{_e(p)}</code></td><td>{len(values)}</td>'
             f'<td class="l">{_e(shown)}</td></tr>'
@@ -294,7 +244,7 @@ def _summary_table(sweep: Sweep) -> str:
     rows = []
     for rec in frame.iter_rows(named=True):
         cells = [f'<td class="l">{_e(rec.get("point", ""))}</td>']
-        cells += [f'<td class="l">{_e(_fmt_param(rec.get(p)))}</td>' for p in params]
+        cells += [f'<td class="l">{_e(fmt_param(rec.get(p), "–"))}</td>' for p in params]
         n, bad = rec.get("n"), rec.get("failed")
         total = (n or 0) + (bad or 0)
         runs_cls = ' class="bad"' if bad else ""
@@ -334,7 +284,7 @@ def _failed_table(sweep: Sweep, failed: Any, n_failed: int) -> str:
             f"<td>{_e(rec.get('rep', ''))}</td>",
             f"<td>{_e(rec.get('seed', ''))}</td>",
         ]
-        cells += [f'<td class="l">{_e(_fmt_param(rec.get(p)))}</td>' for p in params]
+        cells += [f'<td class="l">{_e(fmt_param(rec.get(p), "–"))}</td>' for p in params]
         cells.append(f'<td class="err">{_e(rec.get("error") or "(no message)")}</td>')
         rows.append(f'<tr class="failed">{"".join(cells)}</tr>')
     return (
@@ -381,12 +331,7 @@ def _figure(make: Any, caption: str, notes: list[str]) -> str:
     if width_in <= 7.5:  # one panel: a bit smaller, so its text reads well at page width
         fig.set_size_inches(6.2, 6.2 * height_in / width_in)
     data = figure_bytes(fig, "png", dpi=110)
-    width, height = _png_size(data)
-    b64 = base64.b64encode(data).decode("ascii")
-    return (
-        f'<figure><img src="data:image/png;base64,{b64}" width="{width}" height="{height}" '
-        f'alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>'
-    )
+    return figure(data, caption, _png_size(data))
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -1,11 +1,13 @@
 """The run store of a sweep: one small JSON file per finished run, keyed by its hash.
 
-``DIR/store/<key>.json`` is written to a temporary file in the same directory and
-renamed into place with ``os.replace``, so a process killed at any moment leaves
+``DIR/store/<key>.json`` is written with :mod:`linklab._files` (a synced
+temporary file renamed into place), so a process killed at any moment leaves
 either the complete file or none (stray ``.*.tmp`` files are removed the next
-time the store is opened). A file that cannot be read back as a complete record
-(only possible after a power loss or a full disk) counts as missing and is
-deleted, so the run is simply done again.
+time the store is opened). Each record carries the sha256 of its content
+(``"sha256"``); a file that cannot be read back as a complete record with the
+right checksum (a power loss, a full disk, a foreign hand) counts as missing and
+is deleted, so the sweep that finds it does the run again. (Records written
+before records had checksums are read as they parse.)
 
 A sweep holds an exclusive lock (``DIR/store/.lock``, ``flock``) while it works,
 so two sweeps never write into the same directory at once; the kernel drops the
@@ -15,24 +17,22 @@ lock when the process dies, even by ``kill -9``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from linklab._files import TMP_SUFFIX, atomic_write
 
 __all__ = ["MemoryStore", "Store", "StoreBusyError"]
 
 _SUFFIX = ".json"
-_TMP_SUFFIX = ".tmp"
+_CHECKSUM = "sha256"
 
 
 class StoreBusyError(OSError):
     """Another process holds the store's lock."""
-
-
-def _is_key(name: str) -> bool:
-    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
 
 
 class Store:
@@ -62,7 +62,7 @@ class Store:
             pass
         self._lock_fd = fd
         for entry in os.scandir(self.root):
-            if entry.name.startswith(".") and entry.name.endswith(_TMP_SUFFIX):
+            if entry.name.startswith(".") and entry.name.endswith(TMP_SUFFIX):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
         return self
@@ -84,19 +84,8 @@ class Store:
     def _path(self, key: str) -> Path:
         return self.root / f"{key}{_SUFFIX}"
 
-    def keys(self) -> set[str]:
-        """The keys of every finished run in the store."""
-        if not self.root.is_dir():
-            return set()
-        out: set[str] = set()
-        for entry in os.scandir(self.root):
-            name = entry.name
-            if name.endswith(_SUFFIX) and _is_key(name[: -len(_SUFFIX)]):
-                out.add(name[: -len(_SUFFIX)])
-        return out
-
     def get(self, key: str) -> dict[str, Any] | None:
-        """The record of run ``key``, or None if it is missing or unreadable."""
+        """The record of run ``key``, or None if it is missing or damaged (then deleted)."""
         path = self._path(key)
         try:
             with open(path, encoding="utf-8") as f:
@@ -104,27 +93,33 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
-            with contextlib.suppress(OSError):
-                path.unlink()
-            return None
-        if not isinstance(record, dict) or record.get("key") != key:
+            record = None
+        # A record written before records had checksums is taken as it parses.
+        checksum = record.pop(_CHECKSUM, None) if isinstance(record, dict) else None
+        if (
+            not isinstance(record, dict)
+            or record.get("key") != key
+            or (checksum is not None and checksum != _checksum(record))
+        ):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
         return record
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store ``record`` as run ``key`` atomically (temporary file, then rename)."""
-        data = json.dumps(record, separators=(",", ":"), allow_nan=False).encode()
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{key}.", suffix=_TMP_SUFFIX)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self._path(key))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        """Store ``record`` (with its checksum) as run ``key`` atomically."""
+        data = json.dumps(
+            {**record, _CHECKSUM: _checksum(record)}, separators=(",", ":"), allow_nan=False
+        )
+        atomic_write(self._path(key), data)
+
+
+def _checksum(record: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON of ``record`` (a JSON round trip keeps it)."""
+    text = json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class MemoryStore:
@@ -145,9 +140,6 @@ class MemoryStore:
 
     def __exit__(self, *exc: object) -> None:
         pass
-
-    def keys(self) -> set[str]:
-        return set(self._records)
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._records.get(key)

@@ -28,18 +28,23 @@ import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linklab import _core
+from linklab._format import fmt_param, text_table
+from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
+from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
+from linklab.errors import ScenarioError, ScenarioFileError, error_text
 from linklab.store import MemoryStore, Store, StoreBusyError
 
 if TYPE_CHECKING:
     import polars as pl
 
 __all__ = [
+    "MAX_RUNS",
     "METRICS",
     "SweepError",
     "SweepInterrupted",
@@ -53,8 +58,8 @@ __all__ = [
     "sweep",
 ]
 
-_MAX_SEED = 2**64 - 1
-_MAX_POINTS = 1_000_000
+#: The most runs (grid points × replications) one sweep may have.
+MAX_RUNS = 100_000
 
 #: The run-level metrics, in table order (per-object metrics follow them).
 METRICS: tuple[str, ...] = (
@@ -157,16 +162,23 @@ def _range_values(text: str) -> list[int | float] | None:
     start, stop, step = nums
     if step == 0:
         raise SweepError(f"range {text!r} has step 0; give START:STOP:STEP with STEP != 0")
-    # Decimal arithmetic on the numbers as written: 1.2:2295.6:47.8 ends exactly at 2295.6.
-    d_start, d_stop, d_step = (Decimal(p.strip()) for p in parts)
+    # Decimal arithmetic on the numbers as written: 1.2:2295.6:47.8 ends exactly at 2295.6
+    # (an integer is taken by its value: TOML also writes 0x10, 0o7, 1_000).
+    try:
+        d_start, d_stop, d_step = (
+            Decimal(n) if isinstance(n, int) else Decimal(p.strip())
+            for n, p in zip(nums, parts, strict=True)
+        )
+    except InvalidOperation:
+        return None
     count = math.floor((d_stop - d_start) / d_step) + 1
     if count < 1:
         raise SweepError(
             f"range {text!r} is empty; STEP must go from START towards STOP "
             "(e.g. 0:0.5:0.1 or 10:1:-1)"
         )
-    if count > _MAX_POINTS:
-        raise SweepError(f"range {text!r} has {count} values; allowed: at most {_MAX_POINTS}")
+    if count > MAX_RUNS:
+        raise SweepError(f"range {text!r} has {count} values; allowed: at most {MAX_RUNS}")
     if all(isinstance(n, int) for n in nums):
         return [start + i * step for i in range(count)]  # type: ignore[operator]
     values = [float(d_start + i * d_step) for i in range(count)]
@@ -203,29 +215,6 @@ def parse_values(text: str, name: str = "?") -> list[Any]:
     return values
 
 
-def scenario_params(text: str, where: str = "scenario") -> dict[str, Any]:
-    """The ``[params]`` table of scenario TOML ``text`` (name → default)."""
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{where}: not valid TOML ({e}); give a TOML scenario file") from None
-    params = doc.get("params", {})
-    if not isinstance(params, dict):
-        raise SweepError(f"{where}: params must be a table; see docs/scenarios.md")
-    return params
-
-
-def _coerce(value: Any, default: Any) -> Any:
-    """``value`` converted to the type of the parameter's default where that loses nothing."""
-    if isinstance(default, bool):
-        return value
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(default, str) and not isinstance(value, str):
-        return ("true" if value else "false") if isinstance(value, bool) else str(value)
-    return value
-
-
 def _column_values(values: list[Any]) -> list[Any]:
     """Values of one parameter made one dtype: Boolean, Int64, Float64 or String."""
     if all(isinstance(v, bool) for v in values):
@@ -245,6 +234,11 @@ def normalize_params(
     ``params`` maps a name to a list of values, one value, or a spec string
     (``"0,0.1"``, ``"0:0.5:0.1"``).
     """
+    if not isinstance(params, Mapping):
+        raise SweepError(
+            "params must be a dict of parameter name to values, e.g. {'per': [0, 0.1]}, "
+            f"not a {type(params).__name__}"
+        )
     if not params:
         raise SweepError("no parameter to sweep; give at least one --param NAME=V1,V2,...")
     out: dict[str, list[Any]] = {}
@@ -273,7 +267,7 @@ def normalize_params(
                 )
             if isinstance(v, float) and not math.isfinite(v):
                 raise SweepError(f"parameter {name!r}: value {v!r} is not a finite number")
-            checked.append(_coerce(v, defaults[name]))
+            checked.append(typed_like(v, defaults[name]))
         checked = _column_values(checked)
         seen: set[str] = set()
         for v in checked:
@@ -291,8 +285,8 @@ def build_grid(params: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """The Cartesian grid of ``params`` in the given order (the first varies slowest)."""
     names = list(params)
     total = math.prod(len(v) for v in params.values())
-    if total > _MAX_POINTS:
-        raise SweepError(f"the grid has {total} points; allowed: at most {_MAX_POINTS}")
+    if total > MAX_RUNS:
+        raise SweepError(f"the grid has {total} points; allowed: at most {MAX_RUNS}")
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*params.values())]
 
 
@@ -391,7 +385,8 @@ def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float)
     """
     import numpy as np
     import polars as pl
-    from scipy.special import stdtrit  # Student t quantile; scipy.stats costs ~1 s to import
+
+    from linklab._stats import t_half_width
 
     fixed = {"point", "rep", "seed", "key", "status", "error", *param_names}
     metrics = [c for c in runs.columns if c not in fixed]
@@ -407,7 +402,6 @@ def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float)
             pl.col(m).count().cast(pl.Int64).alias(f"{m}__k"),
         ]
     grouped = runs.group_by("point", maintain_order=True).agg(aggs).sort("point")
-    q = (1.0 + confidence) / 2.0
     columns: list[pl.Series] = [grouped["point"], *(grouped[p] for p in param_names)]
     columns += [grouped["n"], grouped["failed"]]
     for m in metrics:
@@ -415,8 +409,7 @@ def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float)
         std = grouped[f"{m}_std"].cast(pl.Float64).to_numpy().astype(np.float64)
         enough = k >= 2
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = stdtrit(np.where(enough, k - 1, 1.0), q)
-            ci = t * std / np.sqrt(np.where(enough, k, 1.0))
+            ci = t_half_width(std, np.where(enough, k, 2.0), confidence)
         std_s = pl.Series(f"{m}_std", np.where(enough, std, np.nan), dtype=pl.Float64)
         ci_s = pl.Series(f"{m}_ci", np.where(enough, ci, np.nan), dtype=pl.Float64)
         columns += [
@@ -498,37 +491,16 @@ def _progress_mode(progress: bool | None) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _load_text(scenario: str | os.PathLike[str]) -> tuple[str, str]:
-    """(TOML text, a name for messages: the file path, or ``"scenario"`` for text)."""
-    if isinstance(scenario, os.PathLike) or (
-        isinstance(scenario, str)
-        and "\n" not in scenario
-        and (scenario.endswith(".toml") or Path(scenario).is_file())
-    ):
-        path = Path(scenario)
-        try:
-            return path.read_text(encoding="utf-8"), str(path)
-        except UnicodeDecodeError as e:
-            raise SweepError(
-                f"cannot read scenario file {str(path)!r}: not UTF-8 text ({e.reason}); "
-                "give a TOML scenario file"
-            ) from None
-        except OSError as e:
-            raise SweepError(
-                f"cannot read scenario file {str(path)!r}: {e.strerror or e}; "
-                "give a TOML scenario file"
-            ) from None
-    if isinstance(scenario, str):
-        return scenario, "scenario"
-    raise TypeError(f"scenario must be a path or TOML text, not {type(scenario).__name__}")
-
-
-def _scenario_name(text: str) -> str | None:
+def _load(scenario: Any) -> tuple[str, str, dict[str, Any]]:
+    """(TOML text, a name for messages, the ``[params]`` defaults) of ``scenario``."""
+    where = source_file(scenario) or "scenario"
     try:
-        name = tomllib.loads(text).get("name")
-    except tomllib.TOMLDecodeError:
-        return None
-    return name if isinstance(name, str) else None
+        source = load_source(scenario)
+        return to_toml(source), where, params_table(source, where)
+    except ScenarioFileError as e:
+        raise SweepError(str(e)) from None
+    except ScenarioError as e:
+        raise SweepError(error_text(e)) from None
 
 
 def _check_settings(reps: Any, confidence: Any, seed: Any, jobs: Any) -> None:
@@ -543,9 +515,11 @@ def _check_settings(reps: Any, confidence: Any, seed: Any, jobs: Any) -> None:
             f"invalid confidence {confidence!r}; allowed: a number strictly between 0 and 1, "
             "e.g. 0.95"
         )
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED:
-        raise SweepError(f"invalid seed {seed!r}; allowed: an integer from 0 to 2**64-1")
-    if seed + reps - 1 > _MAX_SEED:
+    try:
+        check_seed(seed)
+    except (TypeError, ValueError):
+        raise SweepError(f"invalid seed {seed!r}; allowed: {SEED_RANGE}") from None
+    if seed + reps - 1 > MAX_SEED:
         raise SweepError(
             f"seed {seed} + {reps} replications passes 2**64-1; allowed: base seed <= 2**64-{reps}"
         )
@@ -554,7 +528,7 @@ def _check_settings(reps: Any, confidence: Any, seed: Any, jobs: Any) -> None:
 
 
 def sweep(
-    scenario: str | os.PathLike[str],
+    scenario: str | os.PathLike[str] | Mapping[str, Any],
     params: Mapping[str, Any],
     reps: int = 1,
     *,
@@ -568,13 +542,15 @@ def sweep(
 ) -> SweepResult:
     """Run a parameter sweep and return its tables.
 
-    ``scenario``: a TOML file path or TOML text. ``params``: name → values (a
+    ``scenario``: a TOML file path, TOML text or a dict, as for
+    :func:`linklab.run` (a dict is stored as TOML text). ``params``: name → values (a
     list, one value, or a spec string ``"0,0.01,0.1"`` / ``"0:0.5:0.1"``); every
     name must be in the scenario's ``[params]``; the grid is their Cartesian
     product in the given order. ``reps`` replications per point, replication
     ``r`` with seed ``seed + r``. ``confidence``: level of the Student-t CI.
     ``jobs``: local worker processes (default: every core). ``backend``:
-    ``"local"`` or ``"dask"`` (with ``scheduler``, a scheduler address).
+    ``"local"`` or ``"dask"`` (with ``scheduler``, a scheduler address). A sweep
+    has at most :data:`MAX_RUNS` runs (grid points × ``reps``).
     ``out``: the output directory (store and tables); None keeps everything
     in memory. ``progress``: True shows a bar on a terminal (plain lines
     otherwise), None a bar only on a terminal, False nothing.
@@ -583,10 +559,15 @@ def sweep(
     :class:`SweepInterrupted` (a ``KeyboardInterrupt``) on Ctrl-C; failed runs
     do not raise: they are rows with status ``failed`` and their error.
     """
-    text, where = _load_text(scenario)
+    text, where, defaults = _load(scenario)
     _check_settings(reps, confidence, seed, jobs)
-    defaults = scenario_params(text, where)
     values = normalize_params(params, defaults, where)
+    points = math.prod(len(v) for v in values.values())
+    if points * reps > MAX_RUNS:
+        raise SweepError(
+            f"{points} grid points × {reps} replications = {points * reps} runs; allowed: at "
+            f"most {MAX_RUNS} runs per sweep (fewer points or replications, or several sweeps)"
+        )
     grid = build_grid(values)
     version = _core.version()
 
@@ -614,19 +595,20 @@ def sweep(
     except StoreBusyError as e:
         raise SweepError(str(e)) from None
     try:
-        have = store.keys()
+        # Reading each stored record checks it: a damaged one is deleted and redone now.
         todo: list[Task] = []
         queued: set[str] = set()
         for _, _, task in tasks_by_run:
-            if task.key not in have and task.key not in queued:
+            if task.key not in queued:
                 queued.add(task.key)
-                todo.append(task)
+                if store.get(task.key) is None:
+                    todo.append(task)
         total = len(tasks_by_run)
         reused = total - len(todo)
 
         meta = {
             "linklab_version": version,
-            "scenario": where if where != "scenario" else _scenario_name(text),
+            "scenario": where if where != "scenario" else scenario_name(text),
             "params": values,
             "reps": reps,
             "confidence": float(confidence),
@@ -811,7 +793,7 @@ def render_summary_table(
     headers += [label for _, label, _, _ in shown]
     rows: list[list[str]] = []
     for rec in summary.iter_rows(named=True):
-        row = [_fmt_param(rec[p]) for p in param_names] + [str(rec["n"]), str(rec["failed"])]
+        row = [fmt_param(rec[p]) for p in param_names] + [str(rec["n"]), str(rec["failed"])]
         for metric, _, scale, digits in shown:
             mean, ci = rec[f"{metric}_mean"], rec[f"{metric}_ci"]
             cell = "-" if mean is None else f"{mean * scale:,.{digits}f}"
@@ -819,24 +801,5 @@ def render_summary_table(
                 cell += f" ± {ci * scale:,.{digits}f}"
             row.append(cell)
         rows.append(row)
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    left = len(param_names)
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
     note = f"mean ± {confidence * 100:g}% confidence half-width (Student t) over n ok runs"
-    return "\n".join([line(headers), *(line(r) for r in rows), note])
-
-
-def _fmt_param(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return text_table(headers, rows, left=len(param_names)) + "\n" + note

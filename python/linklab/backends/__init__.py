@@ -12,7 +12,6 @@ however many workers computed it (the core is deterministic).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -57,17 +56,6 @@ class Outcome:
     version: str
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with non-finite floats replaced by None (they are not JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def run_task(source: str, params: dict[str, Any], seed: int) -> Outcome:
     """Run one scenario (TOML text) with ``params`` and ``seed``; never raises for a bad run.
 
@@ -75,6 +63,7 @@ def run_task(source: str, params: dict[str, Any], seed: int) -> Outcome:
     bug in the core) is returned with status ``failed`` and a one-line error.
     """
     from linklab import _core
+    from linklab._format import json_safe
     from linklab.api import run_source
     from linklab.errors import InternalError, error_text
 
@@ -88,7 +77,7 @@ def run_task(source: str, params: dict[str, Any], seed: int) -> Outcome:
         if not isinstance(e, ValueError):
             text = f"{type(e).__name__}: {text}"
         return Outcome("failed", None, text, version)
-    return Outcome("ok", _finite(result.summary), None, version)
+    return Outcome("ok", json_safe(result.summary), None, version)
 
 
 class Backend(Protocol):

@@ -4,12 +4,20 @@ Start a scheduler and workers however your site does it (``dask scheduler`` and
 ``dask worker`` by hand, dask-jobqueue on Slurm, dask-kubernetes, a cloud
 service); every worker needs the same linklab version installed. Then
 ``linklab sweep ... --backend dask --scheduler tcp://HOST:8786``.
+
+Connecting is bounded by :func:`connect_timeout` (``LINKLAB_DASK_TIMEOUT``
+seconds, default 10): the address is checked first (``[tcp://]HOST:PORT``), a
+TCP address is probed with a plain connection (a name that does not resolve or
+a port nobody listens on fails at once), and the client must finish its
+handshake within the timeout (a server that accepts but never answers).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -45,16 +53,10 @@ class DaskBackend:
             ) from None
         self.address = address
         timeout = connect_timeout()
-        try:
-            self.client: Any = Client(
-                address, timeout=f"{timeout}s", set_as_default=False, direct_to_workers=False
-            )
-        except (OSError, TimeoutError, ValueError) as e:
-            raise BackendError(
-                f"cannot reach dask scheduler {address!r} within {timeout:g} s "
-                f"({type(e).__name__}: {e}); give the address of a running scheduler, "
-                "e.g. --scheduler tcp://127.0.0.1:8786"
-            ) from None
+        host_port = _parse_address(address)
+        if host_port is not None:
+            _probe(address, host_port, timeout)
+        self.client: Any = _connect(Client, address, timeout)
         from linklab import _core
 
         self._version = _core.version()
@@ -91,3 +93,73 @@ class DaskBackend:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close(timeout=5)
+
+
+_HINT = "give the address of a running scheduler, e.g. --scheduler tcp://127.0.0.1:8786"
+
+
+def _parse_address(address: str) -> tuple[str, int] | None:
+    """(host, port) of a TCP/TLS scheduler address (None for other schemes), or BackendError."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address, strict=False)
+        if scheme not in ("tcp", "tls"):
+            return None
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError) as e:
+        raise BackendError(f"invalid dask scheduler address {address!r} ({e}); {_HINT}") from None
+    if not host or not 0 < int(port) < 65536:
+        raise BackendError(
+            f"invalid dask scheduler address {address!r} (host and a port from 1 to 65535 "
+            f"needed); {_HINT}"
+        )
+    return host, int(port)
+
+
+def _probe(address: str, host_port: tuple[str, int], timeout: float) -> None:
+    """Open (and close) a TCP connection to the scheduler, or raise BackendError."""
+    try:
+        with socket.create_connection(host_port, timeout=timeout):
+            pass
+    except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
+        raise BackendError(
+            f"cannot reach dask scheduler {address!r} within {timeout:g} s ({reason}); {_HINT}"
+        ) from None
+
+
+def _connect(client_type: Any, address: str, timeout: float) -> Any:
+    """A connected ``distributed.Client``, within ``timeout`` seconds or BackendError.
+
+    The client connects in a daemon thread so that a server that accepts but
+    never answers (the client's own timeout does not cover that) cannot hang
+    the sweep; a client that failed is closed without a traceback.
+    """
+
+    class _Client(client_type):  # type: ignore[misc, valid-type]
+        def __del__(self) -> None:  # a failed client must not print on collection
+            with contextlib.suppress(Exception):
+                if getattr(self, "status", "") not in ("closed", "closing"):
+                    self.close(timeout=1)
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = _Client(
+                address, timeout=f"{timeout}s", set_as_default=False, direct_to_workers=False
+            )
+        except BaseException as e:  # handed to the caller
+            box["error"] = e
+
+    thread = threading.Thread(target=connect, name="linklab-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if "client" in box:
+        return box["client"]
+    e = box.get("error")
+    reason = f"{type(e).__name__}: {e}" if e is not None else "no answer"
+    raise BackendError(
+        f"cannot reach dask scheduler {address!r} within {timeout:g} s ({reason}); {_HINT}"
+    )

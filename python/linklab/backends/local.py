@@ -20,17 +20,20 @@ __all__ = ["LocalBackend"]
 _PR_SET_PDEATHSIG = 1
 
 
-def _worker_init() -> None:
-    """Set up a worker: ignore Ctrl-C, and die with the parent.
+def _worker_init(parent: int) -> None:
+    """Set up a worker: ignore Ctrl-C, and die with the parent (pid ``parent``).
 
     Ctrl-C goes to the whole foreground process group: the parent handles it
     (stops the pool, keeps finished runs). If the parent is killed (``kill -9``)
     the workers must not live on computing runs nobody will store: on Linux the
     kernel kills them (``PR_SET_PDEATHSIG``); everywhere a watchdog thread exits
     once the parent is gone (the core releases the GIL while it runs).
+
+    ``parent`` is the pid the parent recorded itself: a worker that starts
+    after its parent died has been adopted by pid 1 or by a subreaper (in a
+    container, often neither is 1), so only the recorded pid tells.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
             import ctypes
@@ -73,7 +76,10 @@ class LocalBackend:
             return
         workers = min(self.workers, len(tasks))
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=_context(), initializer=_worker_init
+            max_workers=workers,
+            mp_context=_context(),
+            initializer=_worker_init,
+            initargs=(os.getpid(),),
         )
         done_ok = False
         try:

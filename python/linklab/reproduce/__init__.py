@@ -1,39 +1,45 @@
 """Reproductions of published experiments (``linklab reproduce NAME``).
 
-Each reproduction runs its experiments with :func:`linklab.sweep`, compares our
-numbers with the published ones, and writes figures, ``report.html`` and
-``results.json`` into an output directory.
+Each reproduction is a :class:`~linklab.reproduce.framework.Reproduction`: it
+runs its experiments with :func:`linklab.sweep`, compares our numbers with the
+published ones, and writes figures, ``report.html`` and ``results.json`` into an
+output directory. Importing this package registers all of them in
+:data:`REPRODUCTIONS` (name -> class; ``cls.experiments`` lists its experiments).
 """
 
 from __future__ import annotations
 
-from linklab.reproduce.arq_persistence import EXPERIMENTS as ARQ_PERSISTENCE_EXPERIMENTS
-from linklab.reproduce.arq_persistence import reproduce_arq_persistence
-from linklab.reproduce.common import ReproduceError
-from linklab.reproduce.lt_tcp import EXPERIMENTS as LT_TCP_EXPERIMENTS
-from linklab.reproduce.lt_tcp import reproduce_lt_tcp
-from linklab.reproduce.rlc_aqm import EXPERIMENTS as RLC_AQM_EXPERIMENTS
-from linklab.reproduce.rlc_aqm import reproduce_rlc_aqm
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
-REPRODUCTIONS = {
-    "rlc-aqm": reproduce_rlc_aqm,
-    "arq-persistence": reproduce_arq_persistence,
-    "lt-tcp": reproduce_lt_tcp,
-}
-EXPERIMENTS = {
-    "rlc-aqm": RLC_AQM_EXPERIMENTS,
-    "arq-persistence": ARQ_PERSISTENCE_EXPERIMENTS,
-    "lt-tcp": LT_TCP_EXPERIMENTS,
-}
+from linklab.reproduce import arq_persistence, lt_tcp, rlc_aqm  # noqa: F401  (registers them)
+from linklab.reproduce.framework import ReproduceError, Reproduction
 
-__all__ = [
-    "ARQ_PERSISTENCE_EXPERIMENTS",
-    "EXPERIMENTS",
-    "LT_TCP_EXPERIMENTS",
-    "REPRODUCTIONS",
-    "RLC_AQM_EXPERIMENTS",
-    "ReproduceError",
-    "reproduce_arq_persistence",
-    "reproduce_lt_tcp",
-    "reproduce_rlc_aqm",
-]
+#: Every reproduction by name, in the order of their seed papers.
+REPRODUCTIONS: dict[str, type[Reproduction]] = dict(
+    sorted(Reproduction.registry.items(), key=lambda item: item[1].seed)
+)
+
+__all__ = ["REPRODUCTIONS", "ReproduceError", "Reproduction", "reproduce"]
+
+
+def reproduce(
+    name: str,
+    out: str | Path | None = None,
+    *,
+    quick: bool = False,
+    jobs: int | None = None,
+    experiments: Sequence[str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Run reproduction ``name`` into ``out`` (default ``out/NAME``).
+
+    Returns (the JSON object written to ``results.json``, the terminal text).
+    Raises :class:`ReproduceError` for bad input.
+    """
+    if name not in REPRODUCTIONS:
+        raise ReproduceError(f"unknown reproduction {name!r}; allowed: {', '.join(REPRODUCTIONS)}")
+    cls = REPRODUCTIONS[name]
+    target = out if out is not None else Path("out") / name
+    return cls(target, quick=quick, jobs=jobs, experiments=experiments, log=log).run()

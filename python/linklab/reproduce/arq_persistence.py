@@ -12,24 +12,14 @@ check, confirmed or not, with our numbers.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from linklab.reproduce import common
-from linklab.reproduce.common import (
-    Runner,
-    Table,
-    finish,
-    plot_lines,
-    start,
-    t_ci,
-)
-from linklab.reproduce.common import fmt as _fmt
+from linklab._stats import t_ci
+from linklab.reproduce.framework import Check, Reproduction, Table, experiment, plot_lines
+from linklab.reproduce.framework import fmt as _fmt
 from linklab.reproduce.scenarios import arq_scenario
 
-EXPERIMENTS = ("fig3", "fig4", "fig5", "fig6", "energy")
 CONFIDENCE = 0.95
 BASE_SEED = 1
 LINK = "RNC->UE"
@@ -59,16 +49,6 @@ FIG6_MT = tuple(range(1, 61))
 
 # The only numbers the paper prints (§IV): energy efficiency at RTT 0.3 s, b = 0.9.
 PUBLISHED_EFFICIENCY = {4: 0.65, 16: 0.48, 32: 0.48}
-
-
-class Settings(common.Settings):
-    @property
-    def reps(self) -> int:
-        return 2 if self.quick else 10
-
-    @property
-    def duration_s(self) -> int:
-        return 20 if self.quick else 200
 
 
 def _mt_label(m: int | str) -> str:
@@ -121,34 +101,15 @@ def _groups(res: Any, keys: Sequence[str]) -> dict[tuple[Any, ...], list[dict[st
     return out
 
 
-def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
-    return {"check": name, "pass": bool(ok), "detail": detail}
-
-
-class _Ctx:
-    def __init__(self, s: Settings) -> None:
-        self.s = s
-        self.r = Runner(s.out, reps=s.reps, jobs=s.jobs, confidence=CONFIDENCE, seed=BASE_SEED)
-        self.conclusions: list[dict[str, Any]] = []
-
-    @property
-    def dur(self) -> str:
-        return f"{self.s.duration_s}s"
-
-    def conclude(self, claim: str, check: dict[str, Any], source: str) -> None:
-        self.conclusions.append({"claim": claim, "source": source, **check})
-
-
 # ---------------------------------------------------------------------------
 # Fig. 3: residual SDU loss vs transmissions per PDU
 # ---------------------------------------------------------------------------
 
 
-def _fig3(c: _Ctx) -> list[Table]:
+def _fig3(c: ArqPersistence) -> list[Table]:
     from linklab.analytic import arq, arq_monte_carlo
 
-    s = c.s
-    grids = QUICK_FIG3_MT if s.quick else FIG3_MT
+    grids = QUICK_FIG3_MT if c.quick else FIG3_MT
     t = Table(
         "fig3",
         "Fig. 3: residual SDU loss F(M_t) vs transmissions per PDU (g = 0.9)",
@@ -161,8 +122,8 @@ def _fig3(c: _Ctx) -> list[Table]:
         f"n_pdu = {NPDU}. Monte Carlo: {MC_SDUS} isolated SDUs under the model's "
         "assumptions, ± 95 % normal half-width. Sim: residual SDU loss on the RLC link "
         "(SDUs lost after MaxDAT / SDUs delivered or lost) with MaxDAT = M_t, one TCP Reno "
-        f"flow, P_W = 0, infinite buffer, {s.duration_s} s runs, mean ± 95 % Student-t "
-        f"half-width over {s.reps} replications. RLC delay: PDU delay TTI start -> arrival; "
+        f"flow, P_W = 0, infinite buffer, {c.duration_s} s runs, mean ± 95 % Student-t "
+        f"half-width over {c.reps} replications. RLC delay: PDU delay TTI start -> arrival; "
         "25 ms (the scenario's default, a 50 ms radio round trip) puts a retransmission "
         "about 6 frames after the loss, 5 ms about 2 frames (the model assumes the next "
         "frame)."
@@ -172,7 +133,7 @@ def _fig3(c: _Ctx) -> list[Table]:
         n_max = max(FIG3_MT[b])
         model = arq(P_GOOD, P_BAD, G, b, NPDU, 1, n_max)
         mc = arq_monte_carlo(P_GOOD, P_BAD, G, b, NPDU, MC_SDUS, n_max, seed=BASE_SEED)
-        res = c.r.sweep(
+        res = c.sweep(
             f"fig3/b{b}",
             arq_scenario(),
             {
@@ -199,14 +160,13 @@ def _fig3(c: _Ctx) -> list[Table]:
                 ratios[d] = None if not st["mean"] or not row["F"] else st["mean"] / row["F"]
                 if ratios[d] is not None:
                     gaps[d].append(ratios[d])  # type: ignore[arg-type]
-            t.cells.append(
+            t.add(
                 [str(b), str(m), f"{row['F']:.4g}", f"{row['F_hat']:.4g}",
                  f"{p:.4g} ± {mc_stat['ci']:.2g}"]
                 + [_fmt(sim[(m, d)], 4) for d in RADIO_DELAYS]
                 + ["-" if ratios[d] is None else f"{ratios[d]:.2f}" for d in RADIO_DELAYS]
             )  # fmt: skip
-            t.verdicts.append(None)
-            t.rows.append(
+            t.record(
                 {
                     "config": {
                         "b": b,
@@ -217,7 +177,7 @@ def _fig3(c: _Ctx) -> list[Table]:
                         "m_t": m,
                         "pw": 0.0,
                         "buffer": "infinite",
-                        "duration_s": s.duration_s,
+                        "duration_s": c.duration_s,
                     },  # fmt: skip
                     "model_F": row["F"],
                     "model_F_hat": row["F_hat"],
@@ -238,7 +198,7 @@ def _fig3(c: _Ctx) -> list[Table]:
         )
         c.conclude(
             f"the Markov model's F(n) matches isolated-SDU Monte Carlo (b = {b})",
-            _check("MC within 3.2 sigma at every n", worst <= 3.2, f"worst |z| = {worst:.2f}"),
+            Check("MC within 3.2 sigma at every n", worst <= 3.2, f"worst |z| = {worst:.2f}"),
             "Fig. 3 (model)",
         )
         for d, gs in gaps.items():
@@ -248,7 +208,7 @@ def _fig3(c: _Ctx) -> list[Table]:
             c.conclude(
                 f"the exact model is 'quite accurate' against the simulation "
                 f"(b = {b}, RLC delay {d})",
-                _check(
+                Check(
                     "sim/model within a factor 2 at every M_t with losses",
                     0.5 <= lo and hi <= 2.0,
                     f"sim/model from {lo:.2f} to {hi:.2f} over M_t = {mts[0]}..{mts[-1]}",
@@ -259,15 +219,15 @@ def _fig3(c: _Ctx) -> list[Table]:
         approx = [model["rows"][m - 1]["F_hat"] / model["rows"][m - 1]["F"] for m in mts_all]
         c.conclude(
             f"the approximation F_hat (eq. 5) is 'quite accurate' (b = {b})",
-            _check(
+            Check(
                 "F_hat/F within a factor 2 for M_t up to " + str(mts_all[-1]),
                 min(approx) >= 0.5 and max(approx) <= 2.0,
                 f"F_hat/F from {min(approx):.3f} to {max(approx):.3f}",
             ),
             "Fig. 3 (model)",
         )
-    t.figures.append(c.r.figure("fig3-residual-loss", lambda o: _plot_fig3(curves, o)))
-    s.log("reproduce: fig. 3 done")
+    t.figures.append(c.figure("fig3-residual-loss", lambda o: _plot_fig3(curves, o)))
+    c.log("reproduce: fig. 3 done")
     return [t]
 
 
@@ -304,7 +264,7 @@ def _plot_fig3(curves: dict[float, dict[str, Any]], out: str) -> None:
 
 
 def _fig4_sweeps(
-    c: _Ctx,
+    c: ArqPersistence,
     mts: Sequence[int | str],
     pws: Sequence[float],
     rtts: Sequence[float] = tuple(RTTS),
@@ -317,7 +277,7 @@ def _fig4_sweeps(
     out: dict[Any, Any] = {}
     for rtt in rtts:
         delay = RTTS[rtt]
-        res = c.r.sweep(
+        res = c.sweep(
             f"fig4/rtt{rtt}",
             arq_scenario(),
             {
@@ -330,7 +290,7 @@ def _fig4_sweeps(
         for (m, pw), runs in _groups(res, ["max_dat", "pw"]).items():
             out[(rtt, m, float(pw))] = runs
         if adaptive:
-            res = c.r.sweep(
+            res = c.sweep(
                 f"fig4/rtt{rtt}-adaptive",
                 arq_scenario(adaptive=True),
                 {
@@ -345,10 +305,9 @@ def _fig4_sweeps(
     return out
 
 
-def _fig4(c: _Ctx) -> list[Table]:
-    s = c.s
-    pws = QUICK_FIG4_PW if s.quick else FIG4_PW
-    mts = QUICK_FIG4_MT if s.quick else FIG4_MT
+def _fig4(c: ArqPersistence) -> list[Table]:
+    pws = QUICK_FIG4_PW if c.quick else FIG4_PW
+    mts = QUICK_FIG4_MT if c.quick else FIG4_MT
     data = _fig4_sweeps(c, mts, pws)
     labels = [str(m) for m in mts] + ["adaptive"]
     t = Table(
@@ -357,7 +316,7 @@ def _fig4(c: _Ctx) -> list[Table]:
         ["RTT s", "M_t"] + [f"P_W={pw:g}" for pw in pws],
     )
     t.notes.append(
-        f"Mean ± 95 % Student-t half-width over {s.reps} replications of {s.duration_s} s. "
+        f"Mean ± 95 % Student-t half-width over {c.reps} replications of {c.duration_s} s. "
         "Adaptive: MaxDAT from the cross-layer controller, alpha = 0.1, P_TCP measured at "
         "the mobile TCP receiver."
     )
@@ -369,7 +328,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                 st = _per_run(data.get((rtt, lab, pw), []), _goodput_kbit)
                 stats[(rtt, lab, pw)] = st
                 cells.append(_fmt(st, 1))
-                t.rows.append(
+                t.record(
                     {
                         "config": {
                             "wired_rtt_s": rtt,
@@ -379,7 +338,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                             "b": 0.9,
                             "g": G,
                             "buffer": "infinite",
-                            "duration_s": s.duration_s,
+                            "duration_s": c.duration_s,
                         },  # fmt: skip
                         "goodput_kbit": st,
                         "residual_sdu_loss": _per_run(data.get((rtt, lab, pw), []), _residual),
@@ -389,8 +348,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                         "published": None,
                     }
                 )
-            t.cells.append(cells)
-            t.verdicts.append(None)
+            t.add(cells)
     # Claims (§IV): the maximum goodput is always with unlimited or adaptive M_t;
     # limited M_t degrades TCP whatever the wired loss.
     fixed = [str(m) for m in mts if m != "none"]
@@ -411,7 +369,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                 misses.append(pw)
         c.conclude(
             f"maximum goodput with unlimited or adaptive M_t (RTT {rtt} s)",
-            _check(
+            Check(
                 "unlimited/adaptive not below the best fixed M_t beyond the CIs, at every P_W",
                 not misses,
                 "best of unlimited/adaptive vs best fixed: " + ", ".join(worst),
@@ -426,7 +384,7 @@ def _fig4(c: _Ctx) -> list[Table]:
         ok = all(abs(r) <= 5.0 for _, r in rel)
         c.conclude(
             f"adaptive alpha = 0.1 does not hurt TCP (RTT {rtt} s)",
-            _check(
+            Check(
                 "adaptive within 5 % of unlimited at every P_W",
                 ok,
                 ", ".join(f"P_W={pw:g}: {r:+.1f} %" for pw, r in rel),
@@ -444,7 +402,7 @@ def _fig4(c: _Ctx) -> list[Table]:
             ]
             c.conclude(
                 f"limiting M_t degrades TCP independently of the wired loss (RTT {rtt} s)",
-                _check(
+                Check(
                     f"M_t = {m0} below unlimited at every P_W",
                     all(d > 0 for d in deg),
                     ", ".join(f"P_W={pw:g}: -{d:.1f} %" for pw, d in zip(pws, deg, strict=True)),
@@ -452,7 +410,7 @@ def _fig4(c: _Ctx) -> list[Table]:
                 "Fig. 4",
             )
     t.figures.append(
-        c.r.figure(
+        c.figure(
             "fig4-goodput-vs-pw",
             lambda o: plot_lines(
                 {
@@ -468,13 +426,12 @@ def _fig4(c: _Ctx) -> list[Table]:
             ),
         )  # fmt: skip
     )
-    s.log("reproduce: fig. 4 done")
+    c.log("reproduce: fig. 4 done")
     return [t]
 
 
-def _energy(c: _Ctx) -> list[Table]:
-    s = c.s
-    pws = QUICK_FIG4_PW if s.quick else FIG4_PW
+def _energy(c: ArqPersistence) -> list[Table]:
+    pws = QUICK_FIG4_PW if c.quick else FIG4_PW
     data = _fig4_sweeps(c, ENERGY_MT, pws, rtts=(0.3,), adaptive=False)
     t = Table(
         "energy",
@@ -498,10 +455,9 @@ def _energy(c: _Ctx) -> list[Table]:
             air, e, g = (_per_run(runs, f) for f in (_air_success, _efficiency, _goodput_kbit))
             eff[(pw, m)] = (air, g)
             pub = PUBLISHED_EFFICIENCY.get(m)
-            t.cells.append([f"{pw:g}", str(m), _fmt(air, 3), _fmt(e, 3),
+            t.add([f"{pw:g}", str(m), _fmt(air, 3), _fmt(e, 3),
                             "-" if pub is None else f"{pub}", _fmt(g, 1)])  # fmt: skip
-            t.verdicts.append(None)
-            t.rows.append(
+            t.record(
                 {
                     "config": {
                         "wired_rtt_s": 0.3,
@@ -510,7 +466,7 @@ def _energy(c: _Ctx) -> list[Table]:
                         "m_t": m,
                         "pw": pw,
                         "buffer": "infinite",
-                        "duration_s": s.duration_s,
+                        "duration_s": c.duration_s,
                     },  # fmt: skip
                     "air_success": air,
                     "delivered_over_air": e,
@@ -531,7 +487,7 @@ def _energy(c: _Ctx) -> list[Table]:
         rises.append((pw, g16, g32))
     c.conclude(
         "energy efficiency decreases as M_t goes 4 -> 16 (paper 0.65 -> 0.48)",
-        _check(
+        Check(
             "air success(4) > air success(16) at every P_W",
             all(a > b for _, a, b in dec),
             ", ".join(f"P_W={pw:g}: {a:.3f} -> {b:.3f}" for pw, a, b in dec),
@@ -540,7 +496,7 @@ def _energy(c: _Ctx) -> list[Table]:
     )
     c.conclude(
         "energy efficiency does not change as M_t goes 16 -> 32 (paper 0.48 -> 0.48)",
-        _check(
+        Check(
             "|air success(32) - air success(16)| <= 0.02 at every P_W",
             all(abs(a - b) <= 0.02 for _, a, b in flat),
             ", ".join(f"P_W={pw:g}: {a:.3f} -> {b:.3f}" for pw, a, b in flat),
@@ -553,7 +509,7 @@ def _energy(c: _Ctx) -> list[Table]:
     down = [pw for pw, lo, hi in rises if lo - hi > ci_sum(pw)]
     c.conclude(
         "TCP goodput still increases as M_t goes 16 -> 32",
-        _check(
+        Check(
             "goodput(32) above goodput(16) beyond the CIs at some P_W, below at none",
             bool(up) and not down,
             ", ".join(f"P_W={pw:g}: {a:.0f} -> {b:.0f}" for pw, a, b in rises)
@@ -561,7 +517,7 @@ def _energy(c: _Ctx) -> list[Table]:
         ),
         "§IV energy efficiency",
     )
-    s.log("reproduce: energy efficiency done")
+    c.log("reproduce: energy efficiency done")
     return [t]
 
 
@@ -570,30 +526,29 @@ def _energy(c: _Ctx) -> list[Table]:
 # ---------------------------------------------------------------------------
 
 
-def _fig5(c: _Ctx) -> list[Table]:
-    s = c.s
-    buffers = QUICK_FIG5_BUFFERS if s.quick else FIG5_BUFFERS
-    bs = (0.9,) if s.quick else (0.1, 0.9)
+def _fig5(c: ArqPersistence) -> list[Table]:
+    buffers = QUICK_FIG5_BUFFERS if c.quick else FIG5_BUFFERS
+    bs = (0.9,) if c.quick else (0.1, 0.9)
     t = Table(
         "fig5",
         "Fig. 5: TCP goodput (kbit/s) vs RLC buffer B (SDUs), no wired loss, RTT 0.3 s",
         ["b", "M_t"] + [f"B={x}" for x in buffers],
     )
     t.notes.append(
-        f"Mean ± 95 % Student-t half-width over {s.reps} replications of {s.duration_s} s; "
+        f"Mean ± 95 % Student-t half-width over {c.reps} replications of {c.duration_s} s; "
         "the paper does not list its buffer sizes."
     )
     bufs = [f"{x}p" for x in buffers]
     stats: dict[Any, Any] = {}
     for b in bs:
-        res = c.r.sweep(
+        res = c.sweep(
             f"fig5/b{b}", arq_scenario(),
             {"b": [b], "max_dat": ["none"], "buffer": bufs, "duration": [c.dur]},
         )  # fmt: skip
         lines: dict[str, dict[str, list[dict[str, Any]]]] = {"unlimited": {}}
         for (buf,), runs in _groups(res, ["buffer"]).items():
             lines["unlimited"][buf] = runs
-        res = c.r.sweep(
+        res = c.sweep(
             f"fig5/b{b}-adaptive", arq_scenario(adaptive=True),
             {"b": [b], "alpha": list(FIG5_ALPHAS), "buffer": bufs, "duration": [c.dur]},
         )  # fmt: skip
@@ -605,7 +560,7 @@ def _fig5(c: _Ctx) -> list[Table]:
                 st = _per_run(per_buf.get(buf, []), _goodput_kbit)
                 stats[(b, lab, x)] = st
                 cells.append(_fmt(st, 1))
-                t.rows.append(
+                t.record(
                     {
                         "config": {
                             "b": b,
@@ -614,15 +569,14 @@ def _fig5(c: _Ctx) -> list[Table]:
                             "buffer_sdu": x,
                             "pw": 0.0,
                             "wired_rtt_s": 0.3,
-                            "duration_s": s.duration_s,
+                            "duration_s": c.duration_s,
                         },  # fmt: skip
                         "goodput_kbit": st,
                         "residual_sdu_loss": _per_run(per_buf.get(buf, []), _residual),
                         "published": None,
                     }
                 )
-            t.cells.append(cells)
-            t.verdicts.append(None)
+            t.add(cells)
     for b in bs:
         for alpha in FIG5_ALPHAS:
             lab = f"adaptive alpha={alpha:g}"
@@ -633,7 +587,7 @@ def _fig5(c: _Ctx) -> list[Table]:
                     rel.append((x, (a - u) / u * 100))
             c.conclude(
                 f"TCP is not affected by the residual loss of adaptive alpha = {alpha:g} (b = {b})",
-                _check(
+                Check(
                     "adaptive within 5 % of unlimited at every B",
                     all(abs(r) <= 5 for _, r in rel),
                     ", ".join(f"B={x}: {r:+.1f} %" for x, r in rel),
@@ -641,7 +595,7 @@ def _fig5(c: _Ctx) -> list[Table]:
                 "Fig. 5",
             )
     t.figures.append(
-        c.r.figure(
+        c.figure(
             "fig5-goodput-vs-buffer",
             lambda o: plot_lines(
                 {
@@ -655,7 +609,7 @@ def _fig5(c: _Ctx) -> list[Table]:
             ),
         )  # fmt: skip
     )
-    s.log("reproduce: fig. 5 done")
+    c.log("reproduce: fig. 5 done")
     return [t]
 
 
@@ -664,7 +618,7 @@ def _fig5(c: _Ctx) -> list[Table]:
 # ---------------------------------------------------------------------------
 
 
-def _fig6(c: _Ctx) -> list[Table]:
+def _fig6(c: ArqPersistence) -> list[Table]:
     from linklab.analytic import arq
 
     n_max = FIG6_MT[-1]
@@ -690,15 +644,12 @@ def _fig6(c: _Ctx) -> list[Table]:
         curves[b] = pts
         for m in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 60):
             pll, r = pts[m - 1]
-            t.cells.append([str(b), str(m), f"{pll:.3g}", f"{r:.4f}"])
-            t.verdicts.append(None)
-            t.rows.append(
-                {"config": {"b": b, "g": G, "m_t": m}, "p_ll": pll, "R": r, "published": None}
-            )
+            t.add([str(b), str(m), f"{pll:.3g}", f"{r:.4f}"])
+            t.record({"config": {"b": b, "g": G, "m_t": m}, "p_ll": pll, "R": r, "published": None})
         low = [r for pll, r in pts if pll <= 0.01]
         c.conclude(
             f"R begins to decrease only for P_LL above 0.01 (b = {b})",
-            _check(
+            Check(
                 "R >= 0.95 wherever P_LL <= 0.01",
                 bool(low) and min(low) >= 0.95,
                 f"min R at P_LL <= 0.01: {min(low) if low else float('nan'):.3f}; "
@@ -706,8 +657,8 @@ def _fig6(c: _Ctx) -> list[Table]:
             ),  # fmt: skip
             "Fig. 6",
         )
-    t.figures.append(c.r.figure("fig6-R-vs-pll", lambda o: _plot_fig6(curves, o)))
-    c.s.log("reproduce: fig. 6 done")
+    t.figures.append(c.figure("fig6-R-vs-pll", lambda o: _plot_fig6(curves, o)))
+    c.log("reproduce: fig. 6 done")
     return [t]
 
 
@@ -732,57 +683,48 @@ def _plot_fig6(curves: dict[float, list[tuple[float, float]]], out: str) -> None
 # ---------------------------------------------------------------------------
 
 
-def _conclusions_table(c: _Ctx) -> Table:
-    t = Table("conclusions", "The paper's statements: confirmed or not",
-              ["source", "statement", "verdict", "our numbers"])  # fmt: skip
-    for x in c.conclusions:
-        t.cells.append([x["source"], x["claim"], "confirmed" if x["pass"] else "NOT confirmed",
-                        x["detail"]])  # fmt: skip
-        t.verdicts.append(None)
-        t.rows.append({**x, "published": x["claim"]})
-    return t
+class ArqPersistence(Reproduction):
+    """Seed 001: ARQ persistence under TCP, model and simulation."""
 
+    name = "arq-persistence"
+    seed = "seed 001"
+    paper = PAPER
+    confidence = CONFIDENCE
+    base_seed = BASE_SEED
+    full = (10, 200)
+    words = ("statements", "confirmed", "not confirmed")
 
-def reproduce_arq_persistence(
-    out: str | Path = "out/arq-persistence",
-    *,
-    quick: bool = False,
-    jobs: int | None = None,
-    experiments: Sequence[str] | None = None,
-    log: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], str]:
-    """Run the reproduction; returns (the JSON object, the terminal text).
+    fig3 = experiment("fig3")(_fig3)
+    fig4 = experiment("fig4")(_fig4)
+    fig5 = experiment("fig5")(_fig5)
+    fig6 = experiment("fig6")(_fig6)
+    energy = experiment("energy")(_energy)
 
-    Writes ``sweeps/``, ``figures/``, ``report.html`` and ``results.json`` into
-    ``out``. Raises :class:`ReproduceError` for bad input.
-    """
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conclusions: list[tuple[str, str, Check]] = []
 
-    s = start(
-        Settings, out, quick=quick, jobs=jobs, experiments=experiments,
-        allowed=EXPERIMENTS, log=log,
-    )  # fmt: skip
-    t0 = time.monotonic()
-    c = _Ctx(s)
-    tables: list[Table] = []
-    steps = {"fig3": _fig3, "fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "energy": _energy}
-    for name in EXPERIMENTS:
-        if name in s.experiments:
-            tables += steps[name](c)
-    tables.append(_conclusions_table(c))
-    intro = [
-        "Set-up (scenarios/umts-tdd-arq.toml): 1000-byte IP packets, 40-byte PDU payloads "
-        "(25.025 PDUs per SDU with the length indicator), 800 kbit/s = 25 PDUs per 10 ms "
-        "frame, Gilbert-Elliott channel per frame (p_G 0.01, p_B 0.9, g 0.9), error-free "
-        "uplink, one TCP Reno flow to the mobile, wired loss P_W on the data direction."
-    ]
-    return finish(
-        "arq-persistence",
-        s,
-        c.r,
-        tables,
-        paper=PAPER,
-        started=t0,
-        intro=intro,
-        checks=c.conclusions,
-        words=("statements", "confirmed", "not confirmed"),
-    )
+    def conclude(self, claim: str, check: Check, source: str) -> None:
+        """One of the paper's statements, with our check of it."""
+        self.conclusions.append((claim, source, check))
+
+    def intro(self) -> list[str]:
+        return [
+            "Set-up (scenarios/umts-tdd-arq.toml): 1000-byte IP packets, 40-byte PDU payloads "
+            "(25.025 PDUs per SDU with the length indicator), 800 kbit/s = 25 PDUs per 10 ms "
+            "frame, Gilbert-Elliott channel per frame (p_G 0.01, p_B 0.9, g 0.9), error-free "
+            "uplink, one TCP Reno flow to the mobile, wired loss P_W on the data direction."
+        ]
+
+    def closing(self) -> list[Table]:
+        t = Table("conclusions", "The paper's statements: confirmed or not",
+                  ["source", "statement", "verdict", "our numbers"])  # fmt: skip
+        for claim, source, check in self.conclusions:
+            t.add(
+                [source, claim, "confirmed" if check.passed else "NOT confirmed", check.detail],
+                record={"claim": claim, "source": source, **check.json(), "published": claim},
+            )
+        return [t]
+
+    def counted(self, tables: Sequence[Table]) -> list[Check]:
+        return [check for _, _, check in self.conclusions]

@@ -12,27 +12,24 @@ run reuses every finished run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-from linklab.reproduce import common
-from linklab.reproduce.common import (
-    Runner,
+from linklab.reproduce.framework import (
+    Check,
+    Reproduction,
     Table,
-    finish,
+    experiment,
     fmt,
     plot_lines,
     rel,
-    start,
     stat,
     verdict,
 )
 from linklab.reproduce.scenarios import lt_dumbbell
 
-EXPERIMENTS = ("tables", "components", "mss", "estimator", "sensitivity")
 CONFIDENCE = 0.95
 BASE_SEED = 1
 PAPER = (
@@ -105,40 +102,6 @@ MORE_REPS = 20
 NS2_TCP = {"iw": 2, "delack": False, "ts": False, "mss": 460, "min_rto": "200ms"}
 
 
-class Settings(common.Settings):
-    @property
-    def reps(self) -> int:
-        return 2 if self.quick else 5
-
-    @property
-    def duration_s(self) -> int:
-        return 20 if self.quick else 1000
-
-    @property
-    def trace_s(self) -> int:
-        return 20 if self.quick else 200
-
-    @property
-    def pers(self) -> tuple[float, ...]:
-        return QUICK_PERS if self.quick else PERS
-
-
-class _Ctx:
-    def __init__(self, s: Settings) -> None:
-        self.s = s
-        self.r = Runner(s.out, reps=s.reps, jobs=s.jobs, confidence=CONFIDENCE, seed=BASE_SEED)
-        self.main: dict[tuple[str, float], dict[str, Any]] = {}
-        self.widened: dict[str, list[float]] = {}
-
-    @property
-    def dur(self) -> str:
-        return f"{self.s.duration_s}s"
-
-
-def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
-    return {"check": name, "pass": bool(ok), "detail": detail}
-
-
 def _metrics(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Our table metrics from a sweep summary row (Mbit/s, counts per run, %)."""
     return {
@@ -162,13 +125,12 @@ def _mean(m: dict[str, dict[str, Any]], key: str) -> float:
 # ---------------------------------------------------------------------------
 
 
-def _tables(c: _Ctx) -> list[Table]:
-    s = c.s
+def _tables(c: LtTcp) -> list[Table]:
     for scheme in SCHEMES:
-        rows = c.r.rows(
+        rows = c.rows(
             f"tables/{scheme}",
             lt_dumbbell(scheme),
-            {"per": list(s.pers), "duration": [c.dur]},
+            {"per": list(c.pers), "duration": [c.dur]},
         )
         for row in rows:
             c.main[(scheme, float(row["per"]))] = _metrics(row)
@@ -176,13 +138,13 @@ def _tables(c: _Ctx) -> list[Table]:
         # half-width exceeds WIDE of the mean (and 0.01 Mbit/s) get MORE_REPS.
         wide = [
             p
-            for p in s.pers
-            if not s.quick
+            for p in c.pers
+            if not c.quick
             and (g := c.main[(scheme, p)]["goodput"])["ci"] is not None
             and g["ci"] > max(WIDE * (g["mean"] or 0.0), 0.01)
         ]
         if wide:
-            for row in c.r.rows(
+            for row in c.rows(
                 f"tables/{scheme}-more",
                 lt_dumbbell(scheme),
                 {"per": wide, "duration": [c.dur]},
@@ -190,7 +152,7 @@ def _tables(c: _Ctx) -> list[Table]:
             ):
                 c.main[(scheme, float(row["per"]))] = _metrics(row)
             c.widened[scheme] = wide
-        s.log(f"reproduce: table {TABLE_NO[scheme]} ({scheme}) done ({c.r.runs} runs so far)")
+        c.log(f"reproduce: table {TABLE_NO[scheme]} ({scheme}) done ({c.runs} runs so far)")
 
     labels = {
         "goodput": ("Goodput (Mbit/s)", 3),
@@ -207,7 +169,7 @@ def _tables(c: _Ctx) -> list[Table]:
             f"table{TABLE_NO[scheme]}",
             f"Table {TABLE_NO[scheme]}: {SCHEME_NAMES[scheme]} at 0-50 % PER "
             f"(ours, paper in brackets)",
-            ["parameter"] + [f"{p:.0%}" for p in s.pers],
+            ["parameter"] + [f"{p:.0%}" for p in c.pers],
         )
         keys = ["goodput", "timeouts", "timeout_episodes", "throughput"]
         if scheme == "lt-tcp":
@@ -217,23 +179,22 @@ def _tables(c: _Ctx) -> list[Table]:
         for key in keys:
             label, digits = labels[key]
             cells = [label]
-            for per in s.pers:
+            for per in c.pers:
                 st = c.main[(scheme, per)][key]
                 pub = PUBLISHED[scheme].get(key)
                 ref = "" if pub is None else f" ({pub[PERS.index(per)]:g})"
                 cells.append(fmt(st, digits) + ref)
-            t.cells.append(cells)
-            t.verdicts.append(None)
-        for per in s.pers:
+            t.add(cells)
+        for per in c.pers:
             m = c.main[(scheme, per)]
             pub = {k: v[PERS.index(per)] for k, v in PUBLISHED[scheme].items()}
-            t.rows.append(
+            t.record(
                 {
                     "config": {
                         "scheme": scheme,
                         "per": per,
                         "flows": 10,
-                        "duration_s": s.duration_s,
+                        "duration_s": c.duration_s,
                     },
                     **{k: m[k] for k in keys},
                     "goodput_mbit": m["goodput"],
@@ -245,14 +206,14 @@ def _tables(c: _Ctx) -> list[Table]:
             )
         if scheme in c.widened:
             t.notes.append(
-                f"Wide intervals after {s.reps} replications (half-width above "
+                f"Wide intervals after {c.reps} replications (half-width above "
                 f"{WIDE:.0%} of the mean): {MORE_REPS} replications at PER "
                 + ", ".join(f"{p:.0%}" for p in c.widened[scheme])
                 + "."
             )
         t.notes.append(
-            f"Mean ± {CONFIDENCE:.0%} Student-t half-width over {s.reps} replications of "
-            f"{s.duration_s} s (the paper: 5 runs of 1000 s, no intervals). Timeouts: RTO "
+            f"Mean ± {CONFIDENCE:.0%} Student-t half-width over {c.reps} replications of "
+            f"{c.duration_s} s (the paper: 5 runs of 1000 s, no intervals). Timeouts: RTO "
             "expiries of all 10 flows in one run; episodes count back-to-back expiries of the "
             "same data once (the paper does not say how it counts). Throughput: IP bytes of "
             "data the senders emitted per second (retransmissions, repair packets and headers "
@@ -262,17 +223,17 @@ def _tables(c: _Ctx) -> list[Table]:
     tables.append(_targets(c))
     tables.append(_gaps(c))
     tables[-2].figures.append(
-        c.r.figure(
+        c.figure(
             "fig6-goodput-vs-per",
             lambda o: plot_lines(
                 {
-                    SCHEME_NAMES[k]: [(p * 100, c.main[(k, p)]["goodput"]) for p in s.pers]
+                    SCHEME_NAMES[k]: [(p * 100, c.main[(k, p)]["goodput"]) for p in c.pers]
                     for k in SCHEMES
                 }
                 | {
                     f"{SCHEME_NAMES[k]} (paper)": [
                         (p * 100, {"mean": PUBLISHED[k]["goodput"][PERS.index(p)], "ci": None})
-                        for p in s.pers
+                        for p in c.pers
                     ]
                     for k in SCHEMES
                 },
@@ -288,9 +249,8 @@ def _tables(c: _Ctx) -> list[Table]:
     return tables
 
 
-def _targets(c: _Ctx) -> Table:
+def _targets(c: LtTcp) -> Table:
     """The issue's targets on Tables 1-4 and the rankings of Fig. 6."""
-    s = c.s
     t = Table(
         "fig6",
         "Fig. 6 and the targets: the four schemes against PER",
@@ -303,12 +263,12 @@ def _targets(c: _Ctx) -> Table:
     def pub(scheme: str, key: str, per: float) -> float:
         return PUBLISHED[scheme][key][PERS.index(per)]
 
-    checks: list[tuple[str, dict[str, Any], str]] = []
+    checks: list[tuple[str, Check, str]] = []
     r0 = rel(g("sack", 0.0), pub("sack", "goodput", 0.0))
     checks.append(
         (
             "TCP-SACK goodput at 0 % within 10 % of Table 1",
-            _check("sack 0 %", r0 is not None and abs(r0) <= 10, f"{g('sack', 0.0):.3f} Mbit/s"),
+            Check("sack 0 %", r0 is not None and abs(r0) <= 10, f"{g('sack', 0.0):.3f} Mbit/s"),
             "9.158",
         )
     )
@@ -316,16 +276,16 @@ def _targets(c: _Ctx) -> Table:
     checks.append(
         (
             "TCP-SACK collapses at 10 % (goodput below a quarter of the 0 % value)",
-            _check("sack collapse", collapse < 0.25, f"{collapse:.1%} of the 0 % goodput"),
+            Check("sack collapse", collapse < 0.25, f"{collapse:.1%} of the 0 % goodput"),
             "12.0 %",
         )
     )
-    if 0.2 in s.pers:
+    if 0.2 in c.pers:
         c20 = g("sack", 0.2) / g("sack", 0.0)
         checks.append(
             (
                 "TCP-SACK collapses further at 20 % (below a tenth of the 0 % value)",
-                _check("sack collapse 20", c20 < 0.1, f"{c20:.1%} of the 0 % goodput"),
+                Check("sack collapse 20", c20 < 0.1, f"{c20:.1%} of the 0 % goodput"),
                 "2.5 %",
             )
         )
@@ -333,33 +293,33 @@ def _targets(c: _Ctx) -> Table:
     checks.append(
         (
             "LT-TCP at least 4x TCP-SACK's goodput at 10 % PER",
-            _check("lt 4x", ratio >= 4, f"{ratio:.1f}x ({g('lt-tcp', 0.1):.2f} Mbit/s)"),
+            Check("lt 4x", ratio >= 4, f"{ratio:.1f}x ({g('lt-tcp', 0.1):.2f} Mbit/s)"),
             f"{5.36 / 1.098:.1f}x",
         )
     )
     checks.append(
         (
             "LT-TCP above 2.5 Mbit/s at 30 % PER",
-            _check("lt 30", g("lt-tcp", 0.3) > 2.5, f"{g('lt-tcp', 0.3):.2f} Mbit/s"),
+            Check("lt 30", g("lt-tcp", 0.3) > 2.5, f"{g('lt-tcp', 0.3):.2f} Mbit/s"),
             "2.99",
         )
     )
     # Overheads and timeouts of the same order as Table 2 (10-50 % PER).
     for key, lo, hi in (("proactive", 0.5, 2.0), ("reactive", 0.5, 2.0), ("timeouts", 0.1, 10.0)):
         ratios = []
-        for per in s.pers:
+        for per in c.pers:
             if per == 0.0:
                 continue
             ours = _mean(c.main[("lt-tcp", per)], key)
             if key == "timeouts":
-                ours *= 1000.0 / s.duration_s  # per 1000 s, as the paper
+                ours *= 1000.0 / c.duration_s  # per 1000 s, as the paper
             ratios.append(ours / pub("lt-tcp", key, per))
         ok = all(lo <= x <= hi for x in ratios)
         checks.append(
             (
                 f"LT-TCP {key} of the same order as Table 2 (ratio in [{lo:g}, {hi:g}] at "
                 "every PER > 0)",
-                _check(key, ok, "ratios " + ", ".join(f"{x:.2f}" for x in ratios)),
+                Check(key, ok, "ratios " + ", ".join(f"{x:.2f}" for x in ratios)),
                 "Table 2",
             )
         )
@@ -367,7 +327,7 @@ def _targets(c: _Ctx) -> Table:
     checks.append(
         (
             "LL-FEC below TCP-SACK at 10 % (dead-weight FEC)",
-            _check(
+            Check(
                 "llfec<sack",
                 g("ll-fec", 0.1) < g("sack", 0.1),
                 f"{g('ll-fec', 0.1):.3f} vs {g('sack', 0.1):.3f}",
@@ -378,7 +338,7 @@ def _targets(c: _Ctx) -> Table:
     checks.append(
         (
             "LL hybrid above TCP-SACK at 10 %",
-            _check(
+            Check(
                 "hyb>sack",
                 g("ll-hybrid", 0.1) > g("sack", 0.1),
                 f"{g('ll-hybrid', 0.1):.3f} vs {g('sack', 0.1):.3f}",
@@ -386,13 +346,13 @@ def _targets(c: _Ctx) -> Table:
             "6.16 vs 1.098",
         )
     )
-    high = [p for p in s.pers if p >= 0.2]
+    high = [p for p in c.pers if p >= 0.2]
     if high:
         worst = min(g("lt-tcp", p) / max(g(k, p) for k in SCHEMES if k != "lt-tcp") for p in high)
         checks.append(
             (
                 "LT-TCP best of the four at every PER >= 20 %",
-                _check("lt best", worst > 1, f"smallest margin {worst:.1f}x"),
+                Check("lt best", worst > 1, f"smallest margin {worst:.1f}x"),
                 "yes",
             )
         )
@@ -401,22 +361,21 @@ def _targets(c: _Ctx) -> Table:
         checks.append(
             (
                 f"LL hybrid collapses beyond its 10 % FEC (at {p:.0%}: below a fifth of 10 %)",
-                _check("hyb collapse", drop < 0.2, f"{drop:.1%}"),
+                Check("hyb collapse", drop < 0.2, f"{drop:.1%}"),
                 f"{0.39 / 6.16:.1%}" if p == 0.2 else f"{0.002 / 6.16:.2%}",
             )
         )
     for name, chk, paper in checks:
-        chk["check"] = name
-        t.cells.append([name, chk["detail"], paper, verdict([chk])])
-        t.verdicts.append(verdict([chk]))
-        t.rows.append({"config": {"target": name}, "checks": [chk], "published": paper})
+        chk = dataclasses.replace(chk, name=name)
+        t.add([name, chk.detail, paper], checks=[chk],
+              record={"config": {"target": name}, "published": paper})  # fmt: skip
     t.notes.append(
         "The figure plots our goodput (solid, with intervals) and the paper's Tables 1-4 "
         "(dashed) on a log scale."
     )
     # How does the paper count timeouts? Ratios ours / paper per 1000 s, as a total of the
     # 10 flows (our definition) and as a mean per flow.
-    scale = 1000.0 / s.duration_s
+    scale = 1000.0 / c.duration_s
     spans = []
     for per_flow in (False, True):
         ratios = [
@@ -425,7 +384,7 @@ def _targets(c: _Ctx) -> Table:
             / (10 if per_flow else 1)
             / pub(k, "timeouts", p)
             for k in SCHEMES
-            for p in s.pers
+            for p in c.pers
             if p > 0 and pub(k, "timeouts", p) > 0
         ]
         spans.append((min(ratios), max(ratios)) if ratios else (math.nan, math.nan))
@@ -438,9 +397,8 @@ def _targets(c: _Ctx) -> Table:
     return t
 
 
-def _gaps(c: _Ctx) -> Table:
+def _gaps(c: LtTcp) -> Table:
     """Where our Tables 1-4 differ most from the paper's, by how much, and why."""
-    s = c.s
     t = Table(
         "gaps",
         "Where we differ from the paper, by how much, and why",
@@ -448,19 +406,18 @@ def _gaps(c: _Ctx) -> Table:
     )
 
     def row(what: str, ours: str, paper: str, why: str) -> None:
-        t.cells.append([what, ours, paper, why])
-        t.verdicts.append(None)
-        t.rows.append({"config": {"what": what}, "ours": ours, "published": paper, "why": why})
+        record = {"config": {"what": what}, "ours": ours, "published": paper, "why": why}
+        t.add([what, ours, paper, why], record=record)
 
     def g(k: str, p: float) -> float:
         return _mean(c.main[(k, p)], "goodput")
 
-    if 0.1 in s.pers:
+    if 0.1 in c.pers:
         row(
             "LT-TCP goodput at 10-30 % above the paper",
-            ", ".join(f"{g('lt-tcp', p):.2f}" for p in s.pers if 0 < p <= 0.3),
+            ", ".join(f"{g('lt-tcp', p):.2f}" for p in c.pers if 0 < p <= 0.3),
             ", ".join(
-                f"{PUBLISHED['lt-tcp']['goodput'][PERS.index(p)]:g}" for p in s.pers if 0 < p <= 0.3
+                f"{PUBLISHED['lt-tcp']['goodput'][PERS.index(p)]:g}" for p in c.pers if 0 < p <= 0.3
             ),  # fmt: skip
             "The bottleneck stays full (throughput ~10 Mbit/s against the paper's 8.6-9.1): "
             "our sender tries FEC before SACK retransmission while repairs can still rebuild "
@@ -471,10 +428,10 @@ def _gaps(c: _Ctx) -> Table:
         row(
             "LT-TCP reactive FEC overhead below the paper",
             ", ".join(
-                f"{_mean(c.main[('lt-tcp', p)], 'reactive'):.1f} %" for p in s.pers if p > 0
+                f"{_mean(c.main[('lt-tcp', p)], 'reactive'):.1f} %" for p in c.pers if p > 0
             ),  # fmt: skip
             ", ".join(
-                f"{PUBLISHED['lt-tcp']['reactive'][PERS.index(p)]:g} %" for p in s.pers if p > 0
+                f"{PUBLISHED['lt-tcp']['reactive'][PERS.index(p)]:g} %" for p in c.pers if p > 0
             ),  # fmt: skip
             "Reactive repairs stop once a block has enough for its known holes (/(1 - E)); "
             "the literal 'R repairs per duplicate ACK' sent 24 % at 10 % PER, six times the "
@@ -489,7 +446,7 @@ def _gaps(c: _Ctx) -> Table:
             "in-order release behind link retransmissions (about 40 ms each) raises the RTT "
             "from 42 to ~240 ms at 10 % PER (docs/models/ll-fec.md).",
         )
-    if 0.5 in s.pers:
+    if 0.5 in c.pers:
         row(
             "LT-TCP at 50 % PER below the paper",
             f"{g('lt-tcp', 0.5):.3f}",
@@ -505,7 +462,7 @@ def _gaps(c: _Ctx) -> Table:
         "see Tables 1-4",
         "The paper does not say what it counts. Our totals of RTO expiries over the 10 "
         "flows are 1-100x its numbers while goodputs agree (TCP-SACK at 20 %: "
-        f"{g('sack', 0.2) if 0.2 in s.pers else math.nan:.3f} vs 0.233 Mbit/s); as a mean per "
+        f"{g('sack', 0.2) if 0.2 in c.pers else math.nan:.3f} vs 0.233 Mbit/s); as a mean per "
         "flow they fall within 0.1-10x of every entry (see the note under Fig. 6).",
     )
     return t
@@ -516,8 +473,7 @@ def _gaps(c: _Ctx) -> Table:
 # ---------------------------------------------------------------------------
 
 
-def _components(c: _Ctx) -> list[Table]:
-    s = c.s
+def _components(c: LtTcp) -> list[Table]:
     t = Table(
         "fig3",
         "Fig. 3: LT-TCP components added one by one, 10 % PER",
@@ -535,10 +491,10 @@ def _components(c: _Ctx) -> list[Table]:
         params: dict[str, list[Any]] = {"per": [0.1], "duration": [c.dur]}
         for sw in SWITCHES:
             params[sw] = [bool(on.get(sw, False))]
-        (row,) = c.r.rows(f"components/{name.split()[0]}", lt_dumbbell("lt-tcp"), params)
+        (row,) = c.rows(f"components/{name.split()[0]}", lt_dumbbell("lt-tcp"), params)
         m = _metrics(row)
         results.append(m)
-        t.cells.append(
+        t.add(
             [
                 name,
                 fmt(m["goodput"], 3),
@@ -548,8 +504,7 @@ def _components(c: _Ctx) -> list[Table]:
                 fmt(m["reactive"], 1),
             ]
         )
-        t.verdicts.append(None)
-        t.rows.append(
+        t.record(
             {
                 "config": {"variant": name, "per": 0.1, **{k: bool(on.get(k)) for k in SWITCHES}},
                 **m,
@@ -561,34 +516,34 @@ def _components(c: _Ctx) -> list[Table]:
                 else None,
             }
         )
-    s.log(f"reproduce: components done ({c.r.runs} runs so far)")
+    c.log(f"reproduce: components done ({c.runs} runs so far)")
     gs = [_mean(m, "goodput") for m in results]
     tos = [_mean(m, "timeouts") for m in results]
     chks = [
-        _check(
+        Check(
             "each of ECN-only, adaptive MSS and proactive FEC adds goodput (1 < 2 < 3 < 4)",
             gs[0] < gs[1] < gs[2] < gs[3],
             " < ".join(f"{x:.2f}" for x in gs[:4]),
         ),
-        _check(
+        Check(
             "full LT-TCP over five times TCP-SACK's goodput (the paper: 'over five times')",
             gs[5] > 5 * gs[0],
             f"{gs[5] / gs[0]:.1f}x",
         ),
-        _check(
+        Check(
             "full LT-TCP best of the six variants",
             gs[5] >= max(gs),
             f"full {gs[5]:.2f}, best {max(gs):.2f}",
         ),
-        _check(
+        Check(
             "FEC cuts the timeouts (full vs adaptive MSS without FEC)",
             tos[5] < tos[2],
             f"{tos[5]:.0f} vs {tos[2]:.0f}",
         ),
     ]
-    t.rows.append({"config": {"variant": "checks"}, "checks": chks, "published": None})
-    t.notes += [f"{x['check']}: {x['detail']} -> {verdict([x])}" for x in chks]
-    if not chks[2]["pass"]:
+    t.record({"config": {"variant": "checks"}, "published": None}, chks)
+    t.notes += [f"{x.name}: {x.detail} -> {verdict([x])}" for x in chks]
+    if not chks[2].passed:
         t.notes.append(
             "Why the full scheme is not the best here: with ECN-only a loss costs no window, "
             "so SACK retransmission is cheap, and the proactive repairs "
@@ -598,7 +553,7 @@ def _components(c: _Ctx) -> list[Table]:
             "ours are a guess (docs/models/lt-tcp.md)."
         )
     t.figures.append(
-        c.r.figure(
+        c.figure(
             "fig3-components",
             lambda o: _bars([n for n, _ in COMPONENTS], gs, tos, o),
         )
@@ -630,24 +585,15 @@ def _bars(
 # ---------------------------------------------------------------------------
 
 
-def _trace_run(c: _Ctx, name: str, params: dict[str, Any], scenario: str) -> dict[str, Any]:
-    import linklab
-
-    run = linklab.run(scenario, seed=BASE_SEED, params=params, trace=True)
-    run.write_traces(c.s.out / "traces" / name)
-    return run.traces
-
-
-def _mss(c: _Ctx) -> list[Table]:
+def _mss(c: LtTcp) -> list[Table]:
     import polars as pl
 
-    s = c.s
-    params = {"per": 0.1, "duration": f"{s.trace_s}s"}
-    traces = _trace_run(c, "fig4-mss", params, lt_dumbbell("lt-tcp"))
+    params = {"per": 0.1, "duration": f"{c.trace_s}s"}
+    traces = c.traced("fig4-mss", lt_dumbbell("lt-tcp"), params).traces
     blocks = pl.DataFrame(traces["lt_blocks"]) if "lt_blocks" in traces else pl.DataFrame()
     t = Table(
         "fig4",
-        f"Fig. 4: adaptive MSS, one LT-TCP run at 10 % PER ({s.trace_s} s, seed {BASE_SEED})",
+        f"Fig. 4: adaptive MSS, one LT-TCP run at 10 % PER ({c.trace_s} s, seed {BASE_SEED})",
         ["flow", "blocks", "MSS min", "MSS median", "MSS max", "segments/window median",
          "blocks with >= G segments or MSS at its minimum"],
     )  # fmt: skip
@@ -658,7 +604,7 @@ def _mss(c: _Ctx) -> list[Table]:
         segs = b["k"] + b["p"]
         good = ((segs >= g_min) | (b["mss"] <= mss_min)).mean()
         ok_all &= bool(good >= 0.99)
-        t.cells.append(
+        t.add(
             [
                 str(flow),
                 str(b.height),
@@ -669,8 +615,7 @@ def _mss(c: _Ctx) -> list[Table]:
                 f"{good:.1%}",
             ]
         )
-        t.verdicts.append(None)
-        t.rows.append(
+        t.record(
             {
                 "config": {"flow": flow, "per": 0.1, "g": g_min, "mss_min": mss_min},
                 "blocks": b.height,
@@ -684,18 +629,18 @@ def _mss(c: _Ctx) -> list[Table]:
                 "published": None,
             }
         )
-    chk = _check(
+    chk = Check(
         "adaptive MSS keeps at least G = 10 segments per window unless the MSS is at MSS_min "
         "(>= 99 % of the blocks of every flow)",
         ok_all and blocks.height > 0,
         f"{blocks.height} blocks",
     )
-    t.rows.append({"config": {"flow": "all"}, "checks": [chk], "published": None})
-    t.notes.append(f"{chk['check']}: {verdict([chk])}")
+    t.record({"config": {"flow": "all"}, "published": None}, [chk])
+    t.notes.append(f"{chk.name}: {verdict([chk])}")
     if blocks.height:
         f0 = blocks.filter(pl.col("flow") == blocks["flow"][0])
         t.figures.append(
-            c.r.figure(
+            c.figure(
                 "fig4-adaptive-mss",
                 lambda o: _two_series(
                     f0["time_s"].to_list(),
@@ -707,7 +652,7 @@ def _mss(c: _Ctx) -> list[Table]:
                 ),
             )
         )
-    s.log("reproduce: adaptive MSS trace done")
+    c.log("reproduce: adaptive MSS trace done")
     return [t]
 
 
@@ -737,10 +682,9 @@ def _two_series(
     save_figure(fig, out)
 
 
-def _estimator(c: _Ctx) -> list[Table]:
+def _estimator(c: LtTcp) -> list[Table]:
     import polars as pl
 
-    s = c.s
     t = Table(
         "fig5",
         "Fig. 5: the erasure estimate E (eqs. 1-2) against the erasures each window saw",
@@ -760,13 +704,12 @@ def _estimator(c: _Ctx) -> list[Table]:
     checks = []
     fig_data: dict[str, list[float]] = {}
     for i, (label, extra, scenario) in enumerate(cases):
-        traces = _trace_run(
-            c, f"fig5-estimator-{i}", {**extra, "duration": f"{s.trace_s}s"}, scenario
-        )
+        traces = c.traced(
+            f"fig5-estimator-{i}", scenario, {**extra, "duration": f"{c.trace_s}s"}
+        ).traces
         e = pl.DataFrame(traces["lt_erasure"]) if "lt_erasure" in traces else pl.DataFrame()
         if not e.height:
-            t.cells.append([label, "0", "-", "-", "-", "-"])
-            t.verdicts.append(None)
+            t.add([label, "0", "-", "-", "-", "-"])
             continue
         f0 = e.filter(pl.col("flow") == e["flow"][0]).sort("time_s")
         smooth = f0["new_l"].rolling_mean(10, min_samples=1)
@@ -775,12 +718,11 @@ def _estimator(c: _Ctx) -> list[Table]:
             v = pl.DataFrame({"a": f0["estimate"], "b": smooth}).select(pl.corr("a", "b"))[0, 0]
             corr = float(v) if v is not None and math.isfinite(v) else None
         mean_new, mean_e = float(e["new_l"].mean()), float(e["estimate"].mean())
-        t.cells.append(
+        t.add(
             [label, str(e.height), f"{mean_new:.3f}", f"{mean_e:.3f}",
              f"{mean_e - mean_new:+.3f}", "-" if corr is None else f"{corr:.2f}"]
         )  # fmt: skip
-        t.verdicts.append(None)
-        t.rows.append(
+        t.record(
             {
                 "config": {"erasures": label, **extra},
                 "windows": e.height,
@@ -797,7 +739,7 @@ def _estimator(c: _Ctx) -> list[Table]:
                 "new_l": smooth.to_list(),
             }
             checks.append(
-                _check(
+                Check(
                     "E follows a changing erasure rate (correlation with the windows' "
                     "erasures > 0.5)",
                     corr is not None and corr > 0.5,
@@ -805,22 +747,22 @@ def _estimator(c: _Ctx) -> list[Table]:
                 )
             )
             checks.append(
-                _check(
+                Check(
                     "E is biased upward (the paper: 'biased towards over-estimating')",
                     mean_e > mean_new,
                     f"{mean_e:.3f} vs {mean_new:.3f}",
                 )
             )
-    t.rows.append({"config": {"erasures": "checks"}, "checks": checks, "published": None})
-    t.notes += [f"{x['check']}: {x['detail']} -> {verdict([x])}" for x in checks]
+    t.record({"config": {"erasures": "checks"}, "published": None}, checks)
+    t.notes += [f"{x.name}: {x.detail} -> {verdict([x])}" for x in checks]
     t.notes.append(
         "new_l: the fraction of a window's segments the sender saw erased (from SACK); E: "
         "the estimate in use (eq. 1 with the adaptive weights of eq. 2). One run per row, "
-        f"{s.trace_s} s, seed {BASE_SEED}; the figure shows flow 1 of the changing case."
+        f"{c.trace_s} s, seed {BASE_SEED}; the figure shows flow 1 of the changing case."
     )
     if fig_data:
         t.figures.append(
-            c.r.figure(
+            c.figure(
                 "fig5-estimator",
                 lambda o: _two_series(
                     fig_data["t"],
@@ -833,7 +775,7 @@ def _estimator(c: _Ctx) -> list[Table]:
                 ),  # fmt: skip
             )
         )
-    s.log("reproduce: estimator traces done")
+    c.log("reproduce: estimator traces done")
     return [t]
 
 
@@ -842,8 +784,7 @@ def _estimator(c: _Ctx) -> list[Table]:
 # ---------------------------------------------------------------------------
 
 
-def _sensitivity(c: _Ctx) -> list[Table]:
-    s = c.s
+def _sensitivity(c: LtTcp) -> list[Table]:
     pers = (0.1, 0.3)
     t = Table(
         "sensitivity",
@@ -853,7 +794,7 @@ def _sensitivity(c: _Ctx) -> list[Table]:
          "timeouts ours", "timeouts ns-2 TCP", "paper goodput"],
     )  # fmt: skip
     for scheme in ("sack", "lt-tcp"):
-        rows = c.r.rows(
+        rows = c.rows(
             f"sensitivity/{scheme}",
             lt_dumbbell(scheme),
             {"per": list(pers), "duration": [c.dur], **{k: [v] for k, v in NS2_TCP.items()}},
@@ -862,20 +803,19 @@ def _sensitivity(c: _Ctx) -> list[Table]:
         for per in pers:
             base = c.main.get((scheme, per))
             if base is None:
-                (row,) = c.r.rows(
+                (row,) = c.rows(
                     f"tables/{scheme}-{per}",
                     lt_dumbbell(scheme),
                     {"per": [per], "duration": [c.dur]},
                 )
                 base = _metrics(row)
-            t.cells.append(
+            t.add(
                 [SCHEME_NAMES[scheme], f"{per:.0%}", fmt(base["goodput"], 3),
                  fmt(alt[per]["goodput"], 3), fmt(base["timeouts"], 0),
                  fmt(alt[per]["timeouts"], 0),
                  f"{PUBLISHED[scheme]['goodput'][PERS.index(per)]:g}"]
             )  # fmt: skip
-            t.verdicts.append(None)
-            t.rows.append(
+            t.record(
                 {
                     "config": {"scheme": scheme, "per": per, "ns2_tcp": NS2_TCP},
                     "goodput_mbit": alt[per]["goodput"],
@@ -888,49 +828,43 @@ def _sensitivity(c: _Ctx) -> list[Table]:
         "The paper (ns-2) states none of these; the main tables use the dumbbell's "
         "defaults (initial window 10, delayed ACKs, timestamps, min RTO 1 s)."
     )
-    s.log("reproduce: sensitivity done")
+    c.log("reproduce: sensitivity done")
     return [t]
 
 
-# ---------------------------------------------------------------------------
-# Entry point
-# ---------------------------------------------------------------------------
+class LtTcp(Reproduction):
+    """Seed 002: LT-TCP against TCP-SACK and link-level FEC/ARQ."""
 
+    name = "lt-tcp"
+    seed = "seed 002"
+    paper = PAPER
+    confidence = CONFIDENCE
+    base_seed = BASE_SEED
+    full = (5, 1000)
 
-def reproduce_lt_tcp(
-    out: str | Path = "out/lt-tcp",
-    *,
-    quick: bool = False,
-    jobs: int | None = None,
-    experiments: Sequence[str] | None = None,
-    log: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], str]:
-    """Run the reproduction; returns (the JSON object, the terminal text).
+    tables = experiment("tables")(_tables)
+    components = experiment("components")(_components)
+    mss = experiment("mss")(_mss)
+    estimator = experiment("estimator")(_estimator)
+    sensitivity = experiment("sensitivity")(_sensitivity)
 
-    Writes ``sweeps/``, ``traces/``, ``figures/``, ``report.html`` and
-    ``results.json`` into ``out``. Raises :class:`ReproduceError` for bad input.
-    """
-    s = start(
-        Settings, out, quick=quick, jobs=jobs, experiments=experiments,
-        allowed=EXPERIMENTS, log=log,
-    )  # fmt: skip
-    t0 = time.monotonic()
-    c = _Ctx(s)
-    tables: list[Table] = []
-    steps = {
-        "tables": _tables,
-        "components": _components,
-        "mss": _mss,
-        "estimator": _estimator,
-        "sensitivity": _sensitivity,
-    }
-    for name in EXPERIMENTS:
-        if name in s.experiments:
-            tables += steps[name](c)
-    setup = (
-        "Set-up (scenarios/dumbbell-*.toml): 10 flows, 10 Mbit/s / 20 ms bottleneck with "
-        "RED/ECN (500 packets, minth 75, maxth 225), 500-byte packets, erasures on the "
-        "bottleneck's data direction; SACK + ECN senders with initial window 10, delayed "
-        "ACKs, timestamps, min RTO 1 s."
-    )
-    return finish("lt-tcp", s, c.r, tables, paper=PAPER, started=t0, intro=[setup])
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.main: dict[tuple[str, float], dict[str, Any]] = {}
+        self.widened: dict[str, list[float]] = {}
+
+    @property
+    def trace_s(self) -> int:
+        return 20 if self.quick else 200
+
+    @property
+    def pers(self) -> tuple[float, ...]:
+        return QUICK_PERS if self.quick else PERS
+
+    def intro(self) -> list[str]:
+        return [
+            "Set-up (scenarios/dumbbell-*.toml): 10 flows, 10 Mbit/s / 20 ms bottleneck with "
+            "RED/ECN (500 packets, minth 75, maxth 225), 500-byte packets, erasures on the "
+            "bottleneck's data direction; SACK + ECN senders with initial window 10, delayed "
+            "ACKs, timestamps, min RTO 1 s."
+        ]

@@ -8,34 +8,26 @@ issue's targets are checked; a missed target is a result, not an error.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from linklab.reproduce import common
 from linklab.reproduce import published as P
-from linklab.reproduce.common import (
-    Runner,
+from linklab.reproduce.framework import (
+    Check,
+    Reproduction,
     Table,
-    finish,
-    start,
-    t_ci,
-    verdict,
-    within,
+    experiment,
+    fmt,
+    num,
+    pct,
+    rel,
+    stat,
 )
-from linklab.reproduce.common import direction as _direction_vs
-from linklab.reproduce.common import fmt as _fmt
-from linklab.reproduce.common import num as _num
-from linklab.reproduce.common import pct as _pct
-from linklab.reproduce.common import rel as _rel
-from linklab.reproduce.common import stat as _stat
 from linklab.reproduce.scenarios import static_scenario, switch_scenario
 
-EXPERIMENTS = ("table6", "sensitivity", "fig1", "search", "traces")
-CONFIDENCE = 0.90
-BASE_SEED = 1
 QUEUE = "RNC->UE"
+OURS_VS_PAPER = [
+    "goodput ours", "goodput paper", "diff", "delay ours (s)", "delay paper (s)", "diff",
+]  # fmt: skip
 OVERFLOW = f"queue[{QUEUE}].drops_overflow"
 
 # The parameter-search grids (the paper does not list its grid points).
@@ -55,99 +47,22 @@ QUICK_FIG1_BUFFERS = (10, 40, 80)
 QUICK_FIG1_FLOWS = (1, 4)
 
 
-class Settings(common.Settings):
-    @property
-    def reps(self) -> int:
-        return 2 if self.quick else 20
-
-    @property
-    def duration_s(self) -> int:
-        return 20 if self.quick else 100
-
-    @property
-    def switch_s(self) -> int:
-        return 10 if self.quick else 50
-
-    @property
-    def search_rates(self) -> tuple[int, ...]:
-        return (384,) if self.quick else P.RATES
-
-
-# ---------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------
-
-
-class _Runner(Runner):
-    def __init__(self, s: Settings) -> None:
-        super().__init__(s.out, reps=s.reps, jobs=s.jobs, confidence=CONFIDENCE, seed=BASE_SEED)
-        self.s = s
-
-
-def _t_ci(values: Sequence[float]) -> dict[str, Any]:
-    return t_ci(values, CONFIDENCE)
-
-
-def _within(metric: str, rel: float | None, limit: float) -> dict[str, Any]:
-    return within(metric, rel, limit)
-
-
-def _direction(metric: str, change: float | None, up: bool) -> dict[str, Any]:
-    return _direction_vs(metric, change, up, "our drop-tail")
-
-
-def _verdict(checks: list[dict[str, Any]]) -> str:
-    return verdict(checks)
-
-
-def _sbd_params(rate: int, tr_ms: Sequence[int], minth: Sequence[int]) -> dict[str, list[Any]]:
-    return {"tr": [f"{t}ms" for t in tr_ms], "minth": list(minth)}
-
-
 # ---------------------------------------------------------------------------
 # Experiment 1: Table 6 (and Tables 3 and 5, its one-flow SBD and RED rows)
 # ---------------------------------------------------------------------------
 
-
-def _table6_runs(
-    r: _Runner, duration_s: int, delack: bool = False, prefix: str = "table6"
-) -> dict[tuple[str, int, int], dict[str, Any]]:
-    """Summary rows of Table 6's configurations, keyed by (aqm, rate, flows)."""
-    ours: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for rate in P.RATES:
-        base: dict[str, list[Any]] = {
-            "rate": [f"{rate}kbit"],
-            "flows": [1, 4],
-            "duration": [f"{duration_s}s"],
-        }
-        if delack:
-            base["delack"] = [True]
-        tr, sbd_minth = P.SBD_PROPOSED[rate]
-        maxp, red_minth = P.RED_PROPOSED[rate]
-        extra = {
-            "droptail": {},
-            "sbd": {"tr": [f"{tr}ms"], "minth": [sbd_minth]},
-            "red": {"maxp": [maxp], "minth": [red_minth]},
-        }
-        for aqm in ("droptail", "sbd", "red"):
-            for row in r.rows(
-                f"{prefix}/{aqm}-{rate}kbit", static_scenario(aqm), {**base, **extra[aqm]}
-            ):
-                ours[(aqm, rate, int(row["flows"]))] = row
-    return ours
+Runs = dict[tuple[str, int, int], dict[str, Any]]
 
 
-def _t6_row(
-    ours: dict[tuple[str, int, int], dict[str, Any]], rate: int, flows: int, aqm: str
-) -> dict[str, Any]:
+def _t6_row(ours: Runs, rate: int, flows: int, aqm: str) -> dict[str, Any]:
     """One Table 6 row: our values, the published ones, the comparison and the checks."""
     dg, dgci, dd, ddci, sg, sd, rg, rd = P.TABLE6[(rate, flows)]
     dt = ours[("droptail", rate, flows)]
-    dt_g, dt_d = _stat(dt, "goodput_bps", 1e-3), _stat(dt, "delay_mean_s")
+    dt_g, dt_d = stat(dt, "goodput_bps", 1e-3), stat(dt, "delay_mean_s")
     row = ours[(aqm, rate, flows)]
-    g, d = _stat(row, "goodput_bps", 1e-3), _stat(row, "delay_mean_s")
+    g, d = stat(row, "goodput_bps", 1e-3), stat(row, "delay_mean_s")
     config: dict[str, Any] = {}
-    checks = []
+    checks: list[Check] = []
     if aqm == "droptail":
         published = {
             "goodput_kbit": dg,
@@ -155,17 +70,17 @@ def _t6_row(
             "delay_s": dd,
             "delay_s_ci": ddci,
         }
-        rg_, rd_ = _rel(g["mean"], dg), _rel(d["mean"], dd)
-        rel = {"goodput_pct": rg_, "delay_pct": rd_}
-        checks.append(_within("goodput", rg_, 10.0))
-        checks.append(_within("delay", rd_, 25.0))
+        rg_, rd_ = rel(g["mean"], dg), rel(d["mean"], dd)
+        relative = {"goodput_pct": rg_, "delay_pct": rd_}
+        checks.append(Check.within("goodput", rg_, 10.0))
+        checks.append(Check.within("delay", rd_, 25.0))
         cells = [
-            _fmt(g, 1),
+            fmt(g, 1),
             f"{dg:.1f} ± {dgci:.1f}",
-            _pct(rg_),
-            _fmt(d, 2),
+            pct(rg_),
+            fmt(d, 2),
             f"{dd:.2f} ± {ddci:.2f}",
-            _pct(rd_),
+            pct(rd_),
         ]
     else:
         if aqm == "sbd":
@@ -182,596 +97,537 @@ def _t6_row(
             )
             pg, pd = rg, rd
         published = {"goodput_change_pct": pg, "delay_change_pct": pd}
-        cg, cd = _rel(g["mean"], dt_g["mean"]), _rel(d["mean"], dt_d["mean"])
-        rel = {
+        cg, cd = rel(g["mean"], dt_g["mean"]), rel(d["mean"], dt_d["mean"])
+        relative = {
             "goodput_change_pct": cg,
             "delay_change_pct": cd,
             "goodput_change_diff_pt": None if cg is None else cg - pg,
             "delay_change_diff_pt": None if cd is None else cd - pd,
         }
-        checks.append(_direction("goodput", cg, up=True))
-        checks.append(_direction("delay", cd, up=False))
+        checks.append(Check.direction("goodput", cg, True, "our drop-tail"))
+        checks.append(Check.direction("delay", cd, False, "our drop-tail"))
         cells = [
-            f"{_fmt(g, 1)} ({_pct(cg)})",
+            f"{fmt(g, 1)} ({pct(cg)})",
             f"({pg:+d} %)",
-            _pct(rel["goodput_change_diff_pt"], " pt"),
-            f"{_fmt(d, 2)} ({_pct(cd)})",
+            pct(relative["goodput_change_diff_pt"], " pt"),
+            f"{fmt(d, 2)} ({pct(cd)})",
             f"({pd:+d} %)",
-            _pct(rel["delay_change_diff_pt"], " pt"),
+            pct(relative["delay_change_diff_pt"], " pt"),
         ]
     return {
         "config": config,
         "goodput_kbit": g,
         "delay_s": d,
         "published": published,
-        "relative": rel,
+        "relative": relative,
         "checks": checks,
         "cells": cells,
     }
 
 
-def _table6(r: _Runner) -> list[Table]:
-    s = r.s
-    ours = _table6_runs(r, s.duration_s)
-    s.log(f"reproduce: table 6 done ({r.runs} runs so far)")
+class RlcAqm(Reproduction):
+    """Seed 000: AQM in the RLC buffer of a rate-varying UMTS bearer."""
 
-    t6 = Table(
-        "table6",
-        "Table 6: drop-tail vs SBD (Table 3) vs RED (Table 5), buffer 40 SDUs",
-        [
-            "rate kbit/s",
-            "flows",
-            "AQM",
-            "goodput ours",
-            "goodput paper",
-            "diff",
-            "delay ours (s)",
-            "delay paper (s)",
-            "diff",
-            "verdict",
-        ],
-    )
-    t6.notes.append(
-        "Goodput in kbit/s, delay in s, mean ± 90 % Student-t half-width. Drop-tail rows: "
-        "'diff' is ours relative to the paper. SBD/RED rows: the value in brackets is the "
-        "change relative to the drop-tail row above it (ours vs ours, paper vs paper) and "
-        "'diff' the difference of the two changes in percentage points. Targets: drop-tail "
-        "goodput within 10 % and delay within 25 % of the paper; SBD and RED raise goodput "
-        "and cut delay relative to our drop-tail. Why a row misses: see the sensitivity "
-        "table below."
-    )
-    for rate, flows in P.TABLE6:
-        for aqm in ("droptail", "sbd", "red"):
-            x = _t6_row(ours, rate, flows, aqm)
-            config = {
-                "rate_kbit": rate,
-                "flows": flows,
-                "aqm": aqm,
-                "buffer_sdu": 40,
-                "duration_s": s.duration_s,
-                **x["config"],
-            }
-            t6.verdicts.append(_verdict(x["checks"]))
-            t6.cells.append([str(rate), str(flows), aqm] + x["cells"] + [t6.verdicts[-1]])
-            t6.rows.append(
-                {
-                    "config": config,
-                    "goodput_kbit": x["goodput_kbit"],
-                    "delay_s": x["delay_s"],
-                    "published": x["published"],
-                    "relative": x["relative"],
-                    "checks": x["checks"],
-                }
-            )
+    name = "rlc-aqm"
+    seed = "seed 000"
+    paper = P.PAPER
+    confidence = 0.90
+    full = (20, 100)
 
-    tables = [t6]
-    for key, aqm, pubs, title in (
-        ("table3", "sbd", P.TABLE3, "Table 3: SBD at the proposed settings, one flow"),
-        ("table5", "red", P.TABLE5, "Table 5: RED at the proposed settings, one flow"),
-    ):
-        t = Table(
-            key,
-            title,
-            [
-                "rate kbit/s",
-                "setting",
-                "goodput ours",
-                "goodput paper",
-                "diff",
-                "delay ours (s)",
-                "delay paper (s)",
-                "diff",
-            ],
-        )
-        t.notes.append("The one-flow SBD/RED rows of Table 6 (same runs).")
+    @property
+    def switch_s(self) -> int:
+        return 10 if self.quick else 50
+
+    @property
+    def search_rates(self) -> tuple[int, ...]:
+        return (384,) if self.quick else P.RATES
+
+    def _table6_runs(self, duration_s: int, delack: bool = False, prefix: str = "table6") -> Runs:
+        """Summary rows of Table 6's configurations, keyed by (aqm, rate, flows)."""
+        ours: Runs = {}
         for rate in P.RATES:
-            row = ours[(aqm, rate, 1)]
-            g, d = _stat(row, "goodput_bps", 1e-3), _stat(row, "delay_mean_s")
-            pg, pgci, pd = pubs[rate]
-            if aqm == "sbd":
-                cfg = {"tr_ms": P.SBD_PROPOSED[rate][0], "minth": P.SBD_PROPOSED[rate][1]}
-                setting = f"T_r {cfg['tr_ms']} ms, minth {cfg['minth']}"
-            else:
-                cfg = {"maxp": P.RED_PROPOSED[rate][0], "minth": P.RED_PROPOSED[rate][1]}
-                setting = f"maxp {cfg['maxp']}, minth {cfg['minth']}"
-            rel = {"goodput_pct": _rel(g["mean"], pg), "delay_pct": _rel(d["mean"], pd)}
-            t.cells.append(
-                [
-                    str(rate),
-                    setting,
-                    _fmt(g, 1),
-                    f"{pg:.1f} ± {pgci:.1f}",
-                    _pct(rel["goodput_pct"]),
-                    _fmt(d, 2),
-                    f"{pd:.2f}",
-                    _pct(rel["delay_pct"]),
-                ]
+            base: dict[str, list[Any]] = {
+                "rate": [f"{rate}kbit"],
+                "flows": [1, 4],
+                "duration": [f"{duration_s}s"],
+            }
+            if delack:
+                base["delack"] = [True]
+            tr, sbd_minth = P.SBD_PROPOSED[rate]
+            maxp, red_minth = P.RED_PROPOSED[rate]
+            extra = {
+                "droptail": {},
+                "sbd": {"tr": [f"{tr}ms"], "minth": [sbd_minth]},
+                "red": {"maxp": [maxp], "minth": [red_minth]},
+            }
+            for aqm in ("droptail", "sbd", "red"):
+                for row in self.rows(
+                    f"{prefix}/{aqm}-{rate}kbit", static_scenario(aqm), {**base, **extra[aqm]}
+                ):
+                    ours[(aqm, rate, int(row["flows"]))] = row
+        return ours
+
+    @experiment("table6")
+    def table6(self) -> list[Table]:
+        ours = self._table6_runs(self.duration_s)
+        self.log(f"reproduce: table 6 done ({self.runs} runs so far)")
+
+        t6 = Table(
+            "table6",
+            "Table 6: drop-tail vs SBD (Table 3) vs RED (Table 5), buffer 40 SDUs",
+            ["rate kbit/s", "flows", "AQM", *OURS_VS_PAPER, "verdict"],
+        )
+        t6.notes.append(
+            "Goodput in kbit/s, delay in s, mean ± 90 % Student-t half-width. Drop-tail rows: "
+            "'diff' is ours relative to the paper. SBD/RED rows: the value in brackets is the "
+            "change relative to the drop-tail row above it (ours vs ours, paper vs paper) and "
+            "'diff' the difference of the two changes in percentage points. Targets: drop-tail "
+            "goodput within 10 % and delay within 25 % of the paper; SBD and RED raise goodput "
+            "and cut delay relative to our drop-tail. Why a row misses: see the sensitivity "
+            "table below."
+        )
+        for rate, flows in P.TABLE6:
+            for aqm in ("droptail", "sbd", "red"):
+                x = _t6_row(ours, rate, flows, aqm)
+                config = {
+                    "rate_kbit": rate,
+                    "flows": flows,
+                    "aqm": aqm,
+                    "buffer_sdu": 40,
+                    "duration_s": self.duration_s,
+                    **x["config"],
+                }
+                t6.add(
+                    [str(rate), str(flows), aqm, *x["cells"]],
+                    checks=x["checks"],
+                    record={
+                        "config": config,
+                        "goodput_kbit": x["goodput_kbit"],
+                        "delay_s": x["delay_s"],
+                        "published": x["published"],
+                        "relative": x["relative"],
+                    },
+                )
+
+        tables = [t6]
+        for key, aqm, pubs, title in (
+            ("table3", "sbd", P.TABLE3, "Table 3: SBD at the proposed settings, one flow"),
+            ("table5", "red", P.TABLE5, "Table 5: RED at the proposed settings, one flow"),
+        ):
+            t = Table(
+                key,
+                title,
+                ["rate kbit/s", "setting", *OURS_VS_PAPER],
             )
-            t.verdicts.append(None)
-            t.rows.append(
-                {
-                    "config": {"rate_kbit": rate, "flows": 1, "aqm": aqm, **cfg},
+            t.notes.append("The one-flow SBD/RED rows of Table 6 (same runs).")
+            for rate in P.RATES:
+                row = ours[(aqm, rate, 1)]
+                g, d = stat(row, "goodput_bps", 1e-3), stat(row, "delay_mean_s")
+                pg, pgci, pd = pubs[rate]
+                if aqm == "sbd":
+                    cfg = {"tr_ms": P.SBD_PROPOSED[rate][0], "minth": P.SBD_PROPOSED[rate][1]}
+                    setting = f"T_r {cfg['tr_ms']} ms, minth {cfg['minth']}"
+                else:
+                    cfg = {"maxp": P.RED_PROPOSED[rate][0], "minth": P.RED_PROPOSED[rate][1]}
+                    setting = f"maxp {cfg['maxp']}, minth {cfg['minth']}"
+                relative = {"goodput_pct": rel(g["mean"], pg), "delay_pct": rel(d["mean"], pd)}
+                t.add(
+                    [
+                        str(rate),
+                        setting,
+                        fmt(g, 1),
+                        f"{pg:.1f} ± {pgci:.1f}",
+                        pct(relative["goodput_pct"]),
+                        fmt(d, 2),
+                        f"{pd:.2f}",
+                        pct(relative["delay_pct"]),
+                    ],
+                    record={
+                        "config": {"rate_kbit": rate, "flows": 1, "aqm": aqm, **cfg},
+                        "goodput_kbit": g,
+                        "delay_s": d,
+                        "published": {"goodput_kbit": pg, "goodput_kbit_ci": pgci, "delay_s": pd},
+                        "relative": relative,
+                    },
+                )
+            tables.append(t)
+        return tables
+
+    # -----------------------------------------------------------------------
+    # Experiment 1b: sensitivity of Table 6 to what the paper does not state
+    # -----------------------------------------------------------------------
+
+    @experiment("sensitivity")
+    def sensitivity(self) -> list[Table]:
+        """Table 6 again with the run length halved and with delayed ACKs.
+
+        The paper states neither its run length nor whether its TCP delays ACKs;
+        this table shows how far each choice moves every row and which misses of
+        the main table (first column, the same runs) it explains.
+        """
+        half = self.duration_s // 2
+        variants = (
+            ("as run", self.duration_s, False, "table6"),
+            (f"{half} s runs", half, False, f"sensitivity/{half}s"),
+            (f"{half} s, delayed ACKs", half, True, f"sensitivity/{half}s-delack"),
+            ("delayed ACKs", self.duration_s, True, "sensitivity/delack"),
+        )
+        results = {
+            label: self._table6_runs(dur, delack, prefix) for label, dur, delack, prefix in variants
+        }
+        self.log(f"reproduce: sensitivity done ({self.runs} runs so far)")
+        t = Table(
+            "sensitivity",
+            "Sensitivity of Table 6 to the run length and to delayed ACKs (not stated in the "
+            "paper)",
+            ["rate kbit/s", "flows", "AQM"] + [f"{v[0]}" for v in variants],
+        )
+        passed = dict.fromkeys(results, 0)
+        total = 0
+        misses: list[str] = []
+        ratios: list[float] = []
+        for rate, flows in P.TABLE6:
+            pub = P.TABLE6[(rate, flows)]
+            for aqm in ("droptail", "sbd", "red"):
+                cells, per = [], {}
+                for label, ours in results.items():
+                    x = _t6_row(ours, rate, flows, aqm)
+                    ok = all(c.passed for c in x["checks"])
+                    passed[label] += sum(c.passed for c in x["checks"])
+                    g, d = x["goodput_kbit"]["mean"], x["delay_s"]["mean"]
+                    mark = "ok" if ok else "MISS"
+                    cells.append(f"{g:.1f} / {d:.2f} {mark}" if g is not None else "-")
+                    per[label] = {
+                        "goodput_kbit": x["goodput_kbit"],
+                        "delay_s": x["delay_s"],
+                        "relative": x["relative"],
+                        "targets_met": ok,
+                    }
+                total += 2
+                first = next(iter(per))
+                if not per[first]["targets_met"]:
+                    cleared = [k for k, v in per.items() if k != first and v["targets_met"]]
+                    misses.append(
+                        f"{rate} kbit/s, {flows} flow(s), {aqm}: misses as run; "
+                        + (
+                            "meets the targets with " + ", ".join(cleared)
+                            if cleared
+                            else "misses in every variant"
+                        )
+                    )
+                if aqm == "droptail":
+                    ci = results[first][("droptail", rate, flows)].get("goodput_bps_ci")
+                    if ci:
+                        ratios.append((float(ci) / 1e3 / pub[1]) ** 2 * self.duration_s)
+                t.add(
+                    [str(rate), str(flows), aqm, *cells],
+                    record={
+                        "config": {
+                            "rate_kbit": rate, "flows": flows, "aqm": aqm, "buffer_sdu": 40
+                        },
+                        "variants": per,
+                        "published": {"goodput_kbit": pub[0], "delay_s": pub[2]}
+                        if aqm == "droptail"
+                        else None,
+                    },
+                )  # fmt: skip
+        t.notes.append(
+            "Goodput kbit/s / delay s (mean of the replications) and whether the row meets the "
+            "issue's Table 6 targets. Targets met per variant: "
+            + ", ".join(f"{k} {v}/{total}" for k, v in passed.items())
+            + "."
+        )
+        if ratios and self.reps == 20:
+            ratios.sort()
+            t.notes.append(
+                "Run length: the paper's drop-tail goodput intervals are wider than ours; if the "
+                "variance of a run's goodput falls as 1/length, its intervals correspond to runs "
+                f"of {ratios[0]:.0f}-{ratios[-1]:.0f} s (median {ratios[len(ratios) // 2]:.0f} s)"
+                f" against our {self.duration_s} s. Shorter runs weigh the start-up more: slow "
+                "start overflows the buffer and ends in a retransmission timeout (the paper's own "
+                "Fig. 2 description), which lowers both the mean goodput and the mean delay."
+            )
+        t.notes.append(
+            "Delayed ACKs halve the ACK clock, so the window and the standing RLC queue grow "
+            "more slowly; the delays fall, most at the low rates."
+        )
+        for m in misses:
+            t.notes.append("Why: " + m + ".")
+        return [t]
+
+    # -----------------------------------------------------------------------
+    # Experiment 2: Fig. 1 (drop-tail buffer size x flows at 384 kbit/s)
+    # -----------------------------------------------------------------------
+
+    @experiment("fig1")
+    def fig1(self) -> list[Table]:
+        from linklab.plots import plot_metric
+
+        buffers = QUICK_FIG1_BUFFERS if self.quick else FIG1_BUFFERS
+        flows = QUICK_FIG1_FLOWS if self.quick else FIG1_FLOWS
+        name = "fig1/droptail-384kbit"
+        rows = self.rows(
+            name,
+            static_scenario("droptail"),
+            {
+                "rate": ["384kbit"],
+                "duration": [self.dur],
+                "buffer": [f"{b}p" for b in buffers],
+                "flows": list(flows),
+            },
+        )
+        t = Table(
+            "fig1",
+            "Fig. 1: drop-tail RLC buffer size and number of flows, 384 kbit/s",
+            ["buffer (SDUs)", "flows", "goodput (kbit/s)", "delay (s)"],
+        )
+        t.notes.append("The paper gives Fig. 1 as curves only: no published numbers.")
+        for row in sorted(rows, key=lambda x: (int(str(x["buffer"]).rstrip("p")), x["flows"])):
+            b = int(str(row["buffer"]).rstrip("p"))
+            g, d = stat(row, "goodput_bps", 1e-3), stat(row, "delay_mean_s")
+            t.add(
+                [str(b), str(row["flows"]), fmt(g, 1), fmt(d, 2)],
+                record={
+                    "config": {
+                        "rate_kbit": 384,
+                        "aqm": "droptail",
+                        "buffer_sdu": b,
+                        "flows": int(row["flows"]),
+                    },
                     "goodput_kbit": g,
                     "delay_s": d,
-                    "published": {"goodput_kbit": pg, "goodput_kbit_ci": pgci, "delay_s": pd},
-                    "relative": rel,
-                }
+                    "published": None,
+                },
             )
-        tables.append(t)
-    return tables
+        d = str(self.out / "sweeps" / name)
+        for metric in ("goodput_bps", "delay_mean_s"):
+            t.figures.append(
+                self.figure(
+                    f"fig1-{metric}",
+                    lambda out, m=metric: plot_metric(d, x="buffer", y=m, hue="flows", out=out),
+                )
+            )
+        self.log("reproduce: fig. 1 done")
+        return [t]
 
+    # -----------------------------------------------------------------------
+    # Experiment 3: parameter searches (Tables 2 and 4)
+    # -----------------------------------------------------------------------
 
-# ---------------------------------------------------------------------------
-# Experiment 1b: sensitivity of Table 6 to what the paper does not state
-# ---------------------------------------------------------------------------
+    @experiment("search")
+    def search(self) -> list[Table]:
+        from linklab.plots import plot_metric
 
-
-def _sensitivity(r: _Runner) -> list[Table]:
-    """Table 6 again with the run length halved and with delayed ACKs.
-
-    The paper states neither its run length nor whether its TCP delays ACKs;
-    this table shows how far each choice moves every row and which misses of
-    the main table (first column, the same runs) it explains.
-    """
-    s = r.s
-    half = s.duration_s // 2
-    variants = (
-        ("as run", s.duration_s, False, "table6"),
-        (f"{half} s runs", half, False, f"sensitivity/{half}s"),
-        (f"{half} s, delayed ACKs", half, True, f"sensitivity/{half}s-delack"),
-        ("delayed ACKs", s.duration_s, True, "sensitivity/delack"),
-    )
-    results = {
-        label: _table6_runs(r, dur, delack, prefix) for label, dur, delack, prefix in variants
-    }
-    s.log(f"reproduce: sensitivity done ({r.runs} runs so far)")
-    t = Table(
-        "sensitivity",
-        "Sensitivity of Table 6 to the run length and to delayed ACKs (not stated in the paper)",
-        ["rate kbit/s", "flows", "AQM"] + [f"{v[0]}" for v in variants],
-    )
-    passed = dict.fromkeys(results, 0)
-    total = 0
-    misses: list[str] = []
-    ratios: list[float] = []
-    for rate, flows in P.TABLE6:
-        pub = P.TABLE6[(rate, flows)]
-        for aqm in ("droptail", "sbd", "red"):
-            cells, per = [], {}
-            for label, ours in results.items():
-                x = _t6_row(ours, rate, flows, aqm)
-                ok = all(c["pass"] for c in x["checks"])
-                passed[label] += sum(c["pass"] for c in x["checks"])
-                g, d = x["goodput_kbit"]["mean"], x["delay_s"]["mean"]
-                mark = "ok" if ok else "MISS"
-                cells.append(f"{g:.1f} / {d:.2f} {mark}" if g is not None else "-")
-                per[label] = {
-                    "goodput_kbit": x["goodput_kbit"],
-                    "delay_s": x["delay_s"],
-                    "relative": x["relative"],
-                    "targets_met": ok,
-                }
-            total += 2
-            first = next(iter(per))
-            if not per[first]["targets_met"]:
-                cleared = [k for k, v in per.items() if k != first and v["targets_met"]]
-                misses.append(
-                    f"{rate} kbit/s, {flows} flow(s), {aqm}: misses as run; "
-                    + (
-                        "meets the targets with " + ", ".join(cleared)
-                        if cleared
-                        else "misses in every variant"
+        quick = self.quick
+        out: list[Table] = []
+        specs = (
+            ("table2", "sbd", "tr", QUICK_SBD_TR_MS if quick else SBD_TR_MS,
+             QUICK_SBD_MINTH if quick else SBD_MINTH, P.TABLE2),
+            ("table4", "red", "maxp", QUICK_RED_MAXP if quick else RED_MAXP,
+             QUICK_RED_MINTH if quick else RED_MINTH, P.TABLE4),
+        )  # fmt: skip
+        for key, aqm, pname, pvalues, minths, pubs in specs:
+            label = "T_r (ms)" if aqm == "sbd" else "maxp"
+            t = Table(
+                key,
+                f"Table {key[-1]}: {aqm.upper()} setting with the maximum goodput, one flow",
+                [
+                    "rate kbit/s",
+                    f"best {label} ours",
+                    "best minth ours",
+                    f"{label} paper",
+                    "minth paper",
+                    "goodput ours",
+                    "goodput paper",
+                    "diff",
+                    "delay ours (s)",
+                    "delay paper (s)",
+                ],
+            )
+            t.notes.append(
+                f"Our grid: minth ∈ {{{', '.join(map(str, minths))}}} × {label} ∈ "
+                f"{{{', '.join(map(str, pvalues))}}} (the paper does not list all its grid "
+                f"points), maxth 40{', alpha 5' if aqm == 'sbd' else ', instantaneous queue'}, "
+                f"one flow, {self.duration_s} s runs; rates "
+                f"{', '.join(map(str, self.search_rates))} kbit/s."
+            )
+            for rate in self.search_rates:
+                values = [f"{v}ms" for v in pvalues] if aqm == "sbd" else list(pvalues)
+                name = f"search/{aqm}-{rate}kbit"
+                rows = self.rows(
+                    name,
+                    static_scenario(aqm),
+                    {
+                        "rate": [f"{rate}kbit"],
+                        "flows": [1],
+                        "duration": [self.dur],
+                        pname: values,
+                        "minth": list(minths),
+                    },
+                )
+                ok = [x for x in rows if num(x.get("goodput_bps_mean")) is not None]
+                best = max(ok, key=lambda x: x["goodput_bps_mean"])
+                bval = (
+                    int(str(best["tr"]).removesuffix("ms")) if aqm == "sbd" else float(best["maxp"])
+                )
+                g, d = stat(best, "goodput_bps", 1e-3), stat(best, "delay_mean_s")
+                ppar, pmin, pg, pgci, pd = pubs[rate]
+                relative = {"goodput_pct": rel(g["mean"], pg), "delay_pct": rel(d["mean"], pd)}
+                pkey = "tr_ms" if aqm == "sbd" else "maxp"
+                t.add(
+                    [
+                        str(rate),
+                        f"{bval:g}",
+                        str(best["minth"]),
+                        f"{ppar:g}",
+                        str(pmin),
+                        fmt(g, 1),
+                        f"{pg:.1f} ± {pgci:.1f}",
+                        pct(relative["goodput_pct"]),
+                        fmt(d, 2),
+                        f"{pd:.2f}",
+                    ],
+                    record={
+                        "config": {
+                            "rate_kbit": rate,
+                            "flows": 1,
+                            "aqm": aqm,
+                            pkey: bval,
+                            "minth": int(best["minth"]),
+                            "grid_points": len(rows),
+                        },
+                        "goodput_kbit": g,
+                        "delay_s": d,
+                        "published": {
+                            pkey: ppar,
+                            "minth": pmin,
+                            "goodput_kbit": pg,
+                            "goodput_kbit_ci": pgci,
+                            "delay_s": pd,
+                        },
+                        "relative": relative,
+                    },
+                )
+                d_ = str(self.out / "sweeps" / name)
+                t.figures.append(
+                    self.figure(
+                        f"{key}-{aqm}-{rate}kbit-goodput",
+                        lambda o, d_=d_, pn=pname: plot_metric(
+                            d_, x=pn, y="goodput_bps", hue="minth", out=o
+                        ),
                     )
                 )
-            if aqm == "droptail":
-                ci = results[first][("droptail", rate, flows)].get("goodput_bps_ci")
-                if ci:
-                    ratios.append((float(ci) / 1e3 / pub[1]) ** 2 * s.duration_s)
-            t.cells.append([str(rate), str(flows), aqm] + cells)
-            t.verdicts.append(None)
-            t.rows.append(
-                {
-                    "config": {"rate_kbit": rate, "flows": flows, "aqm": aqm, "buffer_sdu": 40},
-                    "variants": per,
-                    "published": {"goodput_kbit": pub[0], "delay_s": pub[2]}
-                    if aqm == "droptail"
-                    else None,
-                }
-            )
-    t.notes.append(
-        "Goodput kbit/s / delay s (mean of the replications) and whether the row meets the "
-        "issue's Table 6 targets. Targets met per variant: "
-        + ", ".join(f"{k} {v}/{total}" for k, v in passed.items())
-        + "."
-    )
-    if ratios and s.reps == 20:
-        ratios.sort()
-        t.notes.append(
-            "Run length: the paper's drop-tail goodput intervals are wider than ours; if the "
-            "variance of a run's goodput falls as 1/length, its intervals correspond to runs "
-            f"of {ratios[0]:.0f}-{ratios[-1]:.0f} s (median {ratios[len(ratios) // 2]:.0f} s) "
-            f"against our {s.duration_s} s. Shorter runs weigh the start-up more: slow start "
-            "overflows the buffer and ends in a retransmission timeout (the paper's own Fig. 2 "
-            "description), which lowers both the mean goodput and the mean delay."
-        )
-    t.notes.append(
-        "Delayed ACKs halve the ACK clock, so the window and the standing RLC queue grow "
-        "more slowly; the delays fall, most at the low rates."
-    )
-    for m in misses:
-        t.notes.append("Why: " + m + ".")
-    return [t]
+            out.append(t)
+            self.log(f"reproduce: {aqm} parameter search done")
+        return out
 
+    # -----------------------------------------------------------------------
+    # Experiment 4: Figs. 2, 14, 15 (rate switch 384 -> 128 kbit/s)
+    # -----------------------------------------------------------------------
 
-# ---------------------------------------------------------------------------
-# Experiment 2: Fig. 1 (drop-tail buffer size x flows at 384 kbit/s)
-# ---------------------------------------------------------------------------
+    @experiment("traces")
+    def traces(self) -> list[Table]:
+        from linklab.plots import plot_trace
 
-
-def _fig1(r: _Runner) -> list[Table]:
-    from linklab.plots import plot_metric
-
-    s = r.s
-    buffers = QUICK_FIG1_BUFFERS if s.quick else FIG1_BUFFERS
-    flows = QUICK_FIG1_FLOWS if s.quick else FIG1_FLOWS
-    name = "fig1/droptail-384kbit"
-    rows = r.rows(
-        name,
-        static_scenario("droptail"),
-        {
-            "rate": ["384kbit"],
-            "duration": [f"{s.duration_s}s"],
-            "buffer": [f"{b}p" for b in buffers],
-            "flows": list(flows),
-        },
-    )
-    t = Table(
-        "fig1",
-        "Fig. 1: drop-tail RLC buffer size and number of flows, 384 kbit/s",
-        ["buffer (SDUs)", "flows", "goodput (kbit/s)", "delay (s)"],
-    )
-    t.notes.append("The paper gives Fig. 1 as curves only: no published numbers.")
-    for row in sorted(rows, key=lambda x: (int(str(x["buffer"]).rstrip("p")), x["flows"])):
-        b = int(str(row["buffer"]).rstrip("p"))
-        g, d = _stat(row, "goodput_bps", 1e-3), _stat(row, "delay_mean_s")
-        t.cells.append([str(b), str(row["flows"]), _fmt(g, 1), _fmt(d, 2)])
-        t.verdicts.append(None)
-        t.rows.append(
-            {
-                "config": {
-                    "rate_kbit": 384,
-                    "aqm": "droptail",
-                    "buffer_sdu": b,
-                    "flows": int(row["flows"]),
-                },
-                "goodput_kbit": g,
-                "delay_s": d,
-                "published": None,
-            }
-        )
-    d = str(s.out / "sweeps" / name)
-    for metric in ("goodput_bps", "delay_mean_s"):
-        t.figures.append(
-            r.figure(
-                f"fig1-{metric}",
-                lambda out, m=metric: plot_metric(d, x="buffer", y=m, hue="flows", out=out),
-            )
-        )
-    s.log("reproduce: fig. 1 done")
-    return [t]
-
-
-# ---------------------------------------------------------------------------
-# Experiment 3: parameter searches (Tables 2 and 4)
-# ---------------------------------------------------------------------------
-
-
-def _search(r: _Runner) -> list[Table]:
-    from linklab.plots import plot_metric
-
-    s = r.s
-    out: list[Table] = []
-    specs = (
-        (
-            "table2",
-            "sbd",
-            "tr",
-            QUICK_SBD_TR_MS if s.quick else SBD_TR_MS,
-            QUICK_SBD_MINTH if s.quick else SBD_MINTH,
-            P.TABLE2,
-        ),
-        (
-            "table4",
-            "red",
-            "maxp",
-            QUICK_RED_MAXP if s.quick else RED_MAXP,
-            QUICK_RED_MINTH if s.quick else RED_MINTH,
-            P.TABLE4,
-        ),
-    )
-    for key, aqm, pname, pvalues, minths, pubs in specs:
-        label = "T_r (ms)" if aqm == "sbd" else "maxp"
+        sw, dur = f"{self.switch_s}s", self.dur
+        win = 5 if self.quick else 10
+        sw_win = f"{self.switch_s + win}s"
         t = Table(
-            key,
-            f"Table {key[-1]}: {aqm.upper()} setting with the maximum goodput, one flow",
+            "fig2_14_15",
+            f"Figs. 2, 14, 15: two flows, 384 -> 128 kbit/s at {self.switch_s} s, buffer 40",
             [
-                "rate kbit/s",
-                f"best {label} ours",
-                "best minth ours",
-                f"{label} paper",
-                "minth paper",
-                "goodput ours",
-                "goodput paper",
-                "diff",
-                "delay ours (s)",
-                "delay paper (s)",
+                "figure",
+                "RLC buffer",
+                f"overflow drops < {self.switch_s} s",
+                f"overflow drops {self.switch_s}-{self.switch_s + win} s",
+                f"overflow drops > {self.switch_s} s",
+                "goodput (kbit/s)",
+                "delay (s)",
+                "verdict",
             ],
         )
         t.notes.append(
-            f"Our grid: minth ∈ {{{', '.join(map(str, minths))}}} × {label} ∈ "
-            f"{{{', '.join(map(str, pvalues))}}} (the paper does not list all its grid "
-            f"points), maxth 40{', alpha 5' if aqm == 'sbd' else ', instantaneous queue'}, "
-            f"one flow, {s.duration_s} s runs; rates {', '.join(map(str, s.search_rates))}"
-            " kbit/s."
+            f"Overflow drops of the {QUEUE} RLC buffer per run, mean ± 90 % CI over the "
+            f"replications: 'before' is a run stopped at {self.switch_s} s, 'after' the whole "
+            f"run ({self.duration_s} s) minus it, and the first {win} s after the switch "
+            "likewise, all with the same seed (the simulation is "
+            "deterministic, so the first part is the same run). Target: with reconfiguration "
+            "(SBD, RED) the switch causes no buffer overflow. Traces: seed 1."
         )
-        for rate in s.search_rates:
-            values = [f"{v}ms" for v in pvalues] if aqm == "sbd" else list(pvalues)
-            name = f"search/{aqm}-{rate}kbit"
-            rows = r.rows(
-                name,
-                static_scenario(aqm),
-                {
-                    "rate": [f"{rate}kbit"],
-                    "flows": [1],
-                    "duration": [f"{s.duration_s}s"],
-                    pname: values,
-                    "minth": list(minths),
-                },
+        for fig, aqm, what in (
+            ("Fig. 2", "droptail", "drop-tail, no reconfiguration"),
+            ("Fig. 14", "sbd", "SBD reconfigured (Table 3)"),
+            ("Fig. 15", "red", "RED reconfigured (Table 5)"),
+        ):
+            res = self.sweep(
+                f"switch/{aqm}",
+                switch_scenario(aqm),
+                {"switch_at": [sw], "duration": [sw, sw_win, dur]},
             )
-            ok = [x for x in rows if _num(x.get("goodput_bps_mean")) is not None]
-            best = max(ok, key=lambda x: x["goodput_bps_mean"])
-            bval = int(str(best["tr"]).removesuffix("ms")) if aqm == "sbd" else float(best["maxp"])
-            g, d = _stat(best, "goodput_bps", 1e-3), _stat(best, "delay_mean_s")
-            ppar, pmin, pg, pgci, pd = pubs[rate]
-            rel = {"goodput_pct": _rel(g["mean"], pg), "delay_pct": _rel(d["mean"], pd)}
-            t.cells.append(
-                [
-                    str(rate),
-                    f"{bval:g}",
-                    str(best["minth"]),
-                    f"{ppar:g}",
-                    str(pmin),
-                    _fmt(g, 1),
-                    f"{pg:.1f} ± {pgci:.1f}",
-                    _pct(rel["goodput_pct"]),
-                    _fmt(d, 2),
-                    f"{pd:.2f}",
-                ]
+            runs = [x for x in res.runs.to_dicts() if x["status"] == "ok"]
+            first = {x["rep"]: x[OVERFLOW] for x in runs if x["duration"] == sw}
+            whole = {x["rep"]: x for x in runs if x["duration"] == dur}
+            part = {x["rep"]: x[OVERFLOW] for x in runs if x["duration"] == sw_win}
+            reps = sorted(set(first) & set(whole) & set(part))
+            window = self.t_ci([part[k] - first[k] for k in reps])
+            before = self.t_ci([first[k] for k in reps])
+            after = self.t_ci([whole[k][OVERFLOW] - first[k] for k in reps])
+            g = self.t_ci([whole[k]["goodput_bps"] / 1e3 for k in reps])
+            d = self.t_ci([whole[k]["delay_mean_s"] for k in reps])
+            checks = []
+            if aqm != "droptail":
+                ok = after["mean"] == 0
+                hit = sum(whole[k][OVERFLOW] - first[k] > 0 for k in reps)
+                detail = f"{after['mean']:g} overflow drops per run after the switch" + (
+                    ""
+                    if ok
+                    else f", misses by {after['mean']:g} drops (overflow in {hit} of "
+                    f"{len(reps)} runs)"
+                )
+                checks.append(Check("no buffer overflow after the switch", ok, detail))
+                if not ok:
+                    t.notes.append(
+                        f"Why {fig} misses: the paper shows one trace; here {len(reps) - hit} of "
+                        f"{len(reps)} runs have no overflow after the switch, so a single trace "
+                        f"shows none with probability {(len(reps) - hit) / len(reps):.2f}. "
+                        + (
+                            "The overflows fall while SBD rests for T_r after a discard: "
+                            "the new 128 kbit/s setting (T_r 1300 ms) allows one discard per "
+                            "1.3 s, and the windows the two flows built at 384 kbit/s take "
+                            "longer than that to shrink."
+                            if aqm == "sbd"
+                            else ""
+                        )
+                    )
+            trace_dir = self.out / "traces" / aqm
+            self.traced(aqm, switch_scenario(aqm), {"switch_at": sw, "duration": dur})
+            tag = fig.replace(". ", "").lower()
+            t.figures.append(
+                self.figure(
+                    f"{tag}-{aqm}-trace",
+                    lambda o, td=str(trace_dir): plot_trace(td, out=o, links=[QUEUE]),
+                )
             )
-            t.verdicts.append(None)
-            pkey = "tr_ms" if aqm == "sbd" else "maxp"
-            t.rows.append(
-                {
+            t.add(
+                [fig, what, fmt(before, 1), fmt(window, 1), fmt(after, 1), fmt(g, 1), fmt(d, 2)],
+                checks=checks,
+                record={
                     "config": {
-                        "rate_kbit": rate,
-                        "flows": 1,
+                        "figure": fig,
                         "aqm": aqm,
-                        pkey: bval,
-                        "minth": int(best["minth"]),
-                        "grid_points": len(rows),
+                        "flows": 2,
+                        "buffer_sdu": 40,
+                        "switch_at_s": self.switch_s,
+                        "duration_s": self.duration_s,
+                        "reconfiguration": aqm != "droptail",
                     },
+                    "overflow_before": before,
+                    "overflow_after": after,
+                    "overflow_window_after": {**window, "window_s": win},
                     "goodput_kbit": g,
                     "delay_s": d,
-                    "published": {
-                        pkey: ppar,
-                        "minth": pmin,
-                        "goodput_kbit": pg,
-                        "goodput_kbit_ci": pgci,
-                        "delay_s": pd,
-                    },
-                    "relative": rel,
-                }
-            )
-            d_ = str(s.out / "sweeps" / name)
-            t.figures.append(
-                r.figure(
-                    f"{key}-{aqm}-{rate}kbit-goodput",
-                    lambda o, d_=d_, pn=pname: plot_metric(
-                        d_, x=pn, y="goodput_bps", hue="minth", out=o
-                    ),
-                )
-            )
-        out.append(t)
-        s.log(f"reproduce: {aqm} parameter search done")
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Experiment 4: Figs. 2, 14, 15 (rate switch 384 -> 128 kbit/s)
-# ---------------------------------------------------------------------------
-
-
-def _traces(r: _Runner) -> list[Table]:
-    import linklab
-    from linklab.plots import plot_trace
-
-    s = r.s
-    sw, dur = f"{s.switch_s}s", f"{s.duration_s}s"
-    win = 5 if s.quick else 10
-    sw_win = f"{s.switch_s + win}s"
-    t = Table(
-        "fig2_14_15",
-        f"Figs. 2, 14, 15: two flows, 384 -> 128 kbit/s at {s.switch_s} s, buffer 40",
-        [
-            "figure",
-            "RLC buffer",
-            f"overflow drops < {s.switch_s} s",
-            f"overflow drops {s.switch_s}-{s.switch_s + win} s",
-            f"overflow drops > {s.switch_s} s",
-            "goodput (kbit/s)",
-            "delay (s)",
-            "verdict",
-        ],
-    )
-    t.notes.append(
-        f"Overflow drops of the {QUEUE} RLC buffer per run, mean ± 90 % CI over the "
-        f"replications: 'before' is a run stopped at {s.switch_s} s, 'after' the whole "
-        f"run ({s.duration_s} s) minus it, and the first {win} s after the switch likewise, "
-        "all with the same seed (the simulation is "
-        "deterministic, so the first part is the same run). Target: with reconfiguration "
-        "(SBD, RED) the switch causes no buffer overflow. Traces: seed 1."
-    )
-    for fig, aqm, what in (
-        ("Fig. 2", "droptail", "drop-tail, no reconfiguration"),
-        ("Fig. 14", "sbd", "SBD reconfigured (Table 3)"),
-        ("Fig. 15", "red", "RED reconfigured (Table 5)"),
-    ):
-        res = r.sweep(
-            f"switch/{aqm}",
-            switch_scenario(aqm),
-            {"switch_at": [sw], "duration": [sw, sw_win, dur]},
-        )
-        runs = [x for x in res.runs.to_dicts() if x["status"] == "ok"]
-        first = {x["rep"]: x[OVERFLOW] for x in runs if x["duration"] == sw}
-        whole = {x["rep"]: x for x in runs if x["duration"] == dur}
-        part = {x["rep"]: x[OVERFLOW] for x in runs if x["duration"] == sw_win}
-        reps = sorted(set(first) & set(whole) & set(part))
-        window = _t_ci([part[k] - first[k] for k in reps])
-        before = _t_ci([first[k] for k in reps])
-        after = _t_ci([whole[k][OVERFLOW] - first[k] for k in reps])
-        g = _t_ci([whole[k]["goodput_bps"] / 1e3 for k in reps])
-        d = _t_ci([whole[k]["delay_mean_s"] for k in reps])
-        checks = []
-        if aqm != "droptail":
-            ok = after["mean"] == 0
-            hit = sum(whole[k][OVERFLOW] - first[k] > 0 for k in reps)
-            detail = f"{after['mean']:g} overflow drops per run after the switch" + (
-                ""
-                if ok
-                else f", misses by {after['mean']:g} drops (overflow in {hit} of {len(reps)} runs)"
-            )
-            checks.append(
-                {"check": "no buffer overflow after the switch", "pass": ok, "detail": detail}
-            )
-            if not ok:
-                t.notes.append(
-                    f"Why {fig} misses: the paper shows one trace; here {len(reps) - hit} of "
-                    f"{len(reps)} runs have no overflow after the switch, so a single trace "
-                    f"shows none with probability {(len(reps) - hit) / len(reps):.2f}. "
-                    + (
-                        "The overflows fall while SBD rests for T_r after a discard: "
-                        "the new 128 kbit/s setting (T_r 1300 ms) allows one discard per "
-                        "1.3 s, and the windows the two flows built at 384 kbit/s take "
-                        "longer than that to shrink."
-                        if aqm == "sbd"
-                        else ""
-                    )
-                )
-        trace_dir = s.out / "traces" / aqm
-        run = linklab.run(
-            switch_scenario(aqm),
-            seed=BASE_SEED,
-            params={"switch_at": sw, "duration": dur},
-            trace=True,
-        )
-        run.write_traces(trace_dir)
-        tag = fig.replace(". ", "").lower()
-        t.figures.append(
-            r.figure(
-                f"{tag}-{aqm}-trace",
-                lambda o, td=str(trace_dir): plot_trace(td, out=o, links=[QUEUE]),
-            )
-        )
-        t.cells.append(
-            [
-                fig,
-                what,
-                _fmt(before, 1),
-                _fmt(window, 1),
-                _fmt(after, 1),
-                _fmt(g, 1),
-                _fmt(d, 2),
-                _verdict(checks) if checks else "-",
-            ]
-        )
-        t.verdicts.append(_verdict(checks) if checks else None)
-        t.rows.append(
-            {
-                "config": {
-                    "figure": fig,
-                    "aqm": aqm,
-                    "flows": 2,
-                    "buffer_sdu": 40,
-                    "switch_at_s": s.switch_s,
-                    "duration_s": s.duration_s,
-                    "reconfiguration": aqm != "droptail",
+                    "published": None,
                 },
-                "overflow_before": before,
-                "overflow_after": after,
-                "overflow_window_after": {**window, "window_s": win},
-                "goodput_kbit": g,
-                "delay_s": d,
-                "published": None,
-                "checks": checks,
-            }
-        )
-    s.log("reproduce: rate-switch traces done")
-    return [t]
-
-
-# ---------------------------------------------------------------------------
-# Output
-# ---------------------------------------------------------------------------
-
-
-def reproduce_rlc_aqm(
-    out: str | Path = "out/rlc-aqm",
-    *,
-    quick: bool = False,
-    jobs: int | None = None,
-    experiments: Sequence[str] | None = None,
-    log: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], str]:
-    """Run the reproduction; returns (the JSON object, the terminal text).
-
-    Writes ``sweeps/``, ``traces/``, ``figures/``, ``report.html`` and
-    ``results.json`` into ``out``. Raises :class:`ReproduceError` for bad input.
-    """
-    s = start(
-        Settings, out, quick=quick, jobs=jobs, experiments=experiments,
-        allowed=EXPERIMENTS, log=log,
-    )  # fmt: skip
-    t0 = time.monotonic()
-    r = _Runner(s)
-    tables: list[Table] = []
-    steps = {
-        "table6": _table6,
-        "sensitivity": _sensitivity,
-        "fig1": _fig1,
-        "search": _search,
-        "traces": _traces,
-    }
-    for name in EXPERIMENTS:
-        if name in s.experiments:
-            tables += steps[name](r)
-    return finish("rlc-aqm", s, r, tables, paper=P.PAPER, started=t0)
+            )
+        self.log("reproduce: rate-switch traces done")
+        return [t]

@@ -1,0 +1,482 @@
+"""The framework of every reproduction: experiments, checks, tables, output.
+
+A reproduction is a subclass of :class:`Reproduction` that names itself, its
+paper and its settings, and marks each experiment with :func:`experiment`;
+defining the subclass registers it (``Reproduction.registry``), and the order
+of its experiment methods is the order they run in. :meth:`Reproduction.run`
+is the one scaffold: check the arguments and the output directory, run the
+chosen experiments, then write ``results.json`` and ``report.html``.
+
+An experiment returns :class:`Table` objects. A table holds text rows
+(:class:`Row`: cells and, where the table has a verdict column, the verdict),
+JSON records (``rows`` in ``results.json``), notes and figures; a
+:class:`Check` is one target, confirmed or not, with our numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from linklab._files import atomic_write
+from linklab._format import text_table
+from linklab._html import escape, figure, page
+from linklab._stats import t_ci
+
+__all__ = [
+    "Check",
+    "ReproduceError",
+    "Reproduction",
+    "Row",
+    "Table",
+    "experiment",
+    "fmt",
+    "num",
+    "pct",
+    "plot_lines",
+    "rel",
+    "stat",
+    "verdict",
+]
+
+
+class ReproduceError(ValueError):
+    """Bad input to a reproduction (reported as one line, exit status 2)."""
+
+
+# ---------------------------------------------------------------------------
+# Checks, rows, tables
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check:
+    """One target or statement: whether it holds, and our numbers (``detail``)."""
+
+    name: str
+    passed: bool
+    detail: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", bool(self.passed))  # numpy booleans too
+
+    def json(self) -> dict[str, Any]:
+        return {"check": self.name, "pass": self.passed, "detail": self.detail}
+
+    @classmethod
+    def within(cls, metric: str, rel_pct: float | None, limit: float) -> Check:
+        """``metric`` within ``limit`` percent of the paper."""
+        name = f"{metric} within {limit:g} % of the paper"
+        if rel_pct is None:
+            return cls(name, False, f"{metric}: no value")
+        ok = abs(rel_pct) <= limit
+        detail = f"{metric} {rel_pct:+.1f} %" + (
+            "" if ok else f", misses by {abs(rel_pct) - limit:.1f} pt"
+        )
+        return cls(name, ok, detail)
+
+    @classmethod
+    def direction(cls, metric: str, change: float | None, up: bool, against: str) -> Check:
+        """``metric`` changed in the right direction relative to ``against``."""
+        name = f"{metric} {'higher' if up else 'lower'} than {against}"
+        if change is None:
+            return cls(name, False, f"{metric}: no value")
+        ok = change > 0 if up else change < 0
+        detail = f"{metric} {change:+.1f} % vs {against}"
+        if not ok:
+            detail += f", misses by {abs(change):.1f} pt (should {'rise' if up else 'fall'})"
+        return cls(name, ok, detail)
+
+
+def verdict(checks: Iterable[Check]) -> str:
+    """``ok``, or ``MISS: ...`` with the details of the checks that failed."""
+    misses = [c.detail for c in checks if not c.passed]
+    return "ok" if not misses else "MISS: " + "; ".join(misses)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A text row of a table; ``verdict`` (``ok``/``MISS: ...``) colours its last cell."""
+
+    cells: list[str]
+    verdict: str | None = None
+
+
+@dataclass
+class Table:
+    """One table or figure of a reproduction: text rows, JSON records, notes, figures."""
+
+    key: str
+    title: str
+    headers: list[str]
+    rows: list[Row] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+    def add(
+        self,
+        cells: Sequence[str],
+        *,
+        checks: Sequence[Check] | None = None,
+        record: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A text row, and its JSON record if given.
+
+        With ``checks`` the row ends in a verdict cell (``-`` when there are
+        none) and the record gets them as ``"checks"``.
+        """
+        if checks is None:
+            self.rows.append(Row(list(cells)))
+        else:
+            v = verdict(checks) if checks else None
+            self.rows.append(Row([*cells, v or "-"], v))
+        if record is not None:
+            self.record(record, checks)
+
+    def record(self, record: Mapping[str, Any], checks: Sequence[Check] | None = None) -> None:
+        """A JSON record without a text row; ``checks`` are added as ``"checks"``."""
+        if checks is None:
+            self.records.append(dict(record))
+        else:
+            self.records.append({**record, "checks": [c.json() for c in checks]})
+            self.checks += checks
+
+    def json(self) -> dict[str, Any]:
+        return {"title": self.title, "notes": self.notes, "figures": self.figures,
+                "rows": self.records}  # fmt: skip
+
+    def text(self) -> str:
+        body = text_table(self.headers, [r.cells for r in self.rows], left=len(self.headers),
+                          rule=True)  # fmt: skip
+        return "\n".join([self.title, "=" * len(self.title), body, *(f"  {n}" for n in self.notes)])
+
+    def html(self) -> str:
+        e = escape
+        out = [f"<h2 id='{e(self.key)}'>{e(self.title)}</h2><div class='wide'><table><thead><tr>"]
+        out += [f"<th>{e(h)}</th>" for h in self.headers]
+        out.append("</tr></thead><tbody>")
+        for row in self.rows:
+            cells = [f"<td>{e(c)}</td>" for c in row.cells]
+            if row.verdict is not None:
+                kind = "ok" if row.verdict == "ok" else "miss"
+                cells[-1] = f"<td class='verdict {kind}'>{e(row.cells[-1])}</td>"
+            out.append(f"<tr>{''.join(cells)}</tr>")
+        out.append("</tbody></table></div>")
+        out += [f"<p class='note'>{e(n)}</p>" for n in self.notes]
+        figs = [figure(Path(f).read_bytes(), Path(f).name) for f in self.figures]
+        if figs:
+            out.append(f"<div class='figs'>{''.join(figs)}</div>")
+        return "".join(out)
+
+
+# ---------------------------------------------------------------------------
+# Numbers
+# ---------------------------------------------------------------------------
+
+
+def num(v: Any) -> float | None:
+    """``v`` as a finite float, or None."""
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def stat(row: Mapping[str, Any], metric: str, scale: float = 1.0) -> dict[str, Any]:
+    """``{mean, ci, n}`` of ``metric`` from a sweep summary row, times ``scale``."""
+    mean, ci = num(row.get(f"{metric}_mean")), num(row.get(f"{metric}_ci"))
+    return {
+        "mean": None if mean is None else mean * scale,
+        "ci": None if ci is None else ci * scale,
+        "n": int(row.get("n") or 0),
+    }
+
+
+def fmt(s: Mapping[str, Any] | None, digits: int) -> str:
+    """``mean ± ci`` with ``digits`` decimals, or ``-``."""
+    if not s or s.get("mean") is None:
+        return "-"
+    text = f"{s['mean']:.{digits}f}"
+    if s.get("ci") is not None:
+        text += f" ± {s['ci']:.{digits}f}"
+    return text
+
+
+def rel(ours: float | None, ref: float | None) -> float | None:
+    """Relative difference of ``ours`` to ``ref`` in percent."""
+    if ours is None or ref in (None, 0):
+        return None
+    return (ours - ref) / ref * 100.0
+
+
+def pct(v: float | None, unit: str = " %") -> str:
+    """A signed percentage (or percentage points), or ``-``."""
+    return "-" if v is None else f"{v:+.1f}{unit}"
+
+
+# ---------------------------------------------------------------------------
+# The reproduction
+# ---------------------------------------------------------------------------
+
+Step = TypeVar("Step", bound=Callable[..., list[Table]])
+
+
+def experiment(name: str) -> Callable[[Step], Step]:
+    """Mark a method of a :class:`Reproduction` as experiment ``name`` (runs in class order)."""
+
+    def mark(method: Step) -> Step:
+        method.experiment = name  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+class Reproduction:
+    """A reproduction of a published experiment (see the module docstring).
+
+    Subclasses set the class attributes below and mark their experiments.
+    """
+
+    #: Every reproduction by name, in the order they are defined.
+    registry: ClassVar[dict[str, type[Reproduction]]] = {}
+    #: Its experiments, in running order (from the :func:`experiment` marks).
+    experiments: ClassVar[tuple[str, ...]] = ()
+
+    name: ClassVar[str]
+    paper: ClassVar[str]
+    seed: ClassVar[str]  # the seed paper, e.g. "seed 000", for the command's help
+    confidence: ClassVar[float]
+    base_seed: ClassVar[int] = 1
+    #: (replications per point, simulated seconds per run) in a full / a --quick run.
+    full: ClassVar[tuple[int, int]]
+    quick_settings: ClassVar[tuple[int, int]] = (2, 20)
+    #: How the text names the checks: (checks, passed, missed).
+    words: ClassVar[tuple[str, str, str]] = ("checks", "passed", "missed")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        steps = [m.experiment for m in cls.__dict__.values() if hasattr(m, "experiment")]
+        if steps:
+            cls.experiments = tuple(steps)
+        if "name" in cls.__dict__:
+            Reproduction.registry[cls.name] = cls
+
+    def __init__(
+        self,
+        out: str | Path,
+        *,
+        quick: bool = False,
+        jobs: int | None = None,
+        experiments: Sequence[str] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        """Check the arguments and make the output directory; :class:`ReproduceError` if bad."""
+        chosen = tuple(experiments) if experiments else self.experiments
+        unknown = [x for x in chosen if x not in self.experiments]
+        if unknown:
+            raise ReproduceError(
+                f"unknown experiment {unknown[0]!r}; allowed: " + ", ".join(self.experiments)
+            )
+        if jobs is not None and jobs < 1:
+            raise ReproduceError(f"invalid jobs {jobs}; allowed: an integer >= 1")
+        self.out = Path(out)
+        self.quick = quick
+        self.jobs = jobs
+        self.chosen = chosen
+        self.log = log or _stderr
+        self.runs = 0
+        self.failed = 0
+        self.sweeps: list[str] = []
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            probe = self.out / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as e:
+            raise ReproduceError(
+                f"cannot write output directory {str(out)!r}: "
+                f"{e.strerror or e}; give a writable directory"
+            ) from None
+
+    @property
+    def reps(self) -> int:
+        """Replications per point."""
+        return (self.quick_settings if self.quick else self.full)[0]
+
+    @property
+    def duration_s(self) -> int:
+        """Simulated seconds per run."""
+        return (self.quick_settings if self.quick else self.full)[1]
+
+    @property
+    def dur(self) -> str:
+        """:attr:`duration_s` as a scenario duration."""
+        return f"{self.duration_s}s"
+
+    # -- running ----------------------------------------------------------------
+
+    def sweep(
+        self, name: str, scenario: Any, params: dict[str, list[Any]], reps: int | None = None
+    ) -> Any:
+        """One :func:`linklab.sweep` stored under ``out/sweeps/name`` (``reps``
+        replications, default :attr:`reps`); counts its runs."""
+        import linklab
+
+        out = self.out / "sweeps" / name
+        res = linklab.sweep(
+            scenario,
+            params=params,
+            reps=reps or self.reps,
+            confidence=self.confidence,
+            seed=self.base_seed,
+            jobs=self.jobs,
+            out=out,
+            progress=False,
+        )
+        self.failed += res.failed
+        self.runs += res.runs.height
+        self.sweeps.append(str(out))
+        return res
+
+    def rows(
+        self, name: str, scenario: Any, params: dict[str, list[Any]], reps: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The summary rows of :meth:`sweep`."""
+        return self.sweep(name, scenario, params, reps).summary.to_dicts()
+
+    def traced(self, name: str, scenario: Any, params: Mapping[str, Any]) -> Any:
+        """One run with traces (seed :attr:`base_seed`), written to ``out/traces/name``."""
+        import linklab
+
+        run = linklab.run(scenario, seed=self.base_seed, params=params, trace=True)
+        run.write_traces(self.out / "traces" / name)
+        return run
+
+    def t_ci(self, values: Sequence[float]) -> dict[str, Any]:
+        """``{mean, ci, n}`` at the reproduction's confidence."""
+        return t_ci(values, self.confidence)
+
+    def figure(self, name: str, make: Callable[[str], Any]) -> str:
+        """Call ``make(path)`` for ``out/figures/name.png``; returns the path."""
+        path = self.out / "figures" / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        make(str(path))
+        return str(path)
+
+    # -- the scaffold -------------------------------------------------------------
+
+    def intro(self) -> list[str]:
+        """Paragraphs of the report between the paper and the summary line."""
+        return []
+
+    def closing(self) -> list[Table]:
+        """Tables after the experiments' (e.g. the statements confirmed or not)."""
+        return []
+
+    def counted(self, tables: Sequence[Table]) -> list[Check]:
+        """The checks the summary counts (default: every table's)."""
+        return [c for t in tables for c in t.checks]
+
+    def run(self) -> tuple[dict[str, Any], str]:
+        """Run the chosen experiments; write ``results.json`` and ``report.html``.
+
+        Returns (the JSON object, the terminal text).
+        """
+        from linklab import _core
+
+        started = time.monotonic()
+        steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
+        tables: list[Table] = []
+        for name in self.experiments:
+            if name in self.chosen:
+                tables += steps[name](self)
+        tables += self.closing()
+        checks = self.counted(tables)
+        passed = sum(c.passed for c in checks)
+        result: dict[str, Any] = {
+            "reproduction": self.name,
+            "paper": self.paper,
+            "linklab_version": _core.version(),
+            "quick": self.quick,
+            "experiments": list(self.chosen),
+            "reps": self.reps,
+            "confidence": self.confidence,
+            "base_seed": self.base_seed,
+            "duration_s": self.duration_s,
+            "runs": self.runs,
+            "failed_runs": self.failed,
+            "wall_time_s": round(time.monotonic() - started, 2),
+            "out": str(self.out),
+            "checks": {"passed": passed, "missed": len(checks) - passed},
+            "tables": {t.key: t.json() for t in tables},
+            "sweeps": self.sweeps,
+        }
+        what, ok, bad = self.words
+        tally = f"{what}: {passed} {ok}, {len(checks) - passed} {bad}"
+        summary = (
+            f"{self.reps} replications per point, {round(self.confidence * 100)} % Student-t "
+            f"intervals, base seed {self.base_seed}, runs of {self.duration_s} s, "
+            f"{'--quick' if self.quick else 'full'}; {self.runs} runs, {self.failed} failed; "
+            f"{tally}; linklab {result['linklab_version']}."
+        )
+        results = json.dumps(result, indent=1, allow_nan=False) + "\n"
+        atomic_write(self.out / "results.json", results)
+        title = f"linklab reproduce {self.name}"
+        paragraphs = [self.paper, *self.intro(), summary]
+        body = [f"<h1>{escape(title)}</h1>", *(f"<p>{escape(p)}</p>" for p in paragraphs)]
+        body += [t.html() for t in tables]
+        atomic_write(self.out / "report.html", page(title, "\n".join(body), title))
+        text = "\n\n".join(t.text() for t in tables) + (
+            f"\n\n{self.runs} runs ({self.failed} failed) in {result['wall_time_s']} s; "
+            f"{tally}; report: {self.out / 'report.html'}\n"
+        )
+        return result, text
+
+
+def plot_lines(
+    lines: dict[str, list[tuple[float, dict[str, Any]]]],
+    xlabel: str,
+    ylabel: str,
+    out: str,
+    logx: bool,
+    logy: bool = False,
+    dashed: Callable[[str], bool] | None = None,
+) -> None:
+    """One line per entry of ``lines`` (label -> points ``(x, {mean, ci})``), with
+    error bars; ``dashed(label)`` picks dashed lines (default: labels naming RTT 1 s)."""
+    from linklab.plots import _colors, _new_figure, save_figure
+
+    if dashed is None:
+
+        def dashed(lab: str) -> bool:
+            return "1.0" in lab or "RTT 1" in lab
+
+    fig = _new_figure(7.0, 4.5)
+    ax = fig.add_subplot(1, 1, 1)
+    for (lab, pts), col in zip(lines.items(), _colors(len(lines)), strict=True):
+        xs = [x for x, _ in pts]
+        ys = [st["mean"] if st["mean"] is not None else math.nan for _, st in pts]
+        es = [st["ci"] or 0.0 for _, st in pts]
+        style = "--" if dashed(lab) else "-"
+        ax.errorbar(xs, ys, yerr=es, fmt=style + "o", ms=3, color=col, capsize=2, label=lab)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    save_figure(fig, out)

@@ -1,0 +1,100 @@
+"""The reproduction framework: registry, checks, tables, shipped scenarios."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from linklab._scenario import shipped
+from linklab.reproduce import REPRODUCTIONS, ReproduceError, Reproduction, reproduce
+from linklab.reproduce.framework import Check, Table, experiment, verdict
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
+    assert list(REPRODUCTIONS) == ["rlc-aqm", "arq-persistence", "lt-tcp"]
+    assert REPRODUCTIONS["rlc-aqm"].experiments == (
+        "table6", "sensitivity", "fig1", "search", "traces",
+    )  # fmt: skip
+    assert REPRODUCTIONS["arq-persistence"].experiments == (
+        "fig3", "fig4", "fig5", "fig6", "energy",
+    )  # fmt: skip
+    assert REPRODUCTIONS["lt-tcp"].experiments == (
+        "tables", "components", "mss", "estimator", "sensitivity",
+    )  # fmt: skip
+
+
+def test_a_subclass_registers_and_runs_its_steps_in_order(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    class Toy(Reproduction):
+        name = "toy-test"
+        seed = "seed 999"
+        paper = "A toy"
+        confidence = 0.9
+        full = (3, 10)
+
+        @experiment("b")
+        def second(self) -> list[Table]:
+            ran.append("b")
+            t = Table("tb", "Table B", ["x", "verdict"])
+            t.add(["1"], checks=[Check("one", True, "fine")], record={"x": 1})
+            t.add(["2"], checks=[Check("two", False, "off by 3")], record={"x": 2})
+            return [t]
+
+        @experiment("a")
+        def first(self) -> list[Table]:
+            ran.append("a")
+            t = Table("ta", "Table A", ["y"])
+            t.add(["plain"])
+            return [t]
+
+    try:
+        assert Toy.experiments == ("b", "a")  # class order, not alphabetical
+        result, text = Toy(tmp_path / "o", experiments=["a", "b"]).run()
+        assert ran == ["b", "a"] and result["experiments"] == ["a", "b"]
+        assert result["checks"] == {"passed": 1, "missed": 1}
+        rows = result["tables"]["tb"]["rows"]
+        assert rows[1] == {
+            "x": 2,
+            "checks": [{"check": "two", "pass": False, "detail": "off by 3"}],
+        }
+        assert "MISS: off by 3" in text and "checks: 1 passed, 1 missed" in text
+        html = (tmp_path / "o" / "report.html").read_text()
+        assert "class='verdict miss'" in html and "class='verdict ok'" in html
+        assert (tmp_path / "o" / "results.json").is_file()
+        assert not list((tmp_path / "o").glob(".*.tmp"))
+        with pytest.raises(ReproduceError, match="unknown experiment 'c'; allowed: b, a"):
+            Toy(tmp_path / "o", experiments=["c"])
+    finally:
+        del Reproduction.registry["toy-test"]
+
+
+def test_checks_and_verdicts() -> None:
+    assert Check.within("goodput", 4.0, 10.0).passed
+    miss = Check.within("delay", -30.0, 25.0)
+    assert not miss.passed and miss.detail == "delay -30.0 %, misses by 5.0 pt"
+    up = Check.direction("goodput", -2.0, True, "our drop-tail")
+    assert not up.passed and "should rise" in up.detail
+    assert verdict([Check("a", True, "x")]) == "ok"
+    assert verdict([miss, up]).startswith("MISS: delay -30.0 %")
+    assert Check("numpy", __import__("numpy").bool_(True), "").json()["pass"] is True
+
+
+def test_unknown_reproduction() -> None:
+    with pytest.raises(ReproduceError, match="allowed: rlc-aqm, arq-persistence, lt-tcp"):
+        reproduce("nope")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "scenarios").glob("*.toml")))
+def test_shipped_scenarios_are_the_repository_files(path: Path) -> None:
+    """linklab/scenarios (package data) holds every file of the repository's scenarios/."""
+    assert shipped(path.stem) == tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def test_unknown_shipped_scenario() -> None:
+    with pytest.raises(ValueError, match="no shipped scenario 'nope'; shipped: dumbbell-ll-fec"):
+        shipped("nope")
