@@ -9,13 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _core, _pcap
+from linklab import _core, _pcap, _stream
 from linklab._files import Staging
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
 
-__all__ = ["Result", "load_source", "params_to_strings", "run", "run_source"]
+__all__ = ["Result", "TraceBudgetError", "load_source", "params_to_strings", "run", "run_source"]
+
+#: Raised when an in-memory run's traces and captures outgrow the budget.
+TraceBudgetError = _stream.TraceBudgetError
 
 _MAX_SEED = 2**64 - 1
 
@@ -82,6 +85,7 @@ def run(
     params: Mapping[str, object] | None = None,
     trace: bool = False,
     pcap: Sequence[str] | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one scenario.
 
@@ -92,10 +96,18 @@ def run(
     booleans as ``true``/``false``); ``trace`` records trace tables; ``pcap``
     lists links to capture (``"A->B"`` one direction, ``"A-B"`` both).
 
+    Traces and captures are kept in memory up to
+    ``linklab._stream.TRACE_MEMORY_BUDGET`` (1 GiB); a run that records more
+    stops with ``TraceBudgetError``. With ``trace_dir`` the traces are
+    streamed to ``<table>.parquet`` files in that directory instead, in
+    bounded memory (``Result.traces`` is then empty).
+
     Raises ``ScenarioError`` (a ``ValueError``) for a scenario that cannot be
-    run, ``OSError`` if the file cannot be read.
+    run, ``OSError`` if the file cannot be read or a trace file written.
     """
-    return run_source(load_source(scenario), seed=seed, params=params, trace=trace, pcap=pcap)
+    return run_source(
+        load_source(scenario), seed=seed, params=params, trace=trace, pcap=pcap, trace_dir=trace_dir
+    )
 
 
 def run_source(
@@ -105,19 +117,20 @@ def run_source(
     params: Mapping[str, object] | None = None,
     trace: bool = False,
     pcap: Sequence[str] | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Like :func:`run`, for a source already loaded: TOML text or a dict."""
     if seed is not None:
         seed = _check_seed(seed)
-    summary, raw_traces, pcaps = _core.run(
+    summary, traces, pcaps = _stream.run(
         source,
         seed=seed,
         params=params_to_strings(params) if params else None,
         trace=bool(trace),
-        pcap=_check_pcap(pcap),
+        trace_dir=trace_dir,
+        pcap=_check_pcap(pcap) or [],
     )
-    traces = {name: _frame(columns) for name, columns in raw_traces.items()}
-    return Result(summary=summary, traces=traces, pcaps=dict(pcaps))
+    return Result(summary=summary, traces=traces, pcaps=pcaps)
 
 
 def load_source(scenario: str | os.PathLike[str] | Mapping[str, Any]) -> str | dict[str, Any]:

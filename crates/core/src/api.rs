@@ -3,6 +3,8 @@
 
 use crate::scenario::ScenarioError;
 
+pub use crate::scenario::Run;
+
 /// Where a scenario comes from.
 #[derive(Clone, Debug)]
 pub enum Source {
@@ -59,6 +61,12 @@ pub struct RunOutput {
 /// Load, validate and run a scenario.
 pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
     crate::scenario::run(src, opts)
+}
+
+/// Load and build a scenario, to run it in slices ([`Run::advance`]) and
+/// drain its traces and captures in between.
+pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ScenarioError> {
+    crate::scenario::start(src, opts)
 }
 
 /// The JSON Schema of scenario files.

@@ -635,7 +635,11 @@ def _trace_run(c: _Ctx, name: str, params: dict[str, Any], scenario: str) -> dic
 
     run = linklab.run(scenario, seed=BASE_SEED, params=params, trace=True)
     run.write_traces(c.s.out / "traces" / name)
-    return run.traces
+    # Trace rows come in time order, flows interleaved; the analyses read them flow by flow.
+    return {
+        k: v.sort(["flow", "time_s"], maintain_order=True) if "flow" in v.columns else v
+        for k, v in run.traces.items()
+    }
 
 
 def _mss(c: _Ctx) -> list[Table]:

@@ -69,6 +69,11 @@ impl<T: Ord + Copy> EventQueue<T> {
         Some((e.time, e.target))
     }
 
+    /// Time of the earliest waiting event.
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|Reverse(e)| e.time)
+    }
+
     /// The current time (time of the last popped event).
     pub fn now(&self) -> Time {
         self.now
@@ -162,6 +167,7 @@ mod tests {
     fn until_bound() {
         let mut q = EventQueue::new();
         q.push(Time(10), 0u8);
+        assert_eq!(q.next_time(), Some(Time(10)));
         assert_eq!(q.pop_until(Time(9)), None);
         assert_eq!(q.pop_until(Time(10)), Some((Time(10), 0)));
     }

@@ -1479,6 +1479,53 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time), ScenarioE
 
 /// Load, build and run a scenario.
 pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
+    Ok(start(src, opts)?.finish())
+}
+
+/// A scenario loaded and built, with its traces and captures switched on,
+/// ready to run: in one go ([`Run::finish`]) or in slices ([`Run::advance`])
+/// with traces and captures drained in between, so that a front can stream
+/// them to disk in bounded memory. Both give the same results.
+pub struct Run {
+    sim: Simulation,
+    duration: Time,
+    name: String,
+    seed: u64,
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Run {
+    /// Run on for about `max_events` more events (whole instants); true once
+    /// the scenario's duration is reached.
+    pub fn advance(&mut self, max_events: u64) -> bool {
+        self.sim.run_for(self.duration, max_events)
+    }
+
+    /// The trace rows and pcap bytes ready since the last call (see
+    /// [`Simulation::drain_traces`], [`Simulation::take_captures`]).
+    pub fn drain(&mut self) -> (Vec<crate::api::Table>, Vec<(String, Vec<u8>)>) {
+        (self.sim.drain_traces(), self.sim.take_captures())
+    }
+
+    /// Run to the end; the summary and the traces and captures not yet taken.
+    pub fn finish(mut self) -> RunOutput {
+        self.sim.run(self.duration);
+        let mut summary = self.sim.summary();
+        if let serde_json::Value::Object(m) = &mut summary {
+            m.insert("scenario".into(), serde_json::json!(self.name));
+            m.insert("seed".into(), serde_json::json!(self.seed));
+            m.insert("params".into(), serde_json::Value::Object(self.params));
+        }
+        RunOutput {
+            summary,
+            traces: self.sim.take_traces(),
+            pcaps: self.sim.take_captures(),
+        }
+    }
+}
+
+/// Load and build a scenario, ready to [`Run::advance`] or [`Run::finish`].
+pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ScenarioError> {
     let loaded = load(src, &opts.params)?;
     let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
     let (mut sim, duration) = build(&loaded, seed)?;
@@ -1509,24 +1556,16 @@ pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
             sim.capture(&d);
         }
     }
-    sim.run(duration);
-    let mut summary = sim.summary();
-    if let serde_json::Value::Object(m) = &mut summary {
-        m.insert(
-            "scenario".into(),
-            serde_json::json!(loaded.file.name.clone().unwrap_or_default()),
-        );
-        m.insert("seed".into(), serde_json::json!(seed));
-        let params: serde_json::Map<String, serde_json::Value> = loaded
-            .params
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-            .collect();
-        m.insert("params".into(), serde_json::Value::Object(params));
-    }
-    Ok(RunOutput {
-        summary,
-        traces: sim.take_traces(),
-        pcaps: sim.take_captures(),
+    let params = loaded
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+        .collect();
+    Ok(Run {
+        sim,
+        duration,
+        name: loaded.file.name.clone().unwrap_or_default(),
+        seed,
+        params,
     })
 }
