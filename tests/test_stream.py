@@ -164,3 +164,14 @@ def test_cli_trace_and_pcap_stream_to_files(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["sim_time_s"] == 5.0
     assert (tmp_path / "x.pcap").stat().st_size > 24
     assert {p.name for p in out.iterdir()} == {"cwnd.parquet", "queue.parquet", "seq.parquet"}
+
+
+def test_a_run_without_traces_does_not_import_polars() -> None:
+    code = (
+        "import sys, linklab\n"
+        f"linklab.run({str(REPO / 'scenarios' / 'dumbbell-red-ecn.toml')!r},"
+        " params={'duration': '1s'})\n"
+        "assert 'polars' not in sys.modules, 'polars imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -171,6 +171,8 @@ class _Sink:
     # -- memory -------------------------------------------------------------
 
     def memory_traces(self) -> dict[str, pl.DataFrame]:
+        if not self.kept:
+            return {}  # without importing polars (~50 MiB)
         import polars as pl
 
         return {name: pl.concat(frames) for name, frames in self.kept.items()}

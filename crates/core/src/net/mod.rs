@@ -528,8 +528,8 @@ impl Simulation {
     }
 
     fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
-        let f = p.flow.0 as usize;
-        let route = 2 * f + usize::from(p.dst != self.flows[f].spec.dst);
+        // Data goes sender -> receiver on route 2f, ACKs back on 2f + 1.
+        let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
         let code = self.routes.hop(route, p.hop) as usize;
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
