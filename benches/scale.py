@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Scale benchmark: the RED/ECN dumbbell at 10 … 100 000 flows (see docs/benchmarks.md).
 
-For every size N, two child processes, one after the other (the reference machine has
-2 shared cores): ``linklab run scenarios/dumbbell-red-ecn.toml --json --set flows=N`` with
+For every size N, child processes one after the other (the reference machine has 2 shared
+cores): ``linklab run scenarios/dumbbell-red-ecn.toml --json --set flows=N`` with
 ``--set duration=1ms`` (the *build*: load, expand, route, build, summary) and with
-``--set duration=20s`` (the run). Reported per size: build time (the 1 ms run's
-``wall_time_s``), run wall time and events, events per wall-second of the whole run and
-of the simulation alone (the events and wall time the 20 s run has beyond the 1 ms one),
-and the peak RSS of the 20 s child (``os.wait4``), then PASS/FAIL against the targets:
+``--set duration=20s`` (the run), each ``--repeat`` times (wall times: the minimum; RSS: the
+maximum). Reported per size: build time (the 1 ms run's ``wall_time_s``), run wall time and
+events, events per wall-second of the whole run and of the simulation alone (the events and
+wall time the 20 s run has beyond the 1 ms one), and the peak RSS of the 20 s child
+(``os.wait4``), then PASS/FAIL against the targets:
 
 * 10 000 flows: peak RSS <= 250 MiB, and simulation events/s >= 1/3 of the 10-flow figure;
 * 100 000 flows run to the end;
@@ -48,6 +49,15 @@ HUGE = 100_000
 
 
 def measure(
+    cmd: list[str], env: dict[str, str] | None, flows: int, duration: str, repeat: int
+) -> dict[str, Any]:
+    """``repeat`` child runs: the fastest one's figures, and the largest peak RSS."""
+    runs = [measure_once(cmd, env, flows, duration) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r.get("wall_time_s", math.inf))
+    return best | {"peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
+
+
+def measure_once(
     cmd: list[str], env: dict[str, str] | None, flows: int, duration: str
 ) -> dict[str, Any]:
     """One child run: its summary figures, wall time and peak RSS."""
@@ -67,13 +77,15 @@ def measure(
     return row
 
 
-def bench(cmd: list[str], env: dict[str, str] | None, sizes: list[int], duration: float) -> list:
+def bench(
+    cmd: list[str], env: dict[str, str] | None, sizes: list[int], duration: float, repeat: int
+) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
-        log(f"[scale] {n} flows: build (1 ms) ...")
-        build = measure(cmd, env, n, "1ms")
-        log(f"[scale] {n} flows: run ({duration:g} s) ...")
-        run = measure(cmd, env, n, f"{duration:g}s")
+        log(f"[scale] {n} flows: build (1 ms) x {repeat} ...")
+        build = measure(cmd, env, n, "1ms", repeat)
+        log(f"[scale] {n} flows: run ({duration:g} s) x {repeat} ...")
+        run = measure(cmd, env, n, f"{duration:g}s", repeat)
         row: dict[str, Any] = {"flows": n, "build": build, "run": run}
         if "events" in run and "events" in build:
             row["build_s"] = build["wall_time_s"]
@@ -199,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="10, 100, 1 000 flows, 5 s simulated")
     p.add_argument("--sizes", help="comma-separated flow counts (default 10,...,100000)")
     p.add_argument("--duration", type=float, help="simulated seconds (default 20, --quick 5)")
+    p.add_argument("--repeat", type=int, help="runs per measurement (default 3, --quick 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--linklab", help="command that runs the linklab CLI (default: on PATH)")
     a = p.parse_args(argv)
@@ -211,9 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as e:
         log(f"scale: {e}")
         return 2
-    rows = bench(cmd, env, sizes, duration)
+    repeat = a.repeat or (1 if a.quick else 3)
+    rows = bench(cmd, env, sizes, duration, repeat)
     report = {
-        "config": {"scenario": SCENARIO, "sizes": sizes, "duration_s": duration},
+        "config": {"scenario": SCENARIO, "sizes": sizes, "duration_s": duration, "repeat": repeat},
         "host": host_info(),
         "rows": rows,
         "targets": targets(rows, quick=a.quick),

@@ -359,8 +359,9 @@ pub struct Simulation {
     end: Time,
     feeds: Vec<Feed>,
     arq_trace: Vec<ArqSample>,
-    /// When each link's model was last called (it has brought its state up
-    /// to then: occupancy changes it records later are not earlier).
+    /// When each link was last serviced, while tracing: its model has
+    /// brought its state up to then, so queue changes it records later are
+    /// not earlier.
     touched: Vec<Time>,
     /// `queue` trace rows kept back by [`Simulation::drain_traces`]:
     /// (time, link direction, packets, bytes).
@@ -478,7 +479,9 @@ impl Simulation {
     }
 
     fn service_link(&mut self, i: usize, now: Time) {
-        self.touched[i] = now;
+        if self.traces.is_some() {
+            self.touched[i] = now;
+        }
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
@@ -606,7 +609,6 @@ impl Simulation {
         }
         fd.last = Some(p);
         let (l, dir) = (fd.link, fd.dir);
-        self.touched[l] = now;
         let link = &mut self.links[l];
         if self.traces.is_some() && fd.traced.is_none() {
             // The limit before the first update: rows are changes only.

@@ -316,7 +316,7 @@ impl Simulation {
         queue.sort_by_key(|r| (r.0, r.1));
         if !all {
             // Later queue rows come from a link holding packets, at or after
-            // the last time it was called.
+            // the last time it was serviced.
             let mut horizon = self.queue.now();
             for (l, t) in self.links.iter().zip(&self.touched) {
                 if l.model.in_transit() > 0 {
