@@ -2,15 +2,15 @@
 """Scale benchmark: the RED/ECN dumbbell at 10 … 100 000 flows (see docs/benchmarks.md).
 
 For every size N, child processes one after the other (the reference machine has 2 shared
-cores): ``linklab run scenarios/dumbbell-red-ecn.toml --json --set flows=N`` with
-``--set duration=1ms`` (the *build*: load, expand, route, build, summary) and with
-``--set duration=20s`` (the run), each ``--repeat`` times (wall times: the minimum; RSS: the
-maximum). Reported per size: build time (the 1 ms run's ``wall_time_s``), run wall time and
-events, events per wall-second of the whole run and of the simulation alone (the events and
-wall time the 20 s run has beyond the 1 ms one), and the peak RSS of the 20 s child
-(``os.wait4``), then PASS/FAIL against the targets:
+cores), each running ``scenarios/dumbbell-red-ecn.toml`` with ``flows=N`` and
+``duration=20s`` through ``linklab._core.run`` and writing the summary as JSON, as
+``linklab run --json`` does; ``--repeat`` runs per size (times: the fastest run; RSS: the
+largest). Reported per size: the core's phases (``timings``: build = load, expand, route and
+build; run = the simulation; summary), events, events per wall-second of the simulation and of
+the whole core run, and the child's peak RSS (``os.wait4``); then PASS/FAIL against the
+targets:
 
-* 10 000 flows: peak RSS <= 250 MiB, and simulation events/s >= 1/3 of the 10-flow figure;
+* 10 000 flows: peak RSS <= 250 MiB, and events/s >= 1/3 of the 10-flow figure;
 * 100 000 flows run to the end;
 * build time linear in flows: log-log slope <= 1.2 from 1 000 flows to the largest size.
 
@@ -31,8 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vs_ns3 import (  # noqa: E402  (a sibling script, not a package)
     REPO,
     SCENARIO,
-    BenchError,
-    find_linklab,
     host_info,
     last_json_line,
     log,
@@ -47,22 +45,30 @@ TARGET_BUILD_SLOPE = 1.2  # d log(build) / d log(flows), from 1 000 flows up
 BIG = 10_000
 HUGE = 100_000
 
+# The child: one run with the core's phase timings, the summary serialised like `--json`.
+CHILD = """
+import json, sys
+from linklab import _core
+from linklab.api import load_source
+t = {}
+s, _, _ = _core.run(load_source(sys.argv[1]), timings=t,
+                    params={"flows": sys.argv[2], "duration": sys.argv[3]})
+text = json.dumps(s)
+print(json.dumps({k: s[k] for k in ("events", "sim_time_s", "wall_time_s")} | t))
+"""
 
-def measure(
-    cmd: list[str], env: dict[str, str] | None, flows: int, duration: str, repeat: int
-) -> dict[str, Any]:
+
+def measure(python: str, flows: int, duration: float, repeat: int) -> dict[str, Any]:
     """``repeat`` child runs: the fastest one's figures, and the largest peak RSS."""
-    runs = [measure_once(cmd, env, flows, duration) for _ in range(repeat)]
+    runs = [measure_once(python, flows, duration) for _ in range(repeat)]
     best = min(runs, key=lambda r: r.get("wall_time_s", math.inf))
     return best | {"peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
 
 
-def measure_once(
-    cmd: list[str], env: dict[str, str] | None, flows: int, duration: str
-) -> dict[str, Any]:
-    """One child run: its summary figures, wall time and peak RSS."""
-    args = [*cmd, "run", SCENARIO, "--json", "--set", f"flows={flows}", "--set"]
-    child = run_child([*args, f"duration={duration}"], cwd=REPO, env=env)
+def measure_once(python: str, flows: int, duration: float) -> dict[str, Any]:
+    """One child run: its core timings and events, and its peak RSS."""
+    args = [python, "-c", CHILD, SCENARIO, str(flows), f"{duration:g}s"]
+    child = run_child(args, cwd=REPO)
     row: dict[str, Any] = {
         "returncode": child.returncode,
         "process_wall_s": child.process_wall_s,
@@ -71,31 +77,21 @@ def measure_once(
     }
     if child.returncode != 0:
         row["error"] = child.stderr.strip().splitlines()[-1:] or ["(no message)"]
-        return row
-    s = last_json_line(child.stdout)
-    row |= {"events": s["events"], "wall_time_s": s["wall_time_s"], "sim_time_s": s["sim_time_s"]}
+    else:
+        row |= last_json_line(child.stdout)
     return row
 
 
-def bench(
-    cmd: list[str], env: dict[str, str] | None, sizes: list[int], duration: float, repeat: int
-) -> list[dict[str, Any]]:
+def bench(python: str, sizes: list[int], duration: float, repeat: int) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
-        log(f"[scale] {n} flows: build (1 ms) x {repeat} ...")
-        build = measure(cmd, env, n, "1ms", repeat)
-        log(f"[scale] {n} flows: run ({duration:g} s) x {repeat} ...")
-        run = measure(cmd, env, n, f"{duration:g}s", repeat)
-        row: dict[str, Any] = {"flows": n, "build": build, "run": run}
-        if "events" in run and "events" in build:
-            row["build_s"] = build["wall_time_s"]
-            row["events_per_s"] = run["events"] / run["wall_time_s"]
-            sim_wall = run["wall_time_s"] - build["wall_time_s"]
-            sim_events = run["events"] - build["events"]
-            row["sim_events_per_s"] = sim_events / sim_wall if sim_wall > 0 else math.nan
-            row["completed"] = run["returncode"] == 0 and run["sim_time_s"] == duration
-        else:
-            row["completed"] = False
+        log(f"[scale] {n} flows: {duration:g} s x {repeat} ...")
+        run = measure(python, n, duration, repeat)
+        row: dict[str, Any] = {"flows": n, **run}
+        row["completed"] = run["returncode"] == 0 and run.get("sim_time_s") == duration
+        if row["completed"]:
+            row["events_per_s"] = run["events"] / run["run_s"]
+            row["whole_events_per_s"] = run["events"] / run["wall_time_s"]
         rows.append(row)
         log(f"[scale] {n} flows: {fmt_row(row)}")
     return rows
@@ -117,7 +113,7 @@ def targets(rows: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
 
     big, small = by.get(BIG), by.get(10)
     if big and big["completed"]:
-        rss = big["run"]["peak_rss_mib"]
+        rss = big["peak_rss_mib"]
         add(
             f"peak RSS at {BIG:,} flows <= {TARGET_RSS_MIB:g} MiB",
             rss <= TARGET_RSS_MIB,
@@ -126,7 +122,7 @@ def targets(rows: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
     else:
         add(f"peak RSS at {BIG:,} flows <= {TARGET_RSS_MIB:g} MiB", None if quick else False, "")
     if big and small and big["completed"] and small["completed"]:
-        ratio = big["sim_events_per_s"] / small["sim_events_per_s"]
+        ratio = big["events_per_s"] / small["events_per_s"]
         add(
             f"events/s at {BIG:,} flows >= 1/3 of 10 flows",
             ratio >= TARGET_SPEED_RATIO,
@@ -138,7 +134,7 @@ def targets(rows: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
     add(
         f"{HUGE:,} flows run to the end",
         None if huge is None else bool(huge["completed"]),
-        "" if huge is None else f"{huge['run'].get('sim_time_s', '-')} s simulated",
+        "" if huge is None else f"{huge.get('sim_time_s', '-')} s simulated",
     )
     built = sorted(
         (r["flows"], r["build_s"]) for r in rows if r["flows"] >= 1_000 and r["completed"]
@@ -158,44 +154,31 @@ def targets(rows: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
 
 def fmt_row(r: dict[str, Any]) -> str:
     if not r["completed"]:
-        return "FAILED: " + " ".join(r["run"].get("error", []) or r["build"].get("error", []))
-    run = r["run"]
+        return "FAILED: " + " ".join(r.get("error", []))
     return (
-        f"build {r['build_s']:.3f} s, run {run['wall_time_s']:.3f} s, {run['events']:,} events, "
-        f"{r['events_per_s'] / 1e6:.2f} M ev/s (sim {r['sim_events_per_s'] / 1e6:.2f}), "
-        f"{run['peak_rss_mib']:.0f} MiB"
+        f"build {r['build_s']:.3f} s, run {r['run_s']:.3f} s, summary {r['summary_s']:.3f} s, "
+        f"{r['events']:,} events, {r['events_per_s'] / 1e6:.2f} M ev/s, "
+        f"{r['peak_rss_mib']:.0f} MiB"
     )
 
 
 def print_table(report: dict[str, Any]) -> None:
-    head = ["flows", "build s", "run s", "events", "M ev/s", "sim M ev/s", "peak MiB", "load"]
+    head = ["flows", "build s", "run s", "summary s", "events", "M ev/s", "whole M ev/s", "MiB"]
     lines = [head]
     for r in report["rows"]:
-        run = r["run"]
         if not r["completed"]:
-            lines.append(
-                [
-                    f"{r['flows']:,}",
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    f"{run['peak_rss_mib']:.0f}",
-                    f"{run['load1']:.1f}",
-                ]
-            )
+            lines.append([f"{r['flows']:,}", *["-"] * 6, f"{r['peak_rss_mib']:.0f}"])
             continue
         lines.append(
             [
                 f"{r['flows']:,}",
                 f"{r['build_s']:.3f}",
-                f"{run['wall_time_s']:.3f}",
-                f"{run['events']:,}",
+                f"{r['run_s']:.3f}",
+                f"{r['summary_s']:.3f}",
+                f"{r['events']:,}",
                 f"{r['events_per_s'] / 1e6:.2f}",
-                f"{r['sim_events_per_s'] / 1e6:.2f}",
-                f"{run['peak_rss_mib']:.0f}",
-                f"{run['load1']:.1f}",
+                f"{r['whole_events_per_s'] / 1e6:.2f}",
+                f"{r['peak_rss_mib']:.0f}",
             ]
         )
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
@@ -213,19 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, help="simulated seconds (default 20, --quick 5)")
     p.add_argument("--repeat", type=int, help="runs per measurement (default 3, --quick 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--linklab", help="command that runs the linklab CLI (default: on PATH)")
+    p.add_argument("--python", default=sys.executable, help="interpreter with linklab installed")
     a = p.parse_args(argv)
     sizes = (
         [int(x) for x in a.sizes.split(",")] if a.sizes else list(QUICK_SIZES if a.quick else SIZES)
     )
     duration = a.duration or (5.0 if a.quick else 20.0)
-    try:
-        cmd, env = find_linklab(a.linklab)
-    except BenchError as e:
-        log(f"scale: {e}")
-        return 2
     repeat = a.repeat or (1 if a.quick else 3)
-    rows = bench(cmd, env, sizes, duration, repeat)
+    rows = bench(a.python, sizes, duration, repeat)
     report = {
         "config": {"scenario": SCENARIO, "sizes": sizes, "duration_s": duration, "repeat": repeat},
         "host": host_info(),

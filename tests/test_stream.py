@@ -24,6 +24,17 @@ def _tables(directory: Path) -> dict[str, pl.DataFrame]:
     return {p.stem: pl.read_parquet(p) for p in sorted(directory.glob("*.parquet"))}
 
 
+def _dumbbell_to_files(duration: str, trace_dir: Path, pcap: Path) -> None:
+    """The dumbbell with traces to ``trace_dir`` and the L-R capture to ``pcap``."""
+    _stream.run(
+        DUMBBELL,
+        seed=1,
+        params={"duration": duration},
+        trace_dir=trace_dir,
+        pcap_files={"L-R": pcap},
+    )
+
+
 def test_streamed_files_equal_the_in_memory_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,13 +70,7 @@ def test_streamed_files_equal_the_in_memory_run(
 def test_a_long_run_streams_the_prefix_of_a_short_one(tmp_path: Path) -> None:
     long_dir = tmp_path / "long"
     pcap = tmp_path / "long.pcap"
-    _stream.run(
-        DUMBBELL,
-        seed=1,
-        params={"duration": "40s"},
-        trace_dir=long_dir,
-        pcap_files={"L-R": pcap},
-    )
+    _dumbbell_to_files("40s", long_dir, pcap)
     short = linklab.run(DUMBBELL, params={"duration": "10s"}, trace=True, pcap=["L-R"])
     long = _tables(long_dir)
     for name, frame in short.traces.items():
@@ -138,13 +143,7 @@ def test_a_failed_run_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(pl.DataFrame, "write_parquet", failing)
     pcap = tmp_path / "lr.pcap"
     with pytest.raises(_stream.OutputError) as e:
-        _stream.run(
-            DUMBBELL,
-            seed=1,
-            params={"duration": "20s"},
-            trace_dir=out,
-            pcap_files={"L-R": pcap},
-        )
+        _dumbbell_to_files("20s", out, pcap)
     assert e.value.what == "trace directory" and "No space left" in str(e.value)
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["seq.parquet"]
     assert (out / "seq.parquet").read_bytes() == b"old"

@@ -254,8 +254,25 @@ fn summary_to_py<'py>(
 // Running
 // ---------------------------------------------------------------------------
 
+/// Wall time of each phase of a run, measured on the worker.
+#[derive(Clone, Copy, Debug, Default)]
+struct Phases {
+    /// Load, expand, route and build.
+    build: Duration,
+    /// The simulation (with the pieces handed over).
+    run: Duration,
+    /// Summary and the last traces and captures.
+    finish: Duration,
+}
+
+impl Phases {
+    fn total(&self) -> Duration {
+        self.build + self.run + self.finish
+    }
+}
+
 /// What the worker hands back: `None` if it was asked to stop.
-type Outcome = thread::Result<(Option<Result<RunOutput, CoreScenarioError>>, Duration)>;
+type Outcome = thread::Result<(Option<Result<RunOutput, CoreScenarioError>>, Phases)>;
 
 /// A message from the worker.
 enum Msg {
@@ -285,12 +302,16 @@ fn run_on_worker(
         .stack_size(WORKER_STACK)
         .spawn(move || {
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-                let start = Instant::now();
+                let mut phases = Phases::default();
                 let result = (|| {
-                    let mut run = match api::start(src, &opts) {
+                    let t0 = Instant::now();
+                    let started = api::start(src, &opts);
+                    phases.build = t0.elapsed();
+                    let mut run = match started {
                         Ok(r) => r,
                         Err(e) => return Some(Err(e)),
                     };
+                    let t1 = Instant::now();
                     while !run.advance(SLICE_EVENTS) {
                         if stop_worker.load(Ordering::Relaxed) {
                             return None;
@@ -301,9 +322,13 @@ fn run_on_worker(
                             tx.send(Msg::Piece(t, p)).ok()?;
                         }
                     }
-                    Some(Ok(run.finish()))
+                    let t2 = Instant::now();
+                    phases.run = t2 - t1;
+                    let out = run.finish();
+                    phases.finish = t2.elapsed();
+                    Some(Ok(out))
                 })();
-                (result, start.elapsed())
+                (result, phases)
             }));
             let _ = tx.send(Msg::End(outcome));
         });
@@ -358,10 +383,15 @@ fn run_on_worker(
 /// are the tables and files of the whole run. An exception raised by the sink
 /// stops the run and propagates.
 ///
+/// With `timings` (a dict), the wall time of each phase of the core is stored
+/// in it: `build_s` (load, expand, route, build), `run_s` (the simulation) and
+/// `summary_s` (summary and the last traces); `wall_time_s` is their sum.
+///
 /// Raises `ScenarioError` for a scenario that cannot be run and
 /// `InternalError` if the core panics.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None, timings = None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -370,6 +400,7 @@ fn run<'py>(
     trace: bool,
     pcap: Option<Vec<String>>,
     sink: Option<&Bound<'py, PyAny>>,
+    timings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let src = source_from_py(py, source)?;
     let opts = RunOptions {
@@ -379,9 +410,14 @@ fn run<'py>(
         pcap_links: pcap.unwrap_or_default(),
     };
     match run_on_worker(py, src, opts, sink)? {
-        Ok((Some(Ok(out)), wall_time)) => {
+        Ok((Some(Ok(out)), phases)) => {
+            if let Some(t) = timings {
+                t.set_item("build_s", phases.build.as_secs_f64())?;
+                t.set_item("run_s", phases.run.as_secs_f64())?;
+                t.set_item("summary_s", phases.finish.as_secs_f64())?;
+            }
             let (traces, pcaps) = pieces_to_py(py, &out.traces, &out.pcaps)?;
-            let summary = summary_to_py(py, out.summary, wall_time)?;
+            let summary = summary_to_py(py, out.summary, phases.total())?;
             if let Some(sink) = sink {
                 sink.call1((traces, pcaps))?;
                 let empty = (PyDict::new(py), PyDict::new(py));

@@ -63,7 +63,6 @@ struct LinkSlot {
     /// Where each direction arrives: b for AB, a for BA.
     to: [NodeId; 2],
     model: Box<dyn Link>,
-    capture: [Option<PcapWriter>; 2],
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -270,7 +269,6 @@ impl NetworkBuilder {
                     names: [format!("{na}->{nb}"), format!("{nb}->{na}")],
                     to: [b, a],
                     model,
-                    capture: [None, None],
                 }
             })
             .collect();
@@ -329,6 +327,7 @@ impl NetworkBuilder {
             nodes: self.nodes,
             routes,
             links,
+            captures: Vec::new(),
             flows,
             next_uid: 0,
             delivered_pkts: 0,
@@ -351,6 +350,8 @@ pub struct Simulation {
     /// Route 2f: flow f's data path; 2f + 1: its ACK path (link-direction codes).
     routes: routing::Routes,
     links: Vec<LinkSlot>,
+    /// pcap writers per link direction (empty until a capture is asked for).
+    captures: Vec<[Option<PcapWriter>; 2]>,
     flows: Vec<FlowSlot>,
     next_uid: u64,
     delivered_pkts: u64,
@@ -386,10 +387,12 @@ impl Simulation {
 
     /// Capture link direction `name` (`"A->B"`) as pcap; false if no such link.
     pub fn capture(&mut self, name: &str) -> bool {
-        for l in &mut self.links {
+        for (i, l) in self.links.iter().enumerate() {
             for d in Dir::BOTH {
                 if l.names[d.index()] == name {
-                    l.capture[d.index()] = Some(PcapWriter::new());
+                    self.captures
+                        .resize_with(self.links.len(), Default::default);
+                    self.captures[i][d.index()] = Some(PcapWriter::new());
                     return true;
                 }
             }
@@ -485,7 +488,12 @@ impl Simulation {
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
-                    if let Some(c) = self.links[i].capture[dir.index()].as_mut() {
+                    // `captures` is empty unless capturing: no memory touched.
+                    if let Some(c) = self
+                        .captures
+                        .get_mut(i)
+                        .and_then(|c| c[dir.index()].as_mut())
+                    {
                         c.record(now, &p);
                     }
                     let at = self.links[i].to[dir.index()];

@@ -473,9 +473,9 @@ impl Simulation {
     /// The pieces of one direction joined are its pcap file; capturing goes on.
     pub fn take_captures(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut out = Vec::new();
-        for l in &mut self.links {
+        for (l, captures) in self.links.iter().zip(&mut self.captures) {
             for d in Dir::BOTH {
-                if let Some(c) = l.capture[d.index()].as_mut() {
+                if let Some(c) = captures[d.index()].as_mut() {
                     out.push((l.names[d.index()].clone(), c.take_bytes()));
                 }
             }
