@@ -144,3 +144,56 @@ def test_model_invariants(
     assert at <= target or m_t == LIMIT_CAP
     if m_t > 1:
         assert arq(pg, pb, g, b, npdu, m_t - 1, m_t - 1)["rows"][0]["F_hat"] > target
+
+
+def test_sizes_beyond_the_bounds_are_refused_not_allocated() -> None:
+    from linklab import _core
+    from linklab.analytic import MAX_N, MAX_NPDU, MAX_SDUS, arq_monte_carlo
+
+    assert (MAX_NPDU, MAX_N, MAX_SDUS) == (1024, 100_000, 10_000_000)
+    # Both used to abort the process on a failed allocation.
+    with pytest.raises(ArqError) as e:
+        arq_monte_carlo(0.01, 0.9, 0.9, 0.9, 25, 10**12, 5)
+    assert e.value.name == "sdus" and "1 to 10000000" in str(e.value)
+    with pytest.raises(ValueError, match=r"npdu = 1000000 is too large; at most 1024"):
+        _core.arq_model(0.01, 0.9, 0.9, 0.9, 10**6, 5)
+    # Every bound of the binding, named.
+    for call, needle in [
+        (lambda: _core.arq_model(0.01, 0.9, 0.9, 0.9, 25, MAX_N + 1), "n = 100001"),
+        (lambda: _core.arq_monte_carlo(0.01, 0.9, 0.9, 0.9, 25, MAX_SDUS + 1, 5, 1), "sdus"),
+        (lambda: _core.arq_monte_carlo(0.01, 0.9, 0.9, 0.9, 25, 5, MAX_N + 1, 1), "n = "),
+        (lambda: _core.arq_monte_carlo(0.01, 0.9, 0.9, 0.9, 2000, 5, 5, 1), "npdu = 2000"),
+    ]:
+        with pytest.raises(ValueError, match=needle):
+            call()
+    # ...and of the Python API.
+    for kwargs, name in [
+        ({"n_max": MAX_N + 1}, "n_max"),
+        ({"n_max": -1}, "n_max"),
+        ({"sdus": 0}, "sdus"),
+        ({"sdus": 2.5}, "sdus"),
+        ({"seed": -1}, "seed"),
+        ({"npdu": MAX_NPDU + 1}, "npdu"),
+    ]:
+        args = {"p_good": 0.01, "p_bad": 0.9, "g": 0.9, "b": 0.9, "npdu": 25, "sdus": 10}
+        args |= {"n_max": 5} | kwargs
+        with pytest.raises(ArqError) as e:
+            arq_monte_carlo(**args)  # type: ignore[arg-type]
+        assert e.value.name == name
+    with pytest.raises(ArqError) as e:
+        arq(0.01, 0.9, 0.9, 0.9, 25, 1, MAX_N + 1)
+    assert e.value.name == "n_to"
+    # At the bounds it works.
+    assert len(arq_monte_carlo(0.01, 0.9, 0.9, 0.9, MAX_NPDU, 3, 4)) == 5
+    assert len(_core.arq_model(0.01, 0.9, 0.9, 0.9, 25, MAX_N)["F"]) == MAX_N + 1
+
+
+def test_monte_carlo_counts_are_the_tail_of_eta() -> None:
+    from linklab.analytic import arq_monte_carlo
+
+    counts = arq_monte_carlo(0.01, 0.9, 0.9, 0.9, 25, 20_000, 30, seed=4)
+    assert counts[0] == 20_000
+    assert all(a >= b for a, b in zip(counts, counts[1:], strict=False))
+    f = arq(0.01, 0.9, 0.9, 0.9, 25, 1, 30)["rows"]
+    for n in (1, 5, 10):
+        assert counts[n] / 20_000 == pytest.approx(f[n - 1]["F"], abs=0.02)

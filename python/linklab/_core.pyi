@@ -1,5 +1,6 @@
 """Type stubs of the Rust extension module ``linklab._core``."""
 
+from collections.abc import Callable
 from typing import Literal
 
 Column = tuple[Literal["f64", "u64"], bytes] | tuple[Literal["str"], list[str]]
@@ -13,6 +14,7 @@ class ScenarioError(ValueError):
 class InternalError(RuntimeError): ...
 
 __version__: str
+MAX_DEPTH: int
 
 def run(
     source: str | dict[str, object],
@@ -21,6 +23,8 @@ def run(
     params: dict[str, str] | None = None,
     trace: bool = False,
     pcap: list[str] | None = None,
+    sink: Callable[[dict[str, dict[str, Column]], dict[str, bytes]], object] | None = None,
+    timings: dict[str, float] | None = None,
 ) -> tuple[dict[str, object], dict[str, dict[str, Column]], dict[str, bytes]]: ...
 def json_schema() -> str: ...
 def version() -> str: ...
@@ -29,6 +33,7 @@ def arq_model(
 ) -> dict[str, float | list[float]]: ...
 def arq_limit(p_good: float, p_bad: float, g: float, b: float, npdu: int, target: float) -> int: ...
 def arq_limit_cap() -> int: ...
+def arq_bounds() -> tuple[int, int, int]: ...
 def arq_monte_carlo(
     p_good: float, p_bad: float, g: float, b: float, npdu: int, sdus: int, n_max: int, seed: int
 ) -> list[int]: ...

@@ -36,6 +36,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, NoReturn
 
+from linklab import _core
 from linklab.errors import ScenarioFileError, scenario_error
 
 __all__ = [
@@ -58,8 +59,8 @@ Source = str | dict[str, Any]
 
 #: The largest scenario file read (64 MiB; topologies expand patterns in the core).
 MAX_FILE_BYTES = 64 * 2**20
-#: The deepest nesting of tables and arrays in a scenario dict.
-MAX_DEPTH = 64
+#: The deepest nesting of tables and arrays in a scenario dict (the core's bound).
+MAX_DEPTH: int = _core.MAX_DEPTH
 #: The most values (scalars, tables and arrays) in a scenario dict.
 MAX_VALUES = 10_000_000
 

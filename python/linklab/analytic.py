@@ -21,6 +21,7 @@ __all__ = [
     "LIMIT_CAP",
     "MAX_N",
     "MAX_NPDU",
+    "MAX_SDUS",
     "ArqError",
     "arq",
     "arq_limit",
@@ -28,12 +29,17 @@ __all__ = [
     "check_arq",
 ]
 
-#: Largest ``n`` :func:`arq` evaluates (the cost is ``n * npdu**2``).
-MAX_N = 100_000
-#: Largest ``npdu`` accepted.
-MAX_NPDU = 1024
+_BOUNDS: tuple[int, int, int] = _core.arq_bounds()
+#: Largest ``npdu`` accepted (the exact chain holds ``npdu**2`` probabilities).
+MAX_NPDU: int = _BOUNDS[0]
+#: Largest ``n`` :func:`arq` evaluates, and largest ``n_max`` of
+#: :func:`arq_monte_carlo` (the cost is ``n * npdu**2``).
+MAX_N: int = _BOUNDS[1]
+#: Most SDUs one :func:`arq_monte_carlo` simulates.
+MAX_SDUS: int = _BOUNDS[2]
 #: What :func:`arq_limit` returns for a target it cannot meet sooner.
 LIMIT_CAP: int = _core.arq_limit_cap()
+_MAX_SEED = 2**64 - 1
 
 
 class ArqError(ValueError):
@@ -53,8 +59,13 @@ def check_arq(p_good: float, p_bad: float, g: float, b: float, npdu: int) -> Non
         raise ArqError(
             "g", "g = b = 1 has no stationary distribution (the channel never changes state)"
         )
-    if isinstance(npdu, bool) or not isinstance(npdu, int) or not 1 <= npdu <= MAX_NPDU:
-        raise ArqError("npdu", f"npdu = {npdu!r} must be an integer from 1 to {MAX_NPDU}")
+    _check_int("npdu", npdu, 1, MAX_NPDU)
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ArqError(name, f"{name} = {value!r} must be an integer from {low} to {high}")
+    return value
 
 
 def _finite(x: float) -> float | None:
@@ -73,8 +84,7 @@ def arq(
     """
     check_arq(p_good, p_bad, g, b, npdu)
     for name, v in (("n_from", n_from), ("n_to", n_to)):
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_N:
-            raise ArqError(name, f"{name} = {v!r} must be an integer from 1 to {MAX_N}")
+        _check_int(name, v, 1, MAX_N)
     if n_from > n_to:
         raise ArqError("n_from", f"empty range {n_from}..{n_to}: n_from must not exceed n_to")
     m = _core.arq_model(p_good, p_bad, g, b, npdu, n_to)
@@ -118,9 +128,11 @@ def arq_monte_carlo(
 
     Returns, for ``n = 0 ..= n_max``, how many SDUs were still incomplete after
     ``n`` frames (an estimate of ``sdus * F(n)``). Deterministic in ``seed``
-    (stream ``analytic:arq-mc``). Raises :class:`ArqError`.
+    (stream ``analytic:arq-mc``). ``1 <= sdus <=`` :data:`MAX_SDUS`,
+    ``0 <= n_max <=`` :data:`MAX_N`. Raises :class:`ArqError`.
     """
     check_arq(p_good, p_bad, g, b, npdu)
-    if sdus < 1 or n_max < 0:
-        raise ArqError("sdus", f"sdus = {sdus} must be >= 1 and n_max = {n_max} >= 0")
+    _check_int("sdus", sdus, 1, MAX_SDUS)
+    _check_int("n_max", n_max, 0, MAX_N)
+    _check_int("seed", seed, 0, _MAX_SEED)
     return list(_core.arq_monte_carlo(p_good, p_bad, g, b, npdu, sdus, n_max, seed))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _core, _pcap
+from linklab import _core, _pcap, _stream
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source
@@ -17,7 +17,10 @@ from linklab._scenario import Source, load_source
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
 
-__all__ = ["Result", "load_source", "params_to_strings", "run", "run_source"]
+__all__ = ["Result", "TraceBudgetError", "load_source", "params_to_strings", "run", "run_source"]
+
+#: Raised when an in-memory run's traces and captures outgrow the budget.
+TraceBudgetError = _stream.TraceBudgetError
 
 _NUMERIC: dict[str, str] = {
     "f64": "<f8",
@@ -82,6 +85,7 @@ def run(
     params: Mapping[str, object] | None = None,
     trace: bool = False,
     pcap: Sequence[str] | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one scenario.
 
@@ -94,16 +98,29 @@ def run(
     records trace tables; ``pcap`` lists links to capture (``"A->B"`` one
     direction, ``"A-B"`` both).
 
+    Traces and captures are kept in memory up to
+    ``linklab._stream.TRACE_MEMORY_BUDGET`` (1 GiB); a run that records more
+    stops with ``TraceBudgetError``. With ``trace_dir`` the traces are
+    streamed to ``<table>.parquet`` files in that directory instead, in
+    bounded memory (``Result.traces`` is then empty).
+
     Raises ``ScenarioError`` (a ``ValueError``) for a scenario that cannot be
     run, including a dict of the wrong shape (a value inside itself, nested
-    deeper than 64 levels, a non-str key, a value that is not str, int, float,
+    deeper than 32 levels, a non-str key, a value that is not str, int, float,
     bool, list or dict); ``ScenarioFileError`` (an ``OSError``) if the file
     cannot be read (missing, a directory, not a regular file, above 64 MiB, not
-    UTF-8); ``TypeError``/``ValueError`` for a bad ``seed``, ``params`` or
-    ``pcap`` argument.
+    UTF-8) or a trace file cannot be written; ``TypeError``/``ValueError`` for a
+    bad ``seed``, ``params`` or ``pcap`` argument.
     """
     overrides = params_to_strings(params)  # argument errors before reading a file
-    return run_source(load_source(scenario), seed=seed, params=overrides, trace=trace, pcap=pcap)
+    return run_source(
+        load_source(scenario),
+        seed=seed,
+        params=overrides,
+        trace=trace,
+        pcap=pcap,
+        trace_dir=trace_dir,
+    )
 
 
 def run_source(
@@ -113,6 +130,7 @@ def run_source(
     params: Mapping[str, object] | None = None,
     trace: bool = False,
     pcap: Sequence[str] | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Like :func:`run`, for a source already loaded by :func:`load_source`.
 
@@ -122,15 +140,15 @@ def run_source(
         source = load_source(source)
     if seed is not None:
         seed = check_seed(seed)
-    summary, raw_traces, pcaps = _core.run(
+    summary, traces, pcaps = _stream.run(
         source,
         seed=seed,
         params=params_to_strings(params) or None,
         trace=bool(trace),
-        pcap=_check_pcap(pcap),
+        trace_dir=trace_dir,
+        pcap=_check_pcap(pcap) or [],
     )
-    traces = {name: _frame(columns) for name, columns in raw_traces.items()}
-    return Result(summary=summary, traces=traces, pcaps=dict(pcaps))
+    return Result(summary=summary, traces=traces, pcaps=pcaps)
 
 
 def _check_pcap(pcap: Sequence[str] | None) -> list[str] | None:

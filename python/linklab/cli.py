@@ -18,12 +18,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from linklab import _core
+from linklab import _core, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
 from linklab._format import json_safe, text_table
-from linklab._inputs import SEED_RANGE, check_seed
+from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
 from linklab._scenario import read_scenario_file
-from linklab.api import Result, _file_stem, run_source
 from linklab.errors import (
     InternalError,
     ScenarioError,
@@ -627,21 +626,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ScenarioFileError as e:
         raise UsageError(str(e)) from None
     try:
-        result = run_source(
+        # Traces and captures stream to their files while the run goes on.
+        summary, _, _ = _stream.run(
             source,
             seed=args.seed,
-            params=dict(args.params),
-            trace=trace_dir is not None,
-            pcap=list(pcap_files),
+            params=params_to_strings(dict(args.params)) or None,
+            trace_dir=trace_dir,
+            pcap_files=pcap_files,
         )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
+    except _stream.OutputError as e:
+        raise UsageError(
+            f"cannot write --{e.what} {e.path!r}: {e.reason}; "
+            "give a path in an existing, writable directory"
+        ) from None
 
-    _write_outputs(result, trace_dir, pcap_files)
     if args.json:
-        print(json.dumps(json_safe(result.summary)))
+        print(json.dumps(json_safe(summary)))
     else:
-        print(render_summary(result.summary))
+        print(render_summary(summary))
     return 0
 
 
@@ -667,31 +671,6 @@ def _check_output(check: Callable[[str], None], path: str, what: str) -> None:
     except OSError as e:
         raise UsageError(
             f"cannot write {what} {path!r}: {e}; give a path in an existing, writable directory"
-        ) from None
-
-
-def _write_outputs(result: Result, trace_dir: str | None, pcap_files: dict[str, str]) -> None:
-    target = ""
-    try:
-        with Staging() as staged:
-            if trace_dir is not None:
-                target = f"--trace directory {trace_dir!r}"
-                out = Path(trace_dir)
-                out.mkdir(parents=True, exist_ok=True)
-                for name, frame in result.traces.items():
-                    staged.add(out / f"{_file_stem(name)}.parquet", frame.write_parquet)
-            for link, file in pcap_files.items():
-                target = f"--pcap file {file!r}"
-                try:
-                    data = result.pcap(link)
-                except KeyError as e:
-                    raise InternalError(f"the core returned {e.args[0]}") from None
-                staged.add_bytes(file, data)
-            staged.commit()
-    except OSError as e:
-        raise UsageError(
-            _os_error(e, f"cannot write {target}")
-            + "; give a path in an existing, writable directory"
         ) from None
 
 

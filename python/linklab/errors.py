@@ -32,11 +32,15 @@ class ScenarioFileError(OSError):
         self.path = path
 
 
-def scenario_error(path: str, message: str) -> ScenarioError:
-    """A :class:`ScenarioError` with ``.path`` and ``.message``, as the core builds them."""
+def scenario_error(path: str, message: str, value: str = "") -> ScenarioError:
+    """A :class:`ScenarioError` shaped as the core builds them: ``.path``,
+    ``.value`` (the offending value as written, or ``""``), ``.allowed`` (what is
+    wrong and what is allowed) and ``.message`` (``value allowed``)."""
     exc = ScenarioError(f"{path}: {message}" if path else message)
     exc.path = path
-    exc.message = message
+    exc.value = value
+    exc.allowed = message
+    exc.message = f"{value} {message}" if value else message
     return exc
 
 

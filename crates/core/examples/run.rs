@@ -1,10 +1,12 @@
 //! Run a scenario file from the command line, without Python (for profiling):
 //! `cargo run --release --example run -- SCENARIO [SEED] [name=value ...]`.
+//! Prints the wall time of each phase: build (load, expand, route, build), run
+//! and summary.
 
 use std::io::Write;
 use std::time::Instant;
 
-use linklab_core::api::{run, RunOptions, Source};
+use linklab_core::api::{start, RunOptions, Source};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -24,18 +26,26 @@ fn main() {
         }
     }
     let t0 = Instant::now();
-    match run(Source::Toml(text), &opts) {
-        Ok(out) => {
-            let wall = t0.elapsed().as_secs_f64();
-            let s = &out.summary.to_json();
+    match start(Source::Toml(text), &opts) {
+        Ok(mut run) => {
+            let t1 = Instant::now();
+            while !run.advance(u64::MAX) {}
+            let t2 = Instant::now();
+            let output = run.finish();
+            let t3 = Instant::now();
+            let s = &output.summary.to_json();
+            let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
             let mut out = std::io::stdout().lock();
             // Write errors (a closed pipe) are ignored: this is a dev tool.
             let _ = writeln!(
                 out,
-                "goodput {:.4} Mbit/s  events {}  wall {:.3} s\n{}",
+                "goodput {:.4} Mbit/s  events {}  wall {:.3} s (build {:.3}, run {:.3}, summary {:.3})\n{}",
                 s["aggregate"]["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
                 s["events"],
-                wall,
+                secs(t0, t3),
+                secs(t0, t1),
+                secs(t1, t2),
+                secs(t2, t3),
                 s["aggregate"]
             );
         }

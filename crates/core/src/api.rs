@@ -29,8 +29,10 @@
 pub use crate::config::ConfigError;
 pub use crate::metrics::{Column, Table};
 pub use crate::net::summary::Summary;
+use crate::net::Simulation;
 use crate::scenario::{self};
 pub use crate::scenario::{FlowConfig, ScenarioConfig};
+use crate::time::Time;
 
 /// Where a scenario comes from.
 #[derive(Clone, Debug)]
@@ -69,6 +71,53 @@ pub struct RunOutput {
 
 /// Load, validate and run a scenario.
 pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ConfigError> {
+    Ok(start(src, opts)?.finish())
+}
+
+/// A scenario loaded and built, with its traces and captures switched on,
+/// ready to run: in one go ([`Run::finish`]) or in slices ([`Run::advance`])
+/// with traces and captures drained in between, so that a front can stream
+/// them to disk in bounded memory. Both give the same results.
+pub struct Run {
+    sim: Simulation,
+    duration: Time,
+    name: String,
+    seed: u64,
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Run {
+    /// Run on for about `max_events` more events (whole instants); true once
+    /// the scenario's duration is reached.
+    pub fn advance(&mut self, max_events: u64) -> bool {
+        self.sim.run_for(self.duration, max_events)
+    }
+
+    /// The trace rows and pcap bytes ready since the last call (see
+    /// [`Simulation::drain_traces`], [`Simulation::take_captures`]).
+    pub fn drain(&mut self) -> (Vec<Table>, Vec<(String, Vec<u8>)>) {
+        (self.sim.drain_traces(), self.sim.take_captures())
+    }
+
+    /// Run to the end; the summary and the traces and captures not yet taken.
+    pub fn finish(mut self) -> RunOutput {
+        self.sim.run(self.duration);
+        let summary = Summary {
+            scenario: self.name,
+            seed: self.seed,
+            params: self.params,
+            network: self.sim.summary(),
+        };
+        RunOutput {
+            summary,
+            traces: self.sim.take_traces(),
+            pcaps: self.sim.take_captures(),
+        }
+    }
+}
+
+/// Load and build a scenario, ready to [`Run::advance`] or [`Run::finish`].
+pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ConfigError> {
     let loaded = match src {
         Source::Toml(text) => scenario::load(scenario::parse(&text)?, &opts.params)?,
         Source::Table(t) => scenario::load(t, &opts.params)?,
@@ -104,21 +153,17 @@ pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ConfigError> {
             sim.capture(&d);
         }
     }
-    sim.run(duration);
-    let summary = Summary {
-        scenario: loaded.file.name.clone().unwrap_or_default(),
+    let params = loaded
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
+        .collect();
+    Ok(Run {
+        sim,
+        duration,
+        name: loaded.file.name.clone().unwrap_or_default(),
         seed,
-        params: loaded
-            .params
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default()))
-            .collect(),
-        network: sim.summary(),
-    };
-    Ok(RunOutput {
-        summary,
-        traces: sim.take_traces(),
-        pcaps: sim.take_captures(),
+        params,
     })
 }
 

@@ -125,6 +125,13 @@ impl PcapWriter {
         self.buf
     }
 
+    /// The bytes written since the last call (the first time: the global
+    /// header and every record so far); the pieces joined are the file. Lets a
+    /// front stream a long capture to disk in bounded memory.
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
     /// Append `pkt`, seen at `t`.
     pub fn record(&mut self, t: Time, pkt: &Packet) {
         let tcp_len = usize::from(pkt.header.saturating_sub(IP_HEADER)).clamp(20, 60) & !3;
@@ -347,6 +354,27 @@ mod tests {
         assert_eq!(b.len(), 24);
         assert_eq!(&b[..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
         assert!(parse(&b).is_empty());
+    }
+
+    #[test]
+    fn drained_pieces_join_into_the_file() {
+        let (mut whole, mut parts) = (PcapWriter::new(), PcapWriter::new());
+        let mut joined = Vec::new();
+        for i in 0..5u64 {
+            let t = Time::from_millis(10 * i);
+            for w in [&mut whole, &mut parts] {
+                w.record(t, &data_pkt());
+                w.record(t, &ack_pkt());
+            }
+            if i % 2 == 0 {
+                joined.extend(parts.take_bytes());
+            }
+        }
+        joined.extend(parts.take_bytes());
+        assert!(parts.take_bytes().is_empty());
+        assert_eq!(parts.packets(), 10);
+        assert_eq!(parse(&joined).len(), 10);
+        assert_eq!(joined, whole.into_bytes());
     }
 
     #[test]

@@ -67,44 +67,48 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 
 /// SACK blocks of an ACK: half-open byte ranges `[start, end)` above the
 /// cumulative ACK, most recently changed first (RFC 2018 §4).
+///
+/// A block is never empty, so unused slots are `(0, 0)` and the count needs no
+/// field of its own (which keeps [`Packet`] at 144 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SackBlocks {
-    len: u8,
     blocks: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
 impl SackBlocks {
     /// No blocks.
     pub const EMPTY: SackBlocks = SackBlocks {
-        len: 0,
         blocks: [(0, 0); MAX_SACK_BLOCKS],
     };
 
-    /// Append a block; ignored when full.
+    /// Append a non-empty block (`start < end`); ignored when full.
     pub fn push(&mut self, start: u64, end: u64) {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = (start, end);
-            self.len += 1;
+        debug_assert!(start < end, "empty SACK block [{start}, {end})");
+        let len = self.len();
+        if len < MAX_SACK_BLOCKS && start < end {
+            self.blocks[len] = (start, end);
         }
     }
     /// The blocks in order.
     pub fn as_slice(&self) -> &[(u64, u64)] {
-        &self.blocks[..self.len as usize]
+        &self.blocks[..self.len()]
     }
     /// Number of blocks.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.blocks.iter().take_while(|(s, e)| s < e).count()
     }
     /// Whether there are no blocks.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
     /// Bytes of TCP option space these blocks take (RFC 2018: 2 + 8n, padded to 4).
     pub fn option_bytes(&self) -> u16 {
-        if self.len == 0 {
+        let len = self.len() as u16;
+        if len == 0 {
             0
         } else {
-            (2 + 8 * self.len as u16).div_ceil(4) * 4
+            (2 + 8 * len).div_ceil(4) * 4
         }
     }
 }
@@ -167,6 +171,9 @@ pub struct Packet {
     pub repair: Option<Repair>,
     /// LT-TCP receiver-side erasure estimate echoed in ACKs, in 1/65535 (0 when unused).
     pub erasure_echo: u16,
+    /// Link hops taken so far: the network's index into the packet's route
+    /// (the endpoints send it as 0; models carry it unchanged).
+    pub hop: u32,
 }
 
 impl Packet {

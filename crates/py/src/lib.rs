@@ -8,18 +8,23 @@
 //!
 //! No panic crosses into Python as an abort: the core runs on a worker thread
 //! under `catch_unwind` and a panic becomes `linklab._core.InternalError`.
-//! While the worker runs, the calling thread waits with the GIL released and
-//! wakes every [`SIGNAL_POLL`] to let Python handle Ctrl-C.
+//! The worker runs the simulation in slices of [`SLICE_EVENTS`] events. While
+//! it runs, the calling thread waits with the GIL released and wakes every
+//! [`SIGNAL_POLL`] to let Python handle Ctrl-C (which stops the worker at the
+//! end of its slice); with a `sink`, it also hands the trace rows and pcap
+//! bytes drained after each slice to the sink, so that long traced runs stream
+//! to disk in bounded memory (the worker waits while a piece is pending).
 #![warn(missing_docs)]
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP};
-use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Table};
+use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP, MAX_N, MAX_NPDU, MAX_SDUS};
+use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Summary, Table};
 use linklab_core::rng::Rng;
 use linklab_core::scenario::MAX_DEPTH;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -48,6 +53,10 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 /// Stack of the worker thread that runs the core.
 const WORKER_STACK: usize = 64 << 20;
+
+/// Events per slice of a run: between slices the worker checks for a stop
+/// request and, with a sink, drains traces and captures (a few MB at most).
+const SLICE_EVENTS: u64 = 1 << 16;
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -208,61 +217,187 @@ fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDic
     Ok(columns)
 }
 
-fn output_to_py<'py>(
+/// `(traces, pcaps)` as Python dicts: `{table: {column: (dtype, data)}}` and `{link: bytes}`.
+fn pieces_to_py<'py>(
     py: Python<'py>,
-    out: RunOutput,
+    traces: &[Table],
+    pcaps: &[(String, Vec<u8>)],
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let t = PyDict::new(py);
+    for table in traces {
+        t.set_item(&table.name, table_to_py(py, table)?)?;
+    }
+    let p = PyDict::new(py);
+    for (link, bytes) in pcaps {
+        p.set_item(link, PyBytes::new(py, bytes))?;
+    }
+    Ok((t, p))
+}
+
+/// A dict built with its keys sorted (as `serde_json`'s maps sort them, so the
+/// printed summary keeps its key order) and interned: a summary repeats the
+/// same dozen keys in every flow, link and queue object (about 60 MB of
+/// duplicate strings at 10 000 flows otherwise). Serialising the typed summary
+/// straight into these dicts needs no intermediate JSON tree.
+struct SortedInternedKeys;
+
+impl pythonize::PythonizeMappingType for SortedInternedKeys {
+    type Builder<'py> = (Python<'py>, Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>);
+
+    fn builder<'py>(py: Python<'py>, len: Option<usize>) -> PyResult<Self::Builder<'py>> {
+        Ok((py, Vec::with_capacity(len.unwrap_or(0))))
+    }
+
+    fn push_item<'py>(
+        builder: &mut Self::Builder<'py>,
+        key: Bound<'py, PyAny>,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let key = match key.cast::<PyString>() {
+            Ok(k) => PyString::intern(builder.0, k.to_str()?).into_any(),
+            Err(_) => key,
+        };
+        builder.1.push((key, value));
+        Ok(())
+    }
+
+    fn finish<'py>(builder: Self::Builder<'py>) -> PyResult<Bound<'py, pyo3::types::PyMapping>> {
+        let (py, mut items) = builder;
+        // Keys are str (summary field and parameter names): sort by their text.
+        let text = |k: &Bound<'py, PyAny>| -> String {
+            k.cast::<PyString>()
+                .ok()
+                .and_then(|s| s.to_str().ok().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        items.sort_by_cached_key(|(k, _)| text(k));
+        let dict = PyDict::new(py);
+        for (k, v) in items {
+            dict.set_item(k, v)?;
+        }
+        Ok(dict.into_mapping())
+    }
+}
+
+impl pythonize::PythonizeTypes for SortedInternedKeys {
+    type Map = SortedInternedKeys;
+    type NamedMap = pythonize::PythonizeUnnamedMappingAdapter<SortedInternedKeys>;
+    type List = PyList;
+}
+
+/// The summary as the Python dict `linklab run --json` prints, with the wall
+/// time of the whole core call.
+fn summary_to_py<'py>(
+    py: Python<'py>,
+    summary: &Summary,
     wall_time: Duration,
-) -> PyResult<Bound<'py, PyTuple>> {
-    // Through a JSON value: its objects keep their keys sorted, as before.
-    let mut summary = out.summary.to_json();
-    if let serde_json::Value::Object(map) = &mut summary {
-        map.insert(
-            "wall_time_s".to_owned(),
-            serde_json::Value::from(wall_time.as_secs_f64()),
-        );
+) -> PyResult<Bound<'py, PyAny>> {
+    #[derive(serde::Serialize)]
+    struct WithWallTime<'a> {
+        #[serde(flatten)]
+        summary: &'a Summary,
+        wall_time_s: f64,
     }
-    let summary = pythonize::pythonize(py, &summary)?;
-    let traces = PyDict::new(py);
-    for table in &out.traces {
-        traces.set_item(&table.name, table_to_py(py, table)?)?;
-    }
-    let pcaps = PyDict::new(py);
-    for (link, bytes) in &out.pcaps {
-        pcaps.set_item(link, PyBytes::new(py, bytes))?;
-    }
-    PyTuple::new(py, [summary, traces.into_any(), pcaps.into_any()])
+    let out = WithWallTime {
+        summary,
+        wall_time_s: wall_time.as_secs_f64(),
+    };
+    Ok(pythonize::pythonize_custom::<SortedInternedKeys, _>(
+        py, &out,
+    )?)
 }
 
 // ---------------------------------------------------------------------------
 // Running
 // ---------------------------------------------------------------------------
 
-type Outcome = thread::Result<(Result<RunOutput, ConfigError>, Duration)>;
+/// Wall time of each phase of a run, measured on the worker.
+#[derive(Clone, Copy, Debug, Default)]
+struct Phases {
+    /// Load, expand, route and build.
+    build: Duration,
+    /// The simulation (with the pieces handed over).
+    run: Duration,
+    /// Summary and the last traces and captures.
+    finish: Duration,
+}
 
-/// Run the core on a worker thread; wait for it with the GIL released, waking
-/// to run Python's signal handlers (so Ctrl-C raises `KeyboardInterrupt`).
-///
-/// On an interrupt the worker is left to finish on its own (the core has no
-/// cancellation hook); its result is dropped.
-fn run_on_worker(py: Python<'_>, src: Source, opts: RunOptions) -> PyResult<Outcome> {
-    let (tx, rx) = mpsc::sync_channel::<Outcome>(1);
+impl Phases {
+    fn total(&self) -> Duration {
+        self.build + self.run + self.finish
+    }
+}
+
+/// What the worker hands back: `None` if it was asked to stop.
+type Outcome = thread::Result<(Option<Result<RunOutput, ConfigError>>, Phases)>;
+
+/// A message from the worker.
+enum Msg {
+    /// Trace rows and pcap bytes drained after a slice.
+    Piece(Vec<Table>, Vec<(String, Vec<u8>)>),
+    /// The run ended (or failed, or stopped on request).
+    End(Box<Outcome>),
+}
+
+/// Run the core on a worker thread in slices; wait for it with the GIL
+/// released, waking to run Python's signal handlers (so Ctrl-C raises
+/// `KeyboardInterrupt` and stops the worker). With `sink`, every drained piece
+/// is passed to `sink(traces, pcaps)`; an exception from the sink stops the run.
+fn run_on_worker(
+    py: Python<'_>,
+    src: Source,
+    opts: RunOptions,
+    sink: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Outcome> {
+    let streaming = sink.is_some() && (opts.trace || !opts.pcap_links.is_empty());
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_worker = Arc::clone(&stop);
+    // One piece in the channel at most: the worker waits while Python writes.
+    let (tx, rx) = mpsc::sync_channel::<Msg>(1);
     let spawned = thread::Builder::new()
         .name("linklab-run".into())
         .stack_size(WORKER_STACK)
         .spawn(move || {
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-                let start = Instant::now();
-                let result = api::run(src, &opts);
-                (result, start.elapsed())
+                let mut phases = Phases::default();
+                let result = (|| {
+                    let t0 = Instant::now();
+                    let started = api::start(src, &opts);
+                    phases.build = t0.elapsed();
+                    let mut run = match started {
+                        Ok(r) => r,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    let t1 = Instant::now();
+                    while !run.advance(SLICE_EVENTS) {
+                        if stop_worker.load(Ordering::Relaxed) {
+                            return None;
+                        }
+                        if streaming {
+                            let (t, p) = run.drain();
+                            // The receiver is gone only if the caller stopped.
+                            tx.send(Msg::Piece(t, p)).ok()?;
+                        }
+                    }
+                    let t2 = Instant::now();
+                    phases.run = t2 - t1;
+                    let out = run.finish();
+                    phases.finish = t2.elapsed();
+                    Some(Ok(out))
+                })();
+                (result, phases)
             }));
-            // The receiver is gone only if the caller was interrupted.
-            let _ = tx.send(outcome);
+            let _ = tx.send(Msg::End(Box::new(outcome)));
         });
     if let Err(e) = spawned {
         return Err(PyRuntimeError::new_err(format!(
             "cannot start the simulation thread: {e}"
         )));
     }
+    let stop_on = |e: PyErr| {
+        stop.store(true, Ordering::Relaxed);
+        e
+    };
     let mut rx = rx;
     loop {
         // `Receiver` is not `Sync`: move it into the detached closure and back.
@@ -272,8 +407,14 @@ fn run_on_worker(py: Python<'_>, src: Source, opts: RunOptions) -> PyResult<Outc
         });
         rx = back;
         match received {
-            Ok(outcome) => return Ok(outcome),
-            Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
+            Ok(Msg::End(outcome)) => return Ok(*outcome),
+            Ok(Msg::Piece(t, p)) => {
+                if let Some(sink) = sink {
+                    let (t, p) = pieces_to_py(py, &t, &p).map_err(stop_on)?;
+                    sink.call1((t, p)).map_err(stop_on)?;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals().map_err(stop_on)?,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(InternalError::new_err(
                     "internal error: the simulation thread ended without a result",
@@ -289,10 +430,25 @@ fn run_on_worker(py: Python<'_>, src: Source, opts: RunOptions) -> PyResult<Outc
 /// summary dict (with `wall_time_s` measured here), a dict of trace tables
 /// `{table: {column: (dtype, data)}}` where dtype is `"f64"`/`"u64"` with
 /// little-endian `bytes` data or `"str"` with a list, and a dict of pcap files
-/// `{link: bytes}`. Raises `ScenarioError` for a scenario that cannot be run and
+/// `{link: bytes}`.
+///
+/// With `sink` (a callable), traces and captures are not returned (both dicts
+/// are empty) but handed over piece by piece while the run goes on:
+/// `sink(traces, pcaps)` with the same shapes, each table holding the rows
+/// since the previous piece and each capture the bytes since the previous
+/// piece (the first piece starts with the pcap header); pieces joined in order
+/// are the tables and files of the whole run. An exception raised by the sink
+/// stops the run and propagates.
+///
+/// With `timings` (a dict), the wall time of each phase of the core is stored
+/// in it: `build_s` (load, expand, route, build), `run_s` (the simulation) and
+/// `summary_s` (summary and the last traces); `wall_time_s` is their sum.
+///
+/// Raises `ScenarioError` for a scenario that cannot be run and
 /// `InternalError` if the core panics.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None, timings = None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -300,6 +456,8 @@ fn run<'py>(
     params: Option<&Bound<'py, PyDict>>,
     trace: bool,
     pcap: Option<Vec<String>>,
+    sink: Option<&Bound<'py, PyAny>>,
+    timings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let src = source_from_py(py, source)?;
     let opts = RunOptions {
@@ -308,9 +466,26 @@ fn run<'py>(
         trace,
         pcap_links: pcap.unwrap_or_default(),
     };
-    match run_on_worker(py, src, opts)? {
-        Ok((Ok(out), wall_time)) => output_to_py(py, out, wall_time),
-        Ok((Err(e), _)) => Err(scenario_error(py, &e)),
+    match run_on_worker(py, src, opts, sink)? {
+        Ok((Some(Ok(out)), phases)) => {
+            if let Some(t) = timings {
+                t.set_item("build_s", phases.build.as_secs_f64())?;
+                t.set_item("run_s", phases.run.as_secs_f64())?;
+                t.set_item("summary_s", phases.finish.as_secs_f64())?;
+            }
+            let (traces, pcaps) = pieces_to_py(py, &out.traces, &out.pcaps)?;
+            let summary = summary_to_py(py, &out.summary, phases.total())?;
+            if let Some(sink) = sink {
+                sink.call1((traces, pcaps))?;
+                let empty = (PyDict::new(py), PyDict::new(py));
+                return PyTuple::new(py, [summary, empty.0.into_any(), empty.1.into_any()]);
+            }
+            PyTuple::new(py, [summary, traces.into_any(), pcaps.into_any()])
+        }
+        Ok((Some(Err(e)), _)) => Err(scenario_error(py, &e)),
+        Ok((None, _)) => Err(InternalError::new_err(
+            "internal error: the simulation stopped without being asked to",
+        )),
         Err(payload) => Err(internal_error("run", payload.as_ref())),
     }
 }
@@ -329,7 +504,8 @@ fn json_schema() -> PyResult<String> {
 /// the SDU may never complete), `pi_good`, `pi_bad` and the lists `F`
 /// (`F(n)`), `F_hat` (`F̂(n)`, with `F̂(0) = 1`) and `mean_tx_limited`
 /// (`E[η | n ≤ M_t]` with `M_t = n`), each of `n_max + 1` values. Raises
-/// `ValueError` naming the parameter for invalid input.
+/// `ValueError` naming the parameter for invalid input, including
+/// `npdu > MAX_NPDU` and `n_max > MAX_N` (see `arq_bounds`).
 #[pyfunction]
 fn arq_model<'py>(
     py: Python<'py>,
@@ -342,15 +518,21 @@ fn arq_model<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
     let (pi_g, pi_b) = m.stationary();
+    let f = m
+        .residual_loss_curve(n_max)
+        .map_err(PyValueError::new_err)?;
     let out = PyDict::new(py);
     out.set_item("lambda1", m.lambda1())?;
-    out.set_item("mean_tx", m.mean_tx())?;
+    out.set_item("mean_tx", m.mean_tx().map_err(PyValueError::new_err)?)?;
     out.set_item("pi_good", pi_g)?;
     out.set_item("pi_bad", pi_b)?;
-    out.set_item("F", m.residual_loss_curve(n_max))?;
+    out.set_item("F", f)?;
     let f_hat: Vec<f64> = (0..=n_max).map(|n| m.residual_loss_approx(n)).collect();
     out.set_item("F_hat", f_hat)?;
-    out.set_item("mean_tx_limited", m.mean_tx_limited_curve(n_max))?;
+    let limited = m
+        .mean_tx_limited_curve(n_max)
+        .map_err(PyValueError::new_err)?;
+    out.set_item("mean_tx_limited", limited)?;
     Ok(out)
 }
 
@@ -364,7 +546,8 @@ fn arq_limit(p_good: f64, p_bad: f64, g: f64, b: f64, npdu: u32, target: f64) ->
 
 /// Monte Carlo of `sdus` isolated SDUs (`ArqModel::simulate`, stream
 /// `analytic:arq-mc` of `seed`): the number of SDUs still incomplete after
-/// `n` frames, for `n = 0 ..= n_max`.
+/// `n` frames, for `n = 0 ..= n_max`. Raises `ValueError` beyond the bounds
+/// (`sdus > MAX_SDUS`, `n_max > MAX_N`, `npdu > MAX_NPDU`).
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
 fn arq_monte_carlo(
@@ -379,14 +562,20 @@ fn arq_monte_carlo(
     seed: u64,
 ) -> PyResult<Vec<u64>> {
     let m = ArqModel::new(p_good, p_bad, g, b, npdu).map_err(PyValueError::new_err)?;
-    let etas = py.detach(|| m.simulate(sdus, n_max, &mut Rng::stream(seed, "analytic:arq-mc")));
-    let mut counts = vec![0u64; n_max as usize + 1];
+    let etas = py
+        .detach(|| m.simulate(sdus, n_max, &mut Rng::stream(seed, "analytic:arq-mc")))
+        .map_err(PyValueError::new_err)?;
+    // How many SDUs took each η (capped at n_max + 1), then counts[n] = #{η > n}.
+    let n = n_max as usize;
+    let mut per_eta = vec![0u64; n + 2];
     for e in etas {
-        // η > n for n = 0 ..= min(η − 1, n_max)
-        let top = (e as usize).min(n_max as usize + 1);
-        for c in &mut counts[..top] {
-            *c += 1;
-        }
+        per_eta[(e as usize).min(n + 1)] += 1;
+    }
+    let mut counts = vec![0u64; n + 1];
+    let mut above = per_eta[n + 1];
+    for k in (0..=n).rev() {
+        counts[k] = above;
+        above += per_eta[k];
     }
     Ok(counts)
 }
@@ -395,6 +584,12 @@ fn arq_monte_carlo(
 #[pyfunction]
 fn arq_limit_cap() -> u32 {
     LIMIT_CAP
+}
+
+/// The size bounds of the exact ARQ model: `(MAX_NPDU, MAX_N, MAX_SDUS)`.
+#[pyfunction]
+fn arq_bounds() -> (u32, u32, usize) {
+    (MAX_NPDU, MAX_N, MAX_SDUS)
 }
 
 /// The version of the linklab core and binding.
@@ -414,6 +609,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arq_limit, m)?)?;
     m.add_function(wrap_pyfunction!(arq_limit_cap, m)?)?;
     m.add_function(wrap_pyfunction!(arq_monte_carlo, m)?)?;
+    m.add_function(wrap_pyfunction!(arq_bounds, m)?)?;
+    m.add("MAX_DEPTH", MAX_DEPTH)?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

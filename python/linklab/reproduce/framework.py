@@ -15,6 +15,7 @@ JSON records (``rows`` in ``results.json``), notes and figures; a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -357,12 +358,18 @@ class Reproduction:
         return self.sweep(name, scenario, params, reps).summary.to_dicts()
 
     def traced(self, name: str, scenario: Any, params: Mapping[str, Any]) -> Any:
-        """One run with traces (seed :attr:`base_seed`), written to ``out/traces/name``."""
+        """One run with traces (seed :attr:`base_seed`), written to ``out/traces/name``;
+        the returned tables are sorted by flow, then time."""
         import linklab
 
         run = linklab.run(scenario, seed=self.base_seed, params=params, trace=True)
         run.write_traces(self.out / "traces" / name)
-        return run
+        # Trace rows come in time order, flows interleaved; analyses read them flow by flow.
+        by_flow = {
+            k: v.sort(["flow", "time_s"], maintain_order=True) if "flow" in v.columns else v
+            for k, v in run.traces.items()
+        }
+        return dataclasses.replace(run, traces=by_flow)
 
     def t_ci(self, values: Sequence[float]) -> dict[str, Any]:
         """``{mean, ci, n}`` at the reproduction's confidence."""

@@ -30,6 +30,13 @@
 //! channel step). Binomial probabilities are evaluated in the log domain, so
 //! they neither overflow nor lose precision for large `n_pdu`; `p = 0` and
 //! `p = 1` are exact.
+//!
+//! Bounds: building a model costs nothing, and `λ₁`, `F(1)`, `F̂(n)` and
+//! [`ArqModel::limit_for_target`] (what the simulator's adaptive ARQ uses)
+//! hold for any `n_pdu`. The exact chain needs a table of `n_pdu²` binomial
+//! probabilities, so the functions that use it refuse `n_pdu >` [`MAX_NPDU`],
+//! curves longer than [`MAX_N`] and Monte Carlo samples larger than
+//! [`MAX_SDUS`] with an error instead of allocating without bound.
 
 use crate::channel::GilbertElliott;
 use crate::rng::Rng;
@@ -40,6 +47,26 @@ use crate::rng::Rng;
 /// "unlimited" for every practical purpose.
 pub const LIMIT_CAP: u32 = 1024;
 
+/// Most PDUs per SDU of the exact chain (its binomial table takes
+/// `8·n_pdu²` bytes: 8 MiB here).
+pub const MAX_NPDU: u32 = 1024;
+
+/// Most steps `n` of a curve ([`ArqModel::residual_loss_curve`] and the like)
+/// and most frames per SDU of [`ArqModel::simulate`].
+pub const MAX_N: u32 = 100_000;
+
+/// Most SDUs of one [`ArqModel::simulate`] (4 bytes each).
+pub const MAX_SDUS: usize = 10_000_000;
+
+/// `Err` naming `name` unless `value ≤ max`.
+fn at_most<T: PartialOrd + std::fmt::Display>(name: &str, value: T, max: T) -> Result<(), String> {
+    if value <= max {
+        Ok(())
+    } else {
+        Err(format!("{name} = {value} is too large; at most {max}"))
+    }
+}
+
 /// The ARQ Markov model of one SDU of `n_pdu` PDUs over a Gilbert–Elliott
 /// channel.
 #[derive(Clone, Debug)]
@@ -49,11 +76,12 @@ pub struct ArqModel {
     g: f64,
     b: f64,
     npdu: u32,
-    /// `binom[c][k][k']` = probability that `k'` of `k` PDUs fail in state `c`
-    /// (0 = GOOD, 1 = BAD), `1 ≤ k ≤ n_pdu`, `0 ≤ k' ≤ k`, stored row-major in
-    /// a flat vector at `k (k+1) / 2 + k'` (row `k = 0` included for indexing).
-    binom: [Vec<f64>; 2],
 }
+
+/// `binom[c][k][k']` = probability that `k'` of `k` PDUs fail in state `c`
+/// (0 = GOOD, 1 = BAD), `1 ≤ k ≤ n_pdu`, `0 ≤ k' ≤ k`, stored row-major in
+/// a flat vector at `k (k+1) / 2 + k'` (row `k = 0` included for indexing).
+type Binom = [Vec<f64>; 2];
 
 fn tri(k: usize, kp: usize) -> usize {
     k * (k + 1) / 2 + kp
@@ -90,7 +118,19 @@ impl ArqModel {
         if npdu < 1 {
             return Err(format!("npdu = {npdu} must be at least 1"));
         }
-        let n = npdu as usize;
+        Ok(ArqModel {
+            p_good,
+            p_bad,
+            g,
+            b,
+            npdu,
+        })
+    }
+
+    /// The binomial tables of the exact chain (`Err` if `n_pdu > MAX_NPDU`).
+    fn binom(&self) -> Result<Binom, String> {
+        at_most("npdu", self.npdu, MAX_NPDU)?;
+        let n = self.npdu as usize;
         let mut ln_fact = vec![0.0; n + 1];
         for i in 1..=n {
             ln_fact[i] = ln_fact[i - 1] + (i as f64).ln();
@@ -104,14 +144,7 @@ impl ArqModel {
             }
             t
         };
-        Ok(ArqModel {
-            p_good,
-            p_bad,
-            g,
-            b,
-            npdu,
-            binom: [table(p_good), table(p_bad)],
-        })
+        Ok([table(self.p_good), table(self.p_bad)])
     }
 
     /// PDUs per SDU.
@@ -142,12 +175,12 @@ impl ArqModel {
 
     /// One step `v ← v Q` of a row vector over the transient states, laid out
     /// as `v[c * n_pdu + (k − 1)]`.
-    fn step(&self, v: &[f64], out: &mut [f64]) {
+    fn step(&self, binom: &Binom, v: &[f64], out: &mut [f64]) {
         let n = self.npdu as usize;
         // w[c][k'] = Σ_k v[c][k] T_c[k][k'] (k' ≥ 1: the absorbed mass leaves).
         let mut w = [vec![0.0; n], vec![0.0; n]];
         for (c, wc) in w.iter_mut().enumerate() {
-            let t = &self.binom[c];
+            let t = &binom[c];
             for k in 1..=n {
                 let vk = v[c * n + k - 1];
                 if vk == 0.0 {
@@ -176,25 +209,29 @@ impl ArqModel {
 
     /// `F(n) = Pr{η > n} = π Qⁿ e`: the probability that the SDU is still
     /// incomplete after `n` transmissions per PDU (`F(0) = 1`).
-    pub fn residual_loss(&self, n: u32) -> f64 {
-        *self
-            .residual_loss_curve(n)
+    /// `Err` if `n > MAX_N` or `n_pdu > MAX_NPDU`.
+    pub fn residual_loss(&self, n: u32) -> Result<f64, String> {
+        Ok(*self
+            .residual_loss_curve(n)?
             .last()
-            .expect("curve has n + 1 points")
+            .expect("curve has n + 1 points"))
     }
 
     /// `[F(0), F(1), …, F(n_max)]`, in one pass.
-    pub fn residual_loss_curve(&self, n_max: u32) -> Vec<f64> {
+    /// `Err` if `n_max > MAX_N` or `n_pdu > MAX_NPDU`.
+    pub fn residual_loss_curve(&self, n_max: u32) -> Result<Vec<f64>, String> {
+        at_most("n", n_max, MAX_N)?;
+        let binom = self.binom()?;
         let mut v = self.initial();
         let mut next = vec![0.0; v.len()];
         let mut out = Vec::with_capacity(n_max as usize + 1);
         out.push(1.0);
         for _ in 0..n_max {
-            self.step(&v, &mut next);
+            self.step(&binom, &v, &mut next);
             std::mem::swap(&mut v, &mut next);
             out.push(v.iter().sum::<f64>().clamp(0.0, 1.0));
         }
-        out
+        Ok(out)
     }
 
     /// `F(1) = 1 − [π_G (1−p_G)^n_pdu + π_B (1−p_B)^n_pdu]`, the SDU loss
@@ -234,10 +271,11 @@ impl ArqModel {
     /// `E[η] = π (I−Q)⁻¹ e`, the mean number of transmission rounds per SDU
     /// with unlimited retransmissions, by forward substitution over `X`.
     /// Infinite when the SDU can stay incomplete for ever (`λ₁ = 1`, e.g.
-    /// `p_B = 1` with `b = 1`).
-    pub fn mean_tx(&self) -> f64 {
+    /// `p_B = 1` with `b = 1`). `Err` if `n_pdu > MAX_NPDU`.
+    pub fn mean_tx(&self) -> Result<f64, String> {
+        let binom = self.binom()?;
         if self.lambda1() >= 1.0 {
-            return f64::INFINITY;
+            return Ok(f64::INFINITY);
         }
         let n = self.npdu as usize;
         // x[c][k] = 1 + Σ_{c'} Σ_{k' ≤ k} T_c[k][k'] P[c][c'] x[c'][k'];
@@ -247,14 +285,14 @@ impl ArqModel {
         for k in 1..=n {
             let mut rhs = [1.0; 2];
             for (c, r) in rhs.iter_mut().enumerate() {
-                let t = &self.binom[c];
+                let t = &binom[c];
                 for kp in 1..k {
                     let mix = pm[c][0] * x[0][kp] + pm[c][1] * x[1][kp];
                     *r += t[tri(k, kp)] * mix;
                 }
             }
-            let dg = self.binom[0][tri(k, k)];
-            let db = self.binom[1][tri(k, k)];
+            let dg = binom[0][tri(k, k)];
+            let db = binom[1][tri(k, k)];
             // (I − diag(dg, db) P) [xg, xb]ᵀ = rhs
             let a11 = 1.0 - dg * pm[0][0];
             let a12 = -dg * pm[0][1];
@@ -265,32 +303,34 @@ impl ArqModel {
             x[1][k] = (a11 * rhs[1] - a21 * rhs[0]) / det;
         }
         let (pg, pb) = self.stationary();
-        pg * x[0][n] + pb * x[1][n]
+        Ok(pg * x[0][n] + pb * x[1][n])
     }
 
     /// `E[η | n ≤ M_t] = Σ_{n=0}^{M_t−1} F(n)` (eq. 3): mean transmission
     /// rounds per SDU when each PDU may be sent at most `m_t` times
-    /// (0 for `m_t = 0`).
-    pub fn mean_tx_limited(&self, m_t: u32) -> f64 {
-        *self
-            .mean_tx_limited_curve(m_t)
+    /// (0 for `m_t = 0`). `Err` if `m_t > MAX_N` or `n_pdu > MAX_NPDU`.
+    pub fn mean_tx_limited(&self, m_t: u32) -> Result<f64, String> {
+        Ok(*self
+            .mean_tx_limited_curve(m_t)?
             .last()
-            .expect("curve has m_t + 1 points")
+            .expect("curve has m_t + 1 points"))
     }
 
     /// `[E[η | n ≤ 0], …, E[η | n ≤ m_max]]`: the partial sums of
     /// [`ArqModel::residual_loss_curve`], in one pass.
-    pub fn mean_tx_limited_curve(&self, m_max: u32) -> Vec<f64> {
+    /// `Err` if `m_max > MAX_N` or `n_pdu > MAX_NPDU`.
+    pub fn mean_tx_limited_curve(&self, m_max: u32) -> Result<Vec<f64>, String> {
+        at_most("n", m_max, MAX_N)?;
         let mut acc = 0.0;
         let mut out = Vec::with_capacity(m_max as usize + 1);
         out.push(0.0);
         if m_max > 0 {
-            for f in self.residual_loss_curve(m_max - 1) {
+            for f in self.residual_loss_curve(m_max - 1)? {
                 acc += f;
                 out.push(acc);
             }
         }
-        out
+        Ok(out)
     }
 
     /// Monte Carlo of `sdus` isolated SDUs under the model's assumptions: the
@@ -299,9 +339,13 @@ impl ArqModel {
     /// (frames until every PDU got through), capped at `cap`: an SDU still
     /// incomplete after `cap` frames reports `cap + 1`. An independent check
     /// of [`ArqModel::residual_loss`], with no matrix and no binomial.
-    pub fn simulate(&self, sdus: usize, cap: u32, rng: &mut Rng) -> Vec<u32> {
+    /// `Err` if `sdus > MAX_SDUS`, `cap > MAX_N` or `n_pdu > MAX_NPDU`.
+    pub fn simulate(&self, sdus: usize, cap: u32, rng: &mut Rng) -> Result<Vec<u32>, String> {
+        at_most("sdus", sdus, MAX_SDUS)?;
+        at_most("n", cap, MAX_N)?;
+        at_most("npdu", self.npdu, MAX_NPDU)?;
         let (_, pi_b) = self.stationary();
-        (0..sdus)
+        let etas = (0..sdus)
             .map(|_| {
                 let mut bad = rng.bernoulli(pi_b);
                 let mut left = self.npdu;
@@ -317,7 +361,8 @@ impl ArqModel {
                 }
                 eta
             })
-            .collect()
+            .collect();
+        Ok(etas)
     }
 
     /// The smallest `M_t ≥ 1` with `F̂(M_t) ≤ target`, i.e. eq. (5) inverted.

@@ -69,6 +69,11 @@ impl<T: Ord + Copy> EventQueue<T> {
         Some((e.time, e.target))
     }
 
+    /// Time of the earliest waiting event.
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|Reverse(e)| e.time)
+    }
+
     /// The current time (time of the last popped event).
     pub fn now(&self) -> Time {
         self.now
@@ -162,8 +167,37 @@ mod tests {
     fn until_bound() {
         let mut q = EventQueue::new();
         q.push(Time(10), 0u8);
+        assert_eq!(q.next_time(), Some(Time(10)));
         assert_eq!(q.pop_until(Time(9)), None);
         assert_eq!(q.pop_until(Time(10)), Some((Time(10), 0)));
+    }
+
+    proptest::proptest! {
+        /// Interleaved pushes and pops come out in (time, insertion) order,
+        /// as from a sorted list.
+        #[test]
+        fn pops_in_time_then_insertion_order(
+            ops in proptest::collection::vec((0u64..50, proptest::bool::weighted(0.6)), 1..400)
+        ) {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(Time, u32)> = Vec::new();
+            for (i, &(t, push)) in ops.iter().enumerate() {
+                if push {
+                    // Never in the past: the queue clamps to now.
+                    let t = Time(t).max(q.now());
+                    q.push(t, i as u32);
+                    reference.push((t, i as u32));
+                    reference.sort_by_key(|&(t, i)| (t, i)); // insertion number = i
+                } else {
+                    let want = (!reference.is_empty()).then(|| reference.remove(0));
+                    proptest::prop_assert_eq!(q.pop_until(Time::MAX), want);
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+            while let Some(e) = q.pop_until(Time::MAX) {
+                proptest::prop_assert_eq!(e, reference.remove(0));
+            }
+        }
     }
 
     #[test]

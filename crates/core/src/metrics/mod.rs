@@ -39,50 +39,46 @@ mod traces {
     use crate::packet::FlowId;
     use crate::time::Time;
 
-    /// Sequence-number events of all flows, as columns.
+    /// Sequence-number events of all flows, in the order they happened.
     #[derive(Debug, Default)]
     pub struct Traces {
-        flow: Vec<u64>,
-        time_s: Vec<f64>,
-        event: Vec<&'static str>,
-        seq: Vec<u64>,
+        rows: Vec<(Time, u32, &'static str, u64)>,
     }
 
     impl Traces {
         /// Record a sequence-number event (`sent`, `received`, `dropped`).
         pub fn seq(&mut self, now: Time, flow: FlowId, event: &'static str, seq: u64) {
-            self.flow.push(u64::from(flow.0));
-            self.time_s.push(now.as_secs_f64());
-            self.event.push(event);
-            self.seq.push(seq);
+            self.rows.push((now, flow.0, event, seq));
         }
 
-        /// Merge the senders' `sent` events and return the `seq` table sorted by time.
-        pub fn into_table(mut self, sent: Vec<(FlowId, Time, u64)>) -> Table {
-            for (f, t, s) in sent {
-                self.seq(t, f, "sent", s);
-            }
-            let mut idx: Vec<usize> = (0..self.flow.len()).collect();
-            // Stable sort by time: events at the same instant keep recording order.
-            idx.sort_by(|&a, &b| self.time_s[a].total_cmp(&self.time_s[b]));
+        /// The `seq` table of the events recorded since the last call, with
+        /// the senders' `sent` events merged in, sorted by time. Rows of one
+        /// instant keep recording order, the `sent` rows (in the order given)
+        /// after the others; so tables taken between instants (see
+        /// [`crate::net::Simulation::run_for`]) join into the table of the
+        /// whole run.
+        pub fn take_table(&mut self, sent: Vec<(FlowId, Time, u64)>) -> Table {
+            let mut rows = std::mem::take(&mut self.rows);
+            rows.extend(sent.into_iter().map(|(f, t, s)| (t, f.0, "sent", s)));
+            rows.sort_by_key(|r| r.0); // stable
             Table {
                 name: "seq".into(),
                 columns: vec![
                     (
                         "flow".into(),
-                        Column::U64(idx.iter().map(|&i| self.flow[i]).collect()),
+                        Column::U64(rows.iter().map(|r| u64::from(r.1)).collect()),
                     ),
                     (
                         "time_s".into(),
-                        Column::F64(idx.iter().map(|&i| self.time_s[i]).collect()),
+                        Column::F64(rows.iter().map(|r| r.0.as_secs_f64()).collect()),
                     ),
                     (
                         "event".into(),
-                        Column::Str(idx.iter().map(|&i| self.event[i].to_string()).collect()),
+                        Column::Str(rows.iter().map(|r| r.2.to_string()).collect()),
                     ),
                     (
                         "seq".into(),
-                        Column::U64(idx.iter().map(|&i| self.seq[i]).collect()),
+                        Column::U64(rows.iter().map(|r| r.3).collect()),
                     ),
                 ],
             }

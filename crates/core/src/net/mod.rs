@@ -4,6 +4,7 @@
 pub mod limits;
 mod routing;
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use crate::aqm::DropCause;
@@ -62,7 +63,6 @@ struct LinkSlot {
     /// Where each direction arrives: b for AB, a for BA.
     to: [NodeId; 2],
     model: Box<dyn Link>,
-    capture: [Option<PcapWriter>; 2],
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -111,9 +111,15 @@ pub struct NetworkBuilder {
     links: Vec<(NodeId, NodeId, Box<dyn Link>)>,
     flows: Vec<FlowSpec>,
     feeds: Vec<(LinkId, FlowId, EstimatorSide, Dir)>,
+    /// The topology preprocessed for routing; reset when a node or link is added.
+    router: OnceCell<routing::Router>,
 }
 
 impl NetworkBuilder {
+    /// The index [`NetworkBuilder::build`] fails with when the whole network,
+    /// not one flow, is at fault.
+    pub const WHOLE: usize = usize::MAX;
+
     /// An empty network.
     pub fn new() -> Self {
         Self::default()
@@ -127,6 +133,7 @@ impl NetworkBuilder {
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(name.to_string());
         self.index.insert(name.to_string(), id);
+        self.router = OnceCell::new();
         id
     }
 
@@ -138,6 +145,7 @@ impl NetworkBuilder {
     /// Add a duplex link between `a` and `b` (its `Dir::AB` runs a → b).
     pub fn link(&mut self, a: NodeId, b: NodeId, model: Box<dyn Link>) -> LinkId {
         self.links.push((a, b, model));
+        self.router = OnceCell::new();
         LinkId(self.links.len() as u32 - 1)
     }
 
@@ -151,24 +159,21 @@ impl NetworkBuilder {
     /// its (static, minimum-hop) route, if it crosses the link at all.
     pub fn data_direction(&self, flow: FlowId, link: LinkId) -> Option<Dir> {
         let f = self.flows.get(flow.0 as usize)?;
-        let n = self.nodes.len();
-        let edges = self.edges();
-        let routes = routing::shortest_paths(n, &edges);
-        let mut node = f.src;
-        for _ in 0..edges.len() {
-            if node == f.dst {
-                break;
-            }
-            let code = routes[node.0 as usize * n + f.dst.0 as usize];
-            if code == routing::NO_ROUTE {
-                return None;
-            }
-            if code / 2 == link.0 {
-                return Some(Dir::from_index(code as usize % 2));
-            }
-            node = edges[code as usize].1;
-        }
-        None
+        let route = self.router().route(f.src, f.dst)?;
+        route
+            .iter()
+            .find(|&&code| code / 2 == link.0)
+            .map(|&code| Dir::from_index(code as usize % 2))
+    }
+
+    /// The routing view of the topology (built on first use).
+    fn router(&self) -> &routing::Router {
+        self.router.get_or_init(|| self.new_router())
+    }
+
+    fn new_router(&self) -> routing::Router {
+        let ends: Vec<(NodeId, NodeId)> = self.links.iter().map(|(a, b, _)| (*a, *b)).collect();
+        routing::Router::new(self.nodes.len(), &ends)
     }
 
     /// Feed the end-to-end loss event rate of flow `flow`, measured at
@@ -192,33 +197,57 @@ impl NetworkBuilder {
         Ok(dir)
     }
 
-    /// Edge 2i is link i's a→b direction, edge 2i+1 its b→a.
-    fn edges(&self) -> Vec<(NodeId, NodeId)> {
-        self.links
-            .iter()
-            .flat_map(|(a, b, _)| [(*a, *b), (*b, *a)])
-            .collect()
+    /// Check the size caps ([`limits`]) and that there is something to run.
+    fn check_size(nodes: usize, links: usize, flows: usize) -> Result<(), String> {
+        let caps = [
+            ("nodes", nodes, limits::MAX_NODES, "MAX_NODES"),
+            ("links", links, limits::MAX_LINKS, "MAX_LINKS"),
+            ("flows", flows, limits::MAX_FLOWS, "MAX_FLOWS"),
+        ];
+        for (what, n, cap, name) in caps {
+            if n > cap {
+                return Err(format!(
+                    "the network has {n} {what}; at most {cap} are allowed (limit {name})"
+                ));
+            }
+        }
+        if flows == 0 {
+            return Err(
+                "the network has no flows; add at least one flow (a [[flows]] entry) to simulate"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
-    /// Compute routes and assemble the simulation. Fails (with the flow's
-    /// index and a message) if a flow's endpoints are not connected both ways.
-    pub fn build(self) -> Result<Simulation, (usize, String)> {
-        let n = self.nodes.len();
-        // Route code = link * 2 + dir.
-        let edges = self.edges();
-        let routes = routing::shortest_paths(n, &edges);
+    /// Compute routes and assemble the simulation. Fails with the index of
+    /// the offending flow and a message if a flow's endpoints are not
+    /// connected both ways, or with index [`NetworkBuilder::WHOLE`] if the
+    /// network is over a size cap or has no flows.
+    pub fn build(mut self) -> Result<Simulation, (usize, String)> {
+        Self::check_size(self.nodes.len(), self.links.len(), self.flows.len())
+            .map_err(|m| (Self::WHOLE, m))?;
+        // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs.
+        let pairs: Vec<(NodeId, NodeId)> = self
+            .flows
+            .iter()
+            .flat_map(|f| [(f.src, f.dst), (f.dst, f.src)])
+            .collect();
+        let router = self.router.take().unwrap_or_else(|| self.new_router());
+        let set = router.routes(&pairs);
+        drop(router);
         for (i, f) in self.flows.iter().enumerate() {
-            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
-                if a == b {
-                    return Err((
-                        i,
-                        format!(
-                            "a flow needs two different nodes, got '{}' twice",
-                            self.nodes[a.0 as usize]
-                        ),
-                    ));
-                }
-                if routes[a.0 as usize * n + b.0 as usize] == routing::NO_ROUTE {
+            if f.src == f.dst {
+                return Err((
+                    i,
+                    format!(
+                        "a flow needs two different nodes, got '{}' twice",
+                        self.nodes[f.src.0 as usize]
+                    ),
+                ));
+            }
+            for (k, (a, b)) in [(f.src, f.dst), (f.dst, f.src)].into_iter().enumerate() {
+                if !set.has(2 * i + k) {
                     return Err((
                         i,
                         format!(
@@ -229,6 +258,7 @@ impl NetworkBuilder {
                 }
             }
         }
+        let routes = set.table;
         let nodes = &self.nodes;
         let links: Vec<LinkSlot> = self
             .links
@@ -239,7 +269,6 @@ impl NetworkBuilder {
                     names: [format!("{na}->{nb}"), format!("{nb}->{na}")],
                     to: [b, a],
                     model,
-                    capture: [None, None],
                 }
             })
             .collect();
@@ -289,12 +318,16 @@ impl NetworkBuilder {
         }
         Ok(Simulation {
             wake_links: Wakeups::new(links.len()),
+            touched: vec![Time::ZERO; links.len()],
+            held_queue_rows: Vec::new(),
+            queue_rows_final: Time::ZERO,
             wake_senders: Wakeups::new(flows.len()),
             wake_receivers: Wakeups::new(flows.len()),
             queue,
             nodes: self.nodes,
             routes,
             links,
+            captures: Vec::new(),
             flows,
             next_uid: 0,
             delivered_pkts: 0,
@@ -314,9 +347,11 @@ pub struct Simulation {
     wake_senders: Wakeups,
     wake_receivers: Wakeups,
     nodes: Vec<String>,
-    /// `routes[src * n + dst]` = link index of the first hop.
-    routes: Vec<u32>,
+    /// Route 2f: flow f's data path; 2f + 1: its ACK path (link-direction codes).
+    routes: routing::Routes,
     links: Vec<LinkSlot>,
+    /// pcap writers per link direction (empty until a capture is asked for).
+    captures: Vec<[Option<PcapWriter>; 2]>,
     flows: Vec<FlowSlot>,
     next_uid: u64,
     delivered_pkts: u64,
@@ -325,6 +360,15 @@ pub struct Simulation {
     end: Time,
     feeds: Vec<Feed>,
     arq_trace: Vec<ArqSample>,
+    /// When each link was last serviced, while tracing: its model has
+    /// brought its state up to then, so queue changes it records later are
+    /// not earlier.
+    touched: Vec<Time>,
+    /// `queue` trace rows kept back by [`Simulation::drain_traces`]:
+    /// (time, link direction, packets, bytes).
+    held_queue_rows: Vec<(Time, usize, u32, u64)>,
+    /// Every `queue` row recorded from now on is at this time or later.
+    queue_rows_final: Time,
 }
 
 impl Simulation {
@@ -343,10 +387,12 @@ impl Simulation {
 
     /// Capture link direction `name` (`"A->B"`) as pcap; false if no such link.
     pub fn capture(&mut self, name: &str) -> bool {
-        for l in &mut self.links {
+        for (i, l) in self.links.iter().enumerate() {
             for d in Dir::BOTH {
                 if l.names[d.index()] == name {
-                    l.capture[d.index()] = Some(PcapWriter::new());
+                    self.captures
+                        .resize_with(self.links.len(), Default::default);
+                    self.captures[i][d.index()] = Some(PcapWriter::new());
                     return true;
                 }
             }
@@ -364,36 +410,63 @@ impl Simulation {
 
     /// Run until `until` (inclusive); may be called repeatedly with later times.
     pub fn run(&mut self, until: Time) {
-        while let Some((now, target)) = self.queue.pop_until(until) {
-            match target {
-                Target::Link(i) => {
-                    if self.wake_links.fire(i as usize, now) {
-                        self.service_link(i as usize, now);
-                    }
+        self.run_for(until, u64::MAX);
+    }
+
+    /// Run towards `until` (inclusive), but stop once `max_events` events
+    /// were processed — only between two instants, never among the events of
+    /// one — so that a front can drain traces and captures
+    /// ([`Simulation::take_traces`], [`Simulation::take_captures`]) in between.
+    /// Returns true once `until` is reached. Running in slices gives exactly
+    /// the results of one [`Simulation::run`].
+    pub fn run_for(&mut self, until: Time, max_events: u64) -> bool {
+        let stop = self.queue.popped().saturating_add(max_events);
+        loop {
+            if self.queue.popped() >= stop
+                && self
+                    .queue
+                    .next_time()
+                    .is_some_and(|t| t <= until && t > self.queue.now())
+            {
+                return false;
+            }
+            let Some((now, target)) = self.queue.pop_until(until) else {
+                break;
+            };
+            self.dispatch(now, target);
+        }
+        self.end = self.end.max(until);
+        true
+    }
+
+    fn dispatch(&mut self, now: Time, target: Target) {
+        match target {
+            Target::Link(i) => {
+                if self.wake_links.fire(i as usize, now) {
+                    self.service_link(i as usize, now);
                 }
-                Target::Sender(f) => {
-                    if self.wake_senders.fire(f as usize, now) {
-                        self.flows[f as usize].sender.handle_timeout(now);
-                        self.flush_sender(f as usize, now);
-                    }
-                }
-                Target::Receiver(f) => {
-                    if self.wake_receivers.fire(f as usize, now) {
-                        self.flows[f as usize].receiver.handle_timeout(now);
-                        self.flush_receiver(f as usize, now);
-                    }
-                }
-                Target::Start(f) => {
-                    self.flows[f as usize].sender.start(now);
-                    self.flush_sender(f as usize, now);
-                }
-                Target::Stop(f) => {
-                    self.flows[f as usize].sender.stop(now);
+            }
+            Target::Sender(f) => {
+                if self.wake_senders.fire(f as usize, now) {
+                    self.flows[f as usize].sender.handle_timeout(now);
                     self.flush_sender(f as usize, now);
                 }
             }
+            Target::Receiver(f) => {
+                if self.wake_receivers.fire(f as usize, now) {
+                    self.flows[f as usize].receiver.handle_timeout(now);
+                    self.flush_receiver(f as usize, now);
+                }
+            }
+            Target::Start(f) => {
+                self.flows[f as usize].sender.start(now);
+                self.flush_sender(f as usize, now);
+            }
+            Target::Stop(f) => {
+                self.flows[f as usize].sender.stop(now);
+                self.flush_sender(f as usize, now);
+            }
         }
-        self.end = self.end.max(until);
     }
 
     /// Packet accounting: (sent by endpoints, delivered to endpoints, dropped,
@@ -409,10 +482,18 @@ impl Simulation {
     }
 
     fn service_link(&mut self, i: usize, now: Time) {
+        if self.traces.is_some() {
+            self.touched[i] = now;
+        }
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
-                    if let Some(c) = self.links[i].capture[dir.index()].as_mut() {
+                    // `captures` is empty unless capturing: no memory touched.
+                    if let Some(c) = self
+                        .captures
+                        .get_mut(i)
+                        .and_then(|c| c[dir.index()].as_mut())
+                    {
                         c.record(now, &p);
                     }
                     let at = self.links[i].to[dir.index()];
@@ -457,10 +538,17 @@ impl Simulation {
         }
     }
 
-    fn forward(&mut self, node: NodeId, p: Packet, now: Time) {
-        let n = self.nodes.len();
-        let code = self.routes[node.0 as usize * n + p.dst.0 as usize] as usize;
+    fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
+        // Data goes sender -> receiver on route 2f, ACKs back on 2f + 1.
+        let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
+        let code = self.routes.hop(route, p.hop) as usize;
+        p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
+        debug_assert_eq!(
+            self.links[l].to[1 - dir.index()],
+            node,
+            "route leaves {node:?}"
+        );
         if let Some((p, cause)) = self.links[l].model.enqueue(now, dir, p) {
             self.dropped(&p, cause, now);
         }

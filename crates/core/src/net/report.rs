@@ -17,141 +17,240 @@ impl Simulation {
         self.end
     }
 
-    /// Trace tables recorded so far (empty unless traces were enabled).
+    /// Trace tables of everything recorded since the last take or drain
+    /// (empty unless traces were enabled; then always the same tables,
+    /// possibly without rows). Call it at the end of a run.
+    ///
+    /// Every table is in time order; rows of one instant are in flow (or link
+    /// direction) order, then recording order.
     pub fn take_traces(&mut self) -> Vec<Table> {
-        let Some(traces) = self.traces.take() else {
+        self.traces(true)
+    }
+
+    /// Like [`Simulation::take_traces`], between two slices of
+    /// [`Simulation::run_for`]: recording goes on, and rows that a later one
+    /// could still precede are kept for the next call — links update lazily
+    /// and may record a queue change a little in the past. The pieces of
+    /// successive drains and the final take join into exactly the tables one
+    /// take at the end gives.
+    pub fn drain_traces(&mut self) -> Vec<Table> {
+        self.traces(false)
+    }
+
+    fn traces(&mut self, all: bool) -> Vec<Table> {
+        let Some(mut traces) = self.traces.take() else {
             return Vec::new();
         };
-        let (mut cf, mut ct, mut cw, mut cs) = (vec![], vec![], vec![], vec![]);
-        let (mut ef, mut et, mut en, mut ee) = (vec![], vec![], vec![], vec![]);
-        let (mut bf, mut bt, mut bm, mut bc, mut bk, mut bp) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
         let lt_any = self.flows.iter().any(|f| f.sender.lt_config().any());
-        let mut sent = Vec::new();
+        let (mut cwnd, mut sent, mut erasure, mut blocks) = (vec![], vec![], vec![], vec![]);
         for (i, f) in self.flows.iter_mut().enumerate() {
-            for (t, cwnd, ssthresh) in f.sender.take_cwnd_trace() {
-                cf.push(i as u64);
-                ct.push(t.as_secs_f64());
-                cw.push(cwnd);
-                cs.push(ssthresh);
-            }
-            for (t, seq, _rtx) in f.sender.take_sent_trace() {
-                sent.push((FlowId(i as u32), t, seq));
-            }
-            for (t, new_l, e) in f.sender.take_erasure_trace() {
-                ef.push(i as u64);
-                et.push(t.as_secs_f64());
-                en.push(new_l);
-                ee.push(e);
-            }
-            for (t, mss, cwnd, k, p) in f.sender.take_mss_trace() {
-                bf.push(i as u64);
-                bt.push(t.as_secs_f64());
-                bm.push(u64::from(mss));
-                bc.push(cwnd);
-                bk.push(u64::from(k));
-                bp.push(u64::from(p));
+            let id = i as u64;
+            cwnd.extend(
+                f.sender
+                    .take_cwnd_trace()
+                    .into_iter()
+                    .map(|(t, c, s)| (t, id, c, s)),
+            );
+            sent.extend(
+                f.sender
+                    .take_sent_trace()
+                    .into_iter()
+                    .map(|(t, seq, _rtx)| (FlowId(i as u32), t, seq)),
+            );
+            erasure.extend(
+                f.sender
+                    .take_erasure_trace()
+                    .into_iter()
+                    .map(|(t, l, e)| (t, id, l, e)),
+            );
+            blocks.extend(f.sender.take_mss_trace().into_iter().map(|r| (r.0, id, r)));
+        }
+        let mut queue = std::mem::take(&mut self.held_queue_rows);
+        let fresh = queue.len();
+        for (li, l) in self.links.iter_mut().enumerate() {
+            for d in Dir::BOTH {
+                let at = 2 * li + d.index();
+                queue.extend(
+                    l.model
+                        .occupancy_mut(d)
+                        .take_trace()
+                        .into_iter()
+                        .map(|(t, p, b)| (t, at, p, b)),
+                );
             }
         }
-        let (mut ql, mut qt, mut qp, mut qb) = (vec![], vec![], vec![], vec![]);
-        for l in &mut self.links {
-            for d in Dir::BOTH {
-                for (t, p, b) in l.model.occupancy_mut(d).take_trace() {
-                    ql.push(l.names[d.index()].clone());
-                    qt.push(t.as_secs_f64());
-                    qp.push(u64::from(p));
-                    qb.push(b);
+        debug_assert!(
+            queue[fresh..].iter().all(|r| r.0 >= self.queue_rows_final),
+            "a link recorded a queue change before a time it had been brought up to"
+        );
+        // Stable sorts: ties stay in flow (link direction) order, then recording order.
+        cwnd.sort_by_key(|r| r.0);
+        erasure.sort_by_key(|r| r.0);
+        blocks.sort_by_key(|r| r.0);
+        queue.sort_by_key(|r| (r.0, r.1));
+        if !all {
+            // Later queue rows come from a link holding packets, at or after
+            // the last time it was serviced.
+            let mut horizon = self.queue.now();
+            for (l, t) in self.links.iter().zip(&self.touched) {
+                if l.model.in_transit() > 0 {
+                    horizon = horizon.min(*t);
                 }
             }
+            let done = queue.partition_point(|r| r.0 < horizon);
+            self.held_queue_rows = queue.split_off(done);
+            self.queue_rows_final = horizon;
         }
-        let arq = std::mem::take(&mut self.arq_trace);
-        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        let arq_table = Table {
-            name: "arq".into(),
-            columns: vec![
-                (
-                    "link".into(),
-                    Column::Str(arq.iter().map(|a| a.link.clone()).collect()),
-                ),
-                (
-                    "time_s".into(),
-                    Column::F64(arq.iter().map(|a| a.t.as_secs_f64()).collect()),
-                ),
-                (
-                    "max_dat".into(),
-                    Column::U64(arq.iter().map(|a| a.max_dat.map_or(0, u64::from)).collect()),
-                ),
-                (
-                    "p_tcp".into(),
-                    Column::F64(arq.iter().map(|a| a.p_tcp).collect()),
-                ),
-                (
-                    "p_ll".into(),
-                    Column::F64(arq.iter().map(|a| opt(a.p_ll)).collect()),
-                ),
-                (
-                    "target".into(),
-                    Column::F64(arq.iter().map(|a| opt(a.target)).collect()),
-                ),
-            ],
-        };
+        let secs = |t: &Time| t.as_secs_f64();
         let mut tables = vec![
             Table {
                 name: "cwnd".into(),
                 columns: vec![
-                    ("flow".into(), Column::U64(cf)),
-                    ("time_s".into(), Column::F64(ct)),
-                    ("cwnd_bytes".into(), Column::U64(cw)),
-                    ("ssthresh_bytes".into(), Column::U64(cs)),
+                    (
+                        "flow".into(),
+                        Column::U64(cwnd.iter().map(|r| r.1).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(cwnd.iter().map(|r| secs(&r.0)).collect()),
+                    ),
+                    (
+                        "cwnd_bytes".into(),
+                        Column::U64(cwnd.iter().map(|r| r.2).collect()),
+                    ),
+                    (
+                        "ssthresh_bytes".into(),
+                        Column::U64(cwnd.iter().map(|r| r.3).collect()),
+                    ),
                 ],
             },
             Table {
                 name: "queue".into(),
                 columns: vec![
-                    ("link".into(), Column::Str(ql)),
-                    ("time_s".into(), Column::F64(qt)),
-                    ("packets".into(), Column::U64(qp)),
-                    ("bytes".into(), Column::U64(qb)),
+                    (
+                        "link".into(),
+                        Column::Str(
+                            queue
+                                .iter()
+                                .map(|r| self.links[r.1 / 2].names[r.1 % 2].clone())
+                                .collect(),
+                        ),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(queue.iter().map(|r| secs(&r.0)).collect()),
+                    ),
+                    (
+                        "packets".into(),
+                        Column::U64(queue.iter().map(|r| u64::from(r.2)).collect()),
+                    ),
+                    (
+                        "bytes".into(),
+                        Column::U64(queue.iter().map(|r| r.3).collect()),
+                    ),
                 ],
             },
-            traces.into_table(sent),
+            traces.take_table(sent),
         ];
+        self.traces = Some(traces);
         // Only runs with a cross-layer feed have MaxDAT changes to trace.
         if !self.feeds.is_empty() {
-            tables.push(arq_table);
+            let arq = std::mem::take(&mut self.arq_trace);
+            let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+            tables.push(Table {
+                name: "arq".into(),
+                columns: vec![
+                    (
+                        "link".into(),
+                        Column::Str(arq.iter().map(|a| a.link.clone()).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(arq.iter().map(|a| secs(&a.t)).collect()),
+                    ),
+                    (
+                        "max_dat".into(),
+                        Column::U64(arq.iter().map(|a| a.max_dat.map_or(0, u64::from)).collect()),
+                    ),
+                    (
+                        "p_tcp".into(),
+                        Column::F64(arq.iter().map(|a| a.p_tcp).collect()),
+                    ),
+                    (
+                        "p_ll".into(),
+                        Column::F64(arq.iter().map(|a| opt(a.p_ll)).collect()),
+                    ),
+                    (
+                        "target".into(),
+                        Column::F64(arq.iter().map(|a| opt(a.target)).collect()),
+                    ),
+                ],
+            });
         }
         if lt_any {
             tables.push(Table {
                 name: "lt_erasure".into(),
                 columns: vec![
-                    ("flow".into(), Column::U64(ef)),
-                    ("time_s".into(), Column::F64(et)),
-                    ("new_l".into(), Column::F64(en)),
-                    ("estimate".into(), Column::F64(ee)),
+                    (
+                        "flow".into(),
+                        Column::U64(erasure.iter().map(|r| r.1).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(erasure.iter().map(|r| secs(&r.0)).collect()),
+                    ),
+                    (
+                        "new_l".into(),
+                        Column::F64(erasure.iter().map(|r| r.2).collect()),
+                    ),
+                    (
+                        "estimate".into(),
+                        Column::F64(erasure.iter().map(|r| r.3).collect()),
+                    ),
                 ],
             });
             tables.push(Table {
                 name: "lt_blocks".into(),
                 columns: vec![
-                    ("flow".into(), Column::U64(bf)),
-                    ("time_s".into(), Column::F64(bt)),
-                    ("mss".into(), Column::U64(bm)),
-                    ("cwnd_bytes".into(), Column::U64(bc)),
-                    ("k".into(), Column::U64(bk)),
-                    ("p".into(), Column::U64(bp)),
+                    (
+                        "flow".into(),
+                        Column::U64(blocks.iter().map(|r| r.1).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(blocks.iter().map(|r| secs(&r.0)).collect()),
+                    ),
+                    (
+                        "mss".into(),
+                        Column::U64(blocks.iter().map(|r| u64::from(r.2 .1)).collect()),
+                    ),
+                    (
+                        "cwnd_bytes".into(),
+                        Column::U64(blocks.iter().map(|r| r.2 .2).collect()),
+                    ),
+                    (
+                        "k".into(),
+                        Column::U64(blocks.iter().map(|r| u64::from(r.2 .3)).collect()),
+                    ),
+                    (
+                        "p".into(),
+                        Column::U64(blocks.iter().map(|r| u64::from(r.2 .4)).collect()),
+                    ),
                 ],
             });
         }
         tables
     }
 
-    /// pcap files of the captured links: (link name, bytes).
+    /// pcap bytes of the captured link directions written since the last
+    /// call: (link name, bytes) for every captured direction, in link order.
+    /// The pieces of one direction joined are its pcap file; capturing goes on.
     pub fn take_captures(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut out = Vec::new();
-        for l in &mut self.links {
+        for (l, captures) in self.links.iter().zip(&mut self.captures) {
             for d in Dir::BOTH {
-                if let Some(c) = l.capture[d.index()].take() {
-                    out.push((l.names[d.index()].clone(), c.into_bytes()));
+                if let Some(c) = captures[d.index()].as_mut() {
+                    out.push((l.names[d.index()].clone(), c.take_bytes()));
                 }
             }
         }

@@ -796,3 +796,155 @@ fn lt_tcp_bad_input_names_the_key() {
         assert!(!m.is_empty());
     }
 }
+
+/// Append the columns of `more` to `into` (tables in the same order).
+fn append_tables(into: &mut Vec<crate::api::Table>, more: Vec<crate::api::Table>) {
+    use crate::api::Column;
+    if into.is_empty() {
+        *into = more;
+        return;
+    }
+    assert_eq!(into.len(), more.len(), "every piece has the same tables");
+    for (a, b) in into.iter_mut().zip(more) {
+        assert_eq!(a.name, b.name);
+        for ((na, ca), (nb, cb)) in a.columns.iter_mut().zip(b.columns) {
+            assert_eq!(*na, nb);
+            match (ca, cb) {
+                (Column::F64(x), Column::F64(y)) => x.extend(y),
+                (Column::U64(x), Column::U64(y)) => x.extend(y),
+                (Column::Str(x), Column::Str(y)) => x.extend(y),
+                _ => panic!("column {na} changed type"),
+            }
+        }
+    }
+}
+
+/// Append the pcap pieces `more` to `into` (captures in the same order).
+fn append_pcaps(into: &mut Vec<(String, Vec<u8>)>, more: Vec<(String, Vec<u8>)>) {
+    if into.is_empty() {
+        *into = more;
+        return;
+    }
+    for ((name, bytes), (other, piece)) in into.iter_mut().zip(more) {
+        assert_eq!(*name, other);
+        bytes.extend(piece);
+    }
+}
+
+#[test]
+fn sliced_runs_with_drained_traces_equal_one_run() {
+    use crate::api::{start, Column};
+    let lt = include_str!("../../../../scenarios/dumbbell-lt-tcp.toml");
+    let arq = include_str!("../../testdata/arq_adaptive.toml");
+    let cases = [
+        (CHAIN, &[("loss", "0.02")][..], "R-M"),
+        (
+            lt,
+            &[("flows", "3"), ("duration", "6s"), ("per", "0.05")],
+            "L-R",
+        ),
+        (arq, &[("duration", "40s")], "R->M"),
+    ];
+    for (text, params, pcap) in cases {
+        let opts = RunOptions {
+            seed: Some(2),
+            params: params
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            trace: true,
+            pcap_links: vec![pcap.to_string()],
+        };
+        let whole = run(Source::Toml(text.to_string()), &opts).unwrap();
+        for budget in [1, 97, 1_000] {
+            let mut r = start(Source::Toml(text.to_string()), &opts).unwrap();
+            let (mut traces, mut pcaps) = (Vec::new(), Vec::<(String, Vec<u8>)>::new());
+            let mut slices = 0;
+            while !r.advance(budget) {
+                slices += 1;
+                let (t, p) = r.drain();
+                append_tables(&mut traces, t);
+                append_pcaps(&mut pcaps, p);
+            }
+            assert!(slices > 1, "{budget}: {slices} slices");
+            let last = r.finish();
+            append_tables(&mut traces, last.traces);
+            append_pcaps(&mut pcaps, last.pcaps);
+            assert_eq!(
+                last.summary.to_json(),
+                whole.summary.to_json(),
+                "budget {budget}"
+            );
+            assert_eq!(pcaps, whole.pcaps, "budget {budget}");
+            // NaN cells (arq) compare equal as text.
+            for (a, b) in traces.iter().zip(&whole.traces) {
+                for ((name, x), (_, y)) in a.columns.iter().zip(&b.columns) {
+                    let (x, y) = (format!("{x:?}"), format!("{y:?}"));
+                    let at = x.bytes().zip(y.bytes()).position(|(p, q)| p != q);
+                    assert!(
+                        at.is_none() && x.len() == y.len(),
+                        "budget {budget}: {}.{name} differs at {at:?}: {} | {}",
+                        a.name,
+                        &x[at.unwrap_or(0).saturating_sub(60)..][..120.min(x.len())],
+                        &y[at.unwrap_or(0).saturating_sub(60)..][..120.min(y.len())],
+                    );
+                }
+            }
+            assert_eq!(traces.len(), whole.traces.len());
+        }
+        // Every table is in time order.
+        for t in &whole.traces {
+            let Some((_, Column::F64(ts))) = t.columns.iter().find(|(n, _)| n == "time_s") else {
+                panic!("{} has no time_s", t.name);
+            };
+            assert!(
+                ts.windows(2).all(|w| w[0] <= w[1]),
+                "{} not in time order",
+                t.name
+            );
+        }
+        let names: Vec<&str> = whole.traces.iter().map(|t| t.name.as_str()).collect();
+        assert!(names.len() >= 3, "{names:?}");
+    }
+}
+
+#[test]
+fn size_caps_and_an_empty_network_are_refused() {
+    use crate::net::limits::{MAX_FLOWS, MAX_LINKS, MAX_NODES};
+    use crate::net::NetworkBuilder;
+    let check = NetworkBuilder::check_size;
+    assert!(check(MAX_NODES, MAX_LINKS, MAX_FLOWS).is_ok());
+    let e = check(MAX_NODES + 1, 1, 1).unwrap_err();
+    assert!(
+        e.contains("1000001 nodes") && e.contains("MAX_NODES"),
+        "{e}"
+    );
+    let e = check(2, MAX_LINKS + 1, 1).unwrap_err();
+    assert!(e.contains("links") && e.contains("MAX_LINKS"), "{e}");
+    let e = check(2, 1, MAX_FLOWS + 1).unwrap_err();
+    assert!(
+        e.contains("200001 flows") && e.contains("at most 200000"),
+        "{e}"
+    );
+    // Through the scenario: nothing to simulate.
+    let e = run(
+        Source::Toml("duration = \"2s\"".into()),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "links", "{e}");
+    let links_only = CHAIN.split("[[flows]]").next().unwrap().to_string();
+    let e = run(Source::Toml(links_only), &RunOptions::default()).unwrap_err();
+    assert_eq!(e.path, "flows", "{e}");
+}
+
+#[test]
+fn a_flow_from_a_node_to_itself_is_refused() {
+    let text = CHAIN.to_string() + "[[flows]]\nfrom = \"R\"\nto = \"R\"\n";
+    let (p, m) = bad(&text);
+    assert_eq!(p, "flows[1]");
+    assert!(
+        m.contains("two different nodes") && m.contains("'R'"),
+        "{m}"
+    );
+}

@@ -400,6 +400,7 @@ impl TcpReceiver {
             retransmit: false,
             repair: None,
             erasure_echo: (self.erasure_estimate() * f64::from(u16::MAX)).round() as u16,
+            hop: 0,
         });
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;

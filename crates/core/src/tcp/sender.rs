@@ -772,6 +772,7 @@ impl TcpSender {
             retransmit,
             repair: None,
             erasure_echo: 0,
+            hop: 0,
         }
     }
 

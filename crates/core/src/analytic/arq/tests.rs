@@ -45,11 +45,12 @@ fn dense_q(m: &ArqModel) -> Vec<Vec<f64>> {
     let n = m.npdu as usize;
     let pm = [[m.g, 1.0 - m.g], [1.0 - m.b, m.b]];
     let mut q = vec![vec![0.0; 2 * n]; 2 * n];
+    let binom = m.binom().unwrap();
     for c in 0..2 {
         for k in 1..=n {
             for c2 in 0..2 {
                 for kp in 1..=k {
-                    q[c * n + k - 1][c2 * n + kp - 1] = m.binom[c][tri(k, kp)] * pm[c][c2];
+                    q[c * n + k - 1][c2 * n + kp - 1] = binom[c][tri(k, kp)] * pm[c][c2];
                 }
             }
         }
@@ -98,7 +99,7 @@ fn matches_brute_force_enumeration() {
         (0.3, 0.6, 0.5, 0.95, 4),
     ] {
         let m = ArqModel::new(pg, pb, g, b, npdu).unwrap();
-        let curve = m.residual_loss_curve(4);
+        let curve = m.residual_loss_curve(4).unwrap();
         for n in 0..=4u32 {
             let want = brute_f(&m, n);
             assert!(
@@ -106,7 +107,7 @@ fn matches_brute_force_enumeration() {
                 "npdu={npdu} n={n}: {} vs {want}",
                 curve[n as usize]
             );
-            assert_eq!(m.residual_loss(n), curve[n as usize]);
+            assert_eq!(m.residual_loss(n).unwrap(), curve[n as usize]);
         }
     }
 }
@@ -117,8 +118,8 @@ fn monte_carlo_within_95_percent_interval() {
         let m = paper(b);
         let mut rng = Rng::stream(2026, &format!("test:arq-mc-{i}"));
         let n_sdus = 20_000;
-        let etas = m.simulate(n_sdus, 200, &mut rng);
-        let f = m.residual_loss_curve(30);
+        let etas = m.simulate(n_sdus, 200, &mut rng).unwrap();
+        let f = m.residual_loss_curve(30).unwrap();
         // The 31 estimates come from the same SDUs, so the intervals are
         // Bonferroni-corrected: together they cover F at every n with 95 %
         // probability (z = Φ⁻¹(1 − 0.025/31) = 3.16).
@@ -134,7 +135,7 @@ fn monte_carlo_within_95_percent_interval() {
         assert!(etas.iter().all(|&e| (1..=201).contains(&e)));
         let mean = etas.iter().map(|&e| e as f64).sum::<f64>() / n_sdus as f64;
         assert!(
-            (mean - m.mean_tx()).abs() < 0.05 * m.mean_tx(),
+            (mean - m.mean_tx().unwrap()).abs() < 0.05 * m.mean_tx().unwrap(),
             "b={b} mean {mean}"
         );
     }
@@ -143,10 +144,13 @@ fn monte_carlo_within_95_percent_interval() {
 #[test]
 fn simulate_caps_and_is_deterministic() {
     let dead = ArqModel::new(1.0, 1.0, 0.5, 0.5, 3).unwrap();
-    assert_eq!(dead.simulate(5, 7, &mut Rng::stream(1, "t")), vec![8; 5]);
+    assert_eq!(
+        dead.simulate(5, 7, &mut Rng::stream(1, "t")).unwrap(),
+        vec![8; 5]
+    );
     let m = paper(0.9);
-    let a = m.simulate(100, 50, &mut Rng::stream(1, "t"));
-    let b = m.simulate(100, 50, &mut Rng::stream(1, "t"));
+    let a = m.simulate(100, 50, &mut Rng::stream(1, "t")).unwrap();
+    let b = m.simulate(100, 50, &mut Rng::stream(1, "t")).unwrap();
     assert_eq!(a, b);
 }
 
@@ -160,38 +164,41 @@ fn paper_parameters_sanity() {
     let (pg, pb) = hi.stationary();
     assert!((pg - 0.5).abs() < 1e-15 && (pb - 0.5).abs() < 1e-15);
     for m in [&lo, &hi] {
-        let c = m.residual_loss_curve(60);
+        let c = m.residual_loss_curve(60).unwrap();
         assert!(c[1] > 0.2 && c[60] < 1e-3, "{:?}", &c[..5]);
-        assert!(m.mean_tx().is_finite() && m.mean_tx() > 1.0);
+        assert!(m.mean_tx().unwrap().is_finite() && m.mean_tx().unwrap() > 1.0);
     }
     // High burstiness: BAD spells last 10 frames, so the tail decays slowly.
     assert!(hi.lambda1() > lo.lambda1());
-    assert!(hi.residual_loss(20) > lo.residual_loss(20));
+    assert!(hi.residual_loss(20).unwrap() > lo.residual_loss(20).unwrap());
 }
 
 #[test]
 fn edge_probabilities_are_exact() {
     let perfect = ArqModel::new(0.0, 0.0, 0.5, 0.5, 25).unwrap();
-    assert_eq!(perfect.residual_loss_curve(3), vec![1.0, 0.0, 0.0, 0.0]);
-    assert_eq!(perfect.mean_tx(), 1.0);
+    assert_eq!(
+        perfect.residual_loss_curve(3).unwrap(),
+        vec![1.0, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(perfect.mean_tx().unwrap(), 1.0);
     assert_eq!(perfect.lambda1(), 0.0);
     assert_eq!(perfect.limit_for_target(0.01), 1);
 
     let dead = ArqModel::new(1.0, 1.0, 0.5, 0.5, 3).unwrap();
-    assert_eq!(dead.residual_loss(50), 1.0);
+    assert_eq!(dead.residual_loss(50).unwrap(), 1.0);
     assert_eq!(dead.lambda1(), 1.0);
-    assert!(dead.mean_tx().is_infinite());
+    assert!(dead.mean_tx().unwrap().is_infinite());
     assert_eq!(dead.limit_for_target(0.5), LIMIT_CAP);
 
     // p_B = 1 with b = 1: BAD is a trap and π_B = 1.
     let trap = ArqModel::new(0.1, 1.0, 0.5, 1.0, 2).unwrap();
-    assert!(trap.mean_tx().is_infinite());
+    assert!(trap.mean_tx().unwrap().is_infinite());
 
     // p_B = 1 but BAD is left: finite.
     let ok = ArqModel::new(0.0, 1.0, 0.9, 0.5, 4).unwrap();
-    assert!(ok.mean_tx().is_finite());
-    let direct: f64 = ok.residual_loss_curve(2000).iter().sum();
-    assert!((ok.mean_tx() - direct).abs() < 1e-9);
+    assert!(ok.mean_tx().unwrap().is_finite());
+    let direct: f64 = ok.residual_loss_curve(2000).unwrap().iter().sum();
+    assert!((ok.mean_tx().unwrap() - direct).abs() < 1e-9);
 }
 
 #[test]
@@ -202,7 +209,7 @@ fn near_absorbing_channel_keeps_f_hat_1_equal_to_f_1() {
     let (pg, pb) = m.stationary();
     assert_eq!(pg + pb, 1.0);
     assert_eq!(m.residual_loss_approx(1), 0.0);
-    assert_eq!(m.residual_loss(1), 0.0);
+    assert_eq!(m.residual_loss(1).unwrap(), 0.0);
     let tiny = ArqModel::new(1e-18, 1e-18, 0.5, 0.5, 10).unwrap();
     assert!((tiny.residual_loss_approx(1) / 1e-17 - 1.0).abs() < 1e-9);
 }
@@ -210,17 +217,18 @@ fn near_absorbing_channel_keeps_f_hat_1_equal_to_f_1() {
 #[test]
 fn large_npdu_and_n_stay_finite() {
     let m = ArqModel::new(0.3, 0.99, 0.5, 0.99, 64).unwrap();
-    let c = m.residual_loss_curve(1000);
+    let c = m.residual_loss_curve(1000).unwrap();
     assert!(c.iter().all(|x| x.is_finite() && (0.0..=1.0).contains(x)));
     assert!(c[1000] > 0.0 && c[1000] < c[1]);
     // The binomial rows sum to one even for n_pdu = 64 (no overflow).
-    for cstate in 0..2 {
+    let binom = m.binom().unwrap();
+    for table in &binom {
         for k in 0..=64usize {
-            let s: f64 = (0..=k).map(|kp| m.binom[cstate][tri(k, kp)]).sum();
+            let s: f64 = (0..=k).map(|kp| table[tri(k, kp)]).sum();
             assert!((s - 1.0).abs() < 1e-12, "row {k}: {s}");
         }
     }
-    assert!(m.mean_tx().is_finite());
+    assert!(m.mean_tx().unwrap().is_finite());
 }
 
 #[test]
@@ -232,6 +240,55 @@ fn invalid_parameters_are_refused() {
     let e = ArqModel::new(0.1, 0.5, 0.5, 0.5, 0).unwrap_err();
     assert!(e.contains("npdu") && e.contains("at least 1"), "{e}");
     assert!(ArqModel::new(0.1, f64::NAN, 0.5, 0.5, 1).is_err());
+}
+
+#[test]
+fn sizes_beyond_the_bounds_are_refused_without_allocating() {
+    use crate::analytic::arq::{MAX_N, MAX_NPDU, MAX_SDUS};
+    // A huge SDU: the closed forms (all the simulator needs) still work...
+    let huge = ArqModel::new(0.01, 0.9, 0.9, 0.9, 1_000_000).unwrap();
+    assert!(huge.limit_for_target(0.5) >= 1);
+    assert!(huge.residual_loss_approx(3) > 0.0);
+    // ...the exact chain says which bound it exceeds.
+    for e in [
+        huge.residual_loss_curve(3).unwrap_err(),
+        huge.residual_loss(3).unwrap_err(),
+        huge.mean_tx().unwrap_err(),
+        huge.mean_tx_limited(3).unwrap_err(),
+        huge.mean_tx_limited_curve(3).unwrap_err(),
+        huge.simulate(5, 5, &mut Rng::stream(1, "t")).unwrap_err(),
+    ] {
+        assert!(
+            e.contains("npdu = 1000000") && e.contains(&format!("at most {MAX_NPDU}")),
+            "{e}"
+        );
+    }
+    let m = paper(0.9);
+    let at_limit = ArqModel::new(0.01, 0.9, 0.9, 0.9, MAX_NPDU).unwrap();
+    assert!(at_limit.mean_tx().unwrap().is_finite());
+    for e in [
+        m.residual_loss_curve(MAX_N + 1).unwrap_err(),
+        m.residual_loss(u32::MAX).unwrap_err(),
+        m.mean_tx_limited_curve(MAX_N + 1).unwrap_err(),
+        m.simulate(1, MAX_N + 1, &mut Rng::stream(1, "t"))
+            .unwrap_err(),
+    ] {
+        assert!(
+            e.starts_with("n = ") && e.contains(&format!("at most {MAX_N}")),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        m.residual_loss_curve(MAX_N).unwrap().len(),
+        MAX_N as usize + 1
+    );
+    let e = m
+        .simulate(MAX_SDUS + 1, 5, &mut Rng::stream(1, "t"))
+        .unwrap_err();
+    assert!(
+        e.contains("sdus") && e.contains(&format!("at most {MAX_SDUS}")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -268,7 +325,7 @@ proptest! {
     #[test]
     fn f_is_non_increasing_and_f1_matches((pg, pb, g, b, npdu) in params()) {
         let m = ArqModel::new(pg, pb, g, b, npdu).unwrap();
-        let c = m.residual_loss_curve(60);
+        let c = m.residual_loss_curve(60).unwrap();
         prop_assert_eq!(c[0], 1.0);
         for w in c.windows(2) {
             prop_assert!(w[1] <= w[0] + 1e-15, "{} > {}", w[1], w[0]);
@@ -300,7 +357,7 @@ proptest! {
         // Longest horizon before F underflows.
         let n = ((-250.0 * 10f64.ln() / l1.ln()).floor() as u32).min(1000);
         prop_assume!(r.powi(n as i32) < 1e-8);
-        let c = m.residual_loss_curve(n + 1);
+        let c = m.residual_loss_curve(n + 1).unwrap();
         let ratio = c[n as usize + 1] / c[n as usize];
         prop_assert!((ratio - l1).abs() < 1e-4 * l1, "ratio {} vs λ1 {}", ratio, l1);
     }
@@ -308,15 +365,15 @@ proptest! {
     #[test]
     fn limited_mean_tends_to_mean((pg, pb, g, b, npdu) in params()) {
         let m = ArqModel::new(pg, pb, g, b, npdu).unwrap();
-        let full = m.mean_tx();
+        let full = m.mean_tx().unwrap();
         let mut prev = 0.0;
         for mt in [1u32, 2, 5, 20, 100] {
-            let lim = m.mean_tx_limited(mt);
+            let lim = m.mean_tx_limited(mt).unwrap();
             prop_assert!(lim >= prev && lim <= full * (1.0 + 1e-12));
             prev = lim;
         }
-        prop_assert_eq!(m.mean_tx_limited(1), 1.0);
-        let far = m.mean_tx_limited(3000);
+        prop_assert_eq!(m.mean_tx_limited(1).unwrap(), 1.0);
+        let far = m.mean_tx_limited(3000).unwrap();
         prop_assert!((far - full).abs() < 1e-9 * full, "{} vs {}", far, full);
     }
 

@@ -1,0 +1,282 @@
+"""A run's traces and captures, piece by piece: to files in bounded memory, or into memory.
+
+The core runs in slices and hands over, after each, the trace rows and pcap bytes
+recorded since the previous piece (``_core.run(..., sink=...)``); the pieces of a
+table joined in order are the table of the whole run, those of a capture its file.
+
+* Files: trace pieces are gathered into Parquet part files of about
+  :data:`PART_BYTES` in a hidden directory inside the trace directory and merged
+  into ``<table>.parquet`` by a streaming polars query at the end; pcap pieces are
+  appended to a temporary file beside the target. Everything is renamed into place
+  only when the run succeeded, so a failed or interrupted run leaves no half file.
+* Memory: pieces are kept, up to :data:`TRACE_MEMORY_BUDGET` bytes of traces and
+  captures; beyond it the run stops with :class:`TraceBudgetError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from linklab import _core, _pcap
+from linklab._files import Staging
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "PART_BYTES",
+    "TRACE_MEMORY_BUDGET",
+    "OutputError",
+    "TraceBudgetError",
+    "run",
+]
+
+#: Most bytes of trace tables and captures a run keeps in memory (``linklab.run``
+#: without ``trace_dir``).
+TRACE_MEMORY_BUDGET = 1 << 30
+
+#: Trace bytes gathered before they are written out as Parquet part files.
+PART_BYTES = 32 << 20
+
+_PCAP_HEADER = 24
+
+Pieces = dict[str, dict[str, tuple[str, Any]]]
+
+
+class TraceBudgetError(RuntimeError):
+    """The traces and captures of an in-memory run outgrew :data:`TRACE_MEMORY_BUDGET`."""
+
+
+class OutputError(OSError):
+    """A trace or capture file could not be written; ``what`` and ``path`` say which."""
+
+    def __init__(self, what: str, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"cannot write {what} {str(path)!r}: {reason}")
+        self.what = what
+        self.path = str(path)
+        self.reason = reason
+
+
+def run(
+    source: str | dict[str, Any],
+    *,
+    seed: int | None,
+    params: dict[str, str] | None,
+    trace: bool = False,
+    trace_dir: str | os.PathLike[str] | None = None,
+    pcap: Sequence[str] = (),
+    pcap_files: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> tuple[dict[str, Any], dict[str, pl.DataFrame], dict[str, bytes]]:
+    """Run ``source``; returns ``(summary, traces, pcaps)``.
+
+    Traces go to Parquet files in ``trace_dir`` when it is given (``traces`` is
+    then empty), else into memory when ``trace`` is set. ``pcap`` lists link
+    specs captured into memory (``pcaps`` maps each captured direction
+    ``"A->B"`` to its file bytes), ``pcap_files`` maps link specs (``"A->B"``,
+    or ``"A-B"`` for both directions merged in time order) to files. Raises
+    what ``_core.run`` raises, :class:`TraceBudgetError` when what is kept in
+    memory outgrows :data:`TRACE_MEMORY_BUDGET`, and :class:`OutputError` when
+    a file cannot be written.
+    """
+    files = {spec: Path(p) for spec, p in (pcap_files or {}).items()}
+    out_dir = Path(trace_dir) if trace_dir is not None else None
+    sink = _Sink(out_dir, files, keep_traces=trace, keep_pcaps=pcap)
+    specs = list(dict.fromkeys([*pcap, *files]))
+    try:
+        summary, _, _ = _core.run(
+            source,
+            seed=seed,
+            params=params,
+            trace=trace or trace_dir is not None,
+            pcap=specs,
+            sink=sink,
+        )
+        sink.commit()
+    finally:
+        sink.discard()
+    return summary, sink.memory_traces(), sink.memory_pcaps()
+
+
+def _directions(spec: str) -> list[str]:
+    """The link directions of a capture spec, as the core reads it."""
+    if "->" in spec:
+        return [spec]
+    a, _, b = spec.partition("-")
+    return [f"{a}->{b}", f"{b}->{a}"]
+
+
+class _Sink:
+    """Receives the pieces of one run (``_core.run``'s ``sink``)."""
+
+    def __init__(
+        self,
+        trace_dir: Path | None,
+        pcap_files: dict[str, Path],
+        keep_traces: bool,
+        keep_pcaps: Sequence[str],
+    ):
+        self.trace_dir = trace_dir
+        self.keep_traces = keep_traces and trace_dir is None
+        self.keep_dirs = {d for spec in keep_pcaps for d in _directions(spec)}
+        self.pcap_files = pcap_files
+        self.kept: dict[str, list[pl.DataFrame]] = {}
+        self.kept_pcaps: dict[str, list[bytes]] = {}
+        self.kept_bytes = 0
+        self.last_time = 0.0
+        # Files.
+        self.parts_dir: Path | None = None
+        self.made_trace_dir = False
+        self.pending: dict[str, list[pl.DataFrame]] = {}
+        self.pending_bytes = 0
+        self.parts: dict[str, list[Path]] = {}
+        self.pcap_out: dict[str, tuple[Path, IO[bytes]]] = {}
+        self.pcap_headers: dict[str, bytes] = {}
+
+    def __call__(self, traces: Pieces, pcaps: dict[str, bytes]) -> None:
+        from linklab.api import _frame
+
+        for name, columns in traces.items():
+            frame = _frame(columns)
+            if frame.height and "time_s" in frame.columns:
+                self.last_time = max(self.last_time, float(frame.get_column("time_s")[-1]))
+            if self.trace_dir is not None:
+                self.pending.setdefault(name, []).append(frame)
+                self.pending_bytes += frame.estimated_size()
+            elif self.keep_traces:
+                self.kept.setdefault(name, []).append(frame)
+                self.kept_bytes += frame.estimated_size()
+        if self.pending_bytes >= PART_BYTES:
+            self._write_parts()
+        for link, data in pcaps.items():
+            if link in self.keep_dirs:
+                self.kept_pcaps.setdefault(link, []).append(data)
+                self.kept_bytes += len(data)
+        for spec, path in self.pcap_files.items():
+            self._append_pcap(spec, path, pcaps)
+        if self.kept_bytes > TRACE_MEMORY_BUDGET:
+            raise TraceBudgetError(
+                f"the traces and captures kept in memory reached {_size(self.kept_bytes)} by "
+                f"simulated time {self.last_time:.6g} s, over the {_size(TRACE_MEMORY_BUDGET)} "
+                "budget of an in-memory run (linklab._stream.TRACE_MEMORY_BUDGET); stream them "
+                "to disk instead with linklab.run(..., trace_dir='DIR') or 'linklab run --trace "
+                "DIR --pcap LINK:FILE', or shorten the run"
+            )
+
+    # -- memory -------------------------------------------------------------
+
+    def memory_traces(self) -> dict[str, pl.DataFrame]:
+        if not self.kept:
+            return {}  # without importing polars (~50 MiB)
+        import polars as pl
+
+        return {name: pl.concat(frames) for name, frames in self.kept.items()}
+
+    def memory_pcaps(self) -> dict[str, bytes]:
+        return {link: b"".join(parts) for link, parts in self.kept_pcaps.items()}
+
+    # -- files --------------------------------------------------------------
+
+    def _write_parts(self) -> None:
+        from linklab.api import _file_stem
+
+        if not self.pending:
+            return
+        assert self.trace_dir is not None
+        try:
+            if self.parts_dir is None:
+                self.made_trace_dir = not self.trace_dir.exists()
+                self.trace_dir.mkdir(parents=True, exist_ok=True)
+                self.parts_dir = Path(tempfile.mkdtemp(dir=self.trace_dir, prefix=".linklab-"))
+            import polars as pl
+
+            for name, frames in self.pending.items():
+                paths = self.parts.setdefault(name, [])
+                path = self.parts_dir / f"{_file_stem(name)}-{len(paths):06d}.parquet"
+                pl.concat(frames, rechunk=False).write_parquet(path)
+                paths.append(path)
+        except OSError as e:
+            raise OutputError("trace directory", self.trace_dir, e.strerror or str(e)) from None
+        self.pending.clear()
+        self.pending_bytes = 0
+
+    def _append_pcap(self, spec: str, path: Path, pcaps: dict[str, bytes]) -> None:
+        dirs = _directions(spec)
+        try:
+            pieces = [pcaps[d] for d in dirs]
+        except KeyError as e:
+            raise _core.InternalError(f"the core returned no capture of {e.args[0]}") from None
+        header = self.pcap_headers.get(spec)
+        if len(pieces) == 1:
+            data = pieces[0]
+        elif header is None:
+            data = _pcap.merge(pieces)  # the first pieces start with the header
+        else:
+            # Later pieces are bare records: merge them under the header.
+            data = _pcap.merge([header + p for p in pieces])[_PCAP_HEADER:]
+        try:
+            if spec not in self.pcap_out:
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                self.pcap_out[spec] = (Path(tmp), os.fdopen(fd, "wb"))
+                self.pcap_headers[spec] = data[:_PCAP_HEADER]
+            self.pcap_out[spec][1].write(data)
+        except OSError as e:
+            raise OutputError("pcap file", path, e.strerror or str(e)) from None
+
+    def commit(self) -> None:
+        """Publish every file (called once the run succeeded)."""
+        from linklab.api import _file_stem
+
+        target = ("trace directory", self.trace_dir)
+        try:
+            if self.trace_dir is not None:
+                self._write_parts()
+                self.trace_dir.mkdir(parents=True, exist_ok=True)
+            with Staging() as staged:
+                for name, parts in self.parts.items() if self.trace_dir is not None else ():
+                    staged.add(
+                        self.trace_dir / f"{_file_stem(name)}.parquet",
+                        lambda tmp, parts=parts: _merge_parts(parts, tmp),
+                    )
+                for spec, (tmp, out) in self.pcap_out.items():
+                    target = ("pcap file", self.pcap_files[spec])
+                    out.flush()
+                    os.fsync(out.fileno())
+                    out.close()
+                    staged.add(self.pcap_files[spec], lambda t, tmp=tmp: os.replace(tmp, t))
+                staged.commit()
+        except OSError as e:
+            raise OutputError(target[0], target[1], e.strerror or str(e)) from None
+
+    def discard(self) -> None:
+        """Remove every temporary file (after a commit, or a failure)."""
+        for tmp, out in self.pcap_out.values():
+            out.close()
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self.pcap_out.clear()
+        if self.parts_dir is not None:
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
+            self.parts_dir = None
+            if self.made_trace_dir and self.trace_dir is not None:
+                with contextlib.suppress(OSError):
+                    self.trace_dir.rmdir()  # only if the run left it empty
+
+
+def _merge_parts(parts: list[Path], out: Path) -> None:
+    """Join Parquet part files into ``out`` without loading them all."""
+    import polars as pl
+
+    if len(parts) == 1:
+        os.replace(parts[0], out)
+    else:
+        pl.scan_parquet(parts, glob=False).sink_parquet(out)
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
