@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: linklab vs ns-3 3.44 on the RED/ECN dumbbell.
 
-Runs, for every (PER, seed), the ns-3 scenario from ``../shared/bench/ns3/`` (the native C++
-twin by default, the Python ``dumbbell.py`` as a fall-back) and ``linklab run
-scenarios/dumbbell-red-ecn.toml`` with the same settings, one process at a time, and prints
-goodput (mean ± 95 % CI over seeds), core wall time, throughput in packets per wall-second and
-peak RSS of each child, plus PASS/FAIL against the targets.  See docs/benchmarks.md.
+Runs, for every (PER, seed), the ns-3 scenario of ``../shared/bench/ns3/`` (our native C++
+copy ``benches/ns3/dumbbell.cc`` by default, the shared Python ``dumbbell.py`` as a fall-back)
+and ``linklab run scenarios/dumbbell-red-ecn.toml`` with the same settings, one process at a
+time, and prints goodput (mean ± 95 % CI over seeds), mean queueing delay at the bottleneck,
+core wall time, throughput in packets per wall-second and peak RSS of each child, plus
+PASS/FAIL against the targets.  See docs/benchmarks.md.
 
     python3 benches/vs_ns3.py --quick
     python3 benches/vs_ns3.py --flows 10 --simtime 100 --seeds 10 --per 0,0.01,0.1 --json
+    python3 benches/vs_ns3.py --cc cubic --queue droptail --per 0     # a CC over 1 BDP
+    python3 benches/vs_ns3.py --cc newreno --queue codel --per 0      # an AQM
+
+``--cc`` (newreno, cubic, bbr, westwood, dctcp) and ``--queue`` (red, droptail, codel,
+fq_codel, pie, dctcp = RED marking from K packets as in ns-3's DCTCP example) choose the
+congestion control of every flow and the bottleneck's queue in both simulators; linklab runs a
+copy of the scenario with ``[tcp] cc`` and the bottleneck's ``queue`` replaced (see
+``linklab_overlay``).
 
 The ns-3 venv (``benches/.venv-ns3``, ``pip install ns3``) and the native twin
 (``benches/ns3/native/dumbbell``) are created on first use; both are gitignored.
@@ -36,6 +45,7 @@ BENCHES = REPO / "benches"
 SHARED_NS3 = REPO.parent / "shared" / "bench" / "ns3"
 DEFAULT_VENV = BENCHES / ".venv-ns3"
 NATIVE_DIR = BENCHES / "ns3" / "native"
+NATIVE_SRC = BENCHES / "ns3" / "dumbbell.cc"  # the shared native twin + --cc/--queue
 SCENARIO = "scenarios/dumbbell-red-ecn.toml"
 NS3_LIBS = (
     "core network internet point-to-point applications traffic-control stats bridge mobility"
@@ -50,6 +60,13 @@ LINKLAB_ALIKE: tuple[str, ...] = ("iw=10", "delack=true", "min_rto=1s", "mss=448
 TARGET_SPEEDUP = 30.0  # ns-3 Run() / linklab core run, per=0, 10 flows x 100 s
 TARGET_RSS_MIB = 30.0  # linklab peak RSS, MiB
 TARGET_GOODPUT_REL = 0.05  # |linklab - ns-3| / ns-3 goodput, at every PER
+TARGET_QDELAY_REL = 0.10  # |linklab - ns-3| / ns-3 mean queueing delay (--cc/--queue runs)
+
+CCS = ("newreno", "cubic", "bbr", "westwood", "dctcp")
+# queue -> default limit in packets (as in benches/ns3/dumbbell.cc): RED as the shared
+# scenario, drop-tail 1 BDP (10 Mbit/s x 44 ms base RTT / 500 B = 110 p), AQMs 1000 p.
+QUEUES = {"red": 500, "droptail": 110, "codel": 1000, "fq_codel": 1000, "pie": 1000, "dctcp": 500}
+DEFAULT_MODEL = {"cc": "newreno", "queue": "red", "qlimit": 500, "ecn": True, "dctcp_k": 20}
 
 # Two-sided 95 % Student t quantiles, df = 1..30.
 T95 = (
@@ -209,7 +226,7 @@ def ensure_ns3_venv(venv: Path) -> Path:
 
 def ensure_native(pkg: Path, force: bool = False) -> Path:
     """Build the native C++ twin against the wheel's libraries (only when missing/stale)."""
-    src = SHARED_NS3 / "native" / "dumbbell.cc"
+    src = NATIVE_SRC
     if not src.exists():
         raise BenchError(f"ns-3 scenario source not found: {src}")
     NATIVE_DIR.mkdir(parents=True, exist_ok=True)
@@ -250,11 +267,23 @@ class Ns3Runner:
     impl: str  # "native" or "python"
     cmd_prefix: list[str]
 
-    def run(self, flows: int, simtime: float, per: float, seed: int) -> dict[str, Any]:
-        args = {"flows": flows, "simtime": simtime, "per": per, "seed": seed}
+    def run(
+        self, flows: int, simtime: float, per: float, seed: int, model: dict[str, Any]
+    ) -> dict[str, Any]:
+        args: dict[str, Any] = {"flows": flows, "simtime": simtime, "per": per, "seed": seed}
         if self.impl == "native":
+            if model != DEFAULT_MODEL:
+                args |= {
+                    "cc": model["cc"],
+                    "queue": model["queue"],
+                    "qlimit": model["qlimit"],
+                    "ecn": int(model["ecn"]),
+                    "dctcpk": model["dctcp_k"],
+                }
             cmd = self.cmd_prefix + [f"--{k}={v}" for k, v in args.items()]
         else:
+            if model != DEFAULT_MODEL:
+                raise BenchError("--cc/--queue need the native ns-3 twin (--ns3-impl native)")
             cmd = self.cmd_prefix + [x for k, v in args.items() for x in (f"--{k}", str(v))]
         res = run_child(cmd, cwd=REPO)
         if res.returncode != 0:
@@ -273,6 +302,8 @@ class Ns3Runner:
             "process_wall_s": res.process_wall_s,
             "events": raw["events"],
             "rx_packets": raw["rx_ip_packets"],
+            "queue_delay_s": raw["queue_delay_ms"] / 1e3 if "queue_delay_ms" in raw else None,
+            **model,
             "bottleneck_tx_packets": red.get("enqueued"),
             "peak_rss_kib": res.peak_rss_kib,
             "load1": res.load1,
@@ -352,16 +383,60 @@ def linklab_links(obj: Any) -> list[dict[str, Any]]:
     return found
 
 
+BOTTLENECK = "L->R"  # the bottleneck's data direction in SCENARIO
+
+
+def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
+    """The bottleneck queue of ``model`` in linklab's terms (what benches/ns3/dumbbell.cc
+    configures in ns-3: see the comment at its top)."""
+    limit, ecn, q = f"{model['qlimit']}p", bool(model["ecn"]), model["queue"]
+    if q == "red":
+        return {"kind": "red", "limit": limit, "minth": 75, "maxth": 225, "ecn": ecn,
+                "mean_pkt_size": 500}  # fmt: skip
+    if q == "dctcp":  # RED as DCTCP's marker: QW 1, MinTh K, MaxTh 3K, UseHardDrop false
+        k = model["dctcp_k"]
+        return {"kind": "red", "limit": limit, "minth": k, "maxth": 3 * k, "wq": 1.0, "ecn": ecn,
+                "hard_drop": False, "mean_pkt_size": 500}  # fmt: skip
+    if q == "droptail":
+        return {"limit": limit}
+    return {"kind": q, "limit": limit, "ecn": ecn}
+
+
+def linklab_overlay(scenario: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
+    """``scenario`` (the parsed SCENARIO) with ``[tcp] cc`` and the bottleneck's queue of
+    ``model``; the other links and every other key unchanged."""
+    out = json.loads(json.dumps(scenario))
+    out.setdefault("tcp", {})["ecn"] = bool(model["ecn"])
+    if model["cc"] != "newreno":
+        out["tcp"]["cc"] = model["cc"]
+    (bottleneck,) = [x for x in out["links"] if (x.get("a"), x.get("b")) == ("L", "R")]
+    bottleneck["queue"] = linklab_queue(model)
+    return out
+
+
 @dataclass
 class LinklabRunner:
     cmd_prefix: list[str]
     extra_sets: list[str]
     env: dict[str, str] | None = None
+    model: dict[str, Any] | None = None  # None: DEFAULT_MODEL, SCENARIO as it is
+    scenario: str = SCENARIO
+
+    def __post_init__(self) -> None:
+        if self.model is not None and self.model != DEFAULT_MODEL:
+            import tomllib
+
+            import tomli_w
+
+            parsed = tomllib.loads((REPO / SCENARIO).read_text())
+            derived = Path(tempfile.mkdtemp(prefix="vs_ns3-")) / "dumbbell.toml"
+            derived.write_text(tomli_w.dumps(linklab_overlay(parsed, self.model)))
+            self.scenario = str(derived)
 
     def command(self, flows: int, simtime: float, per: float, seed: int) -> list[str]:
         sets = [f"per={per:g}", f"flows={flows}", f"duration={fmt_seconds(simtime)}"]
         sets += self.extra_sets
-        cmd = self.cmd_prefix + ["run", SCENARIO, "--json", "--seed", str(seed)]
+        cmd = self.cmd_prefix + ["run", self.scenario, "--json", "--seed", str(seed)]
         for s in sets:
             cmd += ["--set", s]
         return cmd
@@ -386,6 +461,13 @@ class LinklabRunner:
         # The busiest link is the bottleneck's data direction (every data packet crosses it,
         # erased ones included) - the same count as ns-3's RED enqueues.
         tx = max((int(link["tx_packets"]) for link in links), default=None)
+        # Mean queueing delay at the bottleneck by Little's law: time-average occupancy
+        # (packets) / departure rate (packets per simulated second).
+        qdelay = None
+        queue = next((q for q in raw.get("queues", []) if q.get("link") == BOTTLENECK), None)
+        sent = next((x["tx_packets"] for x in links if x.get("name") == BOTTLENECK), 0)
+        if queue is not None and sent:
+            qdelay = float(queue["mean_packets"]) * float(raw["sim_time_s"]) / sent
         return {
             "sim": "linklab",
             "flows": flows,
@@ -397,6 +479,7 @@ class LinklabRunner:
             "process_wall_s": res.process_wall_s,
             "events": raw.get("events"),
             "bottleneck_tx_packets": tx,
+            "queue_delay_s": qdelay,
             "peak_rss_kib": res.peak_rss_kib,
             "load1": res.load1,
             "command": cmd,
@@ -431,6 +514,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     p_m, _ = mean_ci([r["process_wall_s"] for r in runs])
     ev = [r["events"] for r in runs if r.get("events") is not None]
     tx = [r["bottleneck_tx_packets"] for r in runs if r.get("bottleneck_tx_packets") is not None]
+    qd = [r["queue_delay_s"] for r in runs if r.get("queue_delay_s") is not None]
     out: dict[str, Any] = {
         "n": len(runs),
         "goodput_bps_mean": g_m,
@@ -440,6 +524,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "process_wall_s_mean": p_m,
         "events_mean": sum(ev) / len(ev) if ev else None,
         "bottleneck_tx_packets_mean": sum(tx) / len(tx) if tx else None,
+        "queue_delay_s_mean": sum(qd) / len(qd) if qd else None,
         "peak_rss_mib_max": max(r["peak_rss_kib"] for r in runs) / 1024,
         "peak_rss_mib_mean": sum(r["peak_rss_kib"] for r in runs) / len(runs) / 1024,
     }
@@ -468,6 +553,10 @@ def build_report(
                 "goodput_bps_mean"
             ]
             row["speedup_run"] = ns["run_wall_s_mean"] / ll["run_wall_s_mean"]
+            if ns.get("queue_delay_s_mean") and ll.get("queue_delay_s_mean") is not None:
+                row["queue_delay_rel_diff"] = (
+                    ll["queue_delay_s_mean"] - ns["queue_delay_s_mean"]
+                ) / ns["queue_delay_s_mean"]
             row["speedup_process"] = ns["process_wall_s_mean"] / ll["process_wall_s_mean"]
         rows.append(row)
 
@@ -497,8 +586,18 @@ def build_report(
                 "per_per": {str(r["per"]): r.get("goodput_rel_diff") for r in rows},
             },
         }
+        if cfg["model"] != DEFAULT_MODEL:  # a CC/AQM comparison: queueing delay too
+            qworst = max(
+                (abs(r["queue_delay_rel_diff"]) for r in rows if "queue_delay_rel_diff" in r),
+                default=None,
+            )
+            targets["queue_delay_max_abs_rel_diff"] = {
+                "value": qworst,
+                "target": f"<= {TARGET_QDELAY_REL:.0%} at every PER",
+                "pass": qworst is not None and qworst <= TARGET_QDELAY_REL,
+            }
     return {
-        "benchmark": "linklab vs ns-3 3.44, dumbbell RED/ECN",
+        "benchmark": "linklab vs ns-3 3.44, dumbbell " + model_label(cfg["model"]),
         "config": cfg,
         "host": host_info(),
         "rows": rows,
@@ -508,6 +607,13 @@ def build_report(
         "ns3_runs": ns3_runs,
         "linklab_runs": ll_runs,
     }
+
+
+def model_label(model: dict[str, Any]) -> str:
+    if model == DEFAULT_MODEL:
+        return "RED/ECN"
+    ecn = "ECN" if model["ecn"] else "no ECN"
+    return f"{model['cc']} over {model['queue']} {model['qlimit']}p, {ecn}"
 
 
 def host_info() -> dict[str, Any]:
@@ -537,6 +643,10 @@ def fmt_ci(m: float | None, ci: float | None, scale: float = 1e6, nd: int = 3) -
     return s
 
 
+def fmt_ms(x: float | None) -> str:
+    return fmt_num(None if x is None else x * 1e3, ".2f", " ms")
+
+
 def fmt_num(x: float | None, spec: str, suffix: str = "") -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -547,11 +657,12 @@ def print_table(rep: dict[str, Any]) -> None:
     cfg = rep["config"]
     print(
         f"linklab vs ns-3 ({rep['ns3_runs'][0]['impl'] if rep['ns3_runs'] else '?'}) - "
-        f"dumbbell RED/ECN, {cfg['flows']} flows x {cfg['simtime']:g} s, "
+        f"dumbbell {model_label(cfg['model'])}, {cfg['flows']} flows x {cfg['simtime']:g} s, "
         f"{len(cfg['seeds'])} seed(s); goodput Mbit/s mean ± 95 % CI"
     )
     hdr = (
         f"{'PER':>6} | {'ns-3 goodput':>17} | {'linklab goodput':>17} | {'diff':>7} | "
+        f"{'ns-3 qdelay':>11} | {'ll qdelay':>9} | "
         f"{'ns-3 Run s':>10} | {'ll run s':>8} | {'speedup':>8} | {'proc x':>7} | "
         f"{'ns-3 pkt/s':>10} | {'ll pkt/s':>10} | {'ns-3 MiB':>8} | {'ll MiB':>7}"
     )
@@ -564,6 +675,8 @@ def print_table(rep: dict[str, Any]) -> None:
             f"{r['per']:>6g} | {fmt_ci(ns.get('goodput_bps_mean'), ns.get('goodput_bps_ci95')):>17}"
             f" | {fmt_ci(ll.get('goodput_bps_mean'), ll.get('goodput_bps_ci95')):>17}"
             f" | {fmt_num(None if diff is None else diff * 100, '+.1f', '%'):>7}"
+            f" | {fmt_ms(ns.get('queue_delay_s_mean')):>11}"
+            f" | {fmt_ms(ll.get('queue_delay_s_mean')):>9}"
             f" | {fmt_num(ns.get('run_wall_s_mean'), '.3f'):>10}"
             f" | {fmt_num(ll.get('run_wall_s_mean'), '.4f'):>8}"
             f" | {fmt_num(r.get('speedup_run'), '.1f', 'x'):>8}"
@@ -574,6 +687,8 @@ def print_table(rep: dict[str, Any]) -> None:
             f" | {fmt_num(ll.get('peak_rss_mib_max'), '.1f'):>7}"
         )
     print(
+        "qdelay = mean queueing delay at the bottleneck's data direction (ns-3: queue-disc "
+        "sojourn; linklab: Little's law, mean occupancy / departure rate); "
         "speedup = ns-3 Simulator::Run() / linklab core run (wall_time_s), mean over seeds; "
         "proc x = same for whole processes; pkt/s = bottleneck data-direction packets per "
         "core-run wall second; MiB = peak RSS of the child (max over seeds)."
@@ -593,7 +708,7 @@ def print_table(rep: dict[str, Any]) -> None:
         val = tt["value"]
         shown = (
             fmt_num(None if val is None else val * 100, "+.1f", "%")
-            if name.startswith("goodput")
+            if name.startswith(("goodput", "queue_delay"))
             else fmt_num(val, ".2f")
         )
         print(f"  [{'PASS' if tt['pass'] else 'FAIL'}] {name} = {shown}  (target {tt['target']})")
@@ -623,6 +738,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=10, help="seeds 1..N (ns-3 RngRun, linklab --seed)")
     p.add_argument("--per", type=parse_per, default=[0.0, 0.01, 0.1], help="comma list")
     p.add_argument("--quick", action="store_true", help="2 flows x 5 s, one seed (smoke run)")
+    p.add_argument("--cc", choices=CCS, default="newreno", help="congestion control, every flow")
+    p.add_argument(
+        "--queue",
+        choices=tuple(QUEUES),
+        default="red",
+        help="bottleneck queue (dctcp = RED marking from K packets, for --cc dctcp)",
+    )
+    p.add_argument("--qlimit", type=int, metavar="P", help="queue limit in packets")
+    p.add_argument("--no-ecn", action="store_true", help="ECN off in TCP and the queue")
+    p.add_argument("--dctcp-k", type=int, default=20, metavar="P", help="DCTCP marking threshold")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
         "--ns3-venv",
@@ -666,14 +791,41 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.quick:
         a.flows, a.simtime, a.seeds = 2, 5.0, 1
+    if a.qlimit is not None and a.qlimit < 1:
+        p.error(f"--qlimit must be >= 1 packet, not {a.qlimit}")
+    if a.dctcp_k < 1:
+        p.error(f"--dctcp-k must be >= 1 packet, not {a.dctcp_k}")
     return a
 
 
-def load_ns3_cache(path: Path | None) -> dict[tuple[int, float, float, int], dict[str, Any]]:
+def model_of(a: argparse.Namespace) -> dict[str, Any]:
+    """The CC/queue choice of the arguments, keyed as in DEFAULT_MODEL."""
+    return {
+        "cc": a.cc,
+        "queue": a.queue,
+        "qlimit": a.qlimit or QUEUES[a.queue],
+        "ecn": not a.no_ecn,
+        "dctcp_k": a.dctcp_k,
+    }
+
+
+CacheKey = tuple[int, float, float, int, str]
+
+
+def cache_key(flows: int, simtime: float, per: float, seed: int, model: dict[str, Any]) -> CacheKey:
+    return (flows, simtime, per, seed, json.dumps(model, sort_keys=True))
+
+
+def load_ns3_cache(path: Path | None) -> dict[CacheKey, dict[str, Any]]:
+    """Saved ns-3 runs by configuration; runs saved before --cc/--queue are DEFAULT_MODEL's."""
     if not path:
         return {}
     data = json.loads(path.read_text())
-    return {(r["flows"], r["simtime"], r["per"], r["seed"]): r for r in data["runs"]}
+    out = {}
+    for r in data["runs"]:
+        model = {k: r.get(k, v) for k, v in DEFAULT_MODEL.items()}
+        out[cache_key(r["flows"], r["simtime"], r["per"], r["seed"], model)] = r
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -685,6 +837,7 @@ def main(argv: list[str] | None = None) -> int:
         "per": a.per,
         "seeds": seeds,
         "scenario": SCENARIO,
+        "model": model_of(a),
     }
 
     ll: LinklabRunner | None = None
@@ -693,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             sets = ([] if a.no_alike else list(LINKLAB_ALIKE)) + a.linklab_set
             cmd, env = find_linklab(a.linklab)
-            ll = LinklabRunner(cmd, sets, env)
+            ll = LinklabRunner(cmd, sets, env, cfg["model"])
             cfg["linklab_command"] = ll.command(a.flows, a.simtime, a.per[0], seeds[0])
         except BenchError as e:
             linklab_error = str(e)
@@ -706,13 +859,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for per in a.per:
             for seed in seeds:
-                key = (a.flows, a.simtime, per, seed)
+                key = cache_key(a.flows, a.simtime, per, seed, cfg["model"])
                 if key in cache:
                     r = cache[key]
                 else:
                     if ns3 is None:
                         ns3 = make_ns3_runner(a.ns3_venv, a.ns3_impl, a.rebuild)
-                    r = ns3.run(a.flows, a.simtime, per, seed)
+                    r = ns3.run(a.flows, a.simtime, per, seed, cfg["model"])
                 ns3_runs.append(r)
                 msg = (
                     f"[ns-3 {r['impl']}] per={per:g} seed={seed}: "
@@ -742,15 +895,21 @@ def main(argv: list[str] | None = None) -> int:
 
     rep = build_report(cfg, ns3_runs, ll_runs, linklab_error)
     if a.save_ns3:
+        # Merge into an existing file: runs of other configurations (PER, model, ...) stay.
         a.save_ns3.parent.mkdir(parents=True, exist_ok=True)
+        kept: list[dict[str, Any]] = []
+        if a.save_ns3.exists():
+            mine = {cache_key(r["flows"], r["simtime"], r["per"], r["seed"], cfg["model"])
+                    for r in ns3_runs}  # fmt: skip
+            kept = [r for k, r in load_ns3_cache(a.save_ns3).items() if k not in mine]
         saved = {
-            "benchmark": "ns-3 3.44 dumbbell RED/ECN (benches/vs_ns3.py --save-ns3)",
-            "config": {k: v for k, v in cfg.items() if not k.startswith("linklab")},
+            "benchmark": "ns-3 3.44 dumbbell (benches/vs_ns3.py --save-ns3)",
             "host": rep["host"],
-            "summary": {str(r["per"]): r["ns3"] for r in rep["rows"]},
-            "runs": ns3_runs,
+            "runs": kept + ns3_runs,
         }
-        a.save_ns3.write_text(json.dumps(saved, indent=1) + "\n")
+        tmp = a.save_ns3.with_name(a.save_ns3.name + ".tmp")
+        tmp.write_text(json.dumps(saved, indent=1) + "\n")
+        tmp.replace(a.save_ns3)
         log(f"[ns-3] saved {len(ns3_runs)} runs to {a.save_ns3}")
     if a.json:
         print(json.dumps(rep))
