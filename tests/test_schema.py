@@ -84,6 +84,10 @@ BAD: dict[str, dict[str, Any]] = {
     "no duration": _without(GOOD, "duration"),
     "flow count of 0": _set(GOOD, ("flows", 0, "count"), 0),
     "bins out of range": _set(GOOD, ("tcp", "lt"), {"proactive_bins": [[0.5, 300]]}),
+    "unknown congestion control": _set(GOOD, ("tcp", "cc"), "vegas"),
+    "CUBIC beta of 1": _set(GOOD, ("tcp", "cc"), {"kind": "cubic", "beta": 1.0}),
+    "CUBIC key on NewReno": _set(GOOD, ("tcp", "cc"), {"kind": "newreno", "beta": 0.7}),
+    "congestion control as a number": _set(GOOD, ("tcp", "cc"), 3),
 }
 
 

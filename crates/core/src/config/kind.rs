@@ -5,7 +5,8 @@
 //! the variant loses its key path, and a missing tag cannot fall back to a
 //! default. [`deserialize_tagged`] reads the table, takes the tag (or the
 //! default), and deserializes the variant's own struct with its key paths
-//! intact; [`tagged_enum!`](crate::config::kind::tagged_enum) declares such an
+//! intact; a bare string is the shorthand for a table with only the tag
+//! (`cc = "cubic"` is `cc = { kind = "cubic" }`); [`tagged_enum!`](crate::config::kind::tagged_enum) declares such an
 //! enum from one list of `Variant(Type) = "key"` arms.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -38,14 +39,22 @@ where
     D: serde::Deserializer<'de>,
 {
     let choices = one_of(spec.keys);
-    let Value::Object(mut map) = Value::deserialize(d)? else {
-        return Err(to_serde(ConfigError::at_key(
+    // The shorthand `cc = "cubic"` is the kind with every default; errors
+    // about it name the key itself, not a `kind` the user did not write.
+    let (mut map, tag_path) = match Value::deserialize(d)? {
+        Value::Object(map) => (map, spec.tag),
+        Value::String(s) => (
+            serde_json::Map::from_iter([(spec.tag.to_string(), Value::String(s))]),
             "",
-            format!(
-                "is not a table; a {} is a table with {} = {choices}",
-                spec.noun, spec.tag
-            ),
-        )));
+        ),
+        other => {
+            let (noun, tag) = (spec.noun, spec.tag);
+            let allowed = format!(
+                "is neither a {noun} {tag} nor a table; \
+                 a {noun} is {choices} or a table with {tag} = {choices}"
+            );
+            return Err(to_serde(ConfigError::new("", other.to_string(), allowed)));
+        }
     };
     let key = match map.remove(spec.tag) {
         None => spec.default.ok_or_else(|| {
@@ -56,7 +65,7 @@ where
         }),
         Some(Value::String(s)) => spec.keys.iter().copied().find(|k| *k == s).ok_or_else(|| {
             ConfigError::new(
-                spec.tag,
+                tag_path,
                 quoted(&s),
                 format!("is not a {} {}; allowed: {choices}", spec.noun, spec.tag),
             )
@@ -114,8 +123,10 @@ pub fn variant_schema<T: JsonSchema>(
     s.to_value()
 }
 
-/// The schema of a tagged enum from its variants' schemas.
-pub fn enum_schema(variants: Vec<Value>) -> Schema {
+/// The schema of a tagged enum from its variants' schemas and its tag
+/// values (the bare-string shorthand).
+pub fn enum_schema(mut variants: Vec<Value>, keys: &[&str]) -> Schema {
+    variants.push(serde_json::json!({ "type": "string", "enum": keys }));
     schema(serde_json::json!({ "oneOf": variants }))
 }
 
@@ -203,7 +214,7 @@ macro_rules! tagged_enum {
                     $crate::config::kind::variant_schema::<$ty>(
                         g, $tag, $key, Self::DEFAULT == Some($key),
                     ),
-                )+])
+                )+], Self::KINDS)
             }
         }
     };

@@ -7,8 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
-use super::{Bin, CcKind, EstimatorSide, LtConfig, TcpConfig, Variant};
-use crate::config::units::{read_scalar, schema_impl};
+use super::{Bin, CcConfig, EstimatorSide, LtConfig, TcpConfig, Variant};
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
 
@@ -18,8 +17,9 @@ use crate::time::Time;
 pub struct TcpOverlay {
     /// Loss recovery: "reno", "newreno" or "sack". Default "newreno".
     pub variant: Option<Variant>,
-    /// Congestion control: "newreno" (also "reno"). Default "newreno".
-    pub cc: Option<CcKind>,
+    /// Congestion control: "newreno" (also "reno") or "cubic", or a table
+    /// `{ kind = "cubic", beta = 0.7, … }` (docs/models/cubic.md). Default "newreno".
+    pub cc: Option<CcConfig>,
     /// Payload bytes per full segment, 1 to 65495. Default 1460.
     #[schemars(range(min = 1, max = 65495))]
     pub mss: Option<u32>,
@@ -100,7 +100,9 @@ impl TcpOverlay {
     pub fn apply(&self, base: &TcpConfig) -> TcpConfig {
         let mut c = base.clone();
         set(&mut c.variant, self.variant);
-        set(&mut c.cc, self.cc);
+        if let Some(cc) = &self.cc {
+            c.cc = cc.clone();
+        }
         set(&mut c.mss, self.mss);
         set(&mut c.initial_window, self.initial_window);
         set(&mut c.rwnd, self.rwnd.map(Bytes::get));
@@ -180,6 +182,7 @@ impl TcpConfig {
                 format!("bytes is smaller than one segment (mss {})", self.mss),
             ));
         }
+        self.cc.model().validate().map_err(|e| e.at("cc"))?;
         self.validate_lt().map_err(|e| e.at("lt"))
     }
 
@@ -213,18 +216,3 @@ impl TcpConfig {
         Ok(())
     }
 }
-
-impl<'de> Deserialize<'de> for CcKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        read_scalar(d, |v| match v.as_str() {
-            Some("newreno" | "reno") => Ok(CcKind::NewReno),
-            _ => Err("is not a congestion control; allowed: \"newreno\" (also \"reno\")".into()),
-        })
-    }
-}
-
-schema_impl!(
-    CcKind,
-    "CcKind",
-    serde_json::json!({ "enum": ["newreno", "reno"] })
-);

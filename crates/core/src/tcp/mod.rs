@@ -32,7 +32,7 @@ mod tests;
 use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
 use crate::time::Time;
 
-pub use cc::{CongestionControl, Signal, Window};
+pub use cc::{CcConfig, CongestionControl, Signal, Window};
 pub use config::{LtOverlay, TcpOverlay};
 pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
 pub use lt::{Bin, EstimatorSide, LtConfig};
@@ -54,21 +54,13 @@ pub enum Variant {
     Sack,
 }
 
-/// Congestion-control algorithm (window growth and response to congestion).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum CcKind {
-    /// Standard AIMD (RFC 5681): slow start, congestion avoidance, halving.
-    #[default]
-    NewReno,
-}
-
 /// Configuration shared by a flow's sender and receiver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     /// Loss-recovery algorithm.
     pub variant: Variant,
-    /// Congestion-control algorithm.
-    pub cc: CcKind,
+    /// Congestion-control algorithm and its parameters.
+    pub cc: CcConfig,
     /// Payload bytes per full segment.
     pub mss: u32,
     /// Initial window in segments (1..=10).
@@ -113,7 +105,7 @@ impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             variant: Variant::NewReno,
-            cc: CcKind::NewReno,
+            cc: CcConfig::default(),
             mss: 1460,
             initial_window: 1,
             rwnd: 65535,

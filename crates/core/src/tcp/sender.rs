@@ -169,7 +169,7 @@ impl TcpSender {
         let mss = u64::from(cfg.mss.max(1));
         let iw = u64::from(cfg.initial_window.max(1));
         TcpSender {
-            cc: cc::build(cfg.cc),
+            cc: cc::build(&cfg.cc),
             win: Window {
                 cwnd: iw * mss,
                 ssthresh: u64::MAX / 2,
@@ -315,6 +315,7 @@ impl TcpSender {
             if let Some(r) = sample {
                 self.rtt.sample(r);
             }
+            self.cc.on_ack_numbers(ack, self.snd_max);
             self.cc.on_ack_observed(acked, sample, now);
             let mut newly_sacked = false;
             if sack {

@@ -7,14 +7,49 @@
 //! so an algorithm may, for example, decline to reduce on
 //! [`Signal::FastRetransmit`] (LT-TCP) without touching the recovery code.
 
+pub mod cubic;
 pub mod newreno;
+pub mod westwood;
 
 use std::fmt;
 
-use super::CcKind;
+use crate::config::kind::tagged_enum;
+use crate::config::Result;
 use crate::time::Time;
 
-pub use newreno::NewRenoCc;
+pub use cubic::{CubicCc, CubicConfig};
+pub use newreno::{NewRenoCc, NewRenoConfig, RenoConfig};
+pub use westwood::{WestwoodCc, WestwoodConfig};
+
+/// The configuration of one congestion-control algorithm: checks its
+/// parameters and builds the algorithm.
+pub trait CcModel: fmt::Debug {
+    /// Check the parameters; paths are relative to the `cc` table.
+    fn validate(&self) -> Result<()>;
+    /// The algorithm, for one flow (of a valid configuration).
+    fn build(&self) -> Box<dyn CongestionControl>;
+}
+
+tagged_enum! {
+    /// `[tcp] cc`: the congestion control, `cc = "cubic"` or
+    /// `cc = { kind = "cubic", beta = 0.7, … }`; default `"newreno"`.
+    pub enum CcConfig: dyn CcModel, "congestion control", tag "kind", default "newreno" {
+        /// RFC 5681 AIMD (Linux's "reno").
+        NewReno(NewRenoConfig) = "newreno",
+        /// The same as `newreno` (Linux's name).
+        Reno(RenoConfig) = "reno",
+        /// CUBIC, RFC 9438, with HyStart++ (RFC 9406).
+        Cubic(CubicConfig) = "cubic",
+        /// Westwood+: ssthresh = bandwidth estimate × minimum RTT after a loss.
+        Westwood(WestwoodConfig) = "westwood",
+    }
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::NewReno(NewRenoConfig::default())
+    }
+}
 
 /// The sender's window, as seen by a congestion-control algorithm (bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +87,15 @@ pub trait CongestionControl: fmt::Debug + Send {
         let _ = (acked, rtt, now);
     }
 
+    /// Every ACK that advances the cumulative ACK, before
+    /// [`CongestionControl::on_ack_observed`]: the new cumulative `ack` and
+    /// one past the highest byte sent so far (`snd_max`), for algorithms
+    /// that count round trips (HyStart++: a round ends when the data sent at
+    /// its start is acknowledged). Must not change the window. Default: nothing.
+    fn on_ack_numbers(&mut self, ack: u64, snd_max: u64) {
+        let _ = (ack, snd_max);
+    }
+
     /// An ACK acknowledged `acked` new bytes outside loss recovery (and caused
     /// no ECN reduction): grow the window.
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time);
@@ -61,9 +105,7 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time);
 }
 
-/// Build the algorithm selected by `kind`.
-pub fn build(kind: CcKind) -> Box<dyn CongestionControl> {
-    match kind {
-        CcKind::NewReno => Box::new(NewRenoCc),
-    }
+/// Build the algorithm of `cfg` (a valid configuration).
+pub fn build(cfg: &CcConfig) -> Box<dyn CongestionControl> {
+    cfg.model().build()
 }

@@ -1,7 +1,41 @@
 //! Standard TCP AIMD (RFC 5681): slow start, congestion avoidance, halving.
 
-use super::{CongestionControl, Signal, Window};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CcModel, CongestionControl, Signal, Window};
+use crate::config::Result;
 use crate::time::Time;
+
+/// `cc = "newreno"` (or `"reno"`): no parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewRenoConfig {}
+
+/// `cc = "reno"`: Linux's name for the same algorithm as `"newreno"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenoConfig {}
+
+impl CcModel for NewRenoConfig {
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(NewRenoCc)
+    }
+}
+
+impl CcModel for RenoConfig {
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(NewRenoCc)
+    }
+}
 
 /// RFC 5681 window arithmetic ("NewReno" congestion control in Linux terms).
 ///

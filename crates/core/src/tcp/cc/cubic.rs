@@ -1,0 +1,622 @@
+//! CUBIC congestion control (RFC 9438), with HyStart++ (RFC 9406) in the
+//! initial slow start. See docs/models/cubic.md.
+//!
+//! Window quantities of the cubic function are in segments (`f64`), as in the
+//! RFC; the sender's window is in bytes. Only `+ − × ÷` and comparisons are
+//! used on floats (the cube root is [`cbrt`], Newton's method), so a run
+//! gives the same bits on every machine.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CcModel, CongestionControl, Signal, Window};
+use crate::config::{ConfigError, Result};
+use crate::time::Time;
+
+/// `cc = { kind = "cubic", … }`: every key optional, defaults from RFC 9438
+/// (and ns-3's `TcpCubic` attributes, named on each key).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CubicConfig {
+    /// C, the aggressiveness of the cubic growth, segments/s³, > 0 (ns-3 `C`). Default 0.4.
+    #[serde(default = "defaults::c")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub c: f64,
+    /// β_cubic, the multiplicative decrease factor, in (0, 1) (ns-3 `Beta`). Default 0.7.
+    #[serde(default = "defaults::beta")]
+    #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7; ns-3 `FastConvergence`). Default true.
+    #[serde(default = "defaults::yes")]
+    pub fast_convergence: bool,
+    /// The Reno-friendly region (RFC 9438 §4.3; ns-3 `TcpFriendliness`). Default true.
+    #[serde(default = "defaults::yes")]
+    pub reno_friendly: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start, as Linux. Default true.
+    #[serde(default = "defaults::yes")]
+    pub hystart: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+            hystart: true,
+        }
+    }
+}
+
+/// The defaults of [`CubicConfig`] for keys not written.
+mod defaults {
+    use super::CubicConfig;
+
+    pub fn c() -> f64 {
+        CubicConfig::default().c
+    }
+    pub fn beta() -> f64 {
+        CubicConfig::default().beta
+    }
+    pub fn yes() -> bool {
+        true
+    }
+}
+
+impl CcModel for CubicConfig {
+    fn validate(&self) -> Result<()> {
+        if !(self.c > 0.0 && self.c.is_finite()) {
+            return Err(ConfigError::new(
+                "c",
+                self.c.to_string(),
+                "is not allowed; need C > 0",
+            ));
+        }
+        if !(self.beta > 0.0 && self.beta < 1.0) {
+            return Err(ConfigError::new(
+                "beta",
+                self.beta.to_string(),
+                "is out of range; allowed: 0 < beta < 1",
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(CubicCc::new(*self))
+    }
+}
+
+/// Cube root by Newton's method (bit-exact on every machine, unlike libm's).
+fn cbrt(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let a = x.abs();
+    // Start from 2^(e/3), within a factor of 2 of the root: 7 steps of the
+    // quadratically converging iteration reach full precision.
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    let mut y = f64::from_bits(((e / 3 + 1023) as u64) << 52);
+    for _ in 0..7 {
+        y -= (y * y * y - a) / (3.0 * y * y);
+    }
+    y.copysign(x)
+}
+
+/// HyStart++ constants (RFC 9406 §4.3).
+const MIN_RTT_THRESH: Time = Time::from_millis(4);
+const MAX_RTT_THRESH: Time = Time::from_millis(16);
+const MIN_RTT_DIVISOR: u64 = 8;
+const N_RTT_SAMPLE: u32 = 8;
+const CSS_GROWTH_DIVISOR: u64 = 4;
+const CSS_ROUNDS: u32 = 5;
+/// L: segments a slow-start ACK may add at most, without pacing (RFC 9406 §4.2).
+const L_NO_PACING: u64 = 8;
+
+/// HyStart++ state (RFC 9406 §4.2) during the initial slow start.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct HyStart {
+    last_round_min: Option<Time>,
+    round_min: Option<Time>,
+    samples: u32,
+    /// The round ends when this byte is acknowledged (SND.NXT at its start).
+    window_end: Option<u64>,
+    /// Set in Conservative Slow Start: the round-minimum RTT that ended slow start.
+    css_baseline: Option<Time>,
+    css_rounds: u32,
+}
+
+impl HyStart {
+    /// An ACK advanced the cumulative ACK to `ack`: start a new round if it
+    /// passed the window end (RFC 9406 §4.2, "at the start of each round").
+    fn on_ack_numbers(&mut self, ack: u64, snd_max: u64) {
+        if self.window_end.is_some_and(|e| ack < e) {
+            return;
+        }
+        self.last_round_min = self.round_min;
+        self.round_min = None;
+        self.samples = 0;
+        self.window_end = Some(snd_max);
+        if self.css_baseline.is_some() {
+            self.css_rounds += 1;
+        }
+    }
+
+    /// One ACK of `acked` bytes in slow start with RTT sample `rtt`: the
+    /// window growth (bytes) it allows; updates the slow-start / CSS state.
+    fn grow(&mut self, acked: u64, mss: u64, rtt: Option<Time>) -> u64 {
+        if let Some(r) = rtt {
+            self.round_min = Some(self.round_min.map_or(r, |m| m.min(r)));
+            self.samples += 1;
+        }
+        let step = acked.min(L_NO_PACING * mss);
+        let enough = self.samples >= N_RTT_SAMPLE;
+        match (self.css_baseline, self.round_min, self.last_round_min) {
+            (None, Some(cur), Some(last)) if enough => {
+                let thresh = Time(last.0 / MIN_RTT_DIVISOR).clamp(MIN_RTT_THRESH, MAX_RTT_THRESH);
+                if cur >= last + thresh {
+                    // Delay increase: leave slow start for CSS (§4.2).
+                    self.css_baseline = Some(cur);
+                    self.css_rounds = 0;
+                }
+            }
+            (Some(base), Some(cur), _) if enough && cur < base => {
+                // The exit was spurious: back to slow start.
+                self.css_baseline = None;
+            }
+            _ => {}
+        }
+        if self.css_baseline.is_some() {
+            step / CSS_GROWTH_DIVISOR
+        } else {
+            step
+        }
+    }
+
+    /// Whether CSS has lasted CSS_ROUNDS rounds (the partial round it began
+    /// in counts, RFC 9406 §4.2): time for congestion avoidance.
+    fn css_done(&self) -> bool {
+        self.css_baseline.is_some() && self.css_rounds >= CSS_ROUNDS
+    }
+}
+
+/// CUBIC (RFC 9438): the window follows W_cubic(t) = C·(t − K)³ + W_max after
+/// a reduction, never below the Reno-friendly estimate W_est.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubicCc {
+    cfg: CubicConfig,
+    /// W_max, segments: the window before the last reduction (`None`: at the
+    /// start of congestion avoidance, as after a timeout, §4.8).
+    w_max: Option<f64>,
+    /// K, seconds (Eq. 2).
+    k: f64,
+    /// t_epoch: when the current congestion-avoidance stage began.
+    epoch: Option<Time>,
+    /// W_est, segments (§4.3).
+    w_est: f64,
+    /// cwnd_prior, segments: the window when ssthresh was last set (§4.6).
+    cwnd_prior: f64,
+    /// The smallest RTT seen: the RTT of W_cubic(t + RTT), as Linux's `delay_min`.
+    min_rtt: Option<Time>,
+    /// HyStart++ while in the initial slow start.
+    hystart: Option<HyStart>,
+}
+
+impl CubicCc {
+    /// CUBIC with `cfg`, before any ACK.
+    pub fn new(cfg: CubicConfig) -> CubicCc {
+        CubicCc {
+            cfg,
+            w_max: None,
+            k: 0.0,
+            epoch: None,
+            w_est: 0.0,
+            cwnd_prior: 0.0,
+            min_rtt: None,
+            hystart: cfg.hystart.then(HyStart::default),
+        }
+    }
+
+    /// α_cubic of the Reno-friendly estimate (§4.3): 3(1 − β)/(1 + β), and 1
+    /// once W_est has reached cwnd_prior.
+    fn alpha(&self) -> f64 {
+        if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+        }
+    }
+
+    /// W_cubic(t), segments (Eq. 1).
+    fn w_cubic(&self, t: f64, w_max: f64) -> f64 {
+        let d = t - self.k;
+        self.cfg.c * d * d * d + w_max
+    }
+
+    /// Congestion avoidance on an ACK of `acked` bytes (§4.2–4.5).
+    fn avoid(&mut self, w: &mut Window, acked: u64, now: Time) {
+        let mss = w.mss as f64;
+        let cwnd = w.cwnd as f64 / mss;
+        let (epoch, w_max) = match (self.epoch, self.w_max) {
+            (Some(e), Some(m)) => (e, m),
+            _ => {
+                // A new stage: Eq. 2, K from the window it starts at (K ≤ 0
+                // when above W_max; K = 0 with W_max = cwnd after a timeout).
+                let w_max = self.w_max.unwrap_or(cwnd);
+                self.k = cbrt((w_max - cwnd) / self.cfg.c);
+                self.w_max = Some(w_max);
+                self.epoch = Some(now);
+                self.w_est = cwnd;
+                (now, w_max)
+            }
+        };
+        let t = now.saturating_sub(epoch).as_secs_f64();
+        let segs = acked as f64 / mss;
+        if self.cfg.reno_friendly {
+            self.w_est += self.alpha() * segs / cwnd;
+        }
+        let next = if self.cfg.reno_friendly && self.w_cubic(t, w_max) < self.w_est {
+            self.w_est
+        } else {
+            let rtt = self.min_rtt.map_or(0.0, Time::as_secs_f64);
+            let target = self.w_cubic(t + rtt, w_max).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) * segs / cwnd
+        };
+        w.cwnd = w.cwnd.max((next * mss) as u64);
+    }
+}
+
+impl CongestionControl for CubicCc {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack_numbers(&mut self, ack: u64, snd_max: u64) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_ack_numbers(ack, snd_max);
+        }
+    }
+
+    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time) {
+        if let Some(r) = rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        if acked == 0 {
+            return;
+        }
+        if w.cwnd < w.ssthresh {
+            match self.hystart.as_mut() {
+                Some(h) => {
+                    w.cwnd += h.grow(acked, w.mss, rtt);
+                    if h.css_done() {
+                        // RFC 9406 §4.2: CSS_ROUNDS rounds of CSS, then avoidance.
+                        w.ssthresh = w.cwnd;
+                        self.hystart = None;
+                    }
+                }
+                None => w.cwnd += acked.min(w.mss),
+            }
+            return;
+        }
+        // HyStart++ serves the initial slow start only (RFC 9406 §4.3).
+        self.hystart = None;
+        self.avoid(w, acked, now);
+    }
+
+    fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: Time) {
+        let mss = w.mss as f64;
+        let cwnd = w.cwnd as f64 / mss;
+        self.hystart = None;
+        self.epoch = None;
+        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
+        w.ssthresh = ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss);
+        match signal {
+            Signal::FastRetransmit | Signal::Ecn => {
+                // §4.7 fast convergence: release bandwidth to newer flows.
+                self.w_max = Some(match self.w_max {
+                    Some(m) if self.cfg.fast_convergence && cwnd < m => {
+                        cwnd * (1.0 + self.cfg.beta) / 2.0
+                    }
+                    _ => cwnd,
+                });
+                self.cwnd_prior = cwnd;
+                w.cwnd = w.ssthresh;
+            }
+            Signal::Timeout => {
+                // §4.8: Reno's loss window; the next avoidance stage starts
+                // with K = 0 and W_max = its own starting window.
+                self.w_max = None;
+                self.cwnd_prior = cwnd;
+                w.cwnd = w.mss;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn win(cwnd_segs: u64, ssthresh_segs: u64) -> Window {
+        Window {
+            cwnd: cwnd_segs * MSS,
+            ssthresh: ssthresh_segs * MSS,
+            mss: MSS,
+        }
+    }
+
+    fn no_hystart() -> CubicConfig {
+        CubicConfig {
+            hystart: false,
+            ..CubicConfig::default()
+        }
+    }
+
+    #[test]
+    fn cube_root_is_exact_enough_and_odd() {
+        for x in [1e-9, 0.001, 0.5, 1.0, 2.0, 27.0, 125.0, 1e6, 3.7e12] {
+            let y = cbrt(x);
+            assert!((y * y * y - x).abs() <= 1e-12 * x, "cbrt({x}) = {y}");
+            assert_eq!(cbrt(-x), -y);
+        }
+        assert_eq!(cbrt(0.0), 0.0);
+    }
+
+    /// RFC 9438 §4.6 and Eq. 2: after a loss at W_max = 100 segments,
+    /// ssthresh = 70, K = cbrt(100·0.3/0.4) = cbrt(75) = 4.2172 s.
+    #[test]
+    fn rfc9438_s4_6_reduction_and_k() {
+        let mut cc = CubicCc::new(no_hystart());
+        let mut w = win(100, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (70 * MSS, 70 * MSS));
+        assert_eq!(cc.w_max, Some(100.0));
+        // The first avoidance ACK starts the epoch.
+        cc.on_ack(
+            &mut w,
+            MSS,
+            Some(Time::from_millis(100)),
+            Time::from_secs(1),
+        );
+        assert!((cc.k - 75f64.powf(1.0 / 3.0)).abs() < 1e-9, "K = {}", cc.k);
+    }
+
+    /// RFC 9438 Eq. 1: W_cubic(t) with W_max 100, C 0.4, K = cbrt(75):
+    /// W(0) = 70, W(K) = 100, W(K + 2) = 103.2, convex beyond.
+    #[test]
+    fn rfc9438_eq1_w_cubic_after_a_loss() {
+        let mut cc = CubicCc::new(no_hystart());
+        let mut w = win(100, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        cc.on_ack(&mut w, MSS, None, Time::ZERO);
+        let k = cc.k;
+        assert!((cc.w_cubic(0.0, 100.0) - 70.0).abs() < 1e-9);
+        assert!((cc.w_cubic(k, 100.0) - 100.0).abs() < 1e-12);
+        assert!((cc.w_cubic(k + 2.0, 100.0) - 103.2).abs() < 1e-9);
+    }
+
+    /// Following ACKs of a window per RTT, the window tracks W_cubic(t + RTT)
+    /// (concave, then the plateau at W_max, then convex): it reaches W_max
+    /// close to K and overtakes it afterwards.
+    #[test]
+    fn window_follows_the_cubic_curve() {
+        let cfg = CubicConfig {
+            reno_friendly: false,
+            ..no_hystart()
+        };
+        let mut cc = CubicCc::new(cfg);
+        let mut w = win(100, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        let rtt = Time::from_millis(100);
+        let mut t = Time::ZERO;
+        let mut at_k = None;
+        while t < Time::from_secs(8) {
+            let prev = w.cwnd as f64 / MSS as f64;
+            for _ in 0..w.cwnd / MSS {
+                cc.on_ack(&mut w, MSS, Some(rtt), t);
+            }
+            if at_k.is_none() && t.as_secs_f64() >= cc.k {
+                at_k = Some(w.cwnd as f64 / MSS as f64);
+            }
+            // Never beyond the target W_cubic(t + RTT) (or the window it had).
+            let target = cc.w_cubic(t.as_secs_f64() + rtt.as_secs_f64(), 100.0);
+            let got = w.cwnd as f64 / MSS as f64;
+            assert!(got <= target.max(prev) + 0.01, "t {t}: {got} > {target}");
+            t += rtt;
+        }
+        let at_k = at_k.unwrap();
+        assert!((99.0..=101.5).contains(&at_k), "cwnd at K: {at_k}");
+        assert!(
+            w.cwnd > 110 * MSS,
+            "convex growth after K: {}",
+            w.cwnd / MSS
+        );
+    }
+
+    /// RFC 9438 §4.3: with a short RTT W_cubic grows slower than Reno would:
+    /// the window follows W_est (α = 3·0.3/1.7 per RTT).
+    #[test]
+    fn rfc9438_s4_3_reno_friendly_region() {
+        let mut cc = CubicCc::new(no_hystart());
+        let mut w = win(20, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 20 * MSS, Time::ZERO);
+        assert_eq!(w.cwnd, 14 * MSS);
+        let rtt = Time::from_millis(1);
+        let mut t = Time::ZERO;
+        for _ in 0..10 {
+            let segs = w.cwnd / MSS;
+            for _ in 0..segs {
+                cc.on_ack(&mut w, MSS, Some(rtt), t);
+            }
+            t += rtt;
+        }
+        // W_cubic barely moves in 10 ms; W_est grew by about 10·α = 5.3.
+        let alpha = 3.0 * 0.3 / 1.7;
+        let got = w.cwnd as f64 / MSS as f64;
+        assert!((got - (14.0 + 10.0 * alpha)).abs() < 0.6, "cwnd {got}");
+        assert!((cc.w_est - got).abs() < 1e-6 * got + 1e-3);
+    }
+
+    /// RFC 9438 §4.7: a loss below the last W_max lowers W_max further.
+    #[test]
+    fn rfc9438_s4_7_fast_convergence() {
+        let mut cc = CubicCc::new(no_hystart());
+        let mut w = win(100, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        w.cwnd = 80 * MSS;
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 80 * MSS, Time::ZERO);
+        assert!((cc.w_max.unwrap() - 80.0 * 1.7 / 2.0).abs() < 1e-9);
+        let mut slow = CubicCc::new(CubicConfig {
+            fast_convergence: false,
+            ..no_hystart()
+        });
+        let mut w = win(100, 1000);
+        slow.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        w.cwnd = 80 * MSS;
+        slow.on_congestion(&mut w, Signal::FastRetransmit, 80 * MSS, Time::ZERO);
+        assert_eq!(slow.w_max, Some(80.0));
+    }
+
+    /// RFC 9438 §4.8: a timeout gives the loss window and ssthresh by β; the
+    /// next avoidance stage starts with K = 0 and W_max = its window.
+    #[test]
+    fn rfc9438_s4_8_timeout() {
+        let mut cc = CubicCc::new(no_hystart());
+        let mut w = win(50, 1000);
+        cc.on_congestion(&mut w, Signal::Timeout, 50 * MSS, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 35 * MSS));
+        w.cwnd = 35 * MSS;
+        cc.on_ack(&mut w, MSS, None, Time::from_secs(3));
+        assert_eq!(cc.k, 0.0);
+        assert_eq!(cc.w_max, Some(35.0));
+    }
+
+    /// RFC 9406 §4.2: a round whose minimum RTT rises by more than
+    /// clamp(last/8, 4 ms, 16 ms) ends slow start in CSS (growth ÷ 4); five
+    /// CSS rounds later avoidance begins (ssthresh = cwnd).
+    #[test]
+    fn rfc9406_delay_increase_exits_to_css_then_avoidance() {
+        let mut cc = CubicCc::new(CubicConfig::default());
+        let mut w = win(10, u64::MAX / MSS / 2);
+        // A round: its first ACK reaches the data sent when the previous
+        // round began (a new round starts), the others stay below.
+        let (mut prev_end, mut sent) = (0, 10 * MSS);
+        let mut round = |cc: &mut CubicCc, w: &mut Window, acks: u64, bytes: u64, rtt_ms: u64| {
+            let snd_max = sent;
+            for i in 0..acks {
+                cc.on_ack_numbers(prev_end + i, snd_max);
+                cc.on_ack(w, bytes, Some(Time::from_millis(rtt_ms)), Time::ZERO);
+            }
+            prev_end = snd_max;
+            sent += w.cwnd;
+        };
+        round(&mut cc, &mut w, 10, MSS, 100);
+        assert_eq!(w.cwnd, 20 * MSS, "slow start: +1 MSS per ACK of 1 MSS");
+        // 100 ms, then 120 ms > 100 + max(4, min(100/8, 16)) = 112.5 ms: CSS.
+        round(&mut cc, &mut w, 8, MSS, 120);
+        let h = cc.hystart.expect("still in the initial slow start");
+        assert_eq!(h.css_baseline, Some(Time::from_millis(120)));
+        let before = w.cwnd;
+        round(&mut cc, &mut w, 1, 4 * MSS, 120);
+        assert_eq!(w.cwnd - before, MSS, "CSS grows by a quarter");
+        // The round CSS began in counts (RFC 9406 §4.2): rounds 2–6 are the
+        // five, so the ACK that completes round 6 starts avoidance.
+        for _ in 0..CSS_ROUNDS - 2 {
+            round(&mut cc, &mut w, 1, MSS, 120);
+            assert!(cc.hystart.is_some());
+        }
+        round(&mut cc, &mut w, 1, MSS, 120);
+        assert_eq!(w.ssthresh, w.cwnd, "five CSS rounds: congestion avoidance");
+        assert!(cc.hystart.is_none());
+    }
+
+    /// An RTT that stays flat keeps standard slow start going.
+    #[test]
+    fn rfc9406_flat_rtt_stays_in_slow_start() {
+        let mut cc = CubicCc::new(CubicConfig::default());
+        let mut w = win(10, 1 << 30);
+        let mut ack = 0;
+        for _ in 0..200 {
+            ack += MSS;
+            cc.on_ack_numbers(ack, ack + w.cwnd);
+            cc.on_ack(&mut w, MSS, Some(Time::from_millis(100)), Time::ZERO);
+        }
+        assert_eq!(w.cwnd, 210 * MSS);
+        assert!(cc.hystart.is_some_and(|h| h.css_baseline.is_none()));
+    }
+
+    /// No delay increase: standard slow start, L = 8 segments per ACK at most.
+    #[test]
+    fn rfc9406_slow_start_growth_cap() {
+        let mut cc = CubicCc::new(CubicConfig::default());
+        let mut w = win(10, 1 << 30);
+        cc.on_ack(&mut w, 20 * MSS, Some(Time::from_millis(50)), Time::ZERO);
+        assert_eq!(w.cwnd, 18 * MSS);
+        let mut plain = CubicCc::new(no_hystart());
+        let mut w = win(10, 1 << 30);
+        plain.on_ack(&mut w, 20 * MSS, None, Time::ZERO);
+        assert_eq!(
+            w.cwnd,
+            11 * MSS,
+            "without HyStart++: RFC 5681, one MSS per ACK"
+        );
+    }
+
+    #[test]
+    fn bad_parameters_name_their_key() {
+        let e = CubicConfig {
+            beta: 1.0,
+            ..CubicConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.path, "beta");
+        let e = CubicConfig {
+            c: 0.0,
+            ..CubicConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.path, "c");
+    }
+
+    proptest::proptest! {
+        /// Invariants under any ACK / congestion sequence: avoidance never
+        /// shrinks the window nor grows it past 1.5× per ACK of one window;
+        /// reductions keep ssthresh ≥ 2 MSS and cwnd ≥ 1 MSS.
+        #[test]
+        fn window_invariants(
+            ops in proptest::collection::vec((0u8..10, 1u64..4000, 1u64..400), 1..300),
+            hystart in proptest::bool::ANY,
+        ) {
+            let mut cc = CubicCc::new(CubicConfig { hystart, ..CubicConfig::default() });
+            let mut w = win(10, 64);
+            let mut now = Time::ZERO;
+            let mut ack = 0;
+            for (op, bytes, ms) in ops {
+                now += Time::from_millis(ms);
+                let flight = w.cwnd;
+                match op {
+                    0 => cc.on_congestion(&mut w, Signal::FastRetransmit, flight, now),
+                    1 => cc.on_congestion(&mut w, Signal::Timeout, flight, now),
+                    _ => {
+                        let before = w.cwnd;
+                        ack += bytes;
+                        cc.on_ack_numbers(ack, ack + w.cwnd);
+                        cc.on_ack(&mut w, bytes, Some(Time::from_millis(ms)), now);
+                        proptest::prop_assert!(w.cwnd >= before);
+                        if before >= w.ssthresh {
+                            let limit = before + (before / 2) * bytes / before.max(1) + MSS;
+                            proptest::prop_assert!(w.cwnd <= limit.max(before + bytes));
+                        }
+                    }
+                }
+                proptest::prop_assert!(w.ssthresh >= 2 * MSS);
+                proptest::prop_assert!(w.cwnd >= MSS);
+            }
+        }
+    }
+}
