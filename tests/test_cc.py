@@ -14,7 +14,7 @@ import linklab
 from conftest import cli_env
 
 REPO = Path(__file__).resolve().parents[1]
-SCENARIO = REPO / "scenarios" / "dumbbell-cubic.toml"
+SCENARIO = REPO / "scenarios" / "dumbbell-cc-aqm.toml"
 SHORT = {"flows": 2, "duration": "20s"}
 
 
@@ -45,8 +45,8 @@ def test_westwood_keeps_its_window_through_random_loss() -> None:
     # Westwood+'s purpose (Mascolo et al.): a random loss sets ssthresh to BWE·RTT_min,
     # about one BDP when the pipe is full, where Reno halves on every loss. With 1 %
     # random loss on the bottleneck it keeps several times Reno's goodput.
-    lossy = 'queue = { limit = "${limit}" }\nab = { loss = 0.01 }'
-    text = SCENARIO.read_text().replace('queue = { limit = "${limit}" }', lossy)
+    bottleneck = 'queue = { kind = "${queue}", limit = "${limit}" }'
+    text = SCENARIO.read_text().replace(bottleneck, bottleneck + "\nab = { loss = 0.01 }")
 
     def goodput(cc: str) -> float:
         run = linklab.run(text.replace('cc = "${cc}"', f"cc = {cc}"), params=SHORT, seed=3)

@@ -66,7 +66,10 @@ BAD: dict[str, dict[str, Any]] = {
     "loss above 1": _set(GOOD, ("links", 1, "ab", "loss"), 1.5),
     "RED key on a drop-tail queue": _set(GOOD, ("links", 0, "queue"), {"limit": "50p", "minth": 5}),
     "queue limit without unit": _set(GOOD, ("links", 0, "queue"), {"limit": "50"}),
-    "unknown queue kind": _set(GOOD, ("links", 0, "queue"), {"kind": "codel"}),
+    "unknown queue kind": _set(GOOD, ("links", 0, "queue"), {"kind": "sfq"}),
+    "CoDel target without a unit": _set(
+        GOOD, ("links", 0, "queue"), {"kind": "codel", "target": 5}
+    ),
     "RED without thresholds": _set(GOOD, ("links", 0, "queue"), {"kind": "red"}),
     "unknown channel kind": _set(GOOD, ("links", 0, "channel"), {"kind": "fractal"}),
     "unknown link key": _set(GOOD, ("links", 0, "speed"), 3),

@@ -6,11 +6,13 @@
 //! Policies are sans-IO like everything else: they are told `now` and the
 //! queue's state, and answer with a [`Verdict`].
 
+pub mod codel;
 mod droptail;
 pub mod red;
 pub mod sbd;
 
 pub use crate::config::Limit;
+pub use codel::{Codel, CodelConfig};
 pub use droptail::{DropTail, DropTailConfig};
 pub use red::{Red, RedConfig};
 pub use sbd::{Sbd, SbdConfig};
@@ -39,6 +41,8 @@ tagged_enum! {
         Red(RedConfig) = "red",
         /// Slope Based Discard (seed 000 §3).
         Sbd(SbdConfig) = "sbd",
+        /// CoDel, Controlled Delay (RFC 8289).
+        Codel(CodelConfig) = "codel",
     }
 }
 
@@ -47,6 +51,10 @@ tagged_enum! {
 pub trait AqmConfig: Debug {
     /// The capacity as written (`None`: not given).
     fn limit(&self) -> Option<Limit>;
+    /// The capacity when none is written.
+    fn default_limit(&self) -> Limit {
+        QueueConfig::DEFAULT_LIMIT
+    }
     /// Check the parameters for a buffer of `limit`; paths are relative to
     /// the queue table (`minth`).
     fn validate_under(&self, limit: Limit) -> Result<()>;
@@ -64,9 +72,12 @@ impl QueueConfig {
     /// The capacity when none is written.
     pub const DEFAULT_LIMIT: Limit = Limit::Packets(100);
 
-    /// The capacity: as written, else 100 packets.
+    /// The capacity: as written, else the kind's default (100 packets for
+    /// most kinds).
     pub fn limit(&self) -> Limit {
-        self.model().limit().unwrap_or(Self::DEFAULT_LIMIT)
+        self.model()
+            .limit()
+            .unwrap_or_else(|| self.model().default_limit())
     }
 
     /// Check the parameters against the queue's own limit.
@@ -160,6 +171,17 @@ pub enum Verdict {
     DropFront(DropCause),
 }
 
+/// What a dequeue-time AQM decides for the head packet leaving the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DequeueVerdict {
+    /// Send it.
+    Deliver,
+    /// Set CE and send it (the packet is ECN-capable).
+    Mark,
+    /// Discard it, for this reason; the queue offers the next packet.
+    Drop(DropCause),
+}
+
 /// The queue state an AQM sees.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueView {
@@ -193,6 +215,24 @@ pub trait Aqm: Debug + Send {
     /// Slotted links (the RLC) tick once per TTI; a plain [`Queue`] ticks
     /// before each arrival, so timers there resolve at arrivals.
     fn on_tick(&mut self, _now: Time, _q: &QueueView) {}
+    /// Whether the policy decides at dequeue from each packet's sojourn time
+    /// (CoDel): the queue then stamps arrivals and asks [`Aqm::on_dequeue`].
+    fn wants_sojourn(&self) -> bool {
+        false
+    }
+    /// The head packet leaves at `now` after waiting `sojourn`; `q` is the
+    /// state after it left. Only asked when [`Aqm::wants_sojourn`].
+    fn on_dequeue(
+        &mut self,
+        _now: Time,
+        _sojourn: Time,
+        _q: &QueueView,
+        _pkt: &Packet,
+    ) -> DequeueVerdict {
+        DequeueVerdict::Deliver
+    }
+    /// A dequeue found the queue empty (dequeue-time policies reset here).
+    fn on_empty(&mut self, _now: Time) {}
 }
 
 /// Counters every queue reports.
@@ -310,6 +350,10 @@ pub struct Queue {
     aqm: Box<dyn Aqm>,
     rng: Rng,
     occ: Occupancy,
+    /// Arrival time of each waiting packet, kept only for a dequeue-time AQM.
+    stamps: Option<VecDeque<Time>>,
+    /// Packets a dequeue-time AQM discarded, not yet taken by the link.
+    dropped: VecDeque<(Packet, DropCause)>,
 }
 
 impl Queue {
@@ -318,9 +362,11 @@ impl Queue {
         Queue {
             pkts: VecDeque::new(),
             limit,
+            stamps: aqm.wants_sojourn().then(VecDeque::new),
             aqm,
             rng,
             occ: Occupancy::default(),
+            dropped: VecDeque::new(),
         }
     }
 
@@ -406,9 +452,15 @@ impl Queue {
         }
         let mut bytes = self.occ.bytes() + u64::from(pkt.size());
         self.pkts.push_back(pkt);
+        if let Some(s) = self.stamps.as_mut() {
+            s.push_back(now);
+        }
         let mut dropped = None;
         if let Verdict::DropFront(c) = verdict {
             if let Some(front) = self.pkts.pop_front() {
+                if let Some(s) = self.stamps.as_mut() {
+                    s.pop_front();
+                }
                 bytes -= u64::from(front.size());
                 self.occ.stats_mut().count_drop(c);
                 dropped = Some((front, c));
@@ -418,15 +470,51 @@ impl Queue {
         dropped
     }
 
-    /// Take the head packet at `now`.
+    /// Take the head packet at `now`. A dequeue-time AQM may discard head
+    /// packets first: they wait in [`Queue::take_dropped`].
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let pkt = self.pkts.pop_front()?;
-        let bytes = self.occ.bytes() - u64::from(pkt.size());
-        self.occ.stats_mut().departures += 1;
-        self.changed(now, bytes);
-        let view = self.view();
-        self.aqm.on_departure(now, &view);
-        Some(pkt)
+        loop {
+            let Some(mut pkt) = self.pkts.pop_front() else {
+                if self.stamps.is_some() {
+                    self.aqm.on_empty(now);
+                }
+                return None;
+            };
+            let bytes = self.occ.bytes() - u64::from(pkt.size());
+            self.changed(now, bytes);
+            let view = self.view();
+            if let Some(s) = self.stamps.as_mut() {
+                let since = s.pop_front().unwrap_or(now);
+                match self
+                    .aqm
+                    .on_dequeue(now, now.saturating_sub(since), &view, &pkt)
+                {
+                    DequeueVerdict::Drop(c) => {
+                        self.occ.stats_mut().count_drop(c);
+                        self.dropped.push_back((pkt, c));
+                        continue;
+                    }
+                    DequeueVerdict::Mark => {
+                        pkt.ecn = Ecn::Ce;
+                        self.occ.stats_mut().ecn_marks += 1;
+                    }
+                    DequeueVerdict::Deliver => {}
+                }
+            }
+            self.occ.stats_mut().departures += 1;
+            self.aqm.on_departure(now, &view);
+            return Some(pkt);
+        }
+    }
+
+    /// The next packet a dequeue-time AQM discarded, for the link to report.
+    pub fn take_dropped(&mut self) -> Option<(Packet, DropCause)> {
+        self.dropped.pop_front()
+    }
+
+    /// Packets discarded at dequeue and not yet taken.
+    pub fn dropped_waiting(&self) -> usize {
+        self.dropped.len()
     }
 }
 

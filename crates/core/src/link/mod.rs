@@ -65,6 +65,30 @@ pub(crate) fn pick<'a, T>(
     }
 }
 
+/// Check that the times of a rate schedule start at `"0s"` and never go
+/// back; `steps` gives each step's time and key path (`rate_schedule[2]`).
+pub(crate) fn check_schedule_times<'a>(
+    steps: impl IntoIterator<Item = (Time, &'a str)>,
+) -> Result<()> {
+    let mut prev = Time::ZERO;
+    for (i, (at, path)) in steps.into_iter().enumerate() {
+        if (i == 0 && at != Time::ZERO) || at < prev {
+            let why = if i == 0 {
+                "the first step of a rate schedule is at \"0s\""
+            } else {
+                "goes back in time; steps must be in time order"
+            };
+            return Err(crate::config::ConfigError::new(
+                crate::config::join(path, "at"),
+                format!("\"{at}\""),
+                why,
+            ));
+        }
+        prev = at;
+    }
+    Ok(())
+}
+
 /// What every link kind's configuration provides (one implementation per
 /// model: `wired.rs`, `rlc/config.rs`).
 pub trait LinkKind: std::fmt::Debug {

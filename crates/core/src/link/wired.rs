@@ -17,10 +17,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::fec::{Attempt, FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
-use super::{pick, Delivery, Dir, Link, LinkKind, LinkStats};
+use super::{check_schedule_times, pick, Delivery, Dir, Link, LinkKind, LinkStats};
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
-use crate::config::{check_range, Bytes, ConfigError, Probability, Rate, Result};
+use crate::config::{check_range, join, Bytes, ConfigError, Probability, Rate, Result};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -28,8 +28,11 @@ use crate::time::Time;
 /// Parameters of a wired link direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WiredConfig {
-    /// Transmission rate, bit/s (> 0).
+    /// Transmission rate, bit/s (> 0); with a schedule, the rate from time 0.
     pub rate_bps: u64,
+    /// Later rate changes `(at, bit/s)`, in time order (empty: constant rate).
+    /// A packet is sent at the rate in force when its transmission starts.
+    pub schedule: Vec<(Time, u64)>,
     /// One-way propagation delay.
     pub delay: Time,
     /// Link-layer framing bytes added to every packet on the wire (PPP 2,
@@ -50,6 +53,9 @@ pub struct WiredDirection {
     stats: LinkStats,
     /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
     fec: Option<Box<FecState>>,
+    /// The rate in force and the index of the next step of `cfg.schedule`.
+    rate_bps: u64,
+    next_step: usize,
 }
 
 impl WiredDirection {
@@ -58,6 +64,8 @@ impl WiredDirection {
     /// slot in which its transmission starts).
     pub fn new(cfg: WiredConfig, queue: Queue, channel: Box<dyn Channel>) -> WiredDirection {
         WiredDirection {
+            rate_bps: cfg.rate_bps,
+            next_step: 0,
             cfg,
             queue,
             channel,
@@ -91,6 +99,14 @@ impl WiredDirection {
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
     /// packet already sent (seq, attempt), or a first transmission.
     fn transmit(&mut self, start: Time, pkt: Packet, retry: Option<(u64, u32)>) {
+        while let Some(&(at, bps)) = self.cfg.schedule.get(self.next_step) {
+            if at > start {
+                break;
+            }
+            self.rate_bps = bps;
+            self.next_step += 1;
+        }
+        let rate = self.rate_bps;
         let size = u64::from(pkt.size());
         let (end, lost, att) = match self.fec.as_deref_mut() {
             None => {
@@ -102,12 +118,11 @@ impl WiredDirection {
                     attempt: 0,
                     erased: 0,
                 };
-                (start + Time::tx_time(wire, self.cfg.rate_bps), lost, att)
+                (start + Time::tx_time(wire, rate), lost, att)
             }
             Some(f) => {
                 let frag = u64::from(f.cfg.fragment_bytes(pkt.size()));
-                let frag_time =
-                    Time::tx_time(frag + u64::from(self.cfg.overhead_bytes), self.cfg.rate_bps);
+                let frag_time = Time::tx_time(frag + u64::from(self.cfg.overhead_bytes), rate);
                 let (seq, attempt) = retry.unwrap_or_else(|| (f.first_seq(), 0));
                 let (end, erased) = f.send_block(start, frag_time, &pkt, self.channel.as_mut());
                 let att = Attempt {
@@ -172,6 +187,10 @@ impl WiredDirection {
     /// The next arrival at the far end (or, with link ARQ, the moment an idle
     /// transmitter starts a retransmission).
     pub fn poll_timeout(&self) -> Option<Time> {
+        if self.queue.dropped_waiting() > 0 {
+            // Discarded at dequeue by the AQM: report them at once.
+            return Some(Time::ZERO);
+        }
         let wire = self.wire.front().map(|w| w.0);
         let retx = self
             .fec
@@ -188,6 +207,9 @@ impl WiredDirection {
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
         if self.fec.is_none() {
             self.advance(now);
+            if let Some((p, c)) = self.queue.take_dropped() {
+                return Some(Delivery::Lost(p, c));
+            }
             let &(t, pkt, lost, _) = self.wire.front()?;
             if t > now {
                 return None;
@@ -200,6 +222,9 @@ impl WiredDirection {
             }));
         }
         loop {
+            if let Some((p, c)) = self.queue.take_dropped() {
+                return Some(Delivery::Lost(p, c));
+            }
             if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
                 return Some(self.count(d));
             }
@@ -260,7 +285,10 @@ impl WiredDirection {
 
     /// Packets queued, on the wire, or held by the FEC/ARQ layer.
     pub fn in_transit(&self) -> usize {
-        self.queue.len() + self.wire.len() + self.fec.as_ref().map_or(0, |f| f.held())
+        self.queue.len()
+            + self.queue.dropped_waiting()
+            + self.wire.len()
+            + self.fec.as_ref().map_or(0, |f| f.held())
     }
 
     /// Counters of the FEC layer (None without FEC).
@@ -341,8 +369,13 @@ macro_rules! with_direction_keys {
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $($own)*
-            /// Rate, e.g. `"10Mbit"` (required, at the link's level or per direction).
+            /// Rate, e.g. `"10Mbit"` (required, at the link's level or per
+            /// direction, unless `rate_schedule` is given).
             pub rate: Option<Rate>,
+            /// Rate changes instead of `rate`: `[{ at = "0s", rate = "10Mbit" },
+            /// { at = "30s", rate = "2Mbit" }]`, in time order from `"0s"`; a
+            /// packet is sent at the rate in force when its transmission starts.
+            pub rate_schedule: Option<Vec<WiredRateStep>>,
             /// One-way propagation delay, e.g. `"20ms"`. Default `"0s"`.
             pub delay: Option<Time>,
             /// Independent random loss probability of each packet. Default 0.
@@ -358,6 +391,16 @@ macro_rules! with_direction_keys {
             pub fec: Option<LinkFecConfig>,
         }
     };
+}
+
+/// One step of a wired direction's `rate_schedule`.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WiredRateStep {
+    /// When the rate changes, e.g. `"30s"` (the first step is at `"0s"`).
+    pub at: Time,
+    /// The rate from then on.
+    pub rate: Rate,
 }
 
 with_direction_keys! {
@@ -438,6 +481,7 @@ impl WiredLinkConfig {
     fn plan(&self, key: &'static str) -> Result<Half<'_>> {
         static NONE: WiredDirectionConfig = WiredDirectionConfig {
             rate: None,
+            rate_schedule: None,
             delay: None,
             loss: None,
             overhead: None,
@@ -450,13 +494,48 @@ impl WiredLinkConfig {
             _ => self.ba.as_ref(),
         }
         .unwrap_or(&NONE);
-        let (rate, _) = pick(&own.rate, &self.rate, key, "rate");
-        let rate = rate.ok_or_else(|| {
-            ConfigError::at_key(
-                "rate",
-                "missing; every link direction needs a rate, e.g. rate = \"10Mbit\"",
+        // `rate` and `rate_schedule` are one setting: a direction that gives
+        // either replaces the link's, and one level may not give both.
+        let (rate, steps, sp) = if own.rate.is_some() || own.rate_schedule.is_some() {
+            (
+                own.rate.as_ref(),
+                own.rate_schedule.as_ref(),
+                join(key, "rate_schedule"),
             )
-        })?;
+        } else {
+            (
+                self.rate.as_ref(),
+                self.rate_schedule.as_ref(),
+                "rate_schedule".to_string(),
+            )
+        };
+        let (rate, schedule) = match (rate, steps) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::at_key(
+                    sp,
+                    "give either `rate` or `rate_schedule`, not both",
+                ))
+            }
+            (Some(r), None) => (*r, Vec::new()),
+            (None, Some(steps)) => {
+                let paths: Vec<String> = (0..steps.len()).map(|i| format!("{sp}[{i}]")).collect();
+                if steps.is_empty() {
+                    return Err(ConfigError::at_key(
+                        sp,
+                        "is empty; give at least the rate at \"0s\"",
+                    ));
+                }
+                check_schedule_times(steps.iter().zip(&paths).map(|(st, p)| (st.at, p.as_str())))?;
+                let later = steps[1..].iter().map(|st| (st.at, st.rate.bps())).collect();
+                (steps[0].rate, later)
+            }
+            (None, None) => {
+                return Err(ConfigError::at_key(
+                    "rate",
+                    "missing; every link direction needs a rate, e.g. rate = \"10Mbit\" (or a rate_schedule)",
+                ))
+            }
+        };
         let delay = pick(&own.delay, &self.delay, key, "delay")
             .0
             .copied()
@@ -503,6 +582,7 @@ impl WiredLinkConfig {
         Ok(Half {
             wired: WiredConfig {
                 rate_bps: rate.bps(),
+                schedule,
                 delay,
                 overhead_bytes: overhead as u32,
             },
@@ -586,6 +666,7 @@ mod tests {
         );
         WiredDirection::new(
             WiredConfig {
+                schedule: Vec::new(),
                 rate_bps: rate,
                 delay: Time::from_millis(delay_ms),
                 overhead_bytes: 0,
@@ -637,11 +718,74 @@ mod tests {
         assert_eq!(l.stats().tx_bytes, 3000);
     }
 
+    /// A rate schedule: 1000-byte packets take 1 ms at 8 Mbit/s, 4 ms at
+    /// 2 Mbit/s from 2 ms on; the packet that starts at 2 ms is the first
+    /// sent at the new rate (the one in transmission keeps its rate).
+    #[test]
+    fn rate_schedule_applies_at_transmission_start() {
+        let mut l = link(8_000_000, 0, 100);
+        l.cfg.schedule = vec![
+            (Time::from_millis(2), 2_000_000),
+            (Time::from_millis(30), 8_000_000),
+        ];
+        for i in 0..4 {
+            l.enqueue(Time::ZERO, pkt(i, 1000));
+        }
+        let mut arrivals = Vec::new();
+        while let Some(t) = l.poll_timeout() {
+            while let Some(Delivery::Arrived(p)) = l.poll_deliver(t) {
+                arrivals.push((t, p.uid));
+            }
+        }
+        let ms = Time::from_millis;
+        assert_eq!(
+            arrivals,
+            vec![(ms(1), 0), (ms(2), 1), (ms(6), 2), (ms(10), 3)]
+        );
+        // After 30 ms the rate is back at 8 Mbit/s.
+        l.enqueue(ms(40), pkt(9, 1000));
+        assert_eq!(l.poll_timeout(), Some(ms(41)));
+    }
+
+    #[test]
+    fn rate_schedule_keys_and_errors() {
+        let base =
+            |extra: &str| -> String { format!("a = \"A\"\nb = \"B\"\ndelay = \"1ms\"\n{extra}") };
+        let cfg = |t: &str| -> Result<()> {
+            let c: WiredLinkConfig =
+                crate::config::deserialize(toml::Deserializer::parse(t).unwrap())?;
+            c.validate()
+        };
+        let ok = base("rate_schedule = [{ at = \"0s\", rate = \"10Mbit\" }, { at = \"5s\", rate = \"1Mbit\" }]");
+        assert!(cfg(&ok).is_ok());
+        let both = base("rate = \"1Mbit\"\nrate_schedule = [{ at = \"0s\", rate = \"10Mbit\" }]");
+        assert_eq!(cfg(&both).unwrap_err().path, "rate_schedule");
+        let late = base("rate_schedule = [{ at = \"1s\", rate = \"10Mbit\" }]");
+        assert_eq!(cfg(&late).unwrap_err().path, "rate_schedule[0].at");
+        let back = base(
+            "rate_schedule = [{ at = \"0s\", rate = \"10Mbit\" }, { at = \"5s\", rate = \"1Mbit\" }, { at = \"2s\", rate = \"2Mbit\" }]",
+        );
+        assert_eq!(cfg(&back).unwrap_err().path, "rate_schedule[2].at");
+        let own =
+            base("rate = \"1Mbit\"\nab = { rate_schedule = [{ at = \"0s\", rate = \"10Mbit\" }] }");
+        assert!(
+            cfg(&own).is_ok(),
+            "a direction's schedule replaces the link's rate"
+        );
+        let own_both = base(
+            "rate = \"1Mbit\"\nab = { rate = \"2Mbit\", rate_schedule = [{ at = \"0s\", rate = \"10Mbit\" }] }",
+        );
+        assert_eq!(cfg(&own_both).unwrap_err().path, "ab.rate_schedule");
+        let empty = base("rate_schedule = []");
+        assert_eq!(cfg(&empty).unwrap_err().path, "rate_schedule");
+    }
+
     #[test]
     fn framing_overhead_costs_time() {
         // 998 IP bytes + 2 framing bytes at 8 Mbit/s = exactly 1 ms.
         let q = Queue::new(Limit::Packets(10), Box::new(DropTail), Rng::stream(1, "q"));
         let cfg = WiredConfig {
+            schedule: Vec::new(),
             rate_bps: 8_000_000,
             delay: Time::ZERO,
             overhead_bytes: 2,
@@ -683,6 +827,7 @@ mod tests {
         );
         let mut l = WiredDirection::new(
             WiredConfig {
+                schedule: Vec::new(),
                 rate_bps: 1_000_000_000,
                 delay: Time::ZERO,
                 overhead_bytes: 0,

@@ -13,6 +13,7 @@ use crate::aqm::{Aqm, DropTail, Limit, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
 use crate::config::units::{deserialize_unit, read_scalar, schema_impl, unit_schema, UnitValue};
 use crate::config::{check_range, join, Bytes, ConfigError, Rate, Result};
+use crate::link::check_schedule_times;
 use crate::link::{pick, Dir, Feed, Link, LinkKind};
 use crate::rng::Rng;
 use crate::tcp::EstimatorSide;
@@ -529,22 +530,9 @@ impl RlcLinkConfig {
                 ))
             }
         };
+        check_schedule_times(steps.iter().map(|(st, path)| (st.at, path.as_str())))?;
         let mut schedule = Vec::with_capacity(steps.len());
-        let mut prev = Time::ZERO;
-        for (i, (st, path)) in steps.iter().enumerate() {
-            if (i == 0 && st.at != Time::ZERO) || st.at < prev {
-                let why = if i == 0 {
-                    "the first step of a rate schedule is at \"0s\""
-                } else {
-                    "goes back in time; steps must be in time order"
-                };
-                return Err(ConfigError::new(
-                    join(path, "at"),
-                    format!("\"{}\"", st.at),
-                    why,
-                ));
-            }
-            prev = st.at;
+        for (st, path) in &steps {
             if cfg.pdus_per_tti(st.rate.bps()) == 0 {
                 return Err(ConfigError::new(
                     if path.is_empty() {
@@ -599,7 +587,16 @@ fn bearer_aqm(q: &QueueConfig, rate_bps: u64, cfg: &RlcConfig, path: &str) -> Re
             "is set by the bearer's `buffer`; remove it",
         ));
     }
-    q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))
+    let aqm = q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))?;
+    if aqm.wants_sojourn() {
+        return Err(ConfigError::new(
+            join(path, "kind"),
+            crate::config::quoted(q.kind()),
+            "decides at dequeue, which an RLC buffer does not offer yet; \
+             allowed here: \"droptail\", \"red\" or \"sbd\"",
+        ));
+    }
+    Ok(aqm)
 }
 
 impl LinkKind for RlcLinkConfig {

@@ -1003,6 +1003,7 @@ fn tcp_over_the_bearer_end_to_end() {
         let wired = |seed: &str| {
             crate::link::WiredDirection::new(
                 crate::link::WiredConfig {
+                    schedule: Vec::new(),
                     rate_bps: 1_000_000,
                     delay: ms(100),
                     overhead_bytes: 0,

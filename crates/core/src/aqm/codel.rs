@@ -1,0 +1,405 @@
+//! CoDel, Controlled Delay (RFC 8289): drops (or marks) at dequeue once the
+//! sojourn time has stayed above `target` for an `interval`, then at
+//! intervals shrinking as 1/√count. See docs/models/codel.md.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Aqm, AqmConfig, DequeueVerdict, DropCause, Limit, QueueView, Verdict};
+use crate::config::{Bytes, ConfigError, Result};
+use crate::packet::{Ecn, Packet};
+use crate::rng::Rng;
+use crate::time::Time;
+
+/// `queue = { kind = "codel", … }`: every key optional, defaults from RFC
+/// 8289 and Linux `sch_codel` (ns-3 `CoDelQueueDisc` attribute on each key).
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    /// Capacity: packets `"1000p"` or bytes. Default `"1000p"` (Linux `limit`;
+    /// ns-3 `MaxSize` 1500 kB).
+    #[serde(default)]
+    pub limit: Option<Limit>,
+    /// TARGET, the acceptable standing sojourn time, > 0 (ns-3 `Target`). Default "5ms".
+    #[serde(default = "defaults::target")]
+    pub target: Time,
+    /// INTERVAL, the sliding window for the minimum sojourn time, > target
+    /// (ns-3 `Interval`). Default "100ms".
+    #[serde(default = "defaults::interval")]
+    pub interval: Time,
+    /// Mark ECN-capable packets (CE) instead of dropping them (ns-3 `UseEcn`). Default false.
+    #[serde(default)]
+    pub ecn: bool,
+    /// MTU ("maxpacket"): never drop while at most this many bytes wait
+    /// (ns-3 `MinBytes` 1500; Linux the device MTU). Default "1514B".
+    #[serde(default = "defaults::mtu")]
+    pub mtu: Bytes,
+}
+
+/// The defaults of [`CodelConfig`] for keys not written.
+mod defaults {
+    use crate::config::Bytes;
+    use crate::time::Time;
+
+    pub fn target() -> Time {
+        Time::from_millis(5)
+    }
+    pub fn interval() -> Time {
+        Time::from_millis(100)
+    }
+    pub fn mtu() -> Bytes {
+        Bytes(1514)
+    }
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        CodelConfig {
+            limit: None,
+            target: defaults::target(),
+            interval: defaults::interval(),
+            ecn: false,
+            mtu: defaults::mtu(),
+        }
+    }
+}
+
+impl CodelConfig {
+    /// The limit when none is written: 1000 packets (Linux `sch_codel`).
+    pub const DEFAULT_LIMIT: Limit = Limit::Packets(1000);
+}
+
+impl AqmConfig for CodelConfig {
+    fn limit(&self) -> Option<Limit> {
+        self.limit
+    }
+
+    fn default_limit(&self) -> Limit {
+        Self::DEFAULT_LIMIT
+    }
+
+    fn validate_under(&self, _limit: Limit) -> Result<()> {
+        if self.target == Time::ZERO {
+            return Err(ConfigError::new(
+                "target",
+                "\"0s\"",
+                "is zero; it must be positive",
+            ));
+        }
+        if self.interval <= self.target {
+            return Err(ConfigError::new(
+                "interval",
+                format!("\"{}\"", self.interval),
+                format!(
+                    "is not above target ({}); need interval > target",
+                    self.target
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self, _rate_bps: u64) -> Box<dyn Aqm> {
+        Box::new(Codel::new(self.clone()))
+    }
+}
+
+/// Whether a dequeued packet may be dropped (RFC 8289 `dodequeue`'s `ok_to_drop`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Deliver the packet whatever its sojourn (the one after a first drop).
+    DeliverNext,
+    /// Evaluate normally.
+    Normal,
+    /// The previous packet was dropped by the dropping-state loop: continue it.
+    InLoop,
+}
+
+/// CoDel's state (RFC 8289 §5, `codel_queue_t`).
+#[derive(Clone, Debug)]
+pub struct Codel {
+    cfg: CodelConfig,
+    /// When the sojourn time will have been above target for an interval (0: below).
+    first_above_time: Option<Time>,
+    /// When to drop next in the dropping state.
+    drop_next: Time,
+    /// Drops (or marks) in this dropping state, and in the previous one.
+    count: u32,
+    last_count: u32,
+    dropping: bool,
+    step: Step,
+}
+
+impl Codel {
+    /// CoDel with `cfg`, idle.
+    pub fn new(cfg: CodelConfig) -> Codel {
+        Codel {
+            cfg,
+            first_above_time: None,
+            drop_next: Time::ZERO,
+            count: 0,
+            last_count: 0,
+            dropping: false,
+            step: Step::Normal,
+        }
+    }
+
+    /// `control_law(t, count)` = t + interval / √count.
+    fn control_law(&self, t: Time, count: u32) -> Time {
+        let dt = self.cfg.interval.0 as f64 / f64::from(count.max(1)).sqrt();
+        t + Time(dt as u64)
+    }
+
+    /// RFC 8289 `dodequeue`: update `first_above_time` for a packet that waited
+    /// `sojourn`, leaving `backlog` bytes behind; whether it may be dropped.
+    fn ok_to_drop(&mut self, now: Time, sojourn: Time, backlog: u64) -> bool {
+        if sojourn < self.cfg.target || backlog <= self.cfg.mtu.get() {
+            self.first_above_time = None;
+            return false;
+        }
+        match self.first_above_time {
+            None => {
+                self.first_above_time = Some(now + self.cfg.interval);
+                false
+            }
+            Some(t) => now >= t,
+        }
+    }
+
+    /// Drop, or mark an ECN-capable packet when ECN is on.
+    fn act(&self, pkt: &Packet) -> DequeueVerdict {
+        if self.cfg.ecn && pkt.ecn != Ecn::NotEct {
+            DequeueVerdict::Mark
+        } else {
+            DequeueVerdict::Drop(DropCause::AqmEarly)
+        }
+    }
+}
+
+impl Aqm for Codel {
+    fn name(&self) -> &'static str {
+        "codel"
+    }
+
+    fn on_arrival(&mut self, _now: Time, _q: &QueueView, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        Verdict::Accept
+    }
+
+    fn wants_sojourn(&self) -> bool {
+        true
+    }
+
+    /// RFC 8289 `dequeue`, one packet at a time: the queue asks about each
+    /// head packet until one is delivered (or marked).
+    fn on_dequeue(
+        &mut self,
+        now: Time,
+        sojourn: Time,
+        q: &QueueView,
+        pkt: &Packet,
+    ) -> DequeueVerdict {
+        let ok = self.ok_to_drop(now, sojourn, q.bytes);
+        let step = std::mem::replace(&mut self.step, Step::Normal);
+        if step == Step::DeliverNext {
+            return DequeueVerdict::Deliver;
+        }
+        if self.dropping {
+            if !ok {
+                self.dropping = false;
+                return DequeueVerdict::Deliver;
+            }
+            if step == Step::InLoop {
+                self.drop_next = self.control_law(self.drop_next, self.count);
+            }
+            if now >= self.drop_next {
+                self.count += 1;
+                let v = self.act(pkt);
+                if v == DequeueVerdict::Mark {
+                    // Marked packets leave: the loop ends with it (as Linux).
+                    self.drop_next = self.control_law(self.drop_next, self.count);
+                } else {
+                    self.step = Step::InLoop;
+                }
+                return v;
+            }
+            return DequeueVerdict::Deliver;
+        }
+        if ok {
+            // Enter the dropping state; reuse the previous count if it
+            // ended recently (RFC 8289 §5.4 hysteresis).
+            let v = self.act(pkt);
+            self.dropping = true;
+            let delta = self.count.saturating_sub(self.last_count);
+            self.count = if delta > 1
+                && now.saturating_sub(self.drop_next) < Time(16 * self.cfg.interval.0)
+            {
+                delta
+            } else {
+                1
+            };
+            self.drop_next = self.control_law(now, self.count);
+            self.last_count = self.count;
+            if v != DequeueVerdict::Mark {
+                self.step = Step::DeliverNext;
+            }
+            return v;
+        }
+        DequeueVerdict::Deliver
+    }
+
+    fn on_empty(&mut self, _now: Time) {
+        // RFC 8289 `dodequeue` / `dequeue` on an empty queue.
+        self.first_above_time = None;
+        self.dropping = false;
+        self.step = Step::Normal;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Queue;
+    use super::*;
+
+    fn ms(v: u64) -> Time {
+        Time::from_millis(v)
+    }
+
+    fn pkt(uid: u64) -> Packet {
+        Packet {
+            uid,
+            payload: 1460,
+            header: 40,
+            ..Packet::default()
+        }
+    }
+
+    fn queue(cfg: CodelConfig) -> Queue {
+        let limit = cfg.limit().unwrap_or(CodelConfig::DEFAULT_LIMIT);
+        Queue::new(limit, cfg.build(10_000_000), Rng::stream(1, "q"))
+    }
+
+    /// Constant overload by hand (RFC 8289 §3, §5): one 1500-byte packet
+    /// arrives every 1 ms, one leaves every 2 ms, starting from 10 packets.
+    /// The sojourn passes 5 ms early; 100 ms later the first drop; then
+    /// drops at intervals 100/√2, 100/√3, … ms after the previous one.
+    #[test]
+    fn rfc8289_drop_times_under_constant_overload() {
+        let mut q = queue(CodelConfig::default());
+        let mut next_uid = 0;
+        for _ in 0..10 {
+            q.enqueue(Time::ZERO, pkt(next_uid));
+            next_uid += 1;
+        }
+        let mut drop_times = Vec::new();
+        let mut t = Time::ZERO;
+        while t <= ms(600) {
+            if t.0.is_multiple_of(1_000_000) {
+                q.enqueue(t, pkt(next_uid));
+                next_uid += 1;
+            }
+            if t.0.is_multiple_of(2_000_000) && t > Time::ZERO {
+                let before = q.stats().drops_aqm_early;
+                q.dequeue(t);
+                for _ in before..q.stats().drops_aqm_early {
+                    drop_times.push(t);
+                }
+                while q.take_dropped().is_some() {}
+            }
+            t += ms(1);
+        }
+        assert!(drop_times.len() >= 5, "{drop_times:?}");
+        // Dequeues every 2 ms take packets that waited 2, 4, 6 ms: the one at
+        // 6 ms is the first above target, first_above_time = 6 + 100 ms, and
+        // the first dequeue at or after 106 ms drops (count 1).
+        assert_eq!(drop_times[0], ms(106));
+        // In the dropping state drop k is due at control_law(due of drop k−1,
+        // k) = previous + 100/√k ms (206, 276.7, 334.5, …), taken at the next
+        // dequeue of the 2 ms grid.
+        let mut due = 106e6;
+        for (k, &d) in drop_times.iter().enumerate().skip(1).take(6) {
+            due += 100e6 / (k as f64).sqrt();
+            let expect = (due / 2e6).ceil() * 2e6;
+            assert_eq!(d.0 as f64, expect, "drop {k}: {drop_times:?}");
+        }
+    }
+
+    /// Below target nothing is dropped, however long the queue stays.
+    #[test]
+    fn short_sojourn_never_drops() {
+        let mut q = queue(CodelConfig::default());
+        for i in 0..2000u64 {
+            let t = Time(i * 1_000_000);
+            q.enqueue(t, pkt(i));
+            q.enqueue(t, pkt(i));
+            q.dequeue(t + Time(1_000_000));
+            q.dequeue(t + Time(1_000_000));
+        }
+        assert_eq!(q.stats().drops_aqm_early, 0);
+    }
+
+    /// With ECN, ECN-capable packets are marked and delivered instead.
+    #[test]
+    fn ecn_marks_instead_of_dropping() {
+        let mut q = queue(CodelConfig {
+            ecn: true,
+            ..CodelConfig::default()
+        });
+        let ect = |uid| Packet {
+            ecn: Ecn::Ect0,
+            ..pkt(uid)
+        };
+        for i in 0..300u64 {
+            q.enqueue(ms(i), ect(i));
+            q.enqueue(ms(i), ect(1000 + i));
+            if let Some(p) = q.dequeue(ms(i)) {
+                assert!(p.uid < 10_000);
+            }
+        }
+        assert_eq!(q.stats().drops_aqm_early, 0);
+        assert!(q.stats().ecn_marks > 0);
+    }
+
+    #[test]
+    fn bad_parameters_name_their_key() {
+        let e = CodelConfig {
+            interval: ms(5),
+            ..CodelConfig::default()
+        }
+        .validate_under(Limit::Packets(10))
+        .unwrap_err();
+        assert_eq!(e.path, "interval");
+        let e = CodelConfig {
+            target: Time::ZERO,
+            ..CodelConfig::default()
+        }
+        .validate_under(Limit::Packets(10))
+        .unwrap_err();
+        assert_eq!(e.path, "target");
+    }
+
+    proptest::proptest! {
+        /// Conservation and sanity under any arrival/departure pattern: every
+        /// packet is delivered, dropped or still queued; while a packet
+        /// with a sojourn below target leaves, nothing is dropped with it.
+        #[test]
+        fn conservation(ops in proptest::collection::vec((0u8..3, 0u64..20), 1..500)) {
+            let mut q = queue(CodelConfig::default());
+            let (mut t, mut uid, mut out, mut dropped) = (Time::ZERO, 0u64, 0u64, 0u64);
+            for (op, dt) in ops {
+                t += ms(dt);
+                if op < 2 {
+                    if q.enqueue(t, pkt(uid)).is_some() {
+                        dropped += 1;
+                    }
+                    uid += 1;
+                } else if q.dequeue(t).is_some() {
+                    out += 1;
+                }
+                while q.take_dropped().is_some() {
+                    dropped += 1;
+                }
+                proptest::prop_assert_eq!(uid, out + dropped + q.len() as u64);
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+"""CoDel end to end: on a 1000-packet bottleneck it holds the standing queue near its
+target where drop-tail fills the buffer; ECN marks replace drops; bad values and a CoDel
+in an RLC buffer are one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import linklab
+from conftest import cli_env
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIO = REPO / "scenarios" / "dumbbell-cc-aqm.toml"
+BASE = {"flows": 4, "duration": "20s", "cc": "newreno", "limit": "1000p"}
+
+
+def _bottleneck(**params: object) -> dict[str, object]:
+    res = linklab.run(SCENARIO, params=BASE | params, seed=2)
+    (q,) = [q for q in res.summary["queues"] if q["link"] == "L->R"]
+    (link,) = [x for x in res.summary["links"] if x["name"] == "L->R"]
+    # Little's law: mean waiting time = mean occupancy / departures per second.
+    q["delay_s"] = q["mean_packets"] * 20 / link["tx_packets"]
+    q["goodput_bps"] = res.summary["aggregate"]["goodput_bps"]
+    return q
+
+
+def test_codel_holds_the_queue_near_target_where_droptail_fills_it() -> None:
+    codel = _bottleneck(queue="codel")
+    tail = _bottleneck(queue="droptail")
+    assert codel["kind"] == "codel" and codel["drops"]["aqm_early"] > 0
+    assert codel["delay_s"] < 0.015 < tail["delay_s"]
+    assert codel["goodput_bps"] > 0.9 * tail["goodput_bps"]
+
+
+def test_codel_with_ecn_marks_instead_of_dropping() -> None:
+    text = SCENARIO.read_text().replace(
+        'queue = { kind = "${queue}", limit = "${limit}" }',
+        'queue = { kind = "codel", limit = "${limit}", ecn = true }',
+    )
+    res = linklab.run(text, params=BASE | {"ecn": True}, seed=2)
+    (q,) = [q for q in res.summary["queues"] if q["link"] == "L->R"]
+    assert q["ecn_marks"] > 0 and q["drops"]["aqm_early"] == 0
+
+
+@pytest.mark.parametrize(
+    ("queue", "path", "words"),
+    [
+        ('{ kind = "codel", target = "0s" }', "links[1].queue.target", "positive"),
+        ('{ kind = "codel", interval = "2ms" }', "links[1].queue.interval", "interval > target"),
+        ('{ kind = "codel", minth = 5 }', "links[1].queue.minth", "unknown key"),
+    ],
+)
+def test_bad_codel_is_one_line_exit_2(tmp_path: Path, queue: str, path: str, words: str) -> None:
+    bad = tmp_path / "bad.toml"
+    text = SCENARIO.read_text().replace(
+        'queue = { kind = "${queue}", limit = "${limit}" }', f"queue = {queue}"
+    )
+    bad.write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "linklab", "run", str(bad)],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and path in lines[0] and words in lines[0], lines
+
+
+def test_codel_in_an_rlc_buffer_is_refused_with_the_reason() -> None:
+    text = (REPO / "scenarios" / "umts-rlc-red.toml").read_text()
+    text = re.sub(
+        r'^queue = \{ kind = "red".*$', 'queue = { kind = "codel" }', text, count=1, flags=re.M
+    )
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(text)
+    assert e.value.path.endswith("queue.kind") and "dequeue" in str(e.value), str(e.value)
