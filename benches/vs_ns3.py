@@ -399,6 +399,8 @@ def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
                 "hard_drop": False, "mean_pkt_size": 500}  # fmt: skip
     if q == "droptail":
         return {"limit": limit}
+    if q == "pie":  # dumbbell.cc sets PieQueueDisc::MeanPktSize to the 500-byte packets
+        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500}
     return {"kind": q, "limit": limit, "ecn": ecn}
 
 

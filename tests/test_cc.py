@@ -57,6 +57,26 @@ def test_westwood_keeps_its_window_through_random_loss() -> None:
     assert goodput('{ kind = "westwood", min_interval = "50ms" }') == west
 
 
+def test_dctcp_fills_the_pipe_with_a_queue_near_k() -> None:
+    # RFC 8257: with a step marker at K = 20 packets (RED, w_q = 1, marking everything
+    # above K) DCTCP's α/2 cuts keep the link busy with a standing queue near K, where
+    # NewReno's halving on every mark leaves the link idle at times.
+    marker = (
+        'queue = { kind = "red", limit = "${limit}", minth = 20, maxth = 21, maxp = 1.0,'
+        " wq = 1.0, gentle = false, ecn = true, hard_drop = false, mean_pkt_size = 500 }"
+    )
+    text = SCENARIO.read_text().replace('queue = { kind = "${queue}", limit = "${limit}" }', marker)
+
+    def run(cc: str) -> dict[str, object]:
+        params = SHORT | {"cc": cc, "ecn": True, "limit": "1000p", "flows": 4}
+        return linklab.run(text, params=params, seed=2).summary
+
+    dctcp, reno = run("dctcp"), run("newreno")
+    assert dctcp["aggregate"]["goodput_bps"] > 1.1 * reno["aggregate"]["goodput_bps"]
+    (q,) = [q for q in dctcp["queues"] if q["link"] == "L->R"]
+    assert 10 < q["mean_packets"] < 30 and q["ecn_marks"] > 0 and q["drops"]["overflow"] == 0
+
+
 def test_runs_are_deterministic() -> None:
     a = linklab.run(SCENARIO, params=SHORT, seed=9).summary
     b = linklab.run(SCENARIO, params=SHORT, seed=9).summary
@@ -74,6 +94,8 @@ def test_runs_are_deterministic() -> None:
         ('{ kind = "newreno", hystart = false }', "tcp.cc.hystart", "unknown key"),
         ("7", "tcp.cc", "neither a congestion control kind nor a table"),
         ('{ kind = "westwood", min_interval = "0s" }', "tcp.cc.min_interval", "positive"),
+        ('"dctcp"', "tcp.cc", "needs ECN"),
+        ('{ kind = "dctcp", g = 0 }', "tcp.cc.g", "0 < g"),
     ],
 )
 def test_bad_cc_is_one_line_exit_2(tmp_path: Path, cc: str, path: str, words: str) -> None:

@@ -1,6 +1,6 @@
-"""CoDel end to end: on a 1000-packet bottleneck it holds the standing queue near its
-target where drop-tail fills the buffer; ECN marks replace drops; bad values and a CoDel
-in an RLC buffer are one-line errors with exit status 2."""
+"""CoDel and PIE end to end: on a 1000-packet bottleneck each holds the standing queue
+near its target where drop-tail fills the buffer; ECN marks replace drops; bad values and
+a dequeue-time AQM in an RLC buffer are one-line errors with exit status 2."""
 
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def test_codel_holds_the_queue_near_target_where_droptail_fills_it() -> None:
     assert codel["goodput_bps"] > 0.9 * tail["goodput_bps"]
 
 
+def test_pie_holds_the_queue_near_its_15ms_target() -> None:
+    pie = _bottleneck(queue="pie")
+    tail = _bottleneck(queue="droptail")
+    assert pie["kind"] == "pie" and pie["drops"]["aqm_early"] > 0
+    assert 0.005 < pie["delay_s"] < 0.030 < tail["delay_s"]
+    assert pie["goodput_bps"] > 0.9 * tail["goodput_bps"]
+
+
 def test_codel_with_ecn_marks_instead_of_dropping() -> None:
     text = SCENARIO.read_text().replace(
         'queue = { kind = "${queue}", limit = "${limit}" }',
@@ -53,6 +61,12 @@ def test_codel_with_ecn_marks_instead_of_dropping() -> None:
         ('{ kind = "codel", target = "0s" }', "links[1].queue.target", "positive"),
         ('{ kind = "codel", interval = "2ms" }', "links[1].queue.interval", "interval > target"),
         ('{ kind = "codel", minth = 5 }', "links[1].queue.minth", "unknown key"),
+        ('{ kind = "pie", tupdate = "0s" }', "links[1].queue.tupdate", "positive"),
+        (
+            '{ kind = "pie", mark_ecn_threshold = 1.5 }',
+            "links[1].queue.mark_ecn_threshold",
+            "0 to 1",
+        ),
     ],
 )
 def test_bad_codel_is_one_line_exit_2(tmp_path: Path, queue: str, path: str, words: str) -> None:

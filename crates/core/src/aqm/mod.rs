@@ -8,12 +8,14 @@
 
 pub mod codel;
 mod droptail;
+pub mod pie;
 pub mod red;
 pub mod sbd;
 
 pub use crate::config::Limit;
 pub use codel::{Codel, CodelConfig};
 pub use droptail::{DropTail, DropTailConfig};
+pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig};
 pub use sbd::{Sbd, SbdConfig};
 
@@ -43,6 +45,8 @@ tagged_enum! {
         Sbd(SbdConfig) = "sbd",
         /// CoDel, Controlled Delay (RFC 8289).
         Codel(CodelConfig) = "codel",
+        /// PIE, Proportional Integral controller Enhanced (RFC 8033).
+        Pie(PieConfig) = "pie",
     }
 }
 

@@ -119,7 +119,11 @@ impl AqmConfig for PieConfig {
     fn validate_under(&self, _limit: Limit) -> Result<()> {
         for (key, t) in [("target", self.target), ("tupdate", self.tupdate)] {
             if t == Time::ZERO {
-                return Err(ConfigError::new(key, "\"0s\"", "is zero; it must be positive"));
+                return Err(ConfigError::new(
+                    key,
+                    "\"0s\"",
+                    "is zero; it must be positive",
+                ));
             }
         }
         for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
@@ -288,7 +292,13 @@ impl Aqm for Pie {
 
     /// Timestamps give the queueing delay (RFC 8033 §5.3, ns-3's default):
     /// the sojourn of the packet leaving.
-    fn on_dequeue(&mut self, now: Time, sojourn: Time, _q: &QueueView, _pkt: &Packet) -> DequeueVerdict {
+    fn on_dequeue(
+        &mut self,
+        now: Time,
+        sojourn: Time,
+        _q: &QueueView,
+        _pkt: &Packet,
+    ) -> DequeueVerdict {
         self.catch_up(now);
         self.qdelay = sojourn;
         DequeueVerdict::Deliver
@@ -317,10 +327,18 @@ mod tests {
         let mut pie = Pie::new(PieConfig::default());
         pie.qdelay = ms(30);
         pie.update();
-        assert!((pie.drop_prob() - 0.039375 / 2048.0).abs() < 1e-15, "{}", pie.drop_prob());
+        assert!(
+            (pie.drop_prob() - 0.039375 / 2048.0).abs() < 1e-15,
+            "{}",
+            pie.drop_prob()
+        );
         pie.update();
         let expect = 0.039375 / 2048.0 + 0.001875 / 128.0;
-        assert!((pie.drop_prob() - expect).abs() < 1e-15, "{}", pie.drop_prob());
+        assert!(
+            (pie.drop_prob() - expect).abs() < 1e-15,
+            "{}",
+            pie.drop_prob()
+        );
     }
 
     /// Above 10 %, an increase is capped at 2 % per update (§5.2).
@@ -352,7 +370,11 @@ mod tests {
         pie.update();
         // α·(0 − 0.015) = −0.001875, halved (p < 0.1), then ×0.98.
         let expect = (0.01 - 0.001875 / 2.0) * 0.98;
-        assert!((pie.drop_prob() - expect).abs() < 1e-15, "{}", pie.drop_prob());
+        assert!(
+            (pie.drop_prob() - expect).abs() < 1e-15,
+            "{}",
+            pie.drop_prob()
+        );
         let mut b = Pie::new(PieConfig::default());
         assert_eq!(b.burst_allowance, ms(150));
         b.qdelay = ms(20);

@@ -183,6 +183,13 @@ impl TcpConfig {
             ));
         }
         self.cc.model().validate().map_err(|e| e.at("cc"))?;
+        if self.cc.model().needs_ecn() && !self.ecn {
+            return Err(ConfigError::new(
+                "cc",
+                crate::config::quoted(self.cc.kind()),
+                "needs ECN: set ecn = true (and an ECN-marking queue on the path)",
+            ));
+        }
         self.validate_lt().map_err(|e| e.at("lt"))
     }
 

@@ -140,13 +140,26 @@ impl TcpReceiver {
         if pkt.repair.is_none() {
             self.stats.segments_received += 1;
         }
-        // RFC 3168 §6.1.3: CWR first, then CE of the same segment.
-        if pkt.flags.has(TcpFlags::CWR) {
-            self.ece_pending = false;
-        }
         if pkt.ecn == Ecn::Ce {
             self.stats.ce_received += 1;
-            if self.cfg.ecn {
+        }
+        if self.cfg.ecn && self.cfg.cc.model().needs_ecn() {
+            // DCTCP (RFC 8257 §3.2): ECE echoes the CE of the segments
+            // acknowledged, no latch; when the CE state changes, ACK the
+            // segments held by delayed ACK at once, with the old state.
+            let ce = pkt.ecn == Ecn::Ce;
+            if ce != self.ece_pending {
+                if self.unacked_bytes > 0 {
+                    self.send_ack(now, None);
+                }
+                self.ece_pending = ce;
+            }
+        } else {
+            // RFC 3168 §6.1.3: CWR first, then CE of the same segment.
+            if pkt.flags.has(TcpFlags::CWR) {
+                self.ece_pending = false;
+            }
+            if pkt.ecn == Ecn::Ce && self.cfg.ecn {
                 self.ece_pending = true;
             }
         }

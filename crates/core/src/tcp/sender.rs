@@ -317,6 +317,7 @@ impl TcpSender {
             }
             self.cc.on_ack_numbers(ack, self.snd_max);
             self.cc.on_ack_observed(acked, sample, now);
+            self.cc.on_ecn_feedback(acked, ece);
             let mut newly_sacked = false;
             if sack {
                 newly_sacked = self.sb.apply_sack(pkt.sack.as_slice());

@@ -537,6 +537,41 @@ fn sack_block_limit_without_timestamps_is_four() {
     assert_eq!(blocks_after(&mut r, 1000), (0, vec![]));
 }
 
+/// RFC 8257 §3.2: a DCTCP receiver with delayed ACKs echoes CE exactly. A
+/// CE-state change ACKs the held segment at once with the old state; ECE is
+/// not latched until CWR.
+#[test]
+fn dctcp_receiver_echoes_ce_exactly() {
+    let c = TcpConfig {
+        ecn: true,
+        mss: 500,
+        delayed_ack: true,
+        cc: crate::tcp::cc::DctcpConfig::default().into(),
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(c, FlowId(0), NodeId(1), NodeId(0));
+    let acks = |r: &mut TcpReceiver| -> Vec<(u64, bool)> {
+        std::iter::from_fn(|| r.poll_transmit(Time::ZERO))
+            .map(|a| (a.ack, a.flags.has(TcpFlags::ECE)))
+            .collect()
+    };
+    r.on_packet(Time::ZERO, &seg(0, 500)); // held by delayed ACK
+    assert!(acks(&mut r).is_empty());
+    let mut ce = seg(500, 500);
+    ce.ecn = Ecn::Ce;
+    r.on_packet(Time::ZERO, &ce); // state change: ACK 500 without ECE at once
+    assert_eq!(acks(&mut r), vec![(500, false)]);
+    let mut ce2 = seg(1000, 500);
+    ce2.ecn = Ecn::Ce;
+    ce2.flags.set(TcpFlags::CWR); // no latch to clear: CE is still echoed
+    r.on_packet(Time::ZERO, &ce2);
+    assert_eq!(acks(&mut r), vec![(1500, true)]);
+    r.on_packet(Time::ZERO, &seg(1500, 500)); // back to no CE: nothing held, no ACK yet
+    assert!(acks(&mut r).is_empty());
+    r.on_packet(Time::ZERO, &seg(2000, 500));
+    assert_eq!(acks(&mut r), vec![(2500, false)]);
+}
+
 #[test]
 fn receiver_ecn_echo_until_cwr() {
     let c = TcpConfig {

@@ -592,7 +592,7 @@ fn bearer_aqm(q: &QueueConfig, rate_bps: u64, cfg: &RlcConfig, path: &str) -> Re
         return Err(ConfigError::new(
             join(path, "kind"),
             crate::config::quoted(q.kind()),
-            "decides at dequeue, which an RLC buffer does not offer yet; \
+            "acts on dequeue-time sojourn, which an RLC buffer does not offer yet; \
              allowed here: \"droptail\", \"red\" or \"sbd\"",
         ));
     }

@@ -8,6 +8,7 @@
 //! [`Signal::FastRetransmit`] (LT-TCP) without touching the recovery code.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
 pub mod westwood;
 
@@ -18,6 +19,7 @@ use crate::config::Result;
 use crate::time::Time;
 
 pub use cubic::{CubicCc, CubicConfig};
+pub use dctcp::{DctcpCc, DctcpConfig};
 pub use newreno::{NewRenoCc, NewRenoConfig, RenoConfig};
 pub use westwood::{WestwoodCc, WestwoodConfig};
 
@@ -28,6 +30,11 @@ pub trait CcModel: fmt::Debug {
     fn validate(&self) -> Result<()>;
     /// The algorithm, for one flow (of a valid configuration).
     fn build(&self) -> Box<dyn CongestionControl>;
+    /// Whether the algorithm needs ECN (`[tcp] ecn = true`) and the
+    /// receiver's exact CE echo (DCTCP). Default false.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
 }
 
 tagged_enum! {
@@ -42,6 +49,8 @@ tagged_enum! {
         Cubic(CubicConfig) = "cubic",
         /// Westwood+: ssthresh = bandwidth estimate × minimum RTT after a loss.
         Westwood(WestwoodConfig) = "westwood",
+        /// DCTCP, RFC 8257: window cut by α/2, α the fraction of CE-marked bytes.
+        Dctcp(DctcpConfig) = "dctcp",
     }
 }
 
@@ -94,6 +103,14 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// its start is acknowledged). Must not change the window. Default: nothing.
     fn on_ack_numbers(&mut self, ack: u64, snd_max: u64) {
         let _ = (ack, snd_max);
+    }
+
+    /// Every ACK that advances the cumulative ACK, after
+    /// [`CongestionControl::on_ack_numbers`]: the bytes it newly acknowledges
+    /// and whether it carries ECN-Echo (with ECN on). For DCTCP's estimate of
+    /// the marked fraction; must not change the window. Default: nothing.
+    fn on_ecn_feedback(&mut self, acked: u64, ece: bool) {
+        let _ = (acked, ece);
     }
 
     /// An ACK acknowledged `acked` new bytes outside loss recovery (and caused
