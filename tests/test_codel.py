@@ -1,4 +1,4 @@
-"""CoDel and PIE end to end: on a 1000-packet bottleneck each holds the standing queue
+"""CoDel, PIE and FQ-CoDel end to end: on a 1000-packet bottleneck each holds the standing queue
 near its target where drop-tail fills the buffer; ECN marks replace drops; bad values and
 a dequeue-time AQM in an RLC buffer are one-line errors with exit status 2."""
 
@@ -45,6 +45,18 @@ def test_pie_holds_the_queue_near_its_15ms_target() -> None:
     assert pie["goodput_bps"] > 0.9 * tail["goodput_bps"]
 
 
+def test_fq_codel_holds_the_queue_and_shares_it() -> None:
+    fq = _bottleneck(queue="fq_codel", flows=4)
+    tail = _bottleneck(queue="droptail", flows=4)
+    assert fq["kind"] == "fq_codel"
+    assert fq["delay_s"] < 0.015 < tail["delay_s"]
+    assert fq["goodput_bps"] > 0.9 * tail["goodput_bps"]
+    # DRR: the four flows get close shares of the bottleneck.
+    res = linklab.run(SCENARIO, params=BASE | {"queue": "fq_codel"}, seed=2)
+    shares = [f["goodput_bps"] for f in res.summary["flows"]]
+    assert min(shares) > 0.8 * max(shares), shares
+
+
 def test_codel_with_ecn_marks_instead_of_dropping() -> None:
     text = SCENARIO.read_text().replace(
         'queue = { kind = "${queue}", limit = "${limit}" }',
@@ -62,6 +74,7 @@ def test_codel_with_ecn_marks_instead_of_dropping() -> None:
         ('{ kind = "codel", interval = "2ms" }', "links[1].queue.interval", "interval > target"),
         ('{ kind = "codel", minth = 5 }', "links[1].queue.minth", "unknown key"),
         ('{ kind = "pie", tupdate = "0s" }', "links[1].queue.tupdate", "positive"),
+        ('{ kind = "fq_codel", flows = 0 }', "links[1].queue.flows", "out of range"),
         (
             '{ kind = "pie", mark_ecn_threshold = 1.5 }',
             "links[1].queue.mark_ecn_threshold",

@@ -8,6 +8,7 @@
 
 pub mod codel;
 mod droptail;
+pub mod fq_codel;
 pub mod pie;
 pub mod red;
 pub mod sbd;
@@ -15,6 +16,7 @@ pub mod sbd;
 pub use crate::config::Limit;
 pub use codel::{Codel, CodelConfig};
 pub use droptail::{DropTail, DropTailConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig};
 pub use sbd::{Sbd, SbdConfig};
@@ -47,6 +49,8 @@ tagged_enum! {
         Codel(CodelConfig) = "codel",
         /// PIE, Proportional Integral controller Enhanced (RFC 8033).
         Pie(PieConfig) = "pie",
+        /// FQ-CoDel, flow queues with DRR and CoDel (RFC 8290).
+        FqCodel(FqCodelConfig) = "fq_codel",
     }
 }
 
@@ -64,6 +68,10 @@ pub trait AqmConfig: Debug {
     fn validate_under(&self, limit: Limit) -> Result<()>;
     /// The policy for a link of `rate_bps` (of a valid configuration).
     fn build(&self, rate_bps: u64) -> Box<dyn Aqm>;
+    /// Per-flow queues that replace the single FIFO (FQ-CoDel); `None`: a FIFO.
+    fn flow_queues(&self) -> Option<FqCodel> {
+        None
+    }
 }
 
 impl Default for QueueConfig {
@@ -98,11 +106,9 @@ impl QueueConfig {
 
     /// The queue in front of a link of `rate_bps`, drawing from `rng`.
     pub fn build(&self, rate_bps: u64, rng: Rng) -> Result<Queue> {
-        Ok(Queue::new(
-            self.limit(),
-            self.aqm(rate_bps, self.limit())?,
-            rng,
-        ))
+        let mut q = Queue::new(self.limit(), self.aqm(rate_bps, self.limit())?, rng);
+        q.fq = self.model().flow_queues().map(Box::new);
+        Ok(q)
     }
 }
 
@@ -358,6 +364,8 @@ pub struct Queue {
     stamps: Option<VecDeque<Time>>,
     /// Packets a dequeue-time AQM discarded, not yet taken by the link.
     dropped: VecDeque<(Packet, DropCause)>,
+    /// Per-flow queues instead of `pkts` (FQ-CoDel).
+    fq: Option<Box<FqCodel>>,
 }
 
 impl Queue {
@@ -371,13 +379,14 @@ impl Queue {
             rng,
             occ: Occupancy::default(),
             dropped: VecDeque::new(),
+            fq: None,
         }
     }
 
     /// The current state as an AQM sees it.
     pub fn view(&self) -> QueueView {
         QueueView {
-            packets: self.pkts.len() as u32,
+            packets: self.len() as u32,
             bytes: self.occ.bytes(),
             limit: self.limit,
         }
@@ -385,12 +394,12 @@ impl Queue {
 
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.pkts.len()
+        self.fq.as_ref().map_or(self.pkts.len(), |f| f.len())
     }
 
     /// Whether nothing waits.
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.len() == 0
     }
 
     /// Bytes waiting.
@@ -424,13 +433,60 @@ impl Queue {
     }
 
     fn changed(&mut self, now: Time, bytes: u64) {
-        self.occ.set(now, self.pkts.len() as u32, bytes);
+        self.occ.set(now, self.len() as u32, bytes);
+    }
+
+    /// FQ-CoDel's arrival: into its flow queue; over the limit the fattest
+    /// queue loses packets from its head (the first is returned, the rest
+    /// wait in [`Queue::take_dropped`]).
+    fn fq_enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
+        let fq = self.fq.as_mut()?;
+        fq.enqueue(now, pkt);
+        let full = match self.limit {
+            Limit::Packets(n) => fq.len() > n as usize,
+            Limit::Bytes(b) => fq.bytes() > b,
+        };
+        let mut out = Vec::new();
+        if full {
+            fq.drop_fattest(&mut out);
+        }
+        let bytes = fq.bytes();
+        for (_, c) in &out {
+            self.occ.stats_mut().count_drop(*c);
+        }
+        self.changed(now, bytes);
+        let mut out = out.into_iter();
+        let first = out.next();
+        self.dropped.extend(out);
+        first
+    }
+
+    /// FQ-CoDel's departure: DRR over the flow queues, each through its CoDel.
+    fn fq_dequeue(&mut self, now: Time) -> Option<Packet> {
+        let fq = self.fq.as_mut()?;
+        let mut drops = Vec::new();
+        let pkt = fq.dequeue(now, &mut drops);
+        let marks = fq.take_marks();
+        let bytes = fq.bytes();
+        for (_, c) in &drops {
+            self.occ.stats_mut().count_drop(*c);
+        }
+        self.dropped.extend(drops);
+        self.occ.stats_mut().ecn_marks += marks;
+        self.changed(now, bytes);
+        if pkt.is_some() {
+            self.occ.stats_mut().departures += 1;
+        }
+        pkt
     }
 
     /// Offer `pkt` at `now`. Returns the packet discarded because of this
     /// arrival, if any: the arrival itself, or an older one for a front-dropping AQM.
     pub fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Option<(Packet, DropCause)> {
         self.occ.stats_mut().arrivals += 1;
+        if self.fq.is_some() {
+            return self.fq_enqueue(now, pkt);
+        }
         let view = self.view();
         self.aqm.on_tick(now, &view);
         let verdict = self.aqm.on_arrival(now, &view, &pkt, &mut self.rng);
@@ -477,6 +533,9 @@ impl Queue {
     /// Take the head packet at `now`. A dequeue-time AQM may discard head
     /// packets first: they wait in [`Queue::take_dropped`].
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        if self.fq.is_some() {
+            return self.fq_dequeue(now);
+        }
         loop {
             let Some(mut pkt) = self.pkts.pop_front() else {
                 if self.stamps.is_some() {
