@@ -302,7 +302,13 @@ class Ns3Runner:
             "process_wall_s": res.process_wall_s,
             "events": raw["events"],
             "rx_packets": raw["rx_ip_packets"],
-            "queue_delay_s": raw["queue_delay_ms"] / 1e3 if "queue_delay_ms" in raw else None,
+            # Waiting for the bottleneck transmitter, queue disc + device queue (Little's
+            # law, as linklab's figure); runs saved before it was measured have only the
+            # queue-disc sojourn.
+            "queue_delay_s": (raw.get("wait_ms") or raw.get("queue_delay_ms") or 0) / 1e3
+            if ("wait_ms" in raw or "queue_delay_ms" in raw)
+            else None,
+            "qdisc_sojourn_s": raw["queue_delay_ms"] / 1e3 if "queue_delay_ms" in raw else None,
             **model,
             "bottleneck_tx_packets": red.get("enqueued"),
             "peak_rss_kib": res.peak_rss_kib,
@@ -689,8 +695,8 @@ def print_table(rep: dict[str, Any]) -> None:
             f" | {fmt_num(ll.get('peak_rss_mib_max'), '.1f'):>7}"
         )
     print(
-        "qdelay = mean queueing delay at the bottleneck's data direction (ns-3: queue-disc "
-        "sojourn; linklab: Little's law, mean occupancy / departure rate); "
+        "qdelay = mean wait for the bottleneck's data-direction transmitter by Little's law "
+        "(ns-3: queue disc + device queue; linklab: its queue); "
         "speedup = ns-3 Simulator::Run() / linklab core run (wall_time_s), mean over seeds; "
         "proc x = same for whole processes; pkt/s = bottleneck data-direction packets per "
         "core-run wall second; MiB = peak RSS of the child (max over seeds)."

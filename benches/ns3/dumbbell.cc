@@ -33,9 +33,44 @@ static uint64_t g_erasures = 0;
 static uint64_t g_rxIp = 0;
 static double g_sojournSum = 0.0; // seconds, packets dequeued from the L->R queue disc
 static uint64_t g_sojournCount = 0;
+// Packets waiting for the L->R transmitter: in the queue disc plus in the device's own
+// queue (the packet being sent has left both). Integrated over time for Little's law.
+static uint32_t g_waitQdisc = 0;
+static uint32_t g_waitDevice = 0;
+static double g_waitArea = 0.0; // packet-seconds
+static double g_waitSince = 0.0;
+static uint64_t g_deviceDequeued = 0;
 
 static void OnPhyRxDrop(Ptr<const Packet>) { ++g_erasures; }
 static void OnIpRx(Ptr<const Packet>, Ptr<Ipv4>, uint32_t) { ++g_rxIp; }
+
+static void
+WaitChanged()
+{
+    double now = Simulator::Now().GetSeconds();
+    g_waitArea += (g_waitQdisc + g_waitDevice) * (now - g_waitSince);
+    g_waitSince = now;
+}
+
+static void
+OnQdiscPackets(uint32_t, uint32_t n)
+{
+    WaitChanged();
+    g_waitQdisc = n;
+}
+
+static void
+OnDevicePackets(uint32_t, uint32_t n)
+{
+    WaitChanged();
+    g_waitDevice = n;
+}
+
+static void
+OnDeviceDequeue(Ptr<const Packet>)
+{
+    ++g_deviceDequeued;
+}
 
 static void
 OnSojourn(Time t)
@@ -153,6 +188,12 @@ main(int argc, char* argv[])
     tch.SetRootQueueDisc(qdiscType);
     QueueDiscContainer qdiscs = tch.Install(bdev);
     qdiscs.Get(0)->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
+    qdiscs.Get(0)->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscPackets));
+    {
+        auto devQueue = DynamicCast<PointToPointNetDevice>(bdev.Get(0))->GetQueue();
+        devQueue->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnDevicePackets));
+        devQueue->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDeviceDequeue));
+    }
     if (per > 0)
     {
         auto em = CreateObject<RateErrorModel>();
@@ -212,12 +253,15 @@ main(int argc, char* argv[])
     }
     const QueueDisc::Stats& st = qdiscs.Get(0)->GetStats();
     double qdelayMs = g_sojournCount ? g_sojournSum / g_sojournCount * 1e3 : 0.0;
+    WaitChanged();
+    // Little's law over queue disc + device queue: mean waiting packets / departures per s.
+    double waitMs = g_deviceDequeued ? g_waitArea / g_deviceDequeued * 1e3 : 0.0;
     std::printf("{\"simulator\": \"ns-3.44 native C++ (wheel libs)\", \"flows\": %u, \"per\": %g, "
                 "\"simtime\": %g, \"seed\": %u, \"segsize\": %u, \"cc\": \"%s\", "
                 "\"queue\": \"%s\", \"qlimit\": %u, \"ecn\": %s, \"goodput_mbps\": %.6f, "
                 "\"wall_s\": %.6f, \"sink_bytes\": %llu, \"rx_ip_packets\": %llu, "
                 "\"events\": %llu, \"events_per_s\": %.1f, \"erasures\": %llu, "
-                "\"queue_delay_ms\": %.6f, \"queue_dequeued\": %llu, \"red\": "
+                "\"queue_delay_ms\": %.6f, \"queue_dequeued\": %llu, \"wait_ms\": %.6f, \"red\": "
                 "{\"enqueued\": %u, \"unforced_mark\": %u, \"forced_mark\": %u, "
                 "\"unforced_drop\": %u, \"forced_drop\": %u, \"total_dropped\": %u, "
                 "\"total_marked\": %u}}\n",
@@ -225,7 +269,7 @@ main(int argc, char* argv[])
                 ecn ? "true" : "false", sinkBytes * 8 / simtime / 1e6, wall,
                 (unsigned long long)sinkBytes, (unsigned long long)g_rxIp,
                 (unsigned long long)events, events / wall, (unsigned long long)g_erasures,
-                qdelayMs, (unsigned long long)g_sojournCount, st.nTotalEnqueuedPackets,
+                qdelayMs, (unsigned long long)g_sojournCount, waitMs, st.nTotalEnqueuedPackets,
                 st.GetNMarkedPackets("Unforced mark"), st.GetNMarkedPackets("Forced mark"),
                 st.GetNDroppedPackets("Unforced drop"), st.GetNDroppedPackets("Forced drop"),
                 st.nTotalDroppedPackets, st.nTotalMarkedPackets);
