@@ -72,6 +72,7 @@ def run(
     trace_dir: str | os.PathLike[str] | None = None,
     pcap: Sequence[str] = (),
     pcap_files: Mapping[str, str | os.PathLike[str]] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, pl.DataFrame], dict[str, bytes]]:
     """Run ``source``; returns ``(summary, traces, pcaps)``.
 
@@ -79,7 +80,9 @@ def run(
     then empty), else into memory when ``trace`` is set. ``pcap`` lists link
     specs captured into memory (``pcaps`` maps each captured direction
     ``"A->B"`` to its file bytes), ``pcap_files`` maps link specs (``"A->B"``,
-    or ``"A-B"`` for both directions merged in time order) to files. Raises
+    or ``"A-B"`` for both directions merged in time order) to files.
+    ``base_dir`` is where relative file names in the scenario (trace files)
+    start: the scenario file's directory (default: the current one). Raises
     what ``_core.run`` raises, :class:`TraceBudgetError` when what is kept in
     memory outgrows :data:`TRACE_MEMORY_BUDGET`, and :class:`OutputError` when
     a file cannot be written.
@@ -96,6 +99,7 @@ def run(
             trace=trace or trace_dir is not None,
             pcap=specs,
             sink=sink,
+            base_dir=None if base_dir is None else os.fspath(base_dir),
         )
         sink.commit()
     finally:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from linklab import _core, _pcap, _stream
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
-from linklab._scenario import Source, load_source
+from linklab._scenario import Source, load_source, source_file
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
@@ -86,6 +86,7 @@ def run(
     trace: bool = False,
     pcap: Sequence[str] | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one scenario.
 
@@ -104,6 +105,10 @@ def run(
     streamed to ``<table>.parquet`` files in that directory instead, in
     bounded memory (``Result.traces`` is then empty).
 
+    Relative file names in the scenario (``trace = "FILE"`` links) start from
+    ``base_dir``; by default the scenario file's directory, or the current
+    directory for TOML text and dicts.
+
     Raises ``ScenarioError`` (a ``ValueError``) for a scenario that cannot be
     run, including a dict of the wrong shape (a value inside itself, nested
     deeper than 32 levels, a non-str key, a value that is not str, int, float,
@@ -113,8 +118,12 @@ def run(
     bad ``seed``, ``params`` or ``pcap`` argument.
     """
     overrides = params_to_strings(params)  # argument errors before reading a file
+    file = source_file(scenario)
+    if base_dir is None and file is not None:
+        base_dir = os.path.dirname(os.path.abspath(file))
     return run_source(
         load_source(scenario),
+        base_dir=base_dir,
         seed=seed,
         params=overrides,
         trace=trace,
@@ -131,10 +140,13 @@ def run_source(
     trace: bool = False,
     pcap: Sequence[str] | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Like :func:`run`, for a source already loaded by :func:`load_source`.
 
     A ``str`` is TOML text here, never a path; a dict is checked again.
+    Relative file names in the scenario (trace files) start from
+    ``base_dir`` (default: the current directory).
     """
     if not isinstance(source, str):
         source = load_source(source)
@@ -147,6 +159,7 @@ def run_source(
         trace=bool(trace),
         trace_dir=trace_dir,
         pcap=_check_pcap(pcap) or [],
+        base_dir=base_dir,
     )
     return Result(summary=summary, traces=traces, pcaps=pcaps)
 

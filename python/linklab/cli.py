@@ -633,6 +633,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             params=params_to_strings(dict(args.params)) or None,
             trace_dir=trace_dir,
             pcap_files=pcap_files,
+            base_dir=os.path.dirname(os.path.abspath(args.scenario)),
         )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None

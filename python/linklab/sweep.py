@@ -560,6 +560,8 @@ def sweep(
     do not raise: they are rows with status ``failed`` and their error.
     """
     text, where, defaults = _load(scenario)
+    file = source_file(scenario)
+    base_dir = None if file is None else os.path.dirname(os.path.abspath(file))
     _check_settings(reps, confidence, seed, jobs)
     values = normalize_params(params, defaults, where)
     points = math.prod(len(v) for v in values.values())
@@ -625,7 +627,7 @@ def sweep(
             bar = _Progress(_progress_mode(progress), total, reused)
             prefetch = _prefetch_table_modules()
             try:
-                gen = runner.execute(text, todo)
+                gen = runner.execute(text, todo, base_dir)
                 try:
                     for task, outcome in gen:
                         store.put(

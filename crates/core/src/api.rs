@@ -56,6 +56,9 @@ pub struct RunOptions {
     pub trace: bool,
     /// Links to capture, each `"A->B"` (one direction) or `"A-B"` (both).
     pub pcap_links: Vec<String>,
+    /// The directory that relative file names in the scenario (trace files)
+    /// start from: the scenario file's. `None`: the current directory.
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 /// Everything a run produces.
@@ -118,11 +121,12 @@ impl Run {
 
 /// Load and build a scenario, ready to [`Run::advance`] or [`Run::finish`].
 pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ConfigError> {
-    let loaded = match src {
+    let mut loaded = match src {
         Source::Toml(text) => scenario::load(scenario::parse(&text)?, &opts.params)?,
         Source::Table(t) => scenario::load(t, &opts.params)?,
         Source::Config(c) => scenario::loaded(*c, &opts.params)?,
     };
+    scenario::read_files(&mut loaded, opts.base_dir.clone())?;
     let seed = opts.seed.or(loaded.file.seed).unwrap_or(1);
     let (mut sim, duration) = scenario::build(&loaded, seed)?;
     if opts.trace {

@@ -440,6 +440,9 @@ fn run_on_worker(
 /// are the tables and files of the whole run. An exception raised by the sink
 /// stops the run and propagates.
 ///
+/// `base_dir` is the directory relative file names in the scenario (trace
+/// files) start from: the scenario file's (default: the current directory).
+///
 /// With `timings` (a dict), the wall time of each phase of the core is stored
 /// in it: `build_s` (load, expand, route, build), `run_s` (the simulation) and
 /// `summary_s` (summary and the last traces); `wall_time_s` is their sum.
@@ -447,7 +450,7 @@ fn run_on_worker(
 /// Raises `ScenarioError` for a scenario that cannot be run and
 /// `InternalError` if the core panics.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None, timings = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None, timings = None, base_dir = None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -458,6 +461,7 @@ fn run<'py>(
     pcap: Option<Vec<String>>,
     sink: Option<&Bound<'py, PyAny>>,
     timings: Option<&Bound<'py, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let src = source_from_py(py, source)?;
     let opts = RunOptions {
@@ -465,6 +469,7 @@ fn run<'py>(
         params: params_from_py(params)?,
         trace,
         pcap_links: pcap.unwrap_or_default(),
+        base_dir,
     };
     match run_on_worker(py, src, opts, sink)? {
         Ok((Some(Ok(out)), phases)) => {

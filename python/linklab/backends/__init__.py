@@ -56,8 +56,12 @@ class Outcome:
     version: str
 
 
-def run_task(source: str, params: dict[str, Any], seed: int) -> Outcome:
+def run_task(
+    source: str, params: dict[str, Any], seed: int, base_dir: str | None = None
+) -> Outcome:
     """Run one scenario (TOML text) with ``params`` and ``seed``; never raises for a bad run.
+
+    Relative file names in the scenario (trace files) start from ``base_dir``.
 
     A run that cannot be done (a bad parameter value, an invalid scenario, a
     bug in the core) is returned with status ``failed`` and a one-line error.
@@ -69,7 +73,7 @@ def run_task(source: str, params: dict[str, Any], seed: int) -> Outcome:
 
     version = _core.version()
     try:
-        result = run_source(source, seed=seed, params=params)
+        result = run_source(source, seed=seed, params=params, base_dir=base_dir)
     except InternalError as e:
         return Outcome("failed", None, f"internal error: {error_text(e)}", version)
     except Exception as e:  # ScenarioError and anything a bad value can raise
@@ -86,8 +90,14 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def execute(self, source: str, tasks: Sequence[Task]) -> Iterator[tuple[Task, Outcome]]:
-        """Run every task; stop and clean up (no run left going) when the iterator is closed."""
+    def execute(
+        self, source: str, tasks: Sequence[Task], base_dir: str | None = None
+    ) -> Iterator[tuple[Task, Outcome]]:
+        """Run every task; stop and clean up (no run left going) when the iterator is closed.
+
+        Relative file names in the scenario start from ``base_dir`` (which a
+        remote worker must see at the same path).
+        """
         ...
 
     def close(self) -> None:

@@ -62,7 +62,9 @@ class DaskBackend:
         self._version = _core.version()
         self.workers = max(1, sum(self.client.nthreads().values()))
 
-    def execute(self, source: str, tasks: Sequence[Task]) -> Iterator[tuple[Task, Outcome]]:
+    def execute(
+        self, source: str, tasks: Sequence[Task], base_dir: str | None = None
+    ) -> Iterator[tuple[Task, Outcome]]:
         if not tasks:
             return
         from distributed import as_completed
@@ -73,7 +75,9 @@ class DaskBackend:
         try:
             [remote_source] = client.scatter([source], broadcast=False, hash=False)
             for task in tasks:
-                future = client.submit(run_task, remote_source, task.params, task.seed, pure=False)
+                future = client.submit(
+                    run_task, remote_source, task.params, task.seed, base_dir, pure=False
+                )
                 futures[future] = task
             for future in as_completed(list(futures), loop=client.loop):
                 outcome: Outcome = future.result()

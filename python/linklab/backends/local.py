@@ -71,7 +71,9 @@ class LocalBackend:
             raise BackendError(f"invalid jobs {jobs!r}; allowed: an integer >= 1")
         self.workers = jobs
 
-    def execute(self, source: str, tasks: Sequence[Task]) -> Iterator[tuple[Task, Outcome]]:
+    def execute(
+        self, source: str, tasks: Sequence[Task], base_dir: str | None = None
+    ) -> Iterator[tuple[Task, Outcome]]:
         if not tasks:
             return
         workers = min(self.workers, len(tasks))
@@ -94,7 +96,7 @@ class LocalBackend:
                     task = next(queue, None)
                     if task is None:
                         return
-                    pending[pool.submit(run_task, source, task.params, task.seed)] = task
+                    pending[pool.submit(run_task, source, task.params, task.seed, base_dir)] = task
 
             fill()
             while pending:

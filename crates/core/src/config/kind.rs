@@ -157,6 +157,8 @@ macro_rules! tagged_enum {
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq)]
+        // Configurations, one per scenario entry: their size does not matter.
+        #[allow(clippy::large_enum_variant)]
         $vis enum $name {
             $( $(#[$vmeta])* $variant($ty), )+
         }
@@ -175,6 +177,14 @@ macro_rules! tagged_enum {
 
             /// This configuration as its model's trait object.
             pub fn model(&self) -> &dyn $trait {
+                match self {
+                    $( Self::$variant(c) => c, )+
+                }
+            }
+
+            /// This configuration as its model's mutable trait object.
+            #[allow(dead_code)]
+            pub fn model_mut(&mut self) -> &mut dyn $trait {
                 match self {
                     $( Self::$variant(c) => c, )+
                 }

@@ -784,6 +784,7 @@ mod tests {
                 rate_bps: 8_000_000,
                 delay: Time::from_millis(10),
                 overhead_bytes: 0,
+                trace: None,
             },
             q,
             Box::new(ch),
@@ -985,7 +986,7 @@ mod tests {
             let n = k + extra;
             let q_cfg = Queue::new(Limit::Packets(1000), Box::new(DropTail), Rng::stream(seed, "q"));
             let mut l = WiredDirection::with_fec(
-                WiredConfig { schedule: Vec::new(), rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3 },
+                WiredConfig { schedule: Vec::new(), rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3 , trace: None},
                 q_cfg,
                 Box::new(Bernoulli::new(q, Rng::stream(seed, "ch"))),
                 cfg(n, k, persistence, fb_ms, in_order),

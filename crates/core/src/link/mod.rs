@@ -10,6 +10,7 @@
 pub mod adaptive_arq;
 pub mod fec;
 pub mod rlc;
+pub mod trace;
 mod wired;
 
 pub use fec::{FecConfig, FecStats, FragmentErasure, LinkFecConfig};
@@ -37,6 +38,16 @@ tagged_enum! {
         /// UMTS RLC acknowledged-mode radio bearer (3GPP TS 25.322).
         RlcAm(RlcLinkConfig) = "rlc_am",
     }
+}
+
+/// Where a scenario's files are read from, and those already read.
+#[derive(Debug, Default)]
+pub struct Files {
+    /// The directory relative paths start from (the scenario file's);
+    /// `None`: the current directory.
+    pub base: Option<std::path::PathBuf>,
+    /// Traces read so far, by resolved path.
+    pub traces: std::collections::HashMap<std::path::PathBuf, std::sync::Arc<trace::Trace>>,
 }
 
 /// A cross-layer feed a link asks for (seed 001 §III): the end-to-end loss
@@ -99,6 +110,12 @@ pub trait LinkKind: std::fmt::Debug {
     /// The link between nodes `a` and `b` (its `Dir::AB` runs a → b), its
     /// random streams drawn from `seed` and the direction names `a->b`, `b->a`.
     fn build(&self, a: &str, b: &str, seed: u64) -> Result<Box<dyn Link>>;
+    /// Read the files the configuration names (trace files), once, before
+    /// [`validate`](Self::validate); paths relative to the link's table.
+    fn load_files(&mut self, files: &mut Files) -> Result<()> {
+        let _ = files;
+        Ok(())
+    }
     /// The cross-layer feed this link needs, if any.
     fn feed(&self) -> Option<Feed<'_>> {
         None

@@ -12,12 +12,14 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::fec::{Attempt, FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
-use super::{check_schedule_times, pick, Delivery, Dir, Link, LinkKind, LinkStats};
+use super::trace::{TraceConfig, TraceFile, TraceServer};
+use super::{check_schedule_times, pick, Delivery, Dir, Files, Link, LinkKind, LinkStats};
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
 use crate::config::{check_range, join, Bytes, ConfigError, Probability, Rate, Result};
@@ -38,6 +40,9 @@ pub struct WiredConfig {
     /// Link-layer framing bytes added to every packet on the wire (PPP 2,
     /// Ethernet 38 with preamble and gap); they cost transmission time only.
     pub overhead_bytes: u32,
+    /// Trace-driven rate instead of `rate_bps` and `schedule` (then
+    /// `rate_bps` is the trace's mean rate, for reports and queue defaults).
+    pub trace: Option<TraceConfig>,
 }
 
 /// One direction of a wired link (a sans-IO model of its own).
@@ -56,6 +61,10 @@ pub struct WiredDirection {
     /// The rate in force and the index of the next step of `cfg.schedule`.
     rate_bps: u64,
     next_step: usize,
+    /// The trace-driven transmitter, if `cfg.trace` is set.
+    server: Option<TraceServer>,
+    /// A packet the trace (played once) ended under: it never leaves.
+    stuck: Option<Packet>,
 }
 
 impl WiredDirection {
@@ -66,6 +75,8 @@ impl WiredDirection {
         WiredDirection {
             rate_bps: cfg.rate_bps,
             next_step: 0,
+            server: cfg.trace.clone().map(TraceServer::new),
+            stuck: None,
             cfg,
             queue,
             channel,
@@ -82,7 +93,7 @@ impl WiredDirection {
     /// each fragment. Framing `overhead_bytes` are paid per fragment.
     ///
     /// # Panics
-    /// If `fec` is invalid ([`FecConfig::check`]).
+    /// If `fec` is invalid ([`FecConfig::check`]) or the direction plays a trace.
     pub fn with_fec(
         cfg: WiredConfig,
         queue: Queue,
@@ -90,6 +101,7 @@ impl WiredDirection {
         fec: FecConfig,
         rng: Rng,
     ) -> WiredDirection {
+        assert!(cfg.trace.is_none(), "link FEC needs a constant-rate link");
         let mut d = WiredDirection::new(cfg, queue, channel);
         d.fec = Some(Box::new(FecState::new(fec, rng)));
         d.stats.fec = Some(Default::default());
@@ -118,7 +130,21 @@ impl WiredDirection {
                     attempt: 0,
                     erased: 0,
                 };
-                (start + Time::tx_time(wire, rate), lost, att)
+                let end = match self.server.as_mut() {
+                    None => start + Time::tx_time(wire, rate),
+                    Some(s) => match s.send(wire) {
+                        Some(end) => end,
+                        None => {
+                            // The trace ended: the transmitter stops for good.
+                            self.busy_until = Time::MAX;
+                            self.stats.tx_packets += 1;
+                            self.stats.tx_bytes += size;
+                            self.stuck = Some(pkt);
+                            return;
+                        }
+                    },
+                };
+                (end, lost, att)
             }
             Some(f) => {
                 let frag = u64::from(f.cfg.fragment_bytes(pkt.size()));
@@ -144,11 +170,20 @@ impl WiredDirection {
         }
     }
 
+    /// When the transmitter can start its next packet: when the one it is
+    /// sending ends, or a trace's next opportunity ([`Time::MAX`]: never).
+    fn next_start(&self) -> Time {
+        match &self.server {
+            None => self.busy_until,
+            Some(s) => s.next_start().unwrap_or(Time::MAX).max(self.busy_until),
+        }
+    }
+
     /// Start every transmission that begins by `now`: link retransmissions
     /// first (once their feedback has arrived), then queued packets.
     fn advance(&mut self, now: Time) {
         loop {
-            let t0 = self.busy_until;
+            let t0 = self.next_start();
             let ready = self.fec.as_ref().and_then(|f| f.retx_ready());
             let start = match ready {
                 Some(r) if r <= t0 && t0 <= now => t0,
@@ -174,7 +209,13 @@ impl WiredDirection {
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
         self.advance(now);
         let dropped = self.queue.enqueue(now, pkt);
-        if self.busy_until <= now {
+        if let Some(s) = self.server.as_mut() {
+            // A trace-driven transmitter takes the packet at its next
+            // opportunity (`advance`), strictly after `now` if it is idle.
+            if self.busy_until <= now {
+                s.wake(now);
+            }
+        } else if self.busy_until <= now {
             // Idle transmitter: the packet leaves at once (it was queued so the
             // AQM saw it arrive, and leaves with zero sojourn time).
             if let Some(p) = self.queue.dequeue(now) {
@@ -191,7 +232,11 @@ impl WiredDirection {
             // Discarded at dequeue by the AQM: report them at once.
             return Some(Time::ZERO);
         }
-        let wire = self.wire.front().map(|w| w.0);
+        let wire = self.wire.front().map(|w| w.0).or_else(|| {
+            // A trace-driven transmitter waiting for its next opportunity.
+            (self.server.is_some() && !self.queue.is_empty() && self.next_start() < Time::MAX)
+                .then(|| self.next_start())
+        });
         let retx = self
             .fec
             .as_ref()
@@ -288,6 +333,7 @@ impl WiredDirection {
         self.queue.len()
             + self.queue.dropped_waiting()
             + self.wire.len()
+            + usize::from(self.stuck.is_some())
             + self.fec.as_ref().map_or(0, |f| f.held())
     }
 
@@ -376,6 +422,17 @@ macro_rules! with_direction_keys {
             /// { at = "30s", rate = "2Mbit" }]`, in time order from `"0s"`; a
             /// packet is sent at the rate in force when its transmission starts.
             pub rate_schedule: Option<Vec<WiredRateStep>>,
+            /// Trace-driven rate instead of `rate`: a Mahimahi trace file (one
+            /// integer millisecond timestamp per line, each a delivery
+            /// opportunity), relative to the scenario file
+            /// (docs/models/trace-link.md).
+            pub trace: Option<TraceFile>,
+            /// Bytes each opportunity of `trace` carries, 1 to 65535. Default
+            /// `"1500B"`; `"1504B"` gives byte parity with Mahimahi's `mm-link`.
+            pub opportunity: Option<Bytes>,
+            /// Play `trace` once: no opportunity after its last line. Default
+            /// false: the trace repeats with its last timestamp as period.
+            pub once: Option<bool>,
             /// One-way propagation delay, e.g. `"20ms"`. Default `"0s"`.
             pub delay: Option<Time>,
             /// Independent random loss probability of each packet. Default 0.
@@ -482,6 +539,9 @@ impl WiredLinkConfig {
         static NONE: WiredDirectionConfig = WiredDirectionConfig {
             rate: None,
             rate_schedule: None,
+            trace: None,
+            opportunity: None,
+            once: None,
             delay: None,
             loss: None,
             overhead: None,
@@ -494,30 +554,52 @@ impl WiredLinkConfig {
             _ => self.ba.as_ref(),
         }
         .unwrap_or(&NONE);
-        // `rate` and `rate_schedule` are one setting: a direction that gives
-        // either replaces the link's, and one level may not give both.
-        let (rate, steps, sp) = if own.rate.is_some() || own.rate_schedule.is_some() {
+        // `rate`, `rate_schedule` and `trace` are one setting: a direction
+        // that gives any replaces the link's, and one level gives one of them.
+        let mine = own.rate.is_some() || own.rate_schedule.is_some() || own.trace.is_some();
+        let (rate, steps, trace, at) = if mine {
             (
                 own.rate.as_ref(),
                 own.rate_schedule.as_ref(),
-                join(key, "rate_schedule"),
+                own.trace.as_ref(),
+                key,
             )
         } else {
             (
                 self.rate.as_ref(),
                 self.rate_schedule.as_ref(),
-                "rate_schedule".to_string(),
+                self.trace.as_ref(),
+                "",
             )
         };
-        let (rate, schedule) = match (rate, steps) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::at_key(
-                    sp,
-                    "give either `rate` or `rate_schedule`, not both",
-                ))
+        let given = [rate.is_some(), steps.is_some(), trace.is_some()];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            let k = if trace.is_some() {
+                "trace"
+            } else {
+                "rate_schedule"
+            };
+            return Err(ConfigError::at_key(
+                join(at, k),
+                "is given with `rate` or `rate_schedule`; allowed: one of `rate`, `rate_schedule` and `trace` per direction",
+            ));
+        }
+        let (opp, opp_path) = pick(&own.opportunity, &self.opportunity, key, "opportunity");
+        let (once, once_path) = pick(&own.once, &self.once, key, "once");
+        if trace.is_none() {
+            for (given, path) in [(opp.is_some(), &opp_path), (once.is_some(), &once_path)] {
+                if given {
+                    return Err(ConfigError::at_key(
+                        path,
+                        "applies to a trace-driven direction only; give `trace = \"FILE\"`",
+                    ));
+                }
             }
-            (Some(r), None) => (*r, Vec::new()),
-            (None, Some(steps)) => {
+        }
+        let sp = join(at, "rate_schedule");
+        let (rate, schedule, trace) = match (rate, steps, trace) {
+            (Some(r), _, _) => (r.bps(), Vec::new(), None),
+            (_, Some(steps), _) => {
                 let paths: Vec<String> = (0..steps.len()).map(|i| format!("{sp}[{i}]")).collect();
                 if steps.is_empty() {
                     return Err(ConfigError::at_key(
@@ -527,12 +609,30 @@ impl WiredLinkConfig {
                 }
                 check_schedule_times(steps.iter().zip(&paths).map(|(st, p)| (st.at, p.as_str())))?;
                 let later = steps[1..].iter().map(|st| (st.at, st.rate.bps())).collect();
-                (steps[0].rate, later)
+                (steps[0].rate.bps(), later, None)
             }
-            (None, None) => {
+            (_, _, Some(t)) => {
+                let tp = join(at, "trace");
+                let Some(loaded) = &t.loaded else {
+                    return Err(ConfigError::new(
+                        tp,
+                        crate::config::quoted(&t.path),
+                        "was not read; run the scenario through api::start, which reads trace files",
+                    ));
+                };
+                let opportunity = opp.map_or(1500, |b| b.get());
+                check_range(&opp_path, opportunity, 1, 65_535)?;
+                let tc = TraceConfig {
+                    trace: Arc::clone(loaded),
+                    opportunity: opportunity as u32,
+                    once: once.copied().unwrap_or(false),
+                };
+                (tc.mean_rate_bps(), Vec::new(), Some(tc))
+            }
+            (None, None, None) => {
                 return Err(ConfigError::at_key(
                     "rate",
-                    "missing; every link direction needs a rate, e.g. rate = \"10Mbit\" (or a rate_schedule)",
+                    "missing; every link direction needs a rate, e.g. rate = \"10Mbit\" (or a rate_schedule, or a trace)",
                 ))
             }
         };
@@ -569,6 +669,12 @@ impl WiredLinkConfig {
         }
         let (fec, fp) = pick(&own.fec, &self.fec, key, "fec");
         let fec = match fec {
+            Some(_) if trace.is_some() => {
+                return Err(ConfigError::at_key(
+                    fp,
+                    "needs a constant-rate direction; link FEC is not available with `trace`",
+                ))
+            }
             Some(f) => {
                 let link = FecLink {
                     loss,
@@ -581,8 +687,9 @@ impl WiredLinkConfig {
         };
         Ok(Half {
             wired: WiredConfig {
-                rate_bps: rate.bps(),
+                rate_bps: rate,
                 schedule,
+                trace,
                 delay,
                 overhead_bytes: overhead as u32,
             },
@@ -644,6 +751,20 @@ impl LinkKind for WiredLinkConfig {
         self.plan("ba").map(|_| ())
     }
 
+    fn load_files(&mut self, files: &mut Files) -> Result<()> {
+        for (key, t) in [
+            ("trace", self.trace.as_mut()),
+            ("ab.trace", self.ab.as_mut().and_then(|d| d.trace.as_mut())),
+            ("ba.trace", self.ba.as_mut().and_then(|d| d.trace.as_mut())),
+        ] {
+            if let Some(t) = t {
+                t.load(files.base.as_deref(), &mut files.traces)
+                    .map_err(|e| e.at(key))?;
+            }
+        }
+        Ok(())
+    }
+
     fn build(&self, a: &str, b: &str, seed: u64) -> Result<Box<dyn Link>> {
         let ab = self.plan("ab")?.build(&format!("{a}->{b}"), seed)?;
         let ba = self.plan("ba")?.build(&format!("{b}->{a}"), seed)?;
@@ -670,6 +791,7 @@ mod tests {
                 rate_bps: rate,
                 delay: Time::from_millis(delay_ms),
                 overhead_bytes: 0,
+                trace: None,
             },
             q,
             Box::new(Perfect),
@@ -716,6 +838,92 @@ mod tests {
             ]
         );
         assert_eq!(l.stats().tx_bytes, 3000);
+    }
+
+    /// A direction driven by trace `ms` (opportunities of `opp` bytes).
+    fn traced(ms: &[u64], opp: u32, once: bool, limit: u32) -> WiredDirection {
+        let mut l = link(1, 2, limit);
+        let tc = TraceConfig {
+            trace: Arc::new(super::super::trace::Trace::from_millis(ms).unwrap()),
+            opportunity: opp,
+            once,
+        };
+        l.server = Some(TraceServer::new(tc.clone()));
+        l.cfg.trace = Some(tc);
+        l
+    }
+
+    /// Drive `l` with `(ms, uid, bytes)` arrivals; the (arrival ms, uid) at the far end.
+    fn drive(l: &mut WiredDirection, offers: &[(u64, u64, u32)]) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut offers = offers.iter().peekable();
+        loop {
+            let next_offer = offers.peek().map(|o| Time::from_millis(o.0));
+            let now = match (l.poll_timeout(), next_offer) {
+                (Some(a), Some(b)) if b <= a => b,
+                (Some(a), _) => a,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            while offers.peek().is_some_and(|o| Time::from_millis(o.0) <= now) {
+                let &(_, uid, size) = offers.next().unwrap();
+                l.enqueue(now, pkt(uid, size));
+            }
+            while let Some(d) = l.poll_deliver(now) {
+                if let Delivery::Arrived(p) = d {
+                    out.push((now.as_nanos() / 1_000_000, p.uid));
+                }
+            }
+        }
+        out
+    }
+
+    /// The trace-driven direction end to end (2 ms propagation): one packet
+    /// per opportunity, a packet spanning opportunities, the rest of an
+    /// opportunity used by a queued packet and lost by a later one, the
+    /// queue seen by the AQM holding packets until their opportunity.
+    #[test]
+    fn trace_driven_direction() {
+        let mut l = traced(&[10, 20, 30, 40, 50], 1500, false, 100);
+        let got = drive(
+            &mut l,
+            &[
+                (0, 1, 1500),
+                (0, 2, 1500),
+                (0, 3, 1000),
+                (0, 4, 400),
+                (31, 5, 100),
+            ],
+        );
+        // 1 at 10, 2 at 20, 3 at 30 (500 B left), 4 in those 500 B at 30;
+        // 5 arrives at 31 (the rest of 30 ms is lost): leaves at 40.
+        assert_eq!(got, vec![(12, 1), (22, 2), (32, 3), (32, 4), (42, 5)]);
+        // A 3000-byte packet spans two opportunities; wrap-around after 50 ms.
+        let mut l = traced(&[10, 20, 30, 40, 50], 1500, false, 100);
+        let got = drive(&mut l, &[(45, 1, 3000), (45, 2, 1500)]);
+        assert_eq!(got, vec![(62, 1), (72, 2)]);
+        // Packets wait in the queue (not in the transmitter) for their opportunity.
+        let mut l = traced(&[10, 20], 1500, false, 100);
+        l.enqueue(Time::from_millis(1), pkt(1, 1500));
+        l.enqueue(Time::from_millis(2), pkt(2, 1500));
+        assert_eq!(l.queue().len(), 2);
+        assert_eq!(l.poll_timeout(), Some(Time::from_millis(10)));
+        assert!(l.poll_deliver(Time::from_millis(10)).is_none());
+        assert_eq!(l.queue().len(), 1);
+        assert_eq!(l.poll_timeout(), Some(Time::from_millis(12)));
+    }
+
+    /// Played once, the direction stops after the trace: packets stay in
+    /// the queue (and overflow it), nothing is delivered, nothing panics.
+    #[test]
+    fn trace_played_once_stops() {
+        let mut l = traced(&[10, 20], 1500, true, 3);
+        let offers: Vec<(u64, u64, u32)> = (0..8).map(|i| (i, i, 1500)).collect();
+        let got = drive(&mut l, &offers);
+        assert_eq!(got, vec![(12, 0), (22, 1)]);
+        assert_eq!(l.queue().len(), 1);
+        assert_eq!(l.poll_timeout(), None);
+        assert_eq!(l.in_transit(), 1);
     }
 
     /// A rate schedule: 1000-byte packets take 1 ms at 8 Mbit/s, 4 ms at
@@ -789,6 +997,7 @@ mod tests {
             rate_bps: 8_000_000,
             delay: Time::ZERO,
             overhead_bytes: 2,
+            trace: None,
         };
         let mut l = WiredDirection::new(cfg, q, Box::new(Perfect));
         assert!(l.enqueue(Time::ZERO, pkt(0, 998)).is_none());
@@ -831,6 +1040,7 @@ mod tests {
                 rate_bps: 1_000_000_000,
                 delay: Time::ZERO,
                 overhead_bytes: 0,
+                trace: None,
             },
             q,
             Box::new(Bernoulli::new(0.1, Rng::stream(3, "l"))),

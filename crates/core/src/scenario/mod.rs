@@ -18,7 +18,7 @@ pub use schema::json_schema;
 use std::collections::HashSet;
 
 use crate::config::{join, ConfigError, Result};
-use crate::link::{LinkConfig, LinkKind};
+use crate::link::{Files, LinkConfig, LinkKind};
 use crate::net::limits::{MAX_FLOWS, MAX_LINKS, MAX_NODES};
 use crate::net::{FlowSpec, LinkId, NetworkBuilder, Simulation};
 use crate::packet::FlowId;
@@ -75,6 +75,20 @@ pub fn loaded(file: ScenarioConfig, overrides: &[(String, String)]) -> Result<Lo
         params: Vec::new(),
         file,
     })
+}
+
+/// Read the files the scenario names (trace files), relative to `base`.
+pub fn read_files(loaded: &mut Loaded, base: Option<std::path::PathBuf>) -> Result<()> {
+    let mut files = Files {
+        base,
+        ..Files::default()
+    };
+    for (i, l) in loaded.file.links.iter_mut().enumerate() {
+        l.model_mut()
+            .load_files(&mut files)
+            .map_err(|e| e.at(&format!("links[{i}]")))?;
+    }
+    Ok(())
 }
 
 /// Refuse tables nested more than [`MAX_DEPTH`] deep, without recursing.

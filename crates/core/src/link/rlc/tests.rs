@@ -1007,6 +1007,7 @@ fn tcp_over_the_bearer_end_to_end() {
                     rate_bps: 1_000_000,
                     delay: ms(100),
                     overhead_bytes: 0,
+                    trace: None,
                 },
                 crate::aqm::Queue::new(
                     Limit::Packets(1000),
