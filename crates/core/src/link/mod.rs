@@ -9,6 +9,7 @@
 
 pub mod adaptive_arq;
 pub mod fec;
+pub mod netem;
 pub mod rlc;
 pub mod trace;
 mod wired;
@@ -151,6 +152,8 @@ pub struct LinkStats {
     pub lost: u64,
     /// Link-level FEC / ARQ counters, on directions that use it.
     pub fec: Option<FecStats>,
+    /// netem counters, on directions with impairments.
+    pub netem: Option<netem::NetemStats>,
 }
 
 /// Link-layer ARQ measurements of one direction (links with ARQ only).
@@ -266,6 +269,11 @@ pub trait Link: std::fmt::Debug + Send {
     fn rate_bps(&self, dir: Dir) -> u64;
     /// Packets inside the link (both directions): queued or on the way.
     fn in_transit(&self) -> usize;
+    /// Copies of packets the link made (netem `duplicate`), for the packet
+    /// balance (default: none).
+    fn duplicated(&self) -> u64 {
+        0
+    }
     /// Cross-layer input (seed 001 §III): `p_tcp` is the end-to-end loss
     /// event rate now measured by a TCP flow whose data crosses direction
     /// `dir`. A link with adaptive ARQ persistence re-evaluates its

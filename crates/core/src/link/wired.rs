@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::fec::{Attempt, FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
+use super::netem::{Netem, NetemConfig};
 use super::trace::{TraceConfig, TraceFile, TraceServer};
 use super::{check_schedule_times, pick, Delivery, Dir, Files, Link, LinkKind, LinkStats};
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
@@ -65,6 +66,8 @@ pub struct WiredDirection {
     server: Option<TraceServer>,
     /// A packet the trace (played once) ended under: it never leaves.
     stuck: Option<Packet>,
+    /// netem-style impairments at the far end (`docs/models/netem.md`).
+    netem: Option<Box<Netem>>,
 }
 
 impl WiredDirection {
@@ -77,6 +80,7 @@ impl WiredDirection {
             next_step: 0,
             server: cfg.trace.clone().map(TraceServer::new),
             stuck: None,
+            netem: None,
             cfg,
             queue,
             channel,
@@ -106,6 +110,17 @@ impl WiredDirection {
         d.fec = Some(Box::new(FecState::new(fec, rng)));
         d.stats.fec = Some(Default::default());
         d
+    }
+
+    /// The same direction with netem impairments at its far end.
+    ///
+    /// # Panics
+    /// With link FEC (the two are not combined).
+    pub fn with_netem(mut self, netem: Netem) -> WiredDirection {
+        assert!(self.fec.is_none(), "netem with link FEC is not supported");
+        self.netem = Some(Box::new(netem));
+        self.stats.netem = Some(Default::default());
+        self
     }
 
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
@@ -237,6 +252,10 @@ impl WiredDirection {
             (self.server.is_some() && !self.queue.is_empty() && self.next_start() < Time::MAX)
                 .then(|| self.next_start())
         });
+        let wire = match (wire, self.netem.as_ref().and_then(|n| n.next_time())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let retx = self
             .fec
             .as_ref()
@@ -254,6 +273,9 @@ impl WiredDirection {
             self.advance(now);
             if let Some((p, c)) = self.queue.take_dropped() {
                 return Some(Delivery::Lost(p, c));
+            }
+            if self.netem.is_some() {
+                return self.poll_netem(now);
             }
             let &(t, pkt, lost, _) = self.wire.front()?;
             if t > now {
@@ -293,6 +315,34 @@ impl WiredDirection {
         }
     }
 
+    /// The next packet out of the netem stage by `now`: packets leave the
+    /// wire into the stage at their arrival times, and the stage's outputs
+    /// are taken in time order with them (an output due at an arrival's
+    /// instant first).
+    fn poll_netem(&mut self, now: Time) -> Option<Delivery> {
+        loop {
+            let n = self.netem.as_deref_mut()?;
+            let wire = self.wire.front().map(|w| w.0).filter(|&t| t <= now);
+            let out = n.next_time().filter(|&t| t <= now);
+            let d = match (wire, out) {
+                (w, Some(o)) if w.is_none_or(|w| o <= w) => n.pop(o),
+                (Some(_), _) => {
+                    let (t, pkt, lost, _) = self.wire.pop_front()?;
+                    if lost {
+                        Some(Delivery::Lost(pkt, DropCause::LinkLoss))
+                    } else {
+                        n.admit(t, pkt);
+                        continue;
+                    }
+                }
+                _ => return None,
+            };
+            if let Some(d) = d {
+                return Some(self.count(d));
+            }
+        }
+    }
+
     /// Count a delivery in the link's counters (and copy the FEC counters).
     fn count(&mut self, d: Delivery) -> Delivery {
         match d {
@@ -304,6 +354,9 @@ impl WiredDirection {
         }
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
+        }
+        if let Some(n) = &self.netem {
+            self.stats.netem = Some(n.stats().clone());
         }
         d
     }
@@ -334,6 +387,7 @@ impl WiredDirection {
             + self.queue.dropped_waiting()
             + self.wire.len()
             + usize::from(self.stuck.is_some())
+            + self.netem.as_ref().map_or(0, |n| n.held())
             + self.fec.as_ref().map_or(0, |f| f.held())
     }
 
@@ -400,6 +454,14 @@ impl Link for WiredLink {
     fn in_transit(&self) -> usize {
         self.dirs[0].in_transit() + self.dirs[1].in_transit()
     }
+
+    fn duplicated(&self) -> u64 {
+        self.dirs
+            .iter()
+            .filter_map(|d| d.stats().netem.as_ref())
+            .map(|n| n.duplicated)
+            .sum()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -446,6 +508,10 @@ macro_rules! with_direction_keys {
             pub queue: Option<QueueConfig>,
             /// Link-level FEC or hybrid FEC/ARQ (docs/models/ll-fec.md).
             pub fec: Option<LinkFecConfig>,
+            /// netem-style impairments at the far end: delay jitter,
+            /// reordering, duplication, corruption, loss models
+            /// (docs/models/netem.md).
+            pub netem: Option<NetemConfig>,
         }
     };
 }
@@ -548,6 +614,7 @@ impl WiredLinkConfig {
             channel: None,
             queue: None,
             fec: None,
+            netem: None,
         };
         let own = match key {
             "ab" => self.ab.as_ref(),
@@ -667,8 +734,16 @@ impl WiredLinkConfig {
         if let Some(q) = queue {
             q.validate().map_err(|e| e.at(&qp))?;
         }
+        let (netem, np) = pick(&own.netem, &self.netem, key, "netem");
+        if let Some(n) = netem {
+            n.validate().map_err(|e| e.at(&np))?;
+        }
         let (fec, fp) = pick(&own.fec, &self.fec, key, "fec");
         let fec = match fec {
+            Some(_) if netem.is_some() => return Err(ConfigError::at_key(
+                fp,
+                "is not combined with `netem` on one direction; allowed: one of `fec` and `netem`",
+            )),
             Some(_) if trace.is_some() => {
                 return Err(ConfigError::at_key(
                     fp,
@@ -696,6 +771,7 @@ impl WiredLinkConfig {
             queue,
             channel,
             fec,
+            netem,
         })
     }
 }
@@ -706,6 +782,7 @@ struct Half<'a> {
     queue: Option<&'a QueueConfig>,
     channel: Option<Cow<'a, ChannelConfig>>,
     fec: Option<FecConfig>,
+    netem: Option<&'a NetemConfig>,
 }
 
 impl Half<'_> {
@@ -736,7 +813,13 @@ impl Half<'_> {
                 fc,
                 Rng::stream(seed, &format!("fec:{name}")),
             ),
-            None => WiredDirection::new(self.wired, queue, channel),
+            None => {
+                let d = WiredDirection::new(self.wired, queue, channel);
+                match self.netem {
+                    Some(n) => d.with_netem(n.build(Rng::stream(seed, &format!("netem:{name}")))),
+                    None => d,
+                }
+            }
         })
     }
 }

@@ -469,12 +469,14 @@ impl Simulation {
         }
     }
 
-    /// Packet accounting: (sent by endpoints, delivered to endpoints, dropped,
-    /// inside links). Conservation: sent = delivered + dropped + inside.
+    /// Packet accounting: (sent by endpoints and copied by links, delivered
+    /// to endpoints, dropped, inside links). Conservation: sent = delivered +
+    /// dropped + inside.
     pub fn packet_balance(&self) -> (u64, u64, u64, u64) {
         let inside = self.links.iter().map(|l| l.model.in_transit() as u64).sum();
+        let copies: u64 = self.links.iter().map(|l| l.model.duplicated()).sum();
         (
-            self.next_uid,
+            self.next_uid + copies,
             self.delivered_pkts,
             self.dropped_pkts,
             inside,

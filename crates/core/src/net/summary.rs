@@ -194,6 +194,9 @@ pub struct LinkSummary {
     /// Link-level FEC counters, on directions with FEC.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fec: Option<FecSummary>,
+    /// netem counters, on directions with impairments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netem: Option<crate::link::netem::NetemStats>,
     /// Link-layer ARQ measurements, keyed by protocol (`rlc`), on links with ARQ.
     #[serde(flatten)]
     pub arq: BTreeMap<&'static str, ArqSummary>,
@@ -463,6 +466,7 @@ impl Simulation {
                     rx_packets: s.rx_packets,
                     lost: s.lost,
                     fec: s.fec.as_ref().map(FecSummary::from),
+                    netem: s.netem.clone(),
                     arq: l
                         .model
                         .arq_stats(d, end)
