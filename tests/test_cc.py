@@ -85,6 +85,65 @@ def test_runs_are_deterministic() -> None:
     assert a == b
 
 
+BBR_PATH = """
+name = "bbr"
+duration = "20s"
+[tcp]
+cc = "{cc}"
+variant = "sack"
+rwnd = "4MiB"
+{extra}
+[[links]]
+a = "S"
+b = "D"
+rate = "10Mbit"
+delay = "20ms"
+queue = {{ limit = "{limit}" }}
+[[flows]]
+from = "S"
+to = "D"
+count = {flows}
+"""
+
+
+def _bbr_path(cc: str = "bbr", flows: int = 1, limit: str = "40p", extra: str = "") -> dict:
+    text = BBR_PATH.format(cc=cc, flows=flows, limit=limit, extra=extra)
+    return linklab.run(text, seed=1).summary["aggregate"]
+
+
+def test_bbr_fills_the_pipe_with_a_small_queue() -> None:
+    # One flow, 10 Mbit/s, 40 ms RTT, a deep buffer: BBR keeps about one BDP
+    # in the queue at most (cwnd 2 BDP) where CUBIC fills the buffer.
+    bbr = _bbr_path(limit="400p")
+    cubic = _bbr_path(cc="cubic", limit="400p")
+    assert bbr["goodput_bps"] > 0.9 * 10e6 * 1460 / 1500
+    assert bbr["delay_mean_s"] < 0.045, bbr  # base one-way delay 20 ms + < 1 BDP
+    assert cubic["delay_mean_s"] > 2 * bbr["delay_mean_s"], (cubic, bbr)
+    assert bbr["timeouts"] == 0
+
+
+def test_pacing_spreads_the_start_up_burst() -> None:
+    # The first window (below the BDP): unpaced, it leaves
+    # as one burst and queues at the bottleneck; paced at 2 x cwnd / srtt, its
+    # packets arrive spaced and the queue stays near empty.
+    def max_queue(extra: str) -> int:
+        text = BBR_PATH.format(cc="cubic", flows=1, limit="400p", extra=extra)
+        text = text.replace('duration = "20s"', 'duration = "75ms"')
+        queues = linklab.run(text, seed=1).summary["queues"]
+        return next(q for q in queues if q["link"] == "S->D")["max_packets"]
+
+    burst = max_queue("initial_window = 10")
+    paced = max_queue("initial_window = 10\npacing = true")
+    assert burst >= 9 and paced <= 2, (burst, paced)
+
+
+def test_rto_keeps_sack_resends_less() -> None:
+    base = _bbr_path(flows=10)
+    keep = _bbr_path(flows=10, extra="rto_keeps_sack = true")
+    assert base["timeouts"] > 0
+    assert keep["retransmits"] < base["retransmits"], (keep, base)
+
+
 @pytest.mark.parametrize(
     ("cc", "path", "words"),
     [
@@ -96,6 +155,9 @@ def test_runs_are_deterministic() -> None:
         ('{ kind = "westwood", min_interval = "0s" }', "tcp.cc.min_interval", "positive"),
         ('"dctcp"', "tcp.cc", "needs ECN"),
         ('{ kind = "dctcp", g = 0 }', "tcp.cc.g", "0 < g"),
+        ('{ kind = "bbr", high_gain = 0.5 }', "tcp.cc.high_gain", "above 1"),
+        ('{ kind = "bbr", bw_rounds = 0 }', "tcp.cc.bw_rounds", "1 to 1000"),
+        ('{ kind = "bbr", probe_rtt = "1s" }', "tcp.cc.probe_rtt", "unknown key"),
     ],
 )
 def test_bad_cc_is_one_line_exit_2(tmp_path: Path, cc: str, path: str, words: str) -> None:

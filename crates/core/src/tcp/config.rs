@@ -51,6 +51,12 @@ pub struct TcpOverlay {
     pub limited_transmit: Option<bool>,
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
     pub prr: Option<bool>,
+    /// Sender pacing at the congestion control's rate (docs/models/bbr.md);
+    /// BBR always paces. Default false.
+    pub pacing: Option<bool>,
+    /// Keep SACK information across a timeout (Linux, ns-3) instead of
+    /// discarding it (RFC 2018, ns-2). Default false.
+    pub rto_keeps_sack: Option<bool>,
     /// LT-TCP building blocks (seed 002); every switch defaults to off.
     pub lt: Option<LtOverlay>,
 }
@@ -120,6 +126,8 @@ impl TcpOverlay {
         set(&mut c.handshake, self.handshake);
         set(&mut c.limited_transmit, self.limited_transmit);
         set(&mut c.prr, self.prr);
+        set(&mut c.pacing, self.pacing);
+        set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         // LT-TCP's largest segment follows the TCP mss unless given.
         set(&mut c.lt.mss_max, self.mss);
         if let Some(lt) = &self.lt {

@@ -21,6 +21,7 @@ pub mod cc;
 pub mod config;
 pub mod loss_events;
 pub mod lt;
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
@@ -97,6 +98,14 @@ pub struct TcpConfig {
     /// bound) paces sending during SACK loss recovery instead of RFC 6675's
     /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
     pub prr: bool,
+    /// Pace data at the rate the congestion control asks for (BBR always
+    /// paces; for the others `2 × cwnd / srtt` in slow start, `1.2 × cwnd /
+    /// srtt` after, as Linux's `tcp_update_pacing_rate`).
+    pub pacing: bool,
+    /// Keep SACK information across a retransmission timeout (Linux,
+    /// ns-3: SACKed data is not resent; the rest is marked lost) instead of
+    /// discarding it (RFC 2018 §8, ns-2: go-back-N resends everything).
+    pub rto_keeps_sack: bool,
     /// LT-TCP building blocks (all off by default).
     pub lt: LtConfig,
 }
@@ -122,6 +131,8 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
+            pacing: false,
+            rto_keeps_sack: false,
             lt: LtConfig::default(),
         }
     }

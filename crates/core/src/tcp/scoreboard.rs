@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use super::rate::TxState;
 use crate::time::Time;
 
 /// One transmitted segment. Boundaries never change: a retransmission resends
@@ -29,6 +30,8 @@ pub struct Segment {
     pub hole: bool,
     /// Was ever SACKed (sticky; survives the RTO's clearing of SACK marks).
     pub ever_sacked: bool,
+    /// Delivery-rate snapshot of the latest transmission (rate sampling only).
+    pub tx: TxState,
 }
 
 impl Segment {
@@ -51,6 +54,7 @@ impl Segment {
             order: 0,
             hole: false,
             ever_sacked: false,
+            tx: TxState::default(),
         }
     }
 
@@ -79,6 +83,8 @@ pub struct Scoreboard {
     /// Segments cumulatively ACKed so far, and how many of them were [`Segment::erased`].
     popped: u64,
     popped_erased: u64,
+    /// Bytes ever marked lost (a counter: deltas are the losses an ACK found).
+    lost_total: u64,
 }
 
 impl Scoreboard {
@@ -92,6 +98,7 @@ impl Scoreboard {
             acked_order: 0,
             popped: 0,
             popped_erased: 0,
+            lost_total: 0,
         }
     }
 
@@ -151,6 +158,12 @@ impl Scoreboard {
 
     /// Drop every segment wholly below `ack`; returns the newest one dropped.
     pub fn ack(&mut self, ack: u64) -> Option<Segment> {
+        self.ack_visit(ack, |_| {})
+    }
+
+    /// [`ack`](Self::ack), calling `visit` on every segment removed that was
+    /// not SACKed (those were delivered when SACKed).
+    pub fn ack_visit(&mut self, ack: u64, mut visit: impl FnMut(&mut Segment)) -> Option<Segment> {
         let mut newest = None;
         while let Some(f) = self.segs.front() {
             if f.end() > ack {
@@ -164,6 +177,9 @@ impl Scoreboard {
             self.popped += 1;
             self.popped_erased += u64::from(f.erased());
             newest = self.segs.pop_front();
+            if let Some(seg) = newest.as_mut().filter(|s| !s.sacked) {
+                visit(seg);
+            }
         }
         newest
     }
@@ -171,6 +187,16 @@ impl Scoreboard {
     /// Mark the segments wholly inside the SACK blocks as SACKed; returns
     /// whether anything was newly SACKed.
     pub fn apply_sack(&mut self, blocks: &[(u64, u64)]) -> bool {
+        self.apply_sack_visit(blocks, |_| {})
+    }
+
+    /// [`apply_sack`](Self::apply_sack), calling `visit` on every segment
+    /// newly SACKed.
+    pub fn apply_sack_visit(
+        &mut self,
+        blocks: &[(u64, u64)],
+        mut visit: impl FnMut(&mut Segment),
+    ) -> bool {
         let mut any = false;
         let Some(first) = self.segs.front().map(|s| s.seq) else {
             return false;
@@ -194,6 +220,7 @@ impl Scoreboard {
                     self.sacked_bytes += u64::from(s.len);
                     self.acked_order = self.acked_order.max(s.order);
                     any = true;
+                    visit(s);
                 }
                 idx += 1;
             }
@@ -258,6 +285,9 @@ impl Scoreboard {
                 // Everything unSACKed from here down is lost.
                 for s in self.segs.range_mut(..=idx) {
                     if !s.sacked {
+                        if !s.lost {
+                            self.lost_total += u64::from(s.len);
+                        }
                         s.lost = true;
                     }
                 }
@@ -329,6 +359,24 @@ impl Scoreboard {
         }
         self.sacked = 0;
         self.sacked_bytes = 0;
+    }
+
+    /// After a timeout that keeps SACK information: every unSACKed segment
+    /// is lost.
+    pub fn mark_unsacked_lost(&mut self) {
+        for s in &mut self.segs {
+            if !s.sacked {
+                if !s.lost {
+                    self.lost_total += u64::from(s.len);
+                }
+                s.lost = true;
+            }
+        }
+    }
+
+    /// Bytes ever marked lost by [`mark_lost`](Self::mark_lost) (a counter).
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
     }
 
     /// Bytes in SACKed segments.

@@ -2,9 +2,10 @@
 
 use std::collections::VecDeque;
 
-use super::cc::{self, CongestionControl, Signal, Window};
+use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
 use super::lt::{self, ErasureEstimator, EstimatorSide};
+use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::{App, TcpConfig, Variant};
@@ -157,6 +158,14 @@ pub struct TcpSender {
     echoed_e: f64,
     erasure_trace: Vec<(Time, f64, f64)>,
     mss_trace: Vec<(Time, u32, u64, u16, u16)>,
+    /// Delivery-rate sampling, for algorithms that take rate samples (BBR).
+    rate: Option<Box<RateSampler>>,
+    /// Pacing on (`pacing = true`, or the algorithm paces).
+    pacing: bool,
+    /// Earliest time the next data packet may leave (pacing).
+    next_send: Time,
+    /// A send waits for `next_send`: wake then.
+    pace_blocked: bool,
 }
 
 impl TcpSender {
@@ -168,8 +177,16 @@ impl TcpSender {
         }
         let mss = u64::from(cfg.mss.max(1));
         let iw = u64::from(cfg.initial_window.max(1));
+        let cc = cc::build(&cfg.cc);
+        let rate = cc
+            .wants_rate_samples()
+            .then(|| Box::new(RateSampler::default()));
         TcpSender {
-            cc: cc::build(&cfg.cc),
+            pacing: cfg.pacing || rate.is_some(),
+            rate,
+            next_send: Time::ZERO,
+            pace_blocked: false,
+            cc,
             win: Window {
                 cwnd: iw * mss,
                 ssthresh: u64::MAX / 2,
@@ -286,6 +303,12 @@ impl TcpSender {
             return; // acknowledges data never sent
         }
         let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
+        let (inflight_before, lost_before) = if self.rate.is_some() {
+            (self.bytes_in_flight(), self.sb.lost_total())
+        } else {
+            (0, 0)
+        };
+        let mut rtt_sample = None;
         let sack = self.cfg.variant == Variant::Sack;
         let dt = self.cfg.dupack_threshold.max(1);
         let mss = self.win.mss;
@@ -297,7 +320,12 @@ impl TcpSender {
 
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            let newest = self.sb.ack(ack);
+            let rate = &mut self.rate;
+            let newest = self.sb.ack_visit(ack, |s| {
+                if let Some(r) = rate.as_deref_mut() {
+                    r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
+                }
+            });
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
@@ -315,12 +343,13 @@ impl TcpSender {
             if let Some(r) = sample {
                 self.rtt.sample(r);
             }
+            rtt_sample = sample;
             self.cc.on_ack_numbers(ack, self.snd_max);
             self.cc.on_ack_observed(acked, sample, now);
             self.cc.on_ecn_feedback(acked, ece);
             let mut newly_sacked = false;
             if sack {
-                newly_sacked = self.sb.apply_sack(pkt.sack.as_slice());
+                newly_sacked = self.apply_sack(pkt, now);
                 self.sb.mark_lost(dt);
             }
             if self.in_recovery {
@@ -384,7 +413,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_una < self.snd_max && pkt.payload == 0 {
             self.cc.on_ack_observed(0, None, now);
             if sack {
-                self.sb.apply_sack(pkt.sack.as_slice());
+                self.apply_sack(pkt, now);
                 self.sb.mark_lost(dt);
             }
             self.dupacks += 1;
@@ -432,8 +461,73 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
         }
+        if self.rate.is_some() {
+            self.rate_sample(now, inflight_before, lost_before, rtt_sample);
+        }
         self.check_complete(now);
         self.record_cwnd(now);
+    }
+
+    /// Apply the SACK blocks of `pkt`, feeding the rate sampler the segments
+    /// they newly deliver; whether anything was newly SACKed.
+    fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
+        let rate = &mut self.rate;
+        self.sb.apply_sack_visit(pkt.sack.as_slice(), |s| {
+            if let Some(r) = rate.as_deref_mut() {
+                r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
+            }
+        })
+    }
+
+    /// Bytes in flight as Linux counts them for BBR (`tcp_packets_in_flight`:
+    /// sent − SACKed − lost + retransmitted): with SACK information, RFC
+    /// 6675's pipe; without, outstanding bytes less one segment per
+    /// duplicate ACK (Linux's SACK emulation for Reno).
+    fn bytes_in_flight(&self) -> u64 {
+        if self.sb.sacked_count() > 0 {
+            self.sb.pipe(self.high_rxt.max(self.snd_una))
+        } else {
+            (self.snd_nxt - self.snd_una).saturating_sub(u64::from(self.dupacks) * self.win.mss)
+        }
+    }
+
+    /// Hand the congestion control this ACK's rate sample; its window stands.
+    fn rate_sample(&mut self, now: Time, prior_inflight: u64, lost_before: u64, rtt: Option<Time>) {
+        let inflight = self.bytes_in_flight();
+        let Some(r) = self.rate.as_deref_mut() else {
+            return;
+        };
+        let losses = self.sb.lost_total().saturating_sub(lost_before);
+        let rs = r.take(None, losses, rtt);
+        let ctx = AckContext {
+            now,
+            inflight,
+            prior_inflight,
+            delivered: r.delivered(),
+            in_recovery: self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp),
+            srtt: self.rtt.srtt(),
+        };
+        self.cc.on_rate_sample(&mut self.win, &rs, &ctx);
+        self.win.cwnd = self.win.cwnd.max(self.win.mss);
+    }
+
+    /// The pacing rate in bytes/s: the algorithm's, else Linux's rule
+    /// (`tcp_update_pacing_rate`): 2 × cwnd / srtt in slow start (cwnd below
+    /// half ssthresh), 1.2 × after. `None`: not pacing yet (no RTT).
+    fn pacing_rate(&self) -> Option<f64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        let srtt = self.rtt.srtt()?.as_secs_f64();
+        if srtt <= 0.0 {
+            return None;
+        }
+        let gain = if self.win.cwnd < self.win.ssthresh / 2 {
+            2.0
+        } else {
+            1.2
+        };
+        Some(gain * self.win.cwnd as f64 / srtt)
     }
 
     fn count_timeout(&mut self) {
@@ -492,9 +586,14 @@ impl TcpSender {
                     self.recover = Some(self.snd_max);
                 }
                 self.ecn_recover = Some(self.snd_max);
-                // Go-back-N; forget SACK information (RFC 2018 §8).
+                // Go-back-N; forget SACK information (RFC 2018 §8), or keep it
+                // and resend only what was not SACKed (Linux, ns-3).
                 self.snd_nxt = self.snd_una;
-                self.sb.clear_marks();
+                if self.cfg.rto_keeps_sack && self.cfg.variant == Variant::Sack {
+                    self.sb.mark_unsacked_lost();
+                } else {
+                    self.sb.clear_marks();
+                }
                 self.high_rxt = self.snd_una;
                 self.pipe = 0;
                 self.fec_out.clear();
@@ -510,9 +609,14 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
-    /// When the sender next needs [`handle_timeout`](Self::handle_timeout).
+    /// When the sender next needs [`handle_timeout`](Self::handle_timeout)
+    /// (the retransmission timer, or the pacing time of a packet waiting).
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        let pace = self.pace_blocked.then_some(self.next_send);
+        match (self.rto_deadline, pace) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Next packet to send; call until `None` after every other call.
@@ -552,6 +656,12 @@ impl TcpSender {
     }
 
     fn transmit_data(&mut self, now: Time) -> Option<Packet> {
+        if self.pacing {
+            self.pace_blocked = now < self.next_send;
+            if self.pace_blocked {
+                return None;
+            }
+        }
         if let Some(seq) = self.rtx_pending.take() {
             if seq >= self.snd_una && self.fec_hold(seq, now).is_none() {
                 if let Some(idx) = self.sb.index_of(seq) {
@@ -641,6 +751,13 @@ impl TcpSender {
         }
         let limit = self.app_end.unwrap_or(u64::MAX);
         if limit <= self.snd_max {
+            // Nothing more to send: the application limits the flow.
+            if self.rate.is_some() {
+                let inflight = self.bytes_in_flight();
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.on_app_limited(inflight);
+                }
+            }
             return None;
         }
         let seg_size = if self.lt_blocks {
@@ -712,10 +829,27 @@ impl TcpSender {
 
     /// Transmit segment `idx` (new if never sent, else a retransmission).
     fn send_segment(&mut self, idx: usize, now: Time) -> Packet {
+        let inflight = if self.rate.is_some() {
+            self.bytes_in_flight()
+        } else {
+            0
+        };
+        let pace = if self.pacing {
+            self.pacing_rate()
+        } else {
+            None
+        };
         let seg = self
             .sb
             .get_mut(idx)
             .expect("segment index within scoreboard");
+        if let Some(r) = self.rate.as_deref_mut() {
+            seg.tx = r.on_send(now, inflight);
+        }
+        if let Some(rate) = pace.filter(|&r| r > 0.0) {
+            let gap = Time::from_secs_f64(f64::from(seg.len) / rate);
+            self.next_send = self.next_send.max(now) + gap;
+        }
         seg.tx_count += 1;
         seg.last_sent = now;
         self.order += 1;

@@ -7,6 +7,7 @@
 //! so an algorithm may, for example, decline to reduce on
 //! [`Signal::FastRetransmit`] (LT-TCP) without touching the recovery code.
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
@@ -18,6 +19,9 @@ use crate::config::kind::tagged_enum;
 use crate::config::Result;
 use crate::time::Time;
 
+use super::rate::RateSample;
+
+pub use bbr::{BbrCc, BbrConfig};
 pub use cubic::{CubicCc, CubicConfig};
 pub use dctcp::{DctcpCc, DctcpConfig};
 pub use newreno::{NewRenoCc, NewRenoConfig, RenoConfig};
@@ -51,6 +55,9 @@ tagged_enum! {
         Westwood(WestwoodConfig) = "westwood",
         /// DCTCP, RFC 8257: window cut by α/2, α the fraction of CE-marked bytes.
         Dctcp(DctcpConfig) = "dctcp",
+        /// BBR v1: a model of bottleneck bandwidth and round-trip propagation
+        /// time; paced (draft-cardwell-iccrg-bbr-congestion-control-00).
+        Bbr(BbrConfig) = "bbr",
     }
 }
 
@@ -69,6 +76,23 @@ pub struct Window {
     pub ssthresh: u64,
     /// Sender maximum segment size (payload bytes).
     pub mss: u64,
+}
+
+/// What the sender knows when it hands an algorithm a rate sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckContext {
+    /// The ACK's arrival time.
+    pub now: Time,
+    /// Bytes in flight after the ACK (sent, not ACKed, SACKed or retransmitted away).
+    pub inflight: u64,
+    /// Bytes in flight before the ACK.
+    pub prior_inflight: u64,
+    /// Bytes delivered so far (the rate sampler's `C.delivered`).
+    pub delivered: u64,
+    /// Loss recovery (fast recovery, or after a timeout until its recovery point).
+    pub in_recovery: bool,
+    /// The smoothed RTT, if measured.
+    pub srtt: Option<Time>,
 }
 
 /// A congestion signal.
@@ -120,6 +144,25 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// A congestion signal; `flight` is the data outstanding (bytes) when it
     /// was detected. The sender keeps `cwnd >= mss` afterwards.
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time);
+
+    /// Whether the algorithm takes delivery-rate samples
+    /// ([`on_rate_sample`](Self::on_rate_sample)) and sets its own pacing
+    /// rate. Default false.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// After the sender has processed an ACK (loss recovery included): the
+    /// ACK's rate sample. The window the algorithm leaves stands. Default: nothing.
+    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample, ctx: &AckContext) {
+        let _ = (w, rs, ctx);
+    }
+
+    /// The pacing rate the algorithm asks for, bytes per second (`None`: the
+    /// sender's own rule when `pacing` is on). Default `None`.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Build the algorithm of `cfg` (a valid configuration).

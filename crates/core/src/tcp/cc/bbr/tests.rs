@@ -1,0 +1,225 @@
+//! BBR's state machine on a synthetic path (sans-IO: rate samples by hand).
+
+use super::*;
+
+const MSS: u64 = 1000;
+const MS: fn(u64) -> Time = Time::from_millis;
+
+/// A synthetic path: bottleneck `bw` bytes/s, propagation RTT `rtt`. Each
+/// round the flow sends `cwnd` bytes; the ACKs of a round deliver
+/// min(cwnd, bw · rtt + queue) … simplified to: delivery rate
+/// min(pacing rate, bw), RTT = rtt + queueing of what exceeds the BDP.
+struct Path {
+    bw: f64,
+    rtt: Time,
+    now: Time,
+    delivered: u64,
+}
+
+impl Path {
+    /// One round trip of ACKs for BBR `b` with window `w`: `acks` ACKs, each
+    /// delivering cwnd/acks bytes at the path's rate.
+    fn round(&mut self, b: &mut BbrCc, w: &mut Window, acks: u64) {
+        let bdp = (self.bw * self.rtt.as_secs_f64()) as u64;
+        // The pacer lets out at most a round trip's worth at its rate.
+        let sending = b.pacing_rate().unwrap_or(self.bw * 10.0);
+        let inflight = w
+            .cwnd
+            .min((sending * self.rtt.as_secs_f64()) as u64)
+            .max(MSS);
+        let queue = inflight.saturating_sub(bdp);
+        let rtt = self.rtt + Time::from_secs_f64(queue as f64 / self.bw);
+        let rate = sending
+            .min(self.bw)
+            .min(inflight as f64 / self.rtt.as_secs_f64());
+        let per_ack = (inflight / acks).max(1);
+        let prior_delivered = self.delivered;
+        for _ in 0..acks {
+            self.now += Time::from_secs_f64(rtt.as_secs_f64() / acks as f64);
+            self.delivered += per_ack;
+            let rs = RateSample {
+                delivery_rate: rate,
+                delivered: per_ack * acks,
+                interval: rtt,
+                prior_delivered,
+                is_app_limited: false,
+                acked_sacked: per_ack,
+                losses: 0,
+                rtt: Some(rtt),
+                valid: true,
+            };
+            let ctx = AckContext {
+                now: self.now,
+                inflight: inflight.saturating_sub(per_ack),
+                prior_inflight: inflight,
+                delivered: self.delivered,
+                in_recovery: false,
+                srtt: Some(rtt),
+            };
+            b.on_rate_sample(w, &rs, &ctx);
+        }
+    }
+}
+
+fn start() -> (BbrCc, Window, Path) {
+    let b = BbrCc::new(BbrConfig::default());
+    let w = Window {
+        cwnd: 10 * MSS,
+        ssthresh: u64::MAX / 2,
+        mss: MSS,
+    };
+    let p = Path {
+        bw: 1_250_000.0, // 10 Mbit/s
+        rtt: MS(40),
+        now: Time::ZERO,
+        delivered: 0,
+    };
+    (b, w, p)
+}
+
+#[test]
+fn startup_drain_probe_bw() {
+    let (mut b, mut w, mut p) = start();
+    assert_eq!(b.mode(), Mode::Startup);
+    let mut seen = vec![b.mode()];
+    for _ in 0..40 {
+        p.round(&mut b, &mut w, 10);
+        if seen.last() != Some(&b.mode()) {
+            seen.push(b.mode());
+        }
+    }
+    // Startup finds the pipe full after the bandwidth stops growing, drains,
+    // then cruises in ProbeBW.
+    assert!(b.filled_pipe());
+    assert_eq!(
+        &seen[..3],
+        &[Mode::Startup, Mode::Drain, Mode::ProbeBw],
+        "{seen:?}"
+    );
+    assert!((b.btl_bw() - 1_250_000.0).abs() < 1.0, "{}", b.btl_bw());
+    assert_eq!(b.rt_prop(), Some(MS(40)));
+    // ProbeBW window: 2 · BDP + 3 quanta (2 MSS each at 10 Mbit/s).
+    let bdp = 1_250_000.0 * 0.040;
+    let target = (2.0 * bdp) as u64 + 3 * 2 * MSS;
+    assert!(
+        w.cwnd <= target && w.cwnd >= target - 2 * MSS,
+        "{} vs {target}",
+        w.cwnd
+    );
+    // Pacing cycles through the gains around the bandwidth.
+    let r = b.pacing_rate().unwrap();
+    assert!(r > 0.7 * 1_250_000.0 && r < 1.3 * 1_250_000.0, "{r}");
+}
+
+#[test]
+fn startup_pacing_gain_is_2_over_ln2() {
+    let (mut b, mut w, mut p) = start();
+    p.round(&mut b, &mut w, 10);
+    let bw = b.btl_bw();
+    let r = b.pacing_rate().unwrap();
+    assert!(
+        (r / (bw * 0.99) - 2.0 / std::f64::consts::LN_2).abs() < 1e-9,
+        "{r} {bw}"
+    );
+}
+
+#[test]
+fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
+    let (mut b, mut w, mut p) = start();
+    let mut probed = false;
+    let mut min_cwnd_seen = u64::MAX;
+    // 40 ms rounds with a queue (RTT never below the first 40 ms sample
+    // once the window exceeds the BDP): after 10 s, ProbeRTT.
+    for _ in 0..300 {
+        p.round(&mut b, &mut w, 10);
+        if b.mode() == Mode::ProbeRtt {
+            probed = true;
+            min_cwnd_seen = min_cwnd_seen.min(w.cwnd);
+        }
+    }
+    assert!(probed);
+    assert_eq!(min_cwnd_seen, 4 * MSS);
+    assert!(p.now > Time::from_secs(10));
+    // And back to ProbeBW afterwards.
+    assert_eq!(b.mode(), Mode::ProbeBw);
+}
+
+#[test]
+fn fast_recovery_conserves_then_restores() {
+    let (mut b, mut w, mut p) = start();
+    for _ in 0..30 {
+        p.round(&mut b, &mut w, 10);
+    }
+    let before = w.cwnd;
+    b.on_congestion(&mut w, Signal::FastRetransmit, before / 2, p.now);
+    assert_eq!(w.cwnd, before / 2);
+    // In recovery, the window does not fall below what is in flight plus
+    // what was delivered.
+    let rs = RateSample {
+        acked_sacked: MSS,
+        ..RateSample::default()
+    };
+    let ctx = AckContext {
+        now: p.now,
+        inflight: before / 2,
+        prior_inflight: before / 2,
+        delivered: p.delivered,
+        in_recovery: true,
+        srtt: Some(MS(40)),
+    };
+    b.on_rate_sample(&mut w, &rs, &ctx);
+    assert!(w.cwnd >= before / 2 + MSS);
+    // Recovery over: the window from before it.
+    let ctx = AckContext {
+        in_recovery: false,
+        ..ctx
+    };
+    b.on_rate_sample(&mut w, &rs, &ctx);
+    assert!(w.cwnd >= before, "{} < {before}", w.cwnd);
+    // A timeout: one segment.
+    b.on_congestion(&mut w, Signal::Timeout, before, p.now);
+    assert_eq!(w.cwnd, MSS);
+}
+
+#[test]
+fn max_filter_is_a_sliding_window() {
+    let mut f = MaxFilter::default();
+    f.update(1, 5.0, 3);
+    f.update(2, 3.0, 3);
+    assert_eq!(f.best(), 5.0);
+    f.update(3, 4.0, 3);
+    assert_eq!(f.best(), 5.0);
+    f.update(4, 1.0, 3); // round 1 leaves the window
+    assert_eq!(f.best(), 4.0);
+    f.update(7, 2.0, 3);
+    assert_eq!(f.best(), 2.0);
+}
+
+#[test]
+fn config_rules() {
+    let bad = |c: BbrConfig| c.validate().unwrap_err().path;
+    let d = BbrConfig::default();
+    assert_eq!(
+        bad(BbrConfig {
+            high_gain: 1.0,
+            ..d
+        }),
+        "high_gain"
+    );
+    assert_eq!(
+        bad(BbrConfig {
+            cwnd_gain: 0.5,
+            ..d
+        }),
+        "cwnd_gain"
+    );
+    assert_eq!(bad(BbrConfig { bw_rounds: 0, ..d }), "bw_rounds");
+    assert_eq!(
+        bad(BbrConfig {
+            min_rtt_window: Time::ZERO,
+            ..d
+        }),
+        "min_rtt_window"
+    );
+    d.validate().unwrap();
+}
