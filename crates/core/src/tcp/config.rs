@@ -57,6 +57,8 @@ pub struct TcpOverlay {
     /// Keep SACK information across a timeout (Linux, ns-3) instead of
     /// discarding it (RFC 2018, ns-2). Default false.
     pub rto_keeps_sack: Option<bool>,
+    /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
+    pub rack: Option<bool>,
     /// LT-TCP building blocks (seed 002); every switch defaults to off.
     pub lt: Option<LtOverlay>,
 }
@@ -128,6 +130,7 @@ impl TcpOverlay {
         set(&mut c.prr, self.prr);
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
+        set(&mut c.rack, self.rack);
         // LT-TCP's largest segment follows the TCP mss unless given.
         set(&mut c.lt.mss_max, self.mss);
         if let Some(lt) = &self.lt {
@@ -188,6 +191,13 @@ impl TcpConfig {
                 "rwnd",
                 self.rwnd.to_string(),
                 format!("bytes is smaller than one segment (mss {})", self.mss),
+            ));
+        }
+        if self.rack && self.variant != Variant::Sack {
+            return Err(ConfigError::new(
+                "rack",
+                "true",
+                "needs SACK: set variant = \"sack\" (RACK-TLP detects losses from SACK information)",
             ));
         }
         self.cc.model().validate().map_err(|e| e.at("cc"))?;

@@ -21,6 +21,7 @@ pub mod cc;
 pub mod config;
 pub mod loss_events;
 pub mod lt;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
@@ -106,6 +107,9 @@ pub struct TcpConfig {
     /// ns-3: SACKed data is not resent; the rest is marked lost) instead of
     /// discarding it (RFC 2018 §8, ns-2: go-back-N resends everything).
     pub rto_keeps_sack: bool,
+    /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's duplicate
+    /// threshold (SACK only).
+    pub rack: bool,
     /// LT-TCP building blocks (all off by default).
     pub lt: LtConfig,
 }
@@ -133,6 +137,7 @@ impl Default for TcpConfig {
             prr: false,
             pacing: false,
             rto_keeps_sack: false,
+            rack: false,
             lt: LtConfig::default(),
         }
     }

@@ -315,7 +315,7 @@ impl Scoreboard {
     }
 
     /// NextSeg rule 1: the oldest lost, unSACKed segment at or above `from`.
-    pub fn next_lost(&self, from: u64) -> Option<usize> {
+    pub fn next_lost(&self, from: u64, scattered: bool) -> Option<usize> {
         let mut idx = match self.index_of(from) {
             Some(i) => i,
             None if self.segs.front().is_some_and(|f| from < f.seq) => 0,
@@ -326,8 +326,9 @@ impl Scoreboard {
                 if s.lost && s.seq >= from {
                     return Some(idx);
                 }
-                if !s.lost {
-                    // Lost marks are downward-closed among unSACKed segments.
+                if !s.lost && !scattered {
+                    // RFC 6675's lost marks are downward-closed among unSACKed
+                    // segments (RACK's are not: `scattered`).
                     return None;
                 }
             }
@@ -369,6 +370,16 @@ impl Scoreboard {
                 if !s.lost {
                     self.lost_total += u64::from(s.len);
                 }
+                s.lost = true;
+            }
+        }
+    }
+
+    /// Mark segment `idx` lost (RACK).
+    pub fn mark_segment_lost(&mut self, idx: usize) {
+        if let Some(s) = self.segs.get_mut(idx) {
+            if !s.lost && !s.sacked {
+                self.lost_total += u64::from(s.len);
                 s.lost = true;
             }
         }
@@ -426,9 +437,9 @@ mod tests {
         b.mark_lost(3);
         let lost: Vec<u64> = b.iter().filter(|s| s.lost).map(|s| s.seq).collect();
         assert_eq!(lost, vec![0, 100, 200]);
-        assert_eq!(b.next_lost(0), Some(0));
-        assert_eq!(b.next_lost(150), Some(2));
-        assert_eq!(b.next_lost(300), None);
+        assert_eq!(b.next_lost(0, false), Some(0));
+        assert_eq!(b.next_lost(150, false), Some(2));
+        assert_eq!(b.next_lost(300, false), None);
         // pipe: unsacked not lost = 5,7,8,9 → 400; none retransmitted yet.
         assert_eq!(b.pipe(0), 400);
         // After retransmitting segment 0: +100.

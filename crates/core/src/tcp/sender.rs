@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
 use super::lt::{self, ErasureEstimator, EstimatorSide};
+use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
@@ -30,6 +31,10 @@ pub struct SenderStats {
     pub timeout_episodes: u64,
     /// Window reductions caused by ECN-Echo.
     pub ecn_reductions: u64,
+    /// Tail Loss Probes sent (RACK-TLP).
+    pub tlp_probes: u64,
+    /// Congestion responses after a retransmitted probe's episode (RFC 8985 §7.4).
+    pub tlp_responses: u64,
     /// Bytes cumulatively acknowledged (`snd_una`).
     pub acked_bytes: u64,
     /// When every byte the application will ever offer was acknowledged
@@ -166,6 +171,14 @@ pub struct TcpSender {
     next_send: Time,
     /// A send waits for `next_send`: wake then.
     pace_blocked: bool,
+    /// RACK loss detection (RFC 8985), when `rack` is on.
+    rack: Option<Box<Rack>>,
+    /// Tail Loss Probe timer (PTO) and the probe to send when it fires.
+    tlp_deadline: Option<Time>,
+    tlp_pending: bool,
+    /// The TLP episode in progress: `TLP.end_seq` and whether the probe was
+    /// a retransmission.
+    tlp_end: Option<(u64, bool)>,
 }
 
 impl TcpSender {
@@ -186,6 +199,10 @@ impl TcpSender {
             rate,
             next_send: Time::ZERO,
             pace_blocked: false,
+            rack: cfg.rack.then(|| Box::new(Rack::default())),
+            tlp_deadline: None,
+            tlp_pending: false,
+            tlp_end: None,
             cc,
             win: Window {
                 cwnd: iw * mss,
@@ -320,10 +337,13 @@ impl TcpSender {
 
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            let rate = &mut self.rate;
+            let (rate, rack) = (&mut self.rate, &mut self.rack);
             let newest = self.sb.ack_visit(ack, |s| {
                 if let Some(r) = rate.as_deref_mut() {
                     r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
+                }
+                if let Some(r) = rack.as_deref_mut() {
+                    r.on_delivered(s, false, now);
                 }
             });
             self.snd_una = ack;
@@ -350,7 +370,23 @@ impl TcpSender {
             let mut newly_sacked = false;
             if sack {
                 newly_sacked = self.apply_sack(pkt, now);
-                self.sb.mark_lost(dt);
+                self.mark_losses(now);
+            }
+            if let Some((end, retrans)) = self.tlp_end {
+                if ack >= end {
+                    // RFC 8985 §7.4: the probe episode is over. Without DSACK
+                    // a retransmitted probe means the original, the probe or
+                    // an ACK was lost: one congestion response, unless fast
+                    // recovery already made it.
+                    self.tlp_end = None;
+                    if retrans && !self.in_recovery {
+                        let flight = self.snd_nxt - self.snd_una;
+                        self.cc
+                            .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+                        self.win.cwnd = self.win.cwnd.max(self.win.mss);
+                        self.stats.tlp_responses += 1;
+                    }
+                }
             }
             if self.in_recovery {
                 let full = self.recover.is_none_or(|r| ack >= r);
@@ -414,7 +450,7 @@ impl TcpSender {
             self.cc.on_ack_observed(0, None, now);
             if sack {
                 self.apply_sack(pkt, now);
-                self.sb.mark_lost(dt);
+                self.mark_losses(now);
             }
             self.dupacks += 1;
             self.reactive_trigger();
@@ -464,6 +500,9 @@ impl TcpSender {
         if self.rate.is_some() {
             self.rate_sample(now, inflight_before, lost_before, rtt_sample);
         }
+        if self.rack.is_some() {
+            self.arm_tlp(now);
+        }
         self.check_complete(now);
         self.record_cwnd(now);
     }
@@ -471,12 +510,51 @@ impl TcpSender {
     /// Apply the SACK blocks of `pkt`, feeding the rate sampler the segments
     /// they newly deliver; whether anything was newly SACKed.
     fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
-        let rate = &mut self.rate;
+        let (rate, rack) = (&mut self.rate, &mut self.rack);
         self.sb.apply_sack_visit(pkt.sack.as_slice(), |s| {
             if let Some(r) = rate.as_deref_mut() {
                 r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
             }
+            if let Some(r) = rack.as_deref_mut() {
+                r.on_delivered(s, true, now);
+            }
         })
+    }
+
+    /// Mark losses: RACK (RFC 8985 §6.2) when on, else RFC 6675's IsLost.
+    fn mark_losses(&mut self, now: Time) {
+        let dt = self.cfg.dupack_threshold.max(1);
+        match self.rack.as_deref_mut() {
+            None => self.sb.mark_lost(dt),
+            Some(r) => {
+                let recovering =
+                    self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp);
+                let wnd = r.reo_wnd(recovering, self.sb.sacked_count(), dt, self.rtt.srtt());
+                r.detect_loss(&mut self.sb, now, wnd);
+            }
+        }
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout after new data is sent or an ACK
+    /// is processed, when data is outstanding, no probe episode is under way
+    /// and the sender is not in loss recovery: PTO = 2·SRTT (plus 200 ms of
+    /// delayed ACK when one segment is in flight), no later than the RTO.
+    fn arm_tlp(&mut self, now: Time) {
+        self.tlp_deadline = None;
+        if self.rack.is_none() || self.tlp_end.is_some() || self.in_recovery {
+            return;
+        }
+        let (Some(srtt), Some(rto)) = (self.rtt.srtt(), self.rto_deadline) else {
+            return;
+        };
+        if self.snd_una >= self.snd_max || self.recover.is_some_and(|rp| self.snd_una < rp) {
+            return;
+        }
+        let mut pto = srtt + srtt;
+        if self.snd_nxt - self.snd_una <= self.win.mss {
+            pto += Time::from_millis(200);
+        }
+        self.tlp_deadline = Some((now + pto).min(rto));
     }
 
     /// Bytes in flight as Linux counts them for BBR (`tcp_packets_in_flight`:
@@ -539,6 +617,34 @@ impl TcpSender {
 
     /// The retransmission timer; tolerates early, late and spurious calls.
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.phase == Phase::Established {
+            if self
+                .rack
+                .as_ref()
+                .and_then(|r| r.deadline)
+                .is_some_and(|d| d <= now)
+            {
+                // RACK's reordering timer: look for losses again.
+                self.mark_losses(now);
+                let dt = self.cfg.dupack_threshold.max(1);
+                if !self.in_recovery
+                    && self.sack_loss_detected(dt)
+                    && self.recover.is_none_or(|r| self.snd_una >= r)
+                {
+                    self.enter_recovery(now);
+                }
+                if self.in_recovery {
+                    self.pipe = self.sb.pipe(self.high_rxt);
+                }
+            }
+            if self.tlp_deadline.is_some_and(|d| d <= now) {
+                // RFC 8985 §7.3: send a probe (new data if any, else the last segment).
+                self.tlp_deadline = None;
+                self.tlp_pending = true;
+                self.stats.tlp_probes += 1;
+                return;
+            }
+        }
         let Some(deadline) = self.rto_deadline else {
             return;
         };
@@ -613,10 +719,11 @@ impl TcpSender {
     /// (the retransmission timer, or the pacing time of a packet waiting).
     pub fn poll_timeout(&self) -> Option<Time> {
         let pace = self.pace_blocked.then_some(self.next_send);
-        match (self.rto_deadline, pace) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let rack = self.rack.as_ref().and_then(|r| r.deadline);
+        [self.rto_deadline, pace, rack, self.tlp_deadline]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Next packet to send; call until `None` after every other call.
@@ -662,6 +769,9 @@ impl TcpSender {
                 return None;
             }
         }
+        if std::mem::take(&mut self.tlp_pending) && self.snd_una < self.snd_max {
+            return Some(self.send_probe(now));
+        }
         if let Some(seq) = self.rtx_pending.take() {
             if seq >= self.snd_una && self.fec_hold(seq, now).is_none() {
                 if let Some(idx) = self.sb.index_of(seq) {
@@ -683,8 +793,14 @@ impl TcpSender {
         }
         // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt
         // (LT-TCP: not in a block that FEC in flight can still rebuild).
-        let mut from = self.high_rxt;
-        while let Some(idx) = self.sb.next_lost(from) {
+        // With RACK, any segment marked lost (a retransmission RACK found
+        // lost again included).
+        let mut from = if self.rack.is_some() {
+            self.snd_una
+        } else {
+            self.high_rxt
+        };
+        while let Some(idx) = self.sb.next_lost(from, self.rack.is_some()) {
             let seq = self.sb.get(idx).map_or(from, |s| s.seq);
             match self.fec_hold(seq, now) {
                 Some(end) => from = end,
@@ -695,7 +811,11 @@ impl TcpSender {
         if let Some(p) = self.send_in_order(now, false) {
             return Some(p);
         }
-        // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte.
+        // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte
+        // (not with RACK: only what it marks lost is resent).
+        if self.rack.is_some() {
+            return None;
+        }
         let mut from = self.high_rxt;
         loop {
             let idx = self.sb.next_hole(from)?;
@@ -705,6 +825,31 @@ impl TcpSender {
                 None => return Some(self.send_segment(idx, now)),
             }
         }
+    }
+
+    /// The Tail Loss Probe (RFC 8985 §7.3): a new segment if the
+    /// application has data and the receiver window allows it, else the
+    /// highest-sequence segment again; outside the congestion window.
+    fn send_probe(&mut self, now: Time) -> Packet {
+        let limit = self.app_end.unwrap_or(u64::MAX);
+        let new_len = (limit.saturating_sub(self.snd_max)).min(self.win.mss);
+        let idx = if new_len > 0
+            && self.snd_nxt == self.snd_max
+            && self.snd_max + new_len - self.snd_una <= self.rwnd
+        {
+            self.sb
+                .push(Segment::new(self.snd_max, new_len as u32, now));
+            self.snd_max += new_len;
+            self.sb.len() - 1
+        } else {
+            self.sb.len() - 1
+        };
+        let retrans = self.sb.get(idx).is_some_and(|s| s.tx_count > 0);
+        self.tlp_end = Some((self.snd_max, retrans));
+        let p = self.send_segment(idx, now);
+        // The RTO restarts after the probe.
+        self.rto_deadline = Some(now + self.rtt.rto());
+        p
     }
 
     /// LT-TCP "FEC first, SACK as the fallback": if byte `seq` lies in a
@@ -852,6 +997,11 @@ impl TcpSender {
         }
         seg.tx_count += 1;
         seg.last_sent = now;
+        if self.rack.is_some() && seg.tx_count > 1 {
+            // RACK: a retransmitted segment is in flight again until RACK
+            // finds it lost again.
+            seg.lost = false;
+        }
         self.order += 1;
         seg.order = self.order;
         let seg = *seg;
@@ -871,7 +1021,7 @@ impl TcpSender {
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.pipe += u64::from(seg.len);
             self.prr_out += u64::from(seg.len);
-            if retransmit {
+            if retransmit && self.rack.is_none() {
                 self.high_rxt = self.high_rxt.max(seg.end());
             }
         }
@@ -951,6 +1101,10 @@ impl TcpSender {
 
     /// RFC 6675 §5 steps 1–2: DupAcks ≥ DupThresh, or IsLost(HighACK + 1).
     fn sack_loss_detected(&self, dt: u32) -> bool {
+        if self.rack.is_some() {
+            // RACK-TLP: recovery starts when RACK marks a loss.
+            return self.sb.iter().any(|s| s.lost);
+        }
         self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost)
     }
 
