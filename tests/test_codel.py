@@ -99,11 +99,34 @@ def test_bad_codel_is_one_line_exit_2(tmp_path: Path, queue: str, path: str, wor
     assert len(lines) == 1 and path in lines[0] and words in lines[0], lines
 
 
-def test_codel_in_an_rlc_buffer_is_refused_with_the_reason() -> None:
+def _rlc(queue: str) -> dict:
     text = (REPO / "scenarios" / "umts-rlc-red.toml").read_text()
-    text = re.sub(
-        r'^queue = \{ kind = "red".*$', 'queue = { kind = "codel" }', text, count=1, flags=re.M
-    )
+    text = re.sub(r'^queue = \{ kind = "red".*$', f"queue = {queue}", text, count=1, flags=re.M)
+    return linklab.run(text).summary
+
+
+def _downlink(summary: dict) -> dict:
+    return next(q for q in summary["queues"] if q["link"] == "RNC->UE")
+
+
+def test_codel_and_pie_in_an_rlc_buffer() -> None:
+    # Seed 000's bearer (384 kbit/s, 40-SDU buffer): drop-tail lets the buffer
+    # fill; CoDel and PIE decide on each SDU as its segmentation starts (its
+    # sojourn in the RLC buffer) and keep the buffer and the delay down.
+    tail = _rlc('{ kind = "droptail" }')
+    for q in ('{ kind = "codel" }', '{ kind = "pie" }'):
+        s = _rlc(q)
+        d = _downlink(s)
+        assert d["drops"]["aqm_early"] > 5, (q, d)
+        assert d["mean_packets"] < 0.7 * _downlink(tail)["mean_packets"], (q, d)
+        assert s["aggregate"]["delay_mean_s"] < 0.7 * tail["aggregate"]["delay_mean_s"]
+    # A target above every sojourn: CoDel never drops, the run is drop-tail's.
+    lax = _rlc('{ kind = "codel", target = "1s", interval = "2s" }')
+    assert _downlink(lax)["drops"]["aqm_early"] == 0
+    assert lax["aggregate"]["goodput_bps"] == tail["aggregate"]["goodput_bps"]
+
+
+def test_fq_codel_in_an_rlc_buffer_is_refused_with_the_reason() -> None:
     with pytest.raises(linklab.ScenarioError) as e:
-        linklab.run(text)
-    assert e.value.path.endswith("queue.kind") and "dequeue" in str(e.value), str(e.value)
+        _rlc('{ kind = "fq_codel" }')
+    assert e.value.path.endswith("queue.kind") and "per-flow" in str(e.value), str(e.value)

@@ -587,16 +587,15 @@ fn bearer_aqm(q: &QueueConfig, rate_bps: u64, cfg: &RlcConfig, path: &str) -> Re
             "is set by the bearer's `buffer`; remove it",
         ));
     }
-    let aqm = q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))?;
-    if aqm.wants_sojourn() {
+    if q.model().flow_queues().is_some() {
         return Err(ConfigError::new(
             join(path, "kind"),
             crate::config::quoted(q.kind()),
-            "acts on dequeue-time sojourn, which an RLC buffer does not offer yet; \
-             allowed here: \"droptail\", \"red\" or \"sbd\"",
+            "schedules per-flow queues, which an RLC buffer (one SDU stream segmented in \
+             order) does not have; allowed here: \"droptail\", \"red\", \"sbd\", \"codel\" or \"pie\"",
         ));
     }
-    Ok(aqm)
+    q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))
 }
 
 impl LinkKind for RlcLinkConfig {

@@ -37,7 +37,7 @@ use self::rx::Rx;
 use self::tx::{Mrw, PduState, Tx, TxPdu};
 use super::adaptive_arq::{AdaptiveArq, GeParams, SduLossWindow};
 use super::{ArqStats, Delivery, Dir, Link, LinkStats};
-use crate::aqm::{Aqm, DropCause, Limit, Occupancy, QueueView, Verdict};
+use crate::aqm::{Aqm, DequeueVerdict, DropCause, Limit, Occupancy, QueueView, Verdict};
 use crate::channel::Channel;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -401,6 +401,10 @@ struct Sdu {
     unacked: u32,
     /// Counted in `buf_sdus`/`buf_bytes` (see [`BufferCounts`]).
     counted: bool,
+    /// When it entered the buffer (dequeue-time AQMs measure its sojourn).
+    arrived: Time,
+    /// A dequeue-time AQM has let it through (asked once, at segmentation).
+    passed: bool,
     sender: SenderFate,
     rx: RxFate,
 }
@@ -843,6 +847,58 @@ impl RlcBearer {
         );
     }
 
+    /// A dequeue-time AQM (CoDel, PIE) decides on the SDUs whose
+    /// segmentation is about to start in the TTI at `t`: each leaves the
+    /// buffer's queue after waiting since its arrival; dropped SDUs are
+    /// discarded before any PDU is built (reported lost at `t`), marked ones
+    /// go on with CE set.
+    fn dequeue_gate(&mut self, c: usize, t: Time) {
+        let limit = self.cfg.buffer_limit;
+        if !self.h[c].aqm.wants_sojourn() {
+            return;
+        }
+        loop {
+            let h = &mut self.h[c];
+            if h.tx.seg_off != 0 {
+                return;
+            }
+            let id = h.tx.seg_next;
+            let view = h.view(limit);
+            let Some(s) = h.sdu(id).filter(|s| !s.passed) else {
+                return;
+            };
+            let (sojourn, pkt) = (t.saturating_sub(s.arrived), s.pkt);
+            let cause = match h.aqm.on_dequeue(t, sojourn, &view, &pkt) {
+                DequeueVerdict::Deliver => {
+                    h.sdu_mut(id).expect("the SDU").passed = true;
+                    return;
+                }
+                DequeueVerdict::Mark => {
+                    let s = h.sdu_mut(id).expect("the SDU");
+                    s.pkt.ecn = Ecn::Ce;
+                    s.passed = true;
+                    h.occ.stats_mut().ecn_marks += 1;
+                    return;
+                }
+                DequeueVerdict::Drop(cause) => cause,
+            };
+            let s = h.sdu_mut(id).expect("the SDU");
+            s.sender = SenderFate::FrontDropped;
+            s.rx = RxFate::Dropped;
+            if std::mem::replace(&mut s.counted, false) {
+                h.buf_sdus -= 1;
+                h.buf_bytes -= u64::from(pkt.size());
+            }
+            h.inside -= 1;
+            h.occ.stats_mut().count_drop(cause);
+            h.occ.set(t, h.buf_sdus, h.buf_bytes);
+            h.normalize_seg();
+            h.pop_settled();
+            self.out
+                .push_back((t, Dir::from_index(c), Delivery::Lost(pkt, cause)));
+        }
+    }
+
     /// Segment the next AMD PDU of direction `c` (concatenating SDUs; a PDU
     /// is padded only when the buffer holds nothing more). Returns its SN.
     fn segment(&mut self, c: usize) -> u64 {
@@ -946,7 +1002,12 @@ impl RlcBearer {
             self.send_data(c, t, sn, poll, true);
             slots -= 1;
         }
-        // New data.
+        // New data (a dequeue-time AQM decides on each SDU as its
+        // segmentation starts).
+        self.dequeue_gate(c, t);
+        if slots > 0 && !self.h[c].has_new_data() {
+            self.h[c].aqm.on_empty(t);
+        }
         while slots > 0 && self.h[c].has_new_data() {
             let tx = &self.h[c].tx;
             if tx.vt_s() >= tx.vt_a + u64::from(self.cfg.tx_window) {
@@ -954,6 +1015,7 @@ impl RlcBearer {
             }
             let window = self.window_poll(c);
             let sn = self.segment(c);
+            self.dequeue_gate(c, t);
             let poll = self.h[c].tx.poll_pending
                 || (self.cfg.poll_last_pdu && !self.h[c].has_new_data())
                 || window;
@@ -1297,6 +1359,8 @@ impl Link for RlcBearer {
             last_sn: None,
             unacked: 0,
             counted: true,
+            arrived: now,
+            passed: false,
             sender: SenderFate::Buffered,
             rx: RxFate::Pending,
         });
