@@ -170,3 +170,28 @@ def test_errors_leave_nothing_behind(cli: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "tr"
     assert_bad_input(cli("run", scen, "--trace", out), "line 2")
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_changed_trace_file_is_not_served_from_the_sweep_store(tmp_path: Path) -> None:
+    trace = _constant_trace(tmp_path / "t.trace")
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        SCENARIO.replace("{bottleneck}", 'trace = "t.trace"').replace(
+            'duration = "20s"', 'duration = "${duration}"'
+        )
+        + '[params]\nduration = "5s"\n'
+    )
+    out = tmp_path / "out"
+    first = linklab.sweep(scen, {"duration": ["5s"]}, jobs=1, progress=False, out=out)
+    again = linklab.sweep(scen, {"duration": ["5s"]}, jobs=1, progress=False, out=out)
+    assert (first.executed, again.executed, again.reused) == (1, 0, 1)
+    _constant_trace(trace, per_ms=2)  # the link is twice as fast now
+    changed = linklab.sweep(scen, {"duration": ["5s"]}, jobs=1, progress=False, out=out)
+    assert changed.executed == 1 and changed.reused == 0
+    g = changed.runs["goodput_bps"][0]
+    assert g > 1.5 * first.runs["goodput_bps"][0]
+    # The inputs a run reads, as the core resolves them.
+    from linklab import _core
+
+    files = _core.input_files(scen.read_text(), base_dir=str(tmp_path))
+    assert files == [str(tmp_path / "t.trace")]

@@ -41,6 +41,32 @@ static double g_waitArea = 0.0; // packet-seconds
 static double g_waitSince = 0.0;
 static uint64_t g_deviceDequeued = 0;
 
+// Loss-recovery episodes of every sender (entries into CA_LOSS after a
+// retransmission timeout, into CA_RECOVERY for fast recovery), counted from
+// the TcpSocketBase "CongState" trace once the sockets exist.
+static uint64_t g_lossEpisodes = 0;
+static uint64_t g_recoveryEpisodes = 0;
+
+static void
+OnCongState(TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t newV)
+{
+    if (newV == TcpSocketState::CA_LOSS && oldV != TcpSocketState::CA_LOSS)
+    {
+        ++g_lossEpisodes;
+    }
+    if (newV == TcpSocketState::CA_RECOVERY && oldV != TcpSocketState::CA_RECOVERY)
+    {
+        ++g_recoveryEpisodes;
+    }
+}
+
+static void
+ConnectCongState()
+{
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                  MakeCallback(&OnCongState));
+}
+
 static void OnPhyRxDrop(Ptr<const Packet>) { ++g_erasures; }
 static void OnIpRx(Ptr<const Packet>, Ptr<Ipv4>, uint32_t) { ++g_rxIp; }
 
@@ -240,6 +266,8 @@ main(int argc, char* argv[])
             "Rx", MakeCallback(&OnIpRx));
     }
 
+    // Every application has started (start times are in [0, 1) s).
+    Simulator::Schedule(Seconds(1.0), &ConnectCongState);
     Simulator::Stop(Seconds(simtime));
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -261,7 +289,8 @@ main(int argc, char* argv[])
                 "\"queue\": \"%s\", \"qlimit\": %u, \"ecn\": %s, \"goodput_mbps\": %.6f, "
                 "\"wall_s\": %.6f, \"sink_bytes\": %llu, \"rx_ip_packets\": %llu, "
                 "\"events\": %llu, \"events_per_s\": %.1f, \"erasures\": %llu, "
-                "\"queue_delay_ms\": %.6f, \"queue_dequeued\": %llu, \"wait_ms\": %.6f, \"red\": "
+                "\"queue_delay_ms\": %.6f, \"queue_dequeued\": %llu, \"wait_ms\": %.6f, "
+                "\"loss_episodes\": %llu, \"recovery_episodes\": %llu, \"red\": "
                 "{\"enqueued\": %u, \"unforced_mark\": %u, \"forced_mark\": %u, "
                 "\"unforced_drop\": %u, \"forced_drop\": %u, \"total_dropped\": %u, "
                 "\"total_marked\": %u}}\n",
@@ -269,7 +298,9 @@ main(int argc, char* argv[])
                 ecn ? "true" : "false", sinkBytes * 8 / simtime / 1e6, wall,
                 (unsigned long long)sinkBytes, (unsigned long long)g_rxIp,
                 (unsigned long long)events, events / wall, (unsigned long long)g_erasures,
-                qdelayMs, (unsigned long long)g_sojournCount, waitMs, st.nTotalEnqueuedPackets,
+                qdelayMs, (unsigned long long)g_sojournCount, waitMs,
+                (unsigned long long)g_lossEpisodes, (unsigned long long)g_recoveryEpisodes,
+                st.nTotalEnqueuedPackets,
                 st.GetNMarkedPackets("Unforced mark"), st.GetNMarkedPackets("Forced mark"),
                 st.GetNDroppedPackets("Unforced drop"), st.GetNDroppedPackets("Forced drop"),
                 st.nTotalDroppedPackets, st.nTotalMarkedPackets);

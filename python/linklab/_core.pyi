@@ -25,7 +25,14 @@ def run(
     pcap: list[str] | None = None,
     sink: Callable[[dict[str, dict[str, Column]], dict[str, bytes]], object] | None = None,
     timings: dict[str, float] | None = None,
+    base_dir: str | None = None,
 ) -> tuple[dict[str, object], dict[str, dict[str, Column]], dict[str, bytes]]: ...
+def input_files(
+    source: str | dict[str, object],
+    *,
+    params: dict[str, str] | None = None,
+    base_dir: str | None = None,
+) -> list[str]: ...
 def json_schema() -> str: ...
 def version() -> str: ...
 def arq_model(

@@ -290,17 +290,52 @@ def build_grid(params: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*params.values())]
 
 
-def run_key(scenario_text: str, params: Mapping[str, Any], seed: int, version: str) -> str:
-    """sha256 hex of the canonical JSON of (scenario text, sorted typed params, seed, version)."""
-    doc = {
+def run_key(
+    scenario_text: str,
+    params: Mapping[str, Any],
+    seed: int,
+    version: str,
+    inputs: Sequence[tuple[str, str]] = (),
+) -> str:
+    """sha256 hex of the canonical JSON of (scenario text, sorted typed params, seed, version),
+    and of the ``(path, sha256)`` of every file the run reads (trace files), when it reads any.
+    """
+    doc: dict[str, Any] = {
         "linklab_version": version,
         "params": [[k, params[k]] for k in sorted(params)],
         "scenario": scenario_text,
         "seed": seed,
     }
+    if inputs:
+        doc["inputs"] = [list(i) for i in inputs]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)  # fmt: skip
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _inputs(
+    text: str, point: Mapping[str, Any], base_dir: str | None, digests: dict[str, str]
+) -> list[tuple[str, str]]:
+    """The files a run of ``point`` reads and their sha256 (``digests`` caches them):
+    a changed trace file makes new keys, so stored results are not reused for it.
+    A scenario that cannot be loaded reads nothing here (its runs fail and say why).
+    """
+    from linklab import _core
+    from linklab.api import params_to_strings
+
+    try:
+        files = _core.input_files(text, params=params_to_strings(point), base_dir=base_dir)
+    except Exception:
+        return []
+    out = []
+    for f in files:
+        if f not in digests:
+            try:
+                digests[f] = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+            except OSError:
+                digests[f] = "unreadable"
+        out.append((f, digests[f]))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -586,10 +621,13 @@ def sweep(
             ) from None
 
     tasks_by_run: list[tuple[int, int, Task]] = []
+    digests: dict[str, str] = {}
     for i, point in enumerate(grid):
+        inputs = _inputs(text, point, base_dir, digests)
         for r in range(reps):
             s = seed + r
-            tasks_by_run.append((i, r, Task(run_key(text, point, s, version), point, s)))
+            key = run_key(text, point, s, version, inputs)
+            tasks_by_run.append((i, r, Task(key, point, s)))
 
     store = Store(out_dir) if out_dir is not None else MemoryStore()
     try:

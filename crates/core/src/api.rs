@@ -171,6 +171,28 @@ pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ConfigError> {
     })
 }
 
+/// The files a scenario reads (trace files), after its parameters are
+/// substituted, resolved against `opts.base_dir`; nothing is read. For
+/// caches that must notice when an input file changes.
+pub fn input_files(src: Source, opts: &RunOptions) -> Result<Vec<std::path::PathBuf>, ConfigError> {
+    let loaded = match src {
+        Source::Toml(text) => scenario::load(scenario::parse(&text)?, &opts.params)?,
+        Source::Table(t) => scenario::load(t, &opts.params)?,
+        Source::Config(c) => scenario::loaded(*c, &opts.params)?,
+    };
+    let mut out = Vec::new();
+    for l in &loaded.file.links {
+        for name in l.model().file_names() {
+            let p = std::path::Path::new(name);
+            out.push(match &opts.base_dir {
+                Some(b) if p.is_relative() => b.join(p),
+                _ => p.to_path_buf(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The JSON Schema of scenario files.
 pub fn json_schema() -> serde_json::Value {
     crate::scenario::json_schema()

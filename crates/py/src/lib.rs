@@ -495,6 +495,29 @@ fn run<'py>(
     }
 }
 
+/// The files scenario `source` reads (trace files) with `params` substituted,
+/// resolved against `base_dir`, as a list of paths; nothing is read.
+/// Raises `ScenarioError` for a scenario that cannot be loaded.
+#[pyfunction]
+#[pyo3(signature = (source, *, params = None, base_dir = None))]
+fn input_files(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<Vec<String>> {
+    let src = source_from_py(py, source)?;
+    let opts = RunOptions {
+        params: params_from_py(params)?,
+        base_dir,
+        ..RunOptions::default()
+    };
+    let files = panic::catch_unwind(AssertUnwindSafe(|| api::input_files(src, &opts)))
+        .map_err(|payload| internal_error("input_files", payload.as_ref()))?
+        .map_err(|e| scenario_error(py, &e))?;
+    Ok(files.iter().map(|p| p.display().to_string()).collect())
+}
+
 /// The JSON Schema of scenario files, as JSON text.
 #[pyfunction]
 fn json_schema() -> PyResult<String> {
@@ -608,6 +631,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(input_files, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(arq_model, m)?)?;

@@ -117,6 +117,10 @@ pub trait LinkKind: std::fmt::Debug {
         let _ = files;
         Ok(())
     }
+    /// The files the configuration names, as written (trace files).
+    fn file_names(&self) -> Vec<&str> {
+        Vec::new()
+    }
     /// The cross-layer feed this link needs, if any.
     fn feed(&self) -> Option<Feed<'_>> {
         None

@@ -834,6 +834,18 @@ impl LinkKind for WiredLinkConfig {
         self.plan("ba").map(|_| ())
     }
 
+    fn file_names(&self) -> Vec<&str> {
+        [
+            self.trace.as_ref(),
+            self.ab.as_ref().and_then(|d| d.trace.as_ref()),
+            self.ba.as_ref().and_then(|d| d.trace.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|t| t.path.as_str())
+        .collect()
+    }
+
     fn load_files(&mut self, files: &mut Files) -> Result<()> {
         for (key, t) in [
             ("trace", self.trace.as_mut()),

@@ -210,4 +210,47 @@ mod tests {
         assert!(r.reordering_seen());
         assert_eq!(r.reo_wnd(true, 2, 3, Some(MS(40))), MS(10));
     }
+
+    proptest::proptest! {
+        /// RACK marks only undelivered segments, only those sent before the
+        /// most recently sent delivered one, and exactly those whose
+        /// `send + RACK.rtt + reo_wnd` has passed; the timer is the earliest
+        /// deadline of the others.
+        #[test]
+        fn marks_exactly_the_due_segments(
+            gaps in proptest::collection::vec(0u64..5, 2..40),
+            sacks in proptest::collection::vec(proptest::bool::weighted(0.3), 2..40),
+            rtt in 10u64..100,
+            extra in 0u64..200,
+            wnd in 0u64..30,
+        ) {
+            let n = gaps.len().min(sacks.len());
+            let mut t = 0;
+            let sends: Vec<(u64, u64)> = (0..n as u64).map(|i| { t += gaps[i as usize]; (i, t) }).collect();
+            let mut sb = board(&sends);
+            let mut r = Rack::default();
+            let blocks: Vec<(u64, u64)> = (0..n).filter(|&i| sacks[i]).map(|i| (i as u64 * 1000, i as u64 * 1000 + 1000)).collect();
+            let at = MS(t + rtt);
+            sb.apply_sack_visit(&blocks, |s| r.on_delivered(s, true, at));
+            let now = at + MS(extra);
+            let wnd = MS(wnd);
+            r.detect_loss(&mut sb, now, wnd);
+            let newest = sb.iter().filter(|s| s.sacked).map(|s| (s.last_sent, s.end())).max();
+            let mut earliest: Option<Time> = None;
+            for s in sb.iter() {
+                let before = newest.is_some_and(|(xt, xe)| sent_after(xt, xe, s.last_sent, s.end()));
+                let rack_rtt = newest.map_or(Time::ZERO, |(xt, _)| at.saturating_sub(xt));
+                let due = s.last_sent + rack_rtt + wnd;
+                if s.sacked || !before {
+                    proptest::prop_assert!(!s.lost);
+                } else {
+                    proptest::prop_assert_eq!(s.lost, due <= now);
+                    if due > now {
+                        earliest = Some(earliest.map_or(due, |e: Time| e.min(due)));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(r.deadline, earliest);
+        }
+    }
 }

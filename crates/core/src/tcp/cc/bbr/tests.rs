@@ -223,3 +223,65 @@ fn config_rules() {
     );
     d.validate().unwrap();
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the samples, the window never falls below the minimum
+        /// (4 segments) nor exceeds it in ProbeRTT, the pacing rate stays
+        /// finite and positive once set, and BtlBw is the largest valid
+        /// sample of the last `bw_rounds` rounds (never above any sample seen).
+        #[test]
+        fn window_and_rate_invariants(
+            steps in prop::collection::vec(
+                (1u64..200, 1u64..100_000, 10u64..300, any::<bool>(), 0u64..5, any::<bool>()),
+                1..300,
+            ),
+        ) {
+            let mut b = BbrCc::new(BbrConfig::default());
+            let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX / 2, mss: MSS };
+            let (mut now, mut delivered) = (Time::ZERO, 0u64);
+            let mut max_rate: f64 = 0.0;
+            for (dt, rate_kb, rtt_ms, app_limited, losses, recovery) in steps {
+                now += Time::from_millis(dt);
+                let prior = delivered;
+                delivered += MSS;
+                let rate = rate_kb as f64 * 1000.0;
+                max_rate = max_rate.max(rate);
+                let rs = RateSample {
+                    delivery_rate: rate,
+                    delivered: MSS,
+                    interval: MS(rtt_ms),
+                    prior_delivered: prior,
+                    is_app_limited: app_limited,
+                    acked_sacked: MSS,
+                    losses: losses * MSS,
+                    rtt: Some(MS(rtt_ms)),
+                    valid: true,
+                };
+                let ctx = AckContext {
+                    now,
+                    inflight: w.cwnd / 2,
+                    prior_inflight: w.cwnd / 2 + MSS,
+                    delivered,
+                    in_recovery: recovery,
+                    srtt: Some(MS(rtt_ms)),
+                };
+                if recovery && losses > 3 {
+                    let flight = w.cwnd / 2;
+                    b.on_congestion(&mut w, Signal::FastRetransmit, flight, now);
+                }
+                b.on_rate_sample(&mut w, &rs, &ctx);
+                prop_assert!(w.cwnd >= 4 * MSS, "cwnd {}", w.cwnd);
+                if b.mode() == Mode::ProbeRtt {
+                    prop_assert!(w.cwnd <= 4 * MSS);
+                }
+                let p = b.pacing_rate().unwrap();
+                prop_assert!(p.is_finite() && p > 0.0);
+                prop_assert!(b.btl_bw() <= max_rate);
+            }
+        }
+    }
+}
