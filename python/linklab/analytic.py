@@ -1,4 +1,5 @@
-"""Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A).
+"""Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A)
+and the fluid loss-volume model of one rate switch of seed 003 (§3, Eqs. 1–6).
 
 :func:`arq` evaluates the chain of one isolated SDU of ``npdu`` PDUs over a
 Gilbert–Elliott channel (``p_good``/``p_bad`` unit error probabilities,
@@ -27,6 +28,8 @@ __all__ = [
     "arq_limit",
     "arq_monte_carlo",
     "check_arq",
+    "LossVolumeError",
+    "loss_volume",
 ]
 
 _BOUNDS: tuple[int, int, int] = _core.arq_bounds()
@@ -136,3 +139,72 @@ def arq_monte_carlo(
     _check_int("n_max", n_max, 0, MAX_N)
     _check_int("seed", seed, 0, _MAX_SEED)
     return list(_core.arq_monte_carlo(p_good, p_bad, g, b, npdu, sdus, n_max, seed))
+
+
+class LossVolumeError(ValueError):
+    """Invalid loss-volume parameters; ``.name`` is the offending parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+_KINDS = {"bll": "rate", "bb": "rate", "blh": "rate", "window": "size", "buffer": "size",
+          "rtt": "time"}  # fmt: skip
+
+
+def _quantity(name: str, value: object) -> float:
+    """``value`` in the model's base unit: a number (bit/s, bytes, seconds) or a
+    string with a scenario unit ("9.6kbit", "32kB", "300ms")."""
+    if isinstance(value, str):
+        try:
+            return float(_core.parse_quantity(_KINDS[name], value.strip()))
+        except ValueError as e:
+            raise LossVolumeError(name, f"{name} = {value!r}: {e}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise LossVolumeError(name, f"{name} = {value!r} must be a number or a string with a unit")
+    return float(value)
+
+
+def loss_volume(
+    bll: float | str,
+    bb: float | str,
+    blh: float | str,
+    window: float | str,
+    buffer: float | str,
+    rtt: float | str,
+) -> dict[str, Any]:
+    """Seed 003's fluid model of the losses one rate switch causes at a shared buffer.
+
+    A flow with a fixed window ``window`` and round-trip propagation ``rtt``
+    crosses a shared buffer of ``buffer`` bytes served for it at ``bb``, then
+    its radio link served at ``bll``, which switches up to ``blh`` at t0 = 0.
+    Rates in bit/s (or strings such as ``"9.6kbit"``), sizes in bytes
+    (``"32kB"``), times in seconds (``"300ms"``). Returns ``case`` (1, 2 or 3
+    as in Eq. 5; 0 when ``blh <= bb``: the shared buffer never fills),
+    ``t_start_s``, ``t_end_s`` (None in case 0), ``threshold_low_bps`` =
+    W/(T + B/b_b) and ``threshold_high_bps`` = W/T, ``loss_volume_bytes`` (Eq. 6)
+    and ``clamped`` (Eq. 6 was negative and is reported as 0). Raises
+    :class:`LossVolumeError`. See docs/models/loss-volume.md.
+    """
+    v = {n: _quantity(n, x) for n, x in
+         (("bll", bll), ("bb", bb), ("blh", blh), ("window", window), ("buffer", buffer),
+          ("rtt", rtt))}  # fmt: skip
+    try:
+        r = _core.loss_volume(v["bll"] / 8, v["bb"] / 8, v["blh"] / 8, v["window"], v["buffer"],
+                              v["rtt"])  # fmt: skip
+    except ValueError as e:
+        name, _, why = str(e).partition(": ")
+        name = {"b_ll": "bll", "b_b": "bb", "b_lh": "blh"}.get(name, name)
+        raise LossVolumeError(name, f"{name}: {why}") from None
+    return {
+        "case": int(r["case"]),
+        "t_start_s": float(r["t_start_s"]),
+        "t_end_s": None if r["t_end_s"] is None else float(r["t_end_s"]),
+        "threshold_low_bps": 8 * float(r["threshold_low_Bps"]),
+        "threshold_high_bps": 8 * float(r["threshold_high_Bps"]),
+        "loss_volume_bytes": float(r["loss_volume_bytes"]),
+        "clamped": bool(r["clamped"]),
+        "inputs": {"bll_bps": v["bll"], "bb_bps": v["bb"], "blh_bps": v["blh"],
+                   "window_bytes": v["window"], "buffer_bytes": v["buffer"], "rtt_s": v["rtt"]},
+    }  # fmt: skip

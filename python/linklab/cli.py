@@ -243,6 +243,106 @@ def _add_model_parser(sub: Any) -> None:
                      help="target residual SDU loss, in (0, 1]")  # fmt: skip
     _add_channel_flags(lim)
     lim.set_defaults(func=_cmd_model_arq_limit)
+    lv = msub.add_parser(
+        "loss-volume",
+        help="bytes one rate switch drops at a shared buffer (seed 003, Eqs. 1-6)",
+        description=(
+            "The continuous-flow model of seed 003 (Paliwal et al., section 3): a flow with a "
+            "fixed window crosses a shared buffer served for it at BB, then its radio link, "
+            "whose rate switches from BLL up to BLH; prints the case of Eq. 5, t_start, t_end, "
+            "both thresholds and the loss volume of Eq. 6. One of --blh, --window, --rtt may "
+            "be a range A..B:N (N evenly spaced values, ends included). Defaults: Fig. 5 "
+            "(docs/models/loss-volume.md)."
+        ),
+    )
+    opt = lv.add_argument
+    opt("--bll", default="9.6kbit", metavar="RATE", help="radio rate before (default 9.6kbit)")
+    opt("--bb", default="38.4kbit", metavar="RATE",
+        help="the flow's rate at the shared buffer (default 38.4kbit)")  # fmt: skip
+    opt("--blh", default="163.2kbit", metavar="RATE", help="radio rate after (default 163.2kbit)")
+    opt("--window", default="32kB", metavar="SIZE", help="TCP window W (default 32kB)")
+    opt("--buffer", default="5kB", metavar="SIZE", help="shared buffer space B (default 5kB)")
+    opt("--rtt", default="300ms", metavar="TIME", help="round-trip propagation T (default 300ms)")
+    opt("--json", action="store_true", help="print the result as one JSON object")
+    lv.set_defaults(func=_cmd_model_loss_volume)
+
+
+_RANGE_FLAGS = ("blh", "window", "rtt")
+
+
+def _values(name: str, text: str) -> list[str | float]:
+    """``text`` as given, or the values of a range ``A..B:N``."""
+    from linklab import _core
+    from linklab.analytic import _KINDS
+
+    if ".." not in text:
+        return [text]
+    if name not in _RANGE_FLAGS:
+        raise UsageError(
+            f"--{name} {text!r} is a range; allowed: a range only on --blh, --window or --rtt"
+        )
+    span, sep, count = text.partition(":")
+    lo, _, hi = span.partition("..")
+    try:
+        n = int(count) if sep else -1
+    except ValueError:
+        n = -1
+    if not 2 <= n <= 1000:
+        raise UsageError(
+            f"invalid --{name} {text!r}; allowed: a value, or a range A..B:N with 2 <= N <= 1000"
+        )
+    try:
+        a, b = (_core.parse_quantity(_KINDS[name], x.strip()) for x in (lo, hi))
+    except ValueError as e:
+        raise UsageError(f"invalid --{name} {text!r}: {e}") from None
+    return [a + (b - a) * i / (n - 1) for i in range(n)]
+
+
+def _cmd_model_loss_volume(args: argparse.Namespace) -> int:
+    from linklab.analytic import LossVolumeError, loss_volume
+
+    given = {
+        n: _values(n, getattr(args, n)) for n in ("bll", "bb", "blh", "window", "buffer", "rtt")
+    }
+    ranged = [n for n, v in given.items() if len(v) > 1]
+    if len(ranged) > 1:
+        raise UsageError(f"ranges on --{' and --'.join(ranged)}; allowed: a range on one of them")
+    vary = ranged[0] if ranged else None
+    rows = []
+    for x in given[vary] if vary else [None]:
+        kw = {n: v[0] for n, v in given.items()}
+        if vary:
+            kw[vary] = x
+        try:
+            r = loss_volume(**kw)  # type: ignore[arg-type]
+        except LossVolumeError as e:
+            raise UsageError(f"--{e.name}: {str(e).split(': ', 1)[-1]}") from None
+        rows.append(r)
+    if args.json:
+        doc = rows[0] if vary is None else {"vary": vary, "rows": rows}
+        print(json.dumps(doc, allow_nan=False))
+        return 0
+    unit = {"blh": ("blh kbit/s", lambda r: r["inputs"]["blh_bps"] / 1e3),
+            "window": ("W bytes", lambda r: r["inputs"]["window_bytes"]),
+            "rtt": ("T ms", lambda r: r["inputs"]["rtt_s"] * 1e3)}  # fmt: skip
+    head = ["case", "t_start s", "t_end s", "W/(T+B/bb) kbit/s", "W/T kbit/s", "loss volume B"]
+    if vary:
+        head.insert(0, unit[vary][0])
+    table = []
+    for r in rows:
+        cells = [
+            str(r["case"]),
+            f"{r['t_start_s']:.4g}",
+            "-" if r["t_end_s"] is None else f"{r['t_end_s']:.4g}",
+            f"{r['threshold_low_bps'] / 1e3:.4g}",
+            f"{r['threshold_high_bps'] / 1e3:.4g}",
+            f"{r['loss_volume_bytes']:.1f}" + (" (clamped)" if r["clamped"] else ""),
+        ]
+        if vary:
+            cells.insert(0, f"{unit[vary][1](r):.4g}")
+        table.append(cells)
+    print(text_table(head, table))
+    return 0
 
 
 def _arq_args(args: argparse.Namespace) -> tuple[float, float, float, float, int]:

@@ -24,9 +24,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP, MAX_N, MAX_NPDU, MAX_SDUS};
+use linklab_core::analytic::LossVolumeInput;
 use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Summary, Table};
+use linklab_core::config::{Bytes, Rate};
 use linklab_core::rng::Rng;
 use linklab_core::scenario::MAX_DEPTH;
+use linklab_core::time::Time;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -518,6 +521,67 @@ fn input_files(
     Ok(files.iter().map(|p| p.display().to_string()).collect())
 }
 
+/// Seed 003's fluid model of the losses one rate switch causes at a shared
+/// buffer (Eqs. 1–6): rates in bytes/s, `window` and `buffer` in bytes, `rtt`
+/// in seconds. Returns `case`, `t_start_s`, `t_end_s` (None in case 0),
+/// `threshold_low_Bps`, `threshold_high_Bps`, `loss_volume_bytes`,
+/// `clamped`. Raises `ValueError` `"NAME: why"` for invalid input.
+#[pyfunction]
+fn loss_volume<'py>(
+    py: Python<'py>,
+    b_ll: f64,
+    b_b: f64,
+    b_lh: f64,
+    window: f64,
+    buffer: f64,
+    rtt: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let i = LossVolumeInput {
+        b_ll,
+        b_b,
+        b_lh,
+        window,
+        buffer,
+        rtt,
+    };
+    i.check()
+        .map_err(|(name, why)| PyValueError::new_err(format!("{name}: {why}")))?;
+    let r = i.evaluate();
+    let out = PyDict::new(py);
+    out.set_item("case", r.case)?;
+    out.set_item("t_start_s", r.t_start)?;
+    out.set_item("t_end_s", r.t_end)?;
+    out.set_item("threshold_low_Bps", r.threshold_low)?;
+    out.set_item("threshold_high_Bps", r.threshold_high)?;
+    out.set_item("loss_volume_bytes", r.loss_volume)?;
+    out.set_item("clamped", r.clamped)?;
+    Ok(out)
+}
+
+/// Read `text` as a scenario quantity of `kind`: `"rate"` (bit/s),
+/// `"size"` (bytes) or `"time"` (seconds). Raises `ValueError` with what
+/// is wrong and what is allowed.
+#[pyfunction]
+fn parse_quantity(kind: &str, text: &str) -> PyResult<f64> {
+    match kind {
+        "rate" => text
+            .parse::<Rate>()
+            .map(|r| r.bps() as f64)
+            .map_err(|e| PyValueError::new_err(e.message())),
+        "size" => text
+            .parse::<Bytes>()
+            .map(|b| b.get() as f64)
+            .map_err(|e| PyValueError::new_err(e.message())),
+        "time" => text
+            .parse::<Time>()
+            .map(|t| t.as_nanos() as f64 / 1e9)
+            .map_err(|e| PyValueError::new_err(e.message())),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown quantity kind {kind:?}; allowed: \"rate\", \"size\", \"time\""
+        ))),
+    }
+}
+
 /// The JSON Schema of scenario files, as JSON text.
 #[pyfunction]
 fn json_schema() -> PyResult<String> {
@@ -632,6 +696,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(input_files, m)?)?;
+    m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(arq_model, m)?)?;

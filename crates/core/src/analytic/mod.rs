@@ -5,5 +5,7 @@
 //! two side by side (and a run-time controller can invert the model).
 
 pub mod arq;
+pub mod loss_volume;
 
 pub use arq::ArqModel;
+pub use loss_volume::{LossVolume, LossVolumeInput};
