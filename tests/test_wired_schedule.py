@@ -53,3 +53,16 @@ def test_per_direction_schedule_and_its_error() -> None:
         assert e.path == "links[0].ab.rate_schedule", e.path
     else:
         raise AssertionError("a rate and a schedule for one direction must be refused")
+
+
+def test_an_unbounded_queue_never_overflows() -> None:
+    # A 1 Mbit/s link behind a fast one with limit = "inf": the window (1 MiB)
+    # queues entirely, nothing is dropped, and the limit reads back as "inf".
+    text = LINK.replace("{rate}", 'rate = "1Mbit"').replace(
+        'queue = { limit = "200p" }', 'queue = { limit = "inf" }'
+    )
+    s = linklab.run(text, seed=1).summary
+    q = next(q for q in s["queues"] if q["link"] == "S->R")
+    assert q["drops"]["overflow"] == 0
+    assert q["max_packets"] > 200
+    assert s["aggregate"]["retransmits"] == 0

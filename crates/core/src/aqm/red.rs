@@ -82,6 +82,23 @@ pub struct RedConfig {
     /// Link rate in bit/s, for the idle-time correction (set from the link).
     #[serde(skip, default = "defaults::link_rate_bps")]
     pub link_rate_bps: u64,
+    /// Idle-time correction of the average: `"fractional"` decays it as if
+    /// `m = idle/s` packets had left (m fractional, Floyd & Jacobson); `"ns2"`
+    /// as ns-2's `red.cc` does, `m = int(ptc · idle)` (whole packets).
+    /// Default `"fractional"`.
+    #[serde(default)]
+    pub idle: IdleDecay,
+}
+
+/// How RED decays its average over an idle period (`idle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IdleDecay {
+    /// `(1 − wq)^m` with `m = idle / s` (fractional).
+    #[default]
+    Fractional,
+    /// ns-2: `m = int(idle / s)`, whole packets only.
+    Ns2,
 }
 
 /// The defaults of [`RedConfig`] for keys not written.
@@ -121,6 +138,7 @@ impl Default for RedConfig {
             byte_mode: false,
             mean_pkt_size: 500,
             link_rate_bps: 1_500_000,
+            idle: IdleDecay::Fractional,
         }
     }
 }
@@ -275,7 +293,10 @@ impl Red {
         let w = self.cfg.wq;
         if self.idle {
             let idle_for = now.saturating_sub(self.idle_since).as_secs_f64();
-            let m = idle_for / self.s;
+            let mut m = idle_for / self.s;
+            if self.cfg.idle == IdleDecay::Ns2 {
+                m = m.floor();
+            }
             self.avg *= (1.0 - w).powf(m);
         }
         self.avg = (1.0 - w) * self.avg + w * q;
@@ -724,6 +745,32 @@ mod tests {
         red2.on_departure(t0 + Time::from_millis(1), &view(3));
         red2.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
         assert!(close(red2.avg(), 0.9));
+    }
+
+    /// ns-2's `red.cc`: `m = int(ptc · idle)`, whole packets — the same
+    /// 41 ms idle period counts as m = 10 instead of 10.25.
+    #[test]
+    fn ns2_idle_decay_counts_whole_packets() {
+        let cfg = RedConfig {
+            wq: 0.1,
+            link_rate_bps: 1_000_000,
+            idle: IdleDecay::Ns2,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(cfg);
+        let mut rng = Rng::stream(1, "idle");
+        let p = pkt(500, Ecn::NotEct);
+        let t0 = Time::from_secs(1);
+        red.on_arrival(t0, &view(10), &p, &mut rng);
+        let a0 = red.avg();
+        red.on_departure(t0 + Time::from_millis(1), &view(0));
+        red.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
+        let expect = 0.9 * (0.9f64.powi(10) * a0);
+        assert!(
+            (red.avg() - expect).abs() < 1e-12,
+            "{} vs {expect}",
+            red.avg()
+        );
     }
 
     #[test]

@@ -345,8 +345,8 @@ impl UnitValue for Bytes {
 // Queue limit
 // ---------------------------------------------------------------------------
 
-/// Queue capacity: `"100p"` (packets, also `"100pkt"`) or a byte size
-/// (`"150kB"`).
+/// Queue capacity: `"100p"` (packets, also `"100pkt"`), a byte size
+/// (`"150kB"`), or `"inf"` (unbounded: `Packets(u32::MAX)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     /// At most this many packets.
@@ -368,6 +368,7 @@ impl Limit {
 impl fmt::Display for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Limit::Packets(u32::MAX) => write!(f, "inf"),
             Limit::Packets(n) => write!(f, "{n}p"),
             Limit::Bytes(b) => write!(f, "{b}B"),
         }
@@ -377,14 +378,19 @@ impl fmt::Display for Limit {
 impl UnitValue for Limit {
     const NAME: &'static str = "Limit";
     const EXPECTING: &'static str =
-        "a queue limit: packets as \"100p\" or bytes as \"150kB\" (B, kB, KiB, MB, MiB, GB, GiB)";
+        "a queue limit: packets as \"100p\", bytes as \"150kB\" (B, kB, KiB, MB, MiB, GB, GiB), \
+         or \"inf\" (unbounded)";
 
     fn pattern() -> String {
-        format!(r"\s*(\+?[0-9]+\s*(p|pkt)|{})\s*", Bytes::pattern())
+        format!(r"\s*(\+?[0-9]+\s*(p|pkt)|inf|{})\s*", Bytes::pattern())
     }
 
     fn from_text(s: &str) -> Result<Limit, String> {
         let t = s.trim();
+        if t == "inf" {
+            // Unbounded: more packets than any run can hold.
+            return Ok(Limit::Packets(u32::MAX));
+        }
         if let Some(n) = t.strip_suffix('p').or_else(|| t.strip_suffix("pkt")) {
             let n: u64 = n
                 .trim()
@@ -502,6 +508,8 @@ mod tests {
         assert_eq!(Limit::from_text("150kB"), Ok(Limit::Bytes(150_000)));
         assert!(Limit::from_text("0p").is_err());
         assert!(Limit::from_text("100").is_err());
+        assert_eq!(Limit::from_text("inf"), Ok(Limit::Packets(u32::MAX)));
+        assert_eq!(Limit::Packets(u32::MAX).to_string(), "inf");
     }
 
     /// `T`'s schema pattern accepts a string iff its parser does, except for
@@ -579,8 +587,20 @@ mod tests {
             &["2e18GB"],
         );
         pattern_agrees::<Limit>(
-            &["100p", "100pkt", " 5 p ", "150kB", "1MiB", "+7p"],
-            &["100", "p", "1.5p", "-1p", "100 packets", "10Mbit", "x"],
+            &[
+                "100p", "100pkt", " 5 p ", "150kB", "1MiB", "+7p", "inf", " inf ",
+            ],
+            &[
+                "100",
+                "p",
+                "1.5p",
+                "-1p",
+                "100 packets",
+                "10Mbit",
+                "x",
+                "infinite",
+                "-inf",
+            ],
             &["0p", "0B", "4294967296p"],
         );
     }
