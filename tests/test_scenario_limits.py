@@ -62,3 +62,31 @@ def test_huge_ranges_and_flow_counts_name_the_cap() -> None:
     }
     err = _refused(doc)
     assert err.path == "flows[0]" and "MAX_FLOWS" in err.allowed
+
+
+def test_fan_out_by_groups_builds_one_link_per_mobile() -> None:
+    # A BSC feeding 2 BTS, each with 3 mobiles; one flow per mobile.
+    text = """
+duration = "2s"
+[[links]]
+a = "SRV"
+b = "BSC"
+rate = "100Mbit"
+[[links]]
+a = "BSC"
+b = "BTS{1..2}"
+rate = "10Mbit"
+[[links]]
+a = "BTS{1..2}"
+b = "MS{1..6}"
+rate = "153.6kbit"
+queue = { limit = "inf" }
+[[flows]]
+from = "SRV"
+to = "MS{1..6}"
+"""
+    s = linklab.run(text).summary
+    names = {x["name"] for x in s["links"]}
+    assert {"BTS1->MS3", "BTS2->MS4", "BTS2->MS6"} <= names
+    assert "BTS1->MS4" not in names
+    assert len(s["flows"]) == 6 and all(f["goodput_bps"] > 0 for f in s["flows"])

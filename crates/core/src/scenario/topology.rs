@@ -83,8 +83,11 @@ impl<'a> NameRange<'a> {
     }
 }
 
-/// The pairs of two ranges: zipped if of equal length, a single name paired
-/// with every name of the other side.
+/// The pairs of two ranges: zipped if of equal length; otherwise, when one
+/// length is a multiple k of the other, fanned out by groups — name i of the
+/// shorter side with names i·k … i·k + k − 1 of the longer (a single name
+/// with every name of the other side is the case of one group):
+/// `BTS{1..10}` × `MS{1..100}` joins BTS1 to MS1…MS10, BTS2 to MS11…MS20, ….
 #[derive(Clone, Debug)]
 pub struct Pairs<'a> {
     a: NameRange<'a>,
@@ -97,12 +100,15 @@ impl<'a> Pairs<'a> {
     pub fn new(a: NameRange<'a>, b: NameRange<'a>) -> Result<Pairs<'a>> {
         let len = match (a.len(), b.len()) {
             (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
+            (x, y) if y % x == 0 => y,
+            (x, y) if x % y == 0 => x,
             (x, y) => {
                 return Err(ConfigError::at_key(
                     "",
-                    format!("ranges of different lengths ({x} and {y}); use equal lengths or a single name on one side"),
+                    format!(
+                        "ranges of {x} and {y} names; allowed: equal lengths, a single name on \
+                         one side, or one length a multiple of the other (fan-out by groups)"
+                    ),
                 ))
             }
         };
@@ -121,7 +127,8 @@ impl<'a> Pairs<'a> {
 
     /// The pairs, in order.
     pub fn iter(&self) -> impl Iterator<Item = (String, String)> + '_ {
-        let side = |r: &NameRange, i: usize| r.name(if r.len() == 1 { 0 } else { i });
+        // Name i of the longer side pairs with name i / k of the shorter.
+        let side = |r: &NameRange, i: usize| r.name(i / (self.len / r.len()));
         (0..self.len).map(move |i| (side(&self.a, i), side(&self.b, i)))
     }
 }
@@ -199,6 +206,17 @@ mod tests {
             ("S2".into(), "D2".into())
         );
         assert!(p("S{1..2}", "D{1..3}").is_err());
+        // Fan-out by groups: 2 BTS × 6 MS, three mobiles per BTS, either side.
+        let fan = p("BTS{1..2}", "MS{1..6}").unwrap();
+        let want: Vec<(String, String)> = [(1, 1), (1, 2), (1, 3), (2, 4), (2, 5), (2, 6)]
+            .iter()
+            .map(|&(b, m)| (format!("BTS{b}"), format!("MS{m}")))
+            .collect();
+        assert_eq!(fan, want);
+        let rev = p("MS{1..6}", "BTS{1..2}").unwrap();
+        assert_eq!(rev[3], ("MS4".into(), "BTS2".into()));
+        let e = p("BTS{1..4}", "MS{1..6}").unwrap_err();
+        assert!(e.allowed.contains("multiple of the other"), "{e}");
     }
 
     /// The names the quadratic loop of earlier versions gave.
