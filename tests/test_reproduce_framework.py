@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
-    assert list(REPRODUCTIONS) == ["rlc-aqm", "arq-persistence", "lt-tcp"]
+    assert list(REPRODUCTIONS) == ["rlc-aqm", "arq-persistence", "lt-tcp", "rate-swing"]
     assert REPRODUCTIONS["rlc-aqm"].experiments == (
         "table6", "sensitivity", "fig1", "search", "traces",
     )  # fmt: skip
@@ -24,6 +24,9 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
     )  # fmt: skip
     assert REPRODUCTIONS["lt-tcp"].experiments == (
         "tables", "components", "mss", "estimator", "sensitivity",
+    )  # fmt: skip
+    assert REPRODUCTIONS["rate-swing"].experiments == (
+        "fig5", "fig3", "fig6", "fig7", "fig9", "table3",
     )  # fmt: skip
 
 

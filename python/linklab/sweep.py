@@ -367,6 +367,11 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
     if isinstance(lt, Mapping):  # LT-TCP totals (proactive/reactive FEC overhead, ...)
         for k, v in lt.items():
             out[f"lt.{k}"] = _num(v)
+    mon = summary.get("monitor")
+    if isinstance(mon, Mapping):  # [monitor]: dead periods of the watched buffers
+        for k, v in mon.items():
+            if not isinstance(v, list):
+                out[f"monitor.{k}"] = _num(v)
     flows = summary.get("flows") or []
     names = [str(f.get("name", f.get("id", ""))) for f in flows]
     for f, name in zip(flows, names, strict=True):
@@ -400,15 +405,18 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def _metric_order(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Metric columns: run-level ones, then lt.*, flow[..], queue[..], link[..]
-    in first-seen order."""
-    groups: dict[str, dict[str, None]] = {"lt": {}, "flow": {}, "queue": {}, "link": {}}
+    """Metric columns: run-level ones, then lt.*, monitor.*, flow[..], queue[..],
+    link[..] in first-seen order."""
+    groups: dict[str, dict[str, None]] = {
+        "lt": {}, "monitor": {}, "flow": {}, "queue": {}, "link": {}
+    }  # fmt: skip
     for row in rows:
         for name in row:
-            kind = "lt" if name.startswith("lt.") else name.split("[", 1)[0]
+            dotted = name.split(".", 1)[0]
+            kind = dotted if dotted in ("lt", "monitor") else name.split("[", 1)[0]
             if kind in groups and name not in groups[kind]:
                 groups[kind][name] = None
-    return [*METRICS, *groups["lt"], *groups["flow"], *groups["queue"], *groups["link"]]
+    return [*METRICS, *(m for g in groups.values() for m in g)]
 
 
 def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float) -> pl.DataFrame:

@@ -20,6 +20,7 @@ pub mod net;
 pub mod packet;
 pub mod rng;
 pub mod scenario;
+pub mod sch;
 pub mod tcp;
 pub mod time;
 

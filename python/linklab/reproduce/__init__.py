@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from linklab.reproduce import arq_persistence, lt_tcp, rlc_aqm  # noqa: F401  (registers them)
+from linklab.reproduce import (  # noqa: F401  (registers them)
+    arq_persistence,
+    lt_tcp,
+    rate_swing,
+    rlc_aqm,
+)
 from linklab.reproduce.framework import ReproduceError, Reproduction
 
 #: Every reproduction by name, in the order of their seed papers.

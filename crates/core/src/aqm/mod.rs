@@ -296,6 +296,9 @@ pub struct Occupancy {
     last_change: Time,
     stats: QueueStats,
     trace: Option<Vec<OccupancySample>>,
+    /// Instants the buffer became non-empty (true) or empty (false), when
+    /// watched ([`Occupancy::watch_busy`]).
+    busy: Option<Vec<(Time, bool)>>,
 }
 
 impl Occupancy {
@@ -305,6 +308,11 @@ impl Occupancy {
         self.stats.area_packets += dt * u128::from(self.packets);
         self.stats.area_bytes += dt * u128::from(self.bytes);
         self.last_change = self.last_change.max(now);
+        if let Some(b) = self.busy.as_mut() {
+            if (self.packets > 0) != (packets > 0) {
+                b.push((now, packets > 0));
+            }
+        }
         self.packets = packets;
         self.bytes = bytes;
         self.stats.max_packets = self.stats.max_packets.max(packets);
@@ -331,6 +339,16 @@ impl Occupancy {
     /// Mutable counters (arrivals, drops, marks).
     pub fn stats_mut(&mut self) -> &mut QueueStats {
         &mut self.stats
+    }
+
+    /// Record from now on when the buffer becomes empty or non-empty.
+    pub fn watch_busy(&mut self) {
+        self.busy = Some(Vec::new());
+    }
+
+    /// The empty/non-empty transitions recorded so far (empty unless watched).
+    pub fn busy_changes(&self) -> &[(Time, bool)] {
+        self.busy.as_deref().unwrap_or_default()
     }
 
     /// Record every change from now on.

@@ -88,6 +88,14 @@ pub struct RedConfig {
     /// Default `"fractional"`.
     #[serde(default)]
     pub idle: IdleDecay,
+    /// ns-2's `red.cc` decision rules (as seed 003 ran RED): no early or
+    /// forced action while the queue holds at most one packet; the first
+    /// arrival after the average rises above `minth` sets `count = 1` and
+    /// passes; `count` counts every arrival; and the `wait_` spacing
+    /// `pa = pb/(2 − count·pb)`, 0 while `count·pb < 1`, 1 from
+    /// `count·pb ≥ 2`. Default false (Floyd & Jacobson's Figure 2).
+    #[serde(default)]
+    pub ns2: bool,
 }
 
 /// How RED decays its average over an idle period (`idle`).
@@ -139,6 +147,7 @@ impl Default for RedConfig {
             mean_pkt_size: 500,
             link_rate_bps: 1_500_000,
             idle: IdleDecay::Fractional,
+            ns2: false,
         }
     }
 }
@@ -203,12 +212,39 @@ pub fn drop_probability(cfg: &RedConfig, avg: f64, count: i64, pkt_size: u32) ->
     }
 }
 
+/// ns-2's early-drop probability (`calculate_p_new` then `modify_p` with
+/// `wait_`): `pb` as [`drop_probability`], then 0 while `count·pb < 1`,
+/// `pb/(2 − count·pb)` while `count·pb < 2`, else 1; byte mode scales after.
+pub fn ns2_drop_probability(cfg: &RedConfig, avg: f64, count: i64, pkt_size: u32) -> f64 {
+    let mut p = if cfg.gentle && avg >= cfg.max_th {
+        cfg.max_p + (1.0 - cfg.max_p) * (avg - cfg.max_th) / cfg.max_th
+    } else {
+        cfg.max_p * (avg - cfg.min_th) / (cfg.max_th - cfg.min_th)
+    }
+    .min(1.0);
+    let c = count as f64 * p;
+    p = if c < 1.0 {
+        0.0
+    } else if c < 2.0 {
+        p / (2.0 - c)
+    } else {
+        1.0
+    };
+    if cfg.byte_mode && p < 1.0 {
+        p *= f64::from(pkt_size) / f64::from(cfg.mean_pkt_size.max(1));
+    }
+    p.min(1.0)
+}
+
 /// RED state.
 #[derive(Clone, Debug)]
 pub struct Red {
     cfg: RedConfig,
     avg: f64,
     count: i64,
+    /// ns-2's `old`: the average was above `minth` (with more than one
+    /// packet queued) at the previous arrival.
+    old: bool,
     idle: bool,
     idle_since: Time,
     /// Transmission time of a `mean_pkt_size` packet, seconds.
@@ -268,6 +304,7 @@ impl Red {
             cfg,
             avg: 0.0,
             count: -1,
+            old: false,
             idle: true,
             idle_since: Time::ZERO,
             s,
@@ -302,6 +339,30 @@ impl Red {
         self.avg = (1.0 - w) * self.avg + w * q;
     }
 
+    /// ns-2's decision on an arrival (`ns2`), the average already updated.
+    fn ns2_decide(&mut self, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        let avg = self.avg;
+        self.count = self.count.max(0) + 1;
+        if avg < self.cfg.min_th || q.packets <= 1 {
+            self.old = false;
+            return Verdict::Accept;
+        }
+        if avg >= self.cfg.forced_th() {
+            self.count = 0;
+            return self.act(pkt, DropCause::AqmForced);
+        }
+        if !self.old {
+            self.old = true;
+            self.count = 1;
+            return Verdict::Accept;
+        }
+        if rng.bernoulli(ns2_drop_probability(&self.cfg, avg, self.count, pkt.size())) {
+            self.count = 0;
+            return self.act(pkt, DropCause::AqmEarly);
+        }
+        Verdict::Accept
+    }
+
     fn act(&self, pkt: &Packet, cause: DropCause) -> Verdict {
         let ect = pkt.ecn != Ecn::NotEct;
         if self.cfg.ecn && ect && !(cause == DropCause::AqmForced && self.cfg.hard_drop) {
@@ -321,7 +382,9 @@ impl Aqm for Red {
         self.update_avg(now, q.occupancy());
         self.idle = false;
         let avg = self.avg;
-        let verdict = if avg < self.cfg.min_th {
+        let verdict = if self.cfg.ns2 {
+            self.ns2_decide(q, pkt, rng)
+        } else if avg < self.cfg.min_th {
             self.count = -1;
             Verdict::Accept
         } else if avg >= self.cfg.forced_th() {
@@ -378,6 +441,60 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn ns2_rules_guard_the_first_crossing_and_short_queues() {
+        let cfg = RedConfig {
+            instantaneous: true,
+            gentle: false,
+            ns2: true,
+            max_p: 0.1,
+            ..RedConfig::new(5.0, 15.0)
+        };
+        let mut red = Red::new(cfg.clone());
+        let mut rng = Rng::stream(1, "red");
+        let p = pkt(500, Ecn::NotEct);
+        // Above maxth but one packet queued: never acted on.
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(1), &p, &mut rng),
+            Verdict::Accept
+        );
+        // The first arrival above minth passes and sets count = 1.
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(10), &p, &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(red.count, 1);
+        // In the forced region with a queue: forced drop, count reset.
+        assert_eq!(
+            red.on_arrival(Time::ZERO, &view(20), &p, &mut rng),
+            Verdict::Drop(DropCause::AqmForced)
+        );
+        assert_eq!(red.count, 0);
+        // Falling below minth re-arms the first-crossing rule.
+        red.on_arrival(Time::ZERO, &view(2), &p, &mut rng);
+        assert!(!red.old);
+        // wait_ spacing: pb = 0.05 at avg 10; no action while count·pb < 1.
+        assert_eq!(ns2_drop_probability(&cfg, 10.0, 10, 500), 0.0);
+        assert!(close(ns2_drop_probability(&cfg, 10.0, 30, 500), 0.05 / 0.5));
+        assert_eq!(ns2_drop_probability(&cfg, 10.0, 40, 500), 1.0);
+        // So at a steady average the gaps between early drops are 20 to 39.
+        let mut red = Red::new(cfg);
+        let mut gaps = Vec::new();
+        let mut since = 0;
+        for _ in 0..20_000 {
+            since += 1;
+            if red.on_arrival(Time::ZERO, &view(10), &p, &mut rng) != Verdict::Accept {
+                gaps.push(since);
+                since = 0;
+            }
+        }
+        let (lo, hi) = (
+            gaps[1..].iter().min().unwrap(),
+            gaps[1..].iter().max().unwrap(),
+        );
+        assert!(*lo >= 20 && *hi <= 40, "gaps {lo}..{hi}");
     }
 
     #[test]

@@ -785,6 +785,7 @@ mod tests {
                 delay: Time::from_millis(10),
                 overhead_bytes: 0,
                 trace: None,
+                immediate: false,
             },
             q,
             Box::new(ch),
@@ -986,7 +987,7 @@ mod tests {
             let n = k + extra;
             let q_cfg = Queue::new(Limit::Packets(1000), Box::new(DropTail), Rng::stream(seed, "q"));
             let mut l = WiredDirection::with_fec(
-                WiredConfig { schedule: Vec::new(), rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3 , trace: None},
+                WiredConfig { schedule: Vec::new(), rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3, trace: None, immediate: false },
                 q_cfg,
                 Box::new(Bernoulli::new(q, Rng::stream(seed, "ch"))),
                 cfg(n, k, persistence, fb_ms, in_order),

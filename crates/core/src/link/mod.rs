@@ -16,7 +16,10 @@ mod wired;
 
 pub use fec::{FecConfig, FecStats, FragmentErasure, LinkFecConfig};
 pub use rlc::config::RlcLinkConfig;
-pub use wired::{WiredConfig, WiredDirection, WiredDirectionConfig, WiredLink, WiredLinkConfig};
+pub use wired::{
+    RateChange, WiredConfig, WiredDirection, WiredDirectionConfig, WiredLink, WiredLinkConfig,
+    WiredRateStep,
+};
 
 use crate::aqm::{DropCause, Occupancy};
 use crate::config::kind::tagged_enum;

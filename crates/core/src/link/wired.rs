@@ -34,8 +34,14 @@ pub struct WiredConfig {
     /// Transmission rate, bit/s (> 0); with a schedule, the rate from time 0.
     pub rate_bps: u64,
     /// Later rate changes `(at, bit/s)`, in time order (empty: constant rate).
-    /// A packet is sent at the rate in force when its transmission starts.
+    /// A packet is sent at the rate in force when its transmission starts,
+    /// unless `immediate`.
     pub schedule: Vec<(Time, u64)>,
+    /// Rate changes take effect mid-packet: a transmission that spans a
+    /// step sends its bits at each rate in force in turn (a frame-based
+    /// radio bearer, seed 003's SCH grants), instead of keeping the rate it
+    /// started at.
+    pub immediate: bool,
     /// One-way propagation delay.
     pub delay: Time,
     /// Link-layer framing bytes added to every packet on the wire (PPP 2,
@@ -146,6 +152,7 @@ impl WiredDirection {
                     erased: 0,
                 };
                 let end = match self.server.as_mut() {
+                    None if self.cfg.immediate => self.fluid_end(start, wire),
                     None => start + Time::tx_time(wire, rate),
                     Some(s) => match s.send(wire) {
                         Some(end) => end,
@@ -183,6 +190,24 @@ impl WiredDirection {
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
+    }
+
+    /// When a transmission of `wire` bytes starting at `start` ends if every
+    /// rate step takes effect at once (`immediate`): the bits are sent at
+    /// the rate in force, then at each later step's rate in turn.
+    fn fluid_end(&self, start: Time, wire: u64) -> Time {
+        // Bits × 1e9 still to send (ns·bit/s units), exact in integers.
+        let mut left = u128::from(wire) * 8 * 1_000_000_000;
+        let (mut t, mut rate) = (start, u128::from(self.rate_bps));
+        for &(at, bps) in &self.cfg.schedule[self.next_step..] {
+            let span = u128::from(at.0 - t.0) * rate;
+            if span >= left {
+                break;
+            }
+            left -= span;
+            (t, rate) = (at, u128::from(bps));
+        }
+        Time(t.0 + left.div_ceil(rate) as u64)
     }
 
     /// When the transmitter can start its next packet: when the one it is
@@ -484,6 +509,11 @@ macro_rules! with_direction_keys {
             /// { at = "30s", rate = "2Mbit" }]`, in time order from `"0s"`; a
             /// packet is sent at the rate in force when its transmission starts.
             pub rate_schedule: Option<Vec<WiredRateStep>>,
+            /// When a `rate_schedule` step takes effect: `"next_packet"`
+            /// (default; a packet keeps the rate its transmission started at,
+            /// like ns-3's `DataRate` attribute) or `"immediate"` (mid-packet,
+            /// as on a frame-based radio bearer).
+            pub rate_change: Option<RateChange>,
             /// Trace-driven rate instead of `rate`: a Mahimahi trace file (one
             /// integer millisecond timestamp per line, each a delivery
             /// opportunity), relative to the scenario file
@@ -514,6 +544,17 @@ macro_rules! with_direction_keys {
             pub netem: Option<NetemConfig>,
         }
     };
+}
+
+/// When a wired direction's rate step takes effect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateChange {
+    /// At the next transmission start.
+    #[default]
+    NextPacket,
+    /// At once, also for the packet being sent.
+    Immediate,
 }
 
 /// One step of a wired direction's `rate_schedule`.
@@ -605,6 +646,7 @@ impl WiredLinkConfig {
         static NONE: WiredDirectionConfig = WiredDirectionConfig {
             rate: None,
             rate_schedule: None,
+            rate_change: None,
             trace: None,
             opportunity: None,
             once: None,
@@ -703,6 +745,14 @@ impl WiredLinkConfig {
                 ))
             }
         };
+        let (change, change_path) = pick(&own.rate_change, &self.rate_change, key, "rate_change");
+        if change.is_some() && schedule.is_empty() {
+            return Err(ConfigError::at_key(
+                change_path,
+                "applies to a direction with a `rate_schedule` of two or more steps",
+            ));
+        }
+        let immediate = change == Some(&RateChange::Immediate);
         let delay = pick(&own.delay, &self.delay, key, "delay")
             .0
             .copied()
@@ -767,6 +817,7 @@ impl WiredLinkConfig {
                 trace,
                 delay,
                 overhead_bytes: overhead as u32,
+                immediate,
             },
             queue,
             channel,
@@ -887,6 +938,7 @@ mod tests {
                 delay: Time::from_millis(delay_ms),
                 overhead_bytes: 0,
                 trace: None,
+                immediate: false,
             },
             q,
             Box::new(Perfect),
@@ -1051,6 +1103,28 @@ mod tests {
     }
 
     #[test]
+    fn immediate_rate_changes_apply_mid_packet() {
+        let mut l = link(8_000_000, 0, 100);
+        l.cfg.immediate = true;
+        let us = Time::from_micros;
+        l.cfg.schedule = vec![(us(1500), 2_000_000), (us(30_000), 8_000_000)];
+        for i in 0..3 {
+            l.enqueue(Time::ZERO, pkt(i, 1000));
+        }
+        let mut arrivals = Vec::new();
+        while let Some(t) = l.poll_timeout() {
+            while let Some(Delivery::Arrived(p)) = l.poll_deliver(t) {
+                arrivals.push((t, p.uid));
+            }
+        }
+        // 1 ms at 8 Mbit/s; then 4000 bits at 8 and 4000 at 2 Mbit/s; then 4 ms.
+        assert_eq!(arrivals, vec![(us(1000), 0), (us(3500), 1), (us(7500), 2)]);
+        // Across the step back up: 2000 bits at 2 Mbit/s, 6000 at 8 Mbit/s.
+        l.enqueue(us(29_000), pkt(9, 1000));
+        assert_eq!(l.poll_timeout(), Some(us(30_750)));
+    }
+
+    #[test]
     fn rate_schedule_keys_and_errors() {
         let base =
             |extra: &str| -> String { format!("a = \"A\"\nb = \"B\"\ndelay = \"1ms\"\n{extra}") };
@@ -1093,6 +1167,7 @@ mod tests {
             delay: Time::ZERO,
             overhead_bytes: 2,
             trace: None,
+            immediate: false,
         };
         let mut l = WiredDirection::new(cfg, q, Box::new(Perfect));
         assert!(l.enqueue(Time::ZERO, pkt(0, 998)).is_none());
@@ -1136,6 +1211,7 @@ mod tests {
                 delay: Time::ZERO,
                 overhead_bytes: 0,
                 trace: None,
+                immediate: false,
             },
             q,
             Box::new(Bernoulli::new(0.1, Rng::stream(3, "l"))),

@@ -2,6 +2,7 @@
 //! and the [`Simulation`] that drives them all from the event engine.
 
 pub mod limits;
+pub mod monitor;
 mod routing;
 
 use std::cell::OnceCell;
@@ -336,6 +337,7 @@ impl NetworkBuilder {
             end: Time::ZERO,
             feeds,
             arq_trace: Vec::new(),
+            monitor: None,
         })
     }
 }
@@ -369,6 +371,8 @@ pub struct Simulation {
     held_queue_rows: Vec<(Time, usize, u32, u64)>,
     /// Every `queue` row recorded from now on is at this time or later.
     queue_rows_final: Time,
+    /// `[monitor]`'s watch, if any.
+    monitor: Option<monitor::Monitor>,
 }
 
 impl Simulation {
@@ -383,6 +387,37 @@ impl Simulation {
         for f in &mut self.flows {
             f.sender.set_trace(true);
         }
+    }
+
+    /// Watch the shared buffer `shared` and the link buffers `links` (link
+    /// direction names) as `[monitor]` says; `Err` names a direction that
+    /// does not exist.
+    pub fn monitor(
+        &mut self,
+        shared: &str,
+        links: &[String],
+        cfg: &monitor::MonitorConfig,
+    ) -> Result<(), String> {
+        let names = self.link_names();
+        let code = |n: &str| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .ok_or_else(|| format!("{n} is not a link direction"))
+        };
+        let shared = code(shared)?;
+        let links = links
+            .iter()
+            .map(|n| code(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        for &c in std::iter::once(&shared).chain(&links) {
+            self.links[c / 2]
+                .model
+                .occupancy_mut(Dir::from_index(c % 2))
+                .watch_busy();
+        }
+        self.monitor = Some(monitor::Monitor::new(shared, links, cfg));
+        Ok(())
     }
 
     /// Capture link direction `name` (`"A->B"`) as pcap; false if no such link.
@@ -501,7 +536,7 @@ impl Simulation {
                     let at = self.links[i].to[dir.index()];
                     self.arrive(at, p, now);
                 }
-                Delivery::Lost(p, cause) => self.dropped(&p, cause, now),
+                Delivery::Lost(p, cause) => self.dropped(&p, cause, now, 2 * i + dir.index()),
             }
         }
         let next = self.links[i].model.poll_timeout();
@@ -552,15 +587,21 @@ impl Simulation {
             "route leaves {node:?}"
         );
         if let Some((p, cause)) = self.links[l].model.enqueue(now, dir, p) {
-            self.dropped(&p, cause, now);
+            self.dropped(&p, cause, now, code);
         }
         let next = self.links[l].model.poll_timeout();
         self.wake_links
             .schedule(&mut self.queue, l, next, Target::Link(l as u32));
     }
 
-    fn dropped(&mut self, p: &Packet, _cause: DropCause, now: Time) {
+    /// Packet `p` was lost on link direction `code` (2·link + dir).
+    fn dropped(&mut self, p: &Packet, cause: DropCause, now: Time, code: usize) {
         self.dropped_pkts += 1;
+        if let Some(m) = self.monitor.as_mut() {
+            if m.shared == code {
+                m.drops.push((now, cause, p.size()));
+            }
+        }
         if let Some(t) = self.traces.as_mut() {
             if p.kind == Kind::Data && p.payload > 0 {
                 t.seq(now, p.flow, "dropped", p.seq);

@@ -48,6 +48,9 @@ pub struct NetworkSummary {
     pub links: Vec<LinkSummary>,
     /// One entry per link direction's queue, in the order of `links`.
     pub queues: Vec<QueueSummary>,
+    /// `[monitor]`'s measurements, when the scenario has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<super::monitor::MonitorSummary>,
 }
 
 /// One-way TCP-layer delay statistics (`null` when nothing was measured).
@@ -371,6 +374,19 @@ impl Simulation {
         }
         let (flows, aggregate) = self.flow_summaries();
         let (links, queues) = self.link_summaries();
+        let monitor = self.monitor.as_ref().map(|m| {
+            let busy = std::iter::once(&m.shared)
+                .chain(&m.links)
+                .map(|&c| {
+                    self.links[c / 2]
+                        .model
+                        .occupancy(Dir::from_index(c % 2))
+                        .busy_changes()
+                        .to_vec()
+                })
+                .collect();
+            super::monitor::summarize(m, busy, end)
+        });
         NetworkSummary {
             sim_time_s: end.as_secs_f64(),
             events: self.events(),
@@ -378,6 +394,7 @@ impl Simulation {
             flows,
             links,
             queues,
+            monitor,
         }
     }
 

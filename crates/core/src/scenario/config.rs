@@ -10,6 +10,8 @@ use serde::Deserialize;
 use crate::config::units::schema_impl;
 use crate::config::{Bytes, ConfigError, Result};
 use crate::link::LinkConfig;
+use crate::net::monitor::MonitorConfig;
+use crate::sch::AllocationConfig;
 use crate::tcp::TcpOverlay;
 use crate::time::Time;
 
@@ -39,6 +41,13 @@ pub struct ScenarioConfig {
     /// TCP flows.
     #[serde(default)]
     pub flows: Vec<FlowConfig>,
+    /// cdma2000 SCH allocations: generated rate schedules of mobiles' links
+    /// (docs/models/sch-allocation.md).
+    #[serde(default)]
+    pub allocations: Vec<AllocationConfig>,
+    /// Dead periods of a shared buffer and the link buffers it feeds, and
+    /// its drops (seed 003; docs/metrics.md).
+    pub monitor: Option<MonitorConfig>,
 }
 
 /// A parameter's default: a string, a number or a boolean.
@@ -87,6 +96,8 @@ impl ScenarioConfig {
             tcp: TcpOverlay::default(),
             links: Vec::new(),
             flows: Vec::new(),
+            allocations: Vec::new(),
+            monitor: None,
         }
     }
 

@@ -15,7 +15,7 @@ pub mod topology;
 pub use config::{FlowConfig, ParamValue, ScenarioConfig};
 pub use schema::json_schema;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::config::{join, ConfigError, Result};
 use crate::link::{Files, LinkConfig, LinkKind};
@@ -143,33 +143,140 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
         }
     }
     let mut net = NetworkBuilder::new();
-    let feeds = add_links(&mut net, &f.links, seed)?;
+    let mut plan = allocation_plan(f)?;
+    let feeds = add_links(&mut net, &f.links, seed, &mut plan)?;
+    if let Some(((x, y), (j, _))) = plan.into_iter().min_by_key(|(_, (j, _))| *j) {
+        return Err(ConfigError::at_key(
+            format!("allocations[{j}]"),
+            format!("names {x}->{y}, which is not a link direction; allowed: from → to pairs of [[links]] ends"),
+        ));
+    }
     let (flow_names, group_ends) = add_flows(&mut net, f, seed)?;
     for (i, id) in feeds {
         let p = format!("links[{i}]");
         wire_feed(&mut net, f.links[i].model(), id, &flow_names).map_err(|e| e.at(&p))?;
     }
-    let sim = net.build().map_err(|(i, m)| {
+    let mut sim = net.build().map_err(|(i, m)| {
         // The flows[] entry that made flow `i`.
         let g = group_ends.partition_point(|&end| end <= i);
         ConfigError::at_key(format!("flows[{g}]"), m)
     })?;
+    if let Some(m) = &f.monitor {
+        m.validate().map_err(|e| e.at("monitor"))?;
+        let from = NameRange::parse(&m.from).map_err(|e| e.at("monitor.from"))?;
+        let to = NameRange::parse(&m.to).map_err(|e| e.at("monitor.to"))?;
+        let pairs = Pairs::new(from, to).map_err(|e| e.at("monitor"))?;
+        let links: Vec<String> = pairs.iter().map(|(x, y)| format!("{x}->{y}")).collect();
+        sim.monitor(&m.shared, &links, m).map_err(|msg| {
+            ConfigError::at_key(
+                "monitor",
+                format!("{msg}; allowed: link directions \"A->B\" of [[links]] ends"),
+            )
+        })?;
+    }
     Ok((sim, f.duration))
 }
 
-/// Add every link of `links`; returns the links that need a cross-layer feed
+/// The rate schedules of link directions `(from, to)` that `[[allocations]]`
+/// make, with the index of the entry that made each.
+type AllocationPlan = HashMap<(String, String), (usize, Vec<(Time, u64)>)>;
+
+/// Expand every `[[allocations]]` entry into per-direction rate schedules.
+fn allocation_plan(f: &ScenarioConfig) -> Result<AllocationPlan> {
+    let mut plan = AllocationPlan::new();
+    let mut budget = crate::sch::MAX_STEPS;
+    for (j, a) in f.allocations.iter().enumerate() {
+        let p = format!("allocations[{j}]");
+        a.validate().map_err(|e| e.at(&p))?;
+        let from = NameRange::parse(&a.from).map_err(|e| e.at(&join(&p, "from")))?;
+        let to = NameRange::parse(&a.to).map_err(|e| e.at(&join(&p, "to")))?;
+        let pairs = Pairs::new(from, to).map_err(|e| e.at(&p))?;
+        if pairs.len() > MAX_LINKS {
+            return Err(ConfigError::at_key(
+                &p,
+                format!("names more than {MAX_LINKS} mobiles (net::limits::MAX_LINKS)"),
+            ));
+        }
+        let grants = a
+            .expand(pairs.len(), f.duration, budget)
+            .map_err(|e| e.at(&p))?;
+        let schedules = a.schedules(&grants);
+        budget -= schedules.iter().map(Vec::len).sum::<usize>().min(budget);
+        for ((x, y), s) in pairs.iter().zip(schedules) {
+            if let Some((k, _)) = plan.insert((x.clone(), y.clone()), (j, s)) {
+                return Err(ConfigError::at_key(
+                    &p,
+                    format!("allocates {x}->{y} again (allocations[{k}] did); allowed: one allocation per direction"),
+                ));
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// `l` with the allocated schedules `ab` / `ba` applied to its directions.
+fn allocated(
+    l: &LinkConfig,
+    ab: Option<(usize, Vec<(Time, u64)>)>,
+    ba: Option<(usize, Vec<(Time, u64)>)>,
+    names: (&str, &str),
+) -> Result<LinkConfig> {
+    use crate::link::{RateChange, WiredDirectionConfig, WiredRateStep};
+    let j = ab.as_ref().or(ba.as_ref()).map_or(0, |x| x.0);
+    let LinkConfig::Wired(w) = l else {
+        return Err(ConfigError::at_key(
+            format!("allocations[{j}]"),
+            format!(
+                "allocates {}->{}, which is not a wired link; allowed: links of kind \"wired\"",
+                names.0, names.1
+            ),
+        ));
+    };
+    let mut w = w.clone();
+    for (key, got, dir) in [("ab", ab, &mut w.ab), ("ba", ba, &mut w.ba)] {
+        let Some((j, steps)) = got else { continue };
+        let d = dir.get_or_insert_with(WiredDirectionConfig::default);
+        if d.rate.is_some() || d.rate_schedule.is_some() || d.trace.is_some() {
+            return Err(ConfigError::at_key(
+                format!("allocations[{j}]"),
+                format!(
+                    "allocates a direction of {}-{} whose `{key}` gives its own rate; allowed: an allocation or a direction's own rate",
+                    names.0, names.1
+                ),
+            ));
+        }
+        if steps.len() > 1 {
+            d.rate_change = Some(RateChange::Immediate);
+        }
+        let steps: Result<Vec<WiredRateStep>> = steps
+            .into_iter()
+            .map(|(at, bps)| {
+                Ok(WiredRateStep {
+                    at,
+                    rate: crate::config::Rate::from_bps(bps)?,
+                })
+            })
+            .collect();
+        d.rate_schedule = Some(steps.map_err(|e| e.at(&format!("allocations[{j}]")))?);
+    }
+    Ok(LinkConfig::Wired(w))
+}
+
+/// Add every link of `links`, with the schedules of `plan` (taken out of it
+/// as they are applied); returns the links that need a cross-layer feed
 /// (their index in `links` and their id).
 fn add_links(
     net: &mut NetworkBuilder,
     links: &[LinkConfig],
     seed: u64,
+    plan: &mut AllocationPlan,
 ) -> Result<Vec<(usize, LinkId)>> {
     let mut seen = HashSet::new();
     let (mut count, mut nodes) = (0usize, 0usize);
     let mut feeds = Vec::new();
-    for (i, l) in links.iter().enumerate() {
+    for (i, config) in links.iter().enumerate() {
         let p = format!("links[{i}]");
-        let l = l.model();
+        let l = config.model();
         l.validate().map_err(|e| e.at(&p))?;
         let (a, b) = l.ends();
         let a = NameRange::parse(a).map_err(|e| e.at(&join(&p, "a")))?;
@@ -206,7 +313,16 @@ fn add_links(
                     ),
                 ));
             }
-            let model = l.build(&x, &y, seed).map_err(|e| e.at(&p))?;
+            let ab = plan.remove(&(x.clone(), y.clone()));
+            let ba = plan.remove(&(y.clone(), x.clone()));
+            let model = if ab.is_some() || ba.is_some() {
+                allocated(config, ab, ba, (&x, &y))?
+                    .model()
+                    .build(&x, &y, seed)
+                    .map_err(|e| e.at(&p))?
+            } else {
+                l.build(&x, &y, seed).map_err(|e| e.at(&p))?
+            };
             let (na, nb) = (net.node(&x), net.node(&y));
             let id = net.link(na, nb, model);
             if l.feed().is_some() {

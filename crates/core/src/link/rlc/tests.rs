@@ -1008,6 +1008,7 @@ fn tcp_over_the_bearer_end_to_end() {
                     delay: ms(100),
                     overhead_bytes: 0,
                     trace: None,
+                    immediate: false,
                 },
                 crate::aqm::Queue::new(
                     Limit::Packets(1000),

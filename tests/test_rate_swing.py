@@ -1,0 +1,115 @@
+"""Seed 003: SCH allocation generators, the [monitor] dead periods, ns-2 RED
+rules, and `linklab reproduce rate-swing` (quick experiments)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import linklab
+from conftest import CliRunner, assert_bad_input
+from linklab._scenario import overlay, shipped
+from linklab.reproduce import reproduce
+from linklab.sweep import flatten_summary
+
+
+def _small(**extra: Any) -> dict[str, Any]:
+    """The shipped seed-003 scenario cut to 2 BTSs x 5 mobiles."""
+    doc = shipped("cdma-rate-swing")
+    return overlay(
+        doc,
+        {"params.bts": 2, "params.mobiles": 10, "params.bsc_rate": "384kbit",
+         "params.duration": "60s", "params.switch_at": "30s", **extra},
+    )  # fmt: skip
+
+
+def test_rate_swing_has_a_dead_period_after_the_allocation() -> None:
+    s = linklab.run(shipped("cdma-rate-swing")).summary
+    m = s["monitor"]
+    assert m["links"] == 100 and m["measured_s"] == 100.0
+    drops = m["drop_times_s"]
+    # The shared buffer drops almost nothing before the switch and a burst after it.
+    assert sum(t < 50 for t in drops) <= 5
+    after = sum(50 <= t < 60 for t in drops)
+    assert 500 <= after <= 1500
+    # Every queue empty for a while just after the allocation (Fig. 6: 51-62 s).
+    start, end = next(p for p in m["dead_periods"] if p[1] > 50)
+    assert 50 < start < 54 and end - start > 5
+    assert m["loose_dead_s"] >= m["dead_s"] > 5
+    assert m["drop_causes"][0] in ("overflow", "aqm_early", "aqm_forced")
+
+
+def test_runs_are_deterministic_and_seeded() -> None:
+    a = linklab.run(_small(), seed=3).summary
+    b = linklab.run(_small(), seed=3).summary
+    assert a["monitor"] == b["monitor"] and a["aggregate"] == b["aggregate"]
+
+
+def test_allocation_patterns_drive_the_mobile_links() -> None:
+    # A finite burst of 2 s every 6 s from 10 s: each mobile's link direction
+    # carries more when its SCH is granted.
+    burst = {"pattern": "burst", "burst": "2s", "gap": "4s", "at": "10s",
+             "from": "BTS{1..2}", "to": "MS{1..10}"}  # fmt: skip
+    s = linklab.run(_small(**{"allocations[0]": burst})).summary
+    base = linklab.run(_small(**{"allocations": []})).summary
+    rates = {x["name"]: x["throughput_bps"] for x in s["links"]}
+    plain = {x["name"]: x["throughput_bps"] for x in base["links"]}
+    # Without allocations the downlink runs at the link's rate (163.2 kbit/s).
+    assert plain["BTS1->MS1"] > rates["BTS1->MS1"] > 9_600 * 1.2
+    # Only part of the mobiles with `mobiles = 3`.
+    few = linklab.run(_small(**{"allocations[0].mobiles": 3})).summary
+    got = {x["name"]: x["throughput_bps"] for x in few["links"]}
+    assert got["BTS1->MS3"] > 2 * got["BTS1->MS4"]
+
+
+def test_flatten_summary_has_monitor_scalars() -> None:
+    flat = flatten_summary(linklab.run(_small()).summary)
+    assert 0.0 <= flat["monitor.dead_fraction"] <= flat["monitor.loose_dead_fraction"] <= 1.0
+    assert "monitor.drop_times_s" not in flat
+
+
+BAD = [
+    ({"allocations[0].pattern": "burst"}, "allocations[0].burst", "needs burst and gap"),
+    ({"allocations[0].rise": "1s"}, "allocations[0].rise", "does not apply"),
+    ({"allocations[0].to": "MS{1..7}"}, "allocations[0]", "multiple"),
+    ({"allocations[0].from": "BSC", "allocations[0].to": "MS1"}, "allocations[0]",
+     "not a link direction"),
+    ({"allocations[0].mobiles": 11}, "allocations[0].mobiles", "1 to 10"),
+    ({"allocations[0].admission": {"max_rise": "100kbit"}}, "allocations[0].admission.max_rise",
+     "below one SCH"),
+    ({"links[3].ab": {"rate": "9.6kbit"}}, "allocations[0]", "own rate"),
+    ({"monitor.shared": "R->X"}, "monitor", "not a link direction"),
+    ({"monitor.loose": 1.5}, "monitor.loose", "fraction"),
+    ({"links[1].ab.queue.ns2": "yes"}, "links[1].ab.queue.ns2", "bool"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("extra", "path", "needle"), BAD)
+def test_bad_allocations_and_monitors(extra: dict[str, Any], path: str, needle: str) -> None:
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(_small(**extra))
+    assert e.value.path == path, e.value
+    assert needle in str(e.value), e.value
+
+
+def test_bad_allocation_on_the_command_line(cli: CliRunner, tmp_path: Path) -> None:
+    import tomli_w
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(tomli_w.dumps(_small(**{"allocations[0].pattern": "scheduled"})))
+    assert_bad_input(cli("run", scen), "allocations[0].burst", "needs burst and gap")
+
+
+def test_quick_reproduction_subset(tmp_path: Path) -> None:
+    result, text = reproduce(
+        "rate-swing", tmp_path / "out", quick=True, experiments=["fig5", "fig9"]
+    )
+    rows = result["tables"]["fig9"]["rows"]
+    drops = {r["rise_s"]: r["drops"]["mean"] for r in rows if "rise_s" in r}
+    # A slower rise of the aggregate rate loses less at the shared buffer (Fig. 9).
+    assert drops[5.0] < drops[0.3]
+    fig5 = [r for r in result["tables"]["fig5"]["rows"] if r["case"] == 3]
+    assert fig5 and abs(fig5[0]["ours_bytes"] / fig5[0]["model_bytes"] - 1) < 0.25
+    assert "Fig. 9" in text and (tmp_path / "out" / "report.html").exists()
