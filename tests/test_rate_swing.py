@@ -82,6 +82,7 @@ BAD = [
     ({"links[3].ab": {"rate": "9.6kbit"}}, "allocations[0]", "own rate"),
     ({"monitor.shared": "R->X"}, "monitor", "not a link direction"),
     ({"monitor.loose": 1.5}, "monitor.loose", "fraction"),
+    ({"monitor.start": "60s"}, "monitor.start", "not before the end of the run"),
     ({"links[1].ab.queue.ns2": "yes"}, "links[1].ab.queue.ns2", "bool"),
 ]  # fmt: skip
 

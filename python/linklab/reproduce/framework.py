@@ -357,12 +357,12 @@ class Reproduction:
         """The summary rows of :meth:`sweep`."""
         return self.sweep(name, scenario, params, reps).summary.to_dicts()
 
-    def traced(self, name: str, scenario: Any, params: Mapping[str, Any]) -> Any:
-        """One run with traces (seed :attr:`base_seed`), written to ``out/traces/name``;
-        the returned tables are sorted by flow, then time."""
+    def traced(self, name: str, scenario: Any, params: Mapping[str, Any], rep: int = 0) -> Any:
+        """One run with traces (seed :attr:`base_seed` + ``rep``), written to
+        ``out/traces/name``; the returned tables are sorted by flow, then time."""
         import linklab
 
-        run = linklab.run(scenario, seed=self.base_seed, params=params, trace=True)
+        run = linklab.run(scenario, seed=self.base_seed + rep, params=params, trace=True)
         run.write_traces(self.out / "traces" / name)
         # Trace rows come in time order, flows interleaved; analyses read them flow by flow.
         by_flow = {

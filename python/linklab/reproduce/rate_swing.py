@@ -14,17 +14,24 @@ leaves open is a parameter there (docs/reproductions/rate-swing.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import linklab
+from linklab._core import parse_quantity
 from linklab._scenario import overlay, shipped
+from linklab.analytic import loss_volume
 from linklab.reproduce.framework import (
     Check,
     Reproduction,
     Table,
     experiment,
+    fmt,
     rel,
+    stat,
 )
+
+__all__ = ["RateSwing", "single_mobile", "swing"]
 
 PAPER = (
     "V. Paliwal, P. Larijani, I. Lambadaris and B. Nandy, Congestion due to Rate "
@@ -173,9 +180,6 @@ class RateSwing(Reproduction):
 
     @experiment("fig5")
     def fig5(self) -> list[Table]:
-        import linklab
-        from linklab.analytic import loss_volume
-
         t = Table(
             "fig5",
             "Fig. 5: loss volume after one switch, Eq. 6 vs packet level (one mobile, "
@@ -189,7 +193,7 @@ class RateSwing(Reproduction):
         panels += [("c", 163.2, 40, rtt) for rtt in (0.2, 0.3, 0.5, 0.8)]
         if self.quick:
             panels = [p for i, p in enumerate(panels) if i % 3 == 0]
-        for panel, blh, wseg, rtt in panels:
+        for i, (panel, blh, wseg, rtt) in enumerate(panels):
             sc = single_mobile(rtt=rtt, buffer="5000B", sch_bps=blh * 1000 - B_LL)
             # The model's window is fixed: no spurious timeout may cut it while slow
             # start queues the window at 9.6 kbit/s (the RTT grows 0.42 s a packet).
@@ -197,7 +201,7 @@ class RateSwing(Reproduction):
             rwnd = wseg * 460
             params = {"bts": 1, "mobiles": 1, "bsc_rate": "38.4kbit", "mss": 460,
                       "rwnd": f"{rwnd}B", "switch_at": "40s", "duration": "60s"}  # fmt: skip
-            run = linklab.run(sc, seed=self.base_seed, params=params, trace=True)
+            run = self.traced(f"fig5-{i}", sc, params)
             self.runs += 1
             # Eq. 6's W: the window the sender had at the switch, in IP bytes.
             w = _window_at(run.traces, 40.0, rwnd) / 460 * 500
@@ -277,14 +281,17 @@ class RateSwing(Reproduction):
             "Fig. 6: all 100 mobiles get a 16x SCH at 50 s (RED shared buffer)",
             ["metric", "ours", "paper", "diff", "verdict"],
         )
+        defaults = swing()["params"]
+        mss, rwnd = int(defaults["mss"]), parse_quantity("size", defaults["rwnd"])
         drops: list[float] = []
         windows: list[float] = []
         starts: list[float] = []
         lengths: list[float] = []
         for rep in range(self.reps):
-            run = self._traced_seed(f"fig6-{rep}", swing(), {"duration": "100s"}, rep)
+            run = self.traced(f"fig6-{rep}", swing(), {"duration": "100s"}, rep)
+            self.runs += 1
             drops.append(_drops(run.summary, 50.0, 60.0)[0])
-            windows.append(_window_at(run.traces, 50.0, 30720) / 960)
+            windows.append(_window_at(run.traces, 50.0, rwnd) / mss)
             after = [p for p in run.summary["monitor"]["dead_periods"] if p[1] > 50.0]
             if after:
                 starts.append(after[0][0])
@@ -299,25 +306,18 @@ class RateSwing(Reproduction):
         for label, st, ref, lim in rows:
             d = rel(st["mean"], ref)
             t.add(
-                [label, _fmt(st), f"{ref:g}", "-" if d is None else f"{d:+.1f} %"],
+                [label, fmt(st, 0), f"{ref:g}", "-" if d is None else f"{d:+.1f} %"],
                 checks=[Check.within(label, d, lim)],
                 record={"metric": label, "ours": st, "published": ref},
             )
         ratio = [d / w for d, w in zip(drops, windows, strict=True) if w]
-        t.add(["drops / window", _fmt(self.t_ci(ratio), 2), f"{729 / 915:.2f}", ""], checks=[])
+        t.add(["drops / window", fmt(self.t_ci(ratio), 2), f"{729 / 915:.2f}", ""], checks=[])
         t.notes.append(
             "Ours starts all 100 flows at 0 s as ns-2 would; their synchronised slow start "
             "and RED's drops then set the windows at 50 s (the paper's 915 packets is an "
             "outcome we compare, not an input)."
         )
         return [t]
-
-    def _traced_seed(self, name: str, sc: Any, params: Mapping[str, Any], rep: int) -> Any:
-        import linklab
-
-        run = linklab.run(sc, seed=self.base_seed + rep, params=dict(params), trace=True)
-        self.runs += 1
-        return run
 
     # -- Fig. 7 -----------------------------------------------------------------------
 
@@ -340,8 +340,6 @@ class RateSwing(Reproduction):
         for case, sc in (("rate swing (Fig. 6)", swing()), ("users 6 -> 100 (Fig. 7)", users)):
             d, dead = [], []
             for rep in range(self.reps):
-                import linklab
-
                 s = linklab.run(sc, seed=self.base_seed + rep,
                                 params={"duration": "100s", "warmup": "50s"}).summary  # fmt: skip
                 self.runs += 1
@@ -350,7 +348,7 @@ class RateSwing(Reproduction):
             out[case] = (self.t_ci(d), self.t_ci(dead))
         (sd, sdead), (ud, udead) = out.values()
         for case, (d, dead) in out.items():
-            t.add([case, _fmt(d), _fmt(dead, 1)], checks=[], record={"case": case, "drops": d,
+            t.add([case, fmt(d, 0), fmt(dead, 1)], checks=[], record={"case": case, "drops": d,
                                                                   "dead_s": dead})  # fmt: skip
         t.add(
             ["RED copes with new users, not with the swing", "", ""],
@@ -389,7 +387,7 @@ class RateSwing(Reproduction):
             d = self.t_ci([v[0] for v in vals])
             dead = self.t_ci([v[1] for v in vals])
             means[r] = (d["mean"], dead["mean"])
-            t.add([f"{r:g}", _fmt(d), _fmt(dead, 1)],
+            t.add([f"{r:g}", fmt(d, 0), fmt(dead, 1)],
                   checks=[], record={"rise_s": r, "drops": d, "dead_s": dead})  # fmt: skip
         slow, fast = means[5.0], means[0.3]
         t.add(["5 vs 0.3", "", ""], checks=[Check(
@@ -437,11 +435,11 @@ class RateSwing(Reproduction):
             line, line90 = [f"{td:g}"], [f"{td:g}"]
             for tb in tbs:
                 row = cells.get((_t(tb), _t(td)), {})
-                st = _stat(row, "monitor.dead_fraction", 100)
-                st90 = _stat(row, "monitor.loose_dead_fraction", 100)
+                st = stat(row, "monitor.dead_fraction", 100)
+                st90 = stat(row, "monitor.loose_dead_fraction", 100)
                 pub = TABLE3[td][T_VALUES.index(tb)]
-                line.append(f"{_fmt(st, 2)} ({pub:g})")
-                line90.append(_fmt(st90, 2))
+                line.append(f"{fmt(st, 2)} ({pub:g})")
+                line90.append(fmt(st90, 2))
                 if st["mean"] is not None:
                     ours_all.append(st["mean"])
                     paper_all.append(pub)
@@ -453,7 +451,7 @@ class RateSwing(Reproduction):
             loose.add(line90)
         rho = float(spearmanr(ours_all, paper_all).statistic) if len(ours_all) > 2 else math.nan
         zero_col = [cells.get((_t(0.02), _t(td)), {}) for td in tds if td >= 0.1]
-        zero = [_stat(r, "monitor.dead_fraction", 100)["mean"] for r in zero_col]
+        zero = [stat(r, "monitor.dead_fraction", 100)["mean"] for r in zero_col]
         checks = [
             Check("Spearman rank correlation with Table 3 >= 0.7", rho >= 0.7,
                   f"rho = {rho:.2f} over {len(ours_all)} cells"),
@@ -462,7 +460,7 @@ class RateSwing(Reproduction):
                   f"T_B = 0.02 s: {[None if z is None else round(z, 3) for z in zero]}"),
         ]  # fmt: skip
         if not self.quick:
-            ridge = [_stat(cells.get((_t(tb), _t(td)), {}), "monitor.dead_fraction", 100)["mean"]
+            ridge = [stat(cells.get((_t(tb), _t(td)), {}), "monitor.dead_fraction", 100)["mean"]
                      for tb in (5, 6, 7, 8) for td in T_VALUES if td >= 3]  # fmt: skip
             rest = [s for s in ours_all if s is not None]
             r_mean = sum(x or 0 for x in ridge) / len(ridge)
@@ -480,18 +478,3 @@ class RateSwing(Reproduction):
             "over 0.1 T_D (§4.5)."
         )
         return [t, shape, loose]
-
-
-def _stat(row: Mapping[str, Any], metric: str, scale: float) -> dict[str, Any]:
-    from linklab.reproduce.framework import stat
-
-    return stat(row, metric, scale)
-
-
-def _fmt(s: Mapping[str, Any] | None, digits: int = 0) -> str:
-    from linklab.reproduce.framework import fmt
-
-    return fmt(s, digits)
-
-
-__all__: Sequence[str] = ["RateSwing", "single_mobile", "swing"]

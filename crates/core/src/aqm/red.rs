@@ -341,6 +341,20 @@ impl Red {
 
     /// ns-2's decision on an arrival (`ns2`), the average already updated.
     fn ns2_decide(&mut self, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        let verdict = self.ns2_verdict(q, pkt, rng);
+        // An arrival that finds the queue full is a forced drop in ns-2 (the
+        // queue drops it here, as overflow): it resets `count` too.
+        let full = match q.limit {
+            Limit::Packets(n) => q.packets >= n,
+            Limit::Bytes(b) => q.bytes + u64::from(pkt.size()) > b,
+        };
+        if full {
+            self.count = 0;
+        }
+        verdict
+    }
+
+    fn ns2_verdict(&mut self, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
         let avg = self.avg;
         self.count = self.count.max(0) + 1;
         if avg < self.cfg.min_th || q.packets <= 1 {
@@ -475,6 +489,16 @@ mod tests {
         // Falling below minth re-arms the first-crossing rule.
         red.on_arrival(Time::ZERO, &view(2), &p, &mut rng);
         assert!(!red.old);
+        // An arrival finding the queue full resets count (below minth here).
+        red.on_arrival(Time::ZERO, &view(2), &p, &mut rng);
+        assert_eq!(red.count, 2);
+        let full = QueueView {
+            packets: 3,
+            bytes: 3000,
+            limit: Limit::Packets(3),
+        };
+        red.on_arrival(Time::ZERO, &full, &p, &mut rng);
+        assert_eq!(red.count, 0);
         // wait_ spacing: pb = 0.05 at avg 10; no action while count·pb < 1.
         assert_eq!(ns2_drop_probability(&cfg, 10.0, 10, 500), 0.0);
         assert!(close(ns2_drop_probability(&cfg, 10.0, 30, 500), 0.05 / 0.5));
@@ -828,36 +852,42 @@ mod tests {
         assert!(close(red.avg(), 0.75 + 2.0));
     }
 
-    #[test]
-    fn idle_time_decays_average() {
-        // s = 500 B * 8 / 1 Mbit/s = 4 ms.
-        let cfg = RedConfig {
+    /// RED with wq = 0.1 at 1 Mbit/s (s = 4 ms) and `idle`: the average after
+    /// one arrival at 1 s (a0 = 1.0), the queue draining 1 ms later and the
+    /// next arrival to the empty queue 41 ms after that: (a0, new average).
+    fn average_after_idle(idle: IdleDecay) -> (f64, f64) {
+        let mut red = Red::new(RedConfig {
             wq: 0.1,
             link_rate_bps: 1_000_000,
+            idle,
             ..RedConfig::default()
-        };
-        let mut red = Red::new(cfg);
+        });
         let mut rng = Rng::stream(1, "idle");
         let p = pkt(500, Ecn::NotEct);
         let t0 = Time::from_secs(1);
         red.on_arrival(t0, &view(10), &p, &mut rng);
         let a0 = red.avg();
-        assert!(close(a0, 1.0));
-        // Queue drains at t0 + 1 ms, next arrival 41 ms later: m = 10.25.
         red.on_departure(t0 + Time::from_millis(1), &view(0));
         red.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
+        (a0, red.avg())
+    }
+
+    #[test]
+    fn idle_time_decays_average() {
+        // m = 41 ms / 4 ms = 10.25 packets' worth of decay, then the update.
+        let (a0, avg) = average_after_idle(IdleDecay::Fractional);
+        assert!(close(a0, 1.0));
         let expect = 0.9 * (0.9f64.powf(10.25) * a0);
-        assert!(
-            (red.avg() - expect).abs() < 1e-12,
-            "{} vs {expect}",
-            red.avg()
-        );
+        assert!((avg - expect).abs() < 1e-12, "{avg} vs {expect}");
         // No decay without an idle period: a non-empty departure does not count.
         let mut red2 = Red::new(RedConfig {
             wq: 0.1,
             link_rate_bps: 1_000_000,
             ..RedConfig::default()
         });
+        let mut rng = Rng::stream(1, "idle");
+        let p = pkt(500, Ecn::NotEct);
+        let t0 = Time::from_secs(1);
         red2.on_arrival(t0, &view(10), &p, &mut rng);
         red2.on_departure(t0 + Time::from_millis(1), &view(3));
         red2.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
@@ -868,26 +898,9 @@ mod tests {
     /// 41 ms idle period counts as m = 10 instead of 10.25.
     #[test]
     fn ns2_idle_decay_counts_whole_packets() {
-        let cfg = RedConfig {
-            wq: 0.1,
-            link_rate_bps: 1_000_000,
-            idle: IdleDecay::Ns2,
-            ..RedConfig::default()
-        };
-        let mut red = Red::new(cfg);
-        let mut rng = Rng::stream(1, "idle");
-        let p = pkt(500, Ecn::NotEct);
-        let t0 = Time::from_secs(1);
-        red.on_arrival(t0, &view(10), &p, &mut rng);
-        let a0 = red.avg();
-        red.on_departure(t0 + Time::from_millis(1), &view(0));
-        red.on_arrival(t0 + Time::from_millis(42), &view(0), &p, &mut rng);
+        let (a0, avg) = average_after_idle(IdleDecay::Ns2);
         let expect = 0.9 * (0.9f64.powi(10) * a0);
-        assert!(
-            (red.avg() - expect).abs() < 1e-12,
-            "{} vs {expect}",
-            red.avg()
-        );
+        assert!((avg - expect).abs() < 1e-12, "{avg} vs {expect}");
     }
 
     #[test]

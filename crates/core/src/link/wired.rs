@@ -641,6 +641,42 @@ impl WiredLinkConfig {
         self
     }
 
+    /// This link with generated rate schedules (seed 003's SCH allocations,
+    /// `(at, bit/s)` steps from 0) on its a→b and/or b→a directions, applied
+    /// with immediate effect. Refused (path `ab` / `ba`) for a direction that
+    /// gives its own rate, schedule or trace.
+    pub fn with_schedules(
+        &self,
+        ab: Option<Vec<(Time, u64)>>,
+        ba: Option<Vec<(Time, u64)>>,
+    ) -> Result<WiredLinkConfig> {
+        let mut w = self.clone();
+        for (key, got, dir) in [("ab", ab, &mut w.ab), ("ba", ba, &mut w.ba)] {
+            let Some(steps) = got else { continue };
+            let d = dir.get_or_insert_with(WiredDirectionConfig::default);
+            if d.rate.is_some() || d.rate_schedule.is_some() || d.trace.is_some() {
+                return Err(ConfigError::at_key(
+                    key,
+                    "gives its own rate; allowed: a generated schedule or a direction's own rate",
+                ));
+            }
+            if steps.len() > 1 {
+                d.rate_change = Some(RateChange::Immediate);
+            }
+            let steps = steps
+                .into_iter()
+                .map(|(at, bps)| {
+                    Ok(WiredRateStep {
+                        at,
+                        rate: Rate::from_bps(bps)?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            d.rate_schedule = Some(steps);
+        }
+        Ok(w)
+    }
+
     /// The settings of direction `key` (`"ab"` or `"ba"`), resolved.
     fn plan(&self, key: &'static str) -> Result<Half<'_>> {
         static NONE: WiredDirectionConfig = WiredDirectionConfig {

@@ -37,8 +37,17 @@ pub struct MonitorConfig {
 }
 
 impl MonitorConfig {
-    /// Check the keys that need no topology.
-    pub fn validate(&self) -> Result<()> {
+    /// Check the keys that need no topology, for a run of `duration`.
+    pub fn validate(&self, duration: Time) -> Result<()> {
+        if let Some(s) = self.start {
+            if s >= duration {
+                return Err(ConfigError::new(
+                    "start",
+                    format!("\"{s}\""),
+                    format!("is not before the end of the run ({duration}); allowed: 0 ≤ start < duration"),
+                ));
+            }
+        }
         if let Some(l) = self.loose {
             if !(l > 0.0 && l <= 1.0) {
                 return Err(ConfigError::new(

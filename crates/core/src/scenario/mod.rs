@@ -162,7 +162,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
         ConfigError::at_key(format!("flows[{g}]"), m)
     })?;
     if let Some(m) = &f.monitor {
-        m.validate().map_err(|e| e.at("monitor"))?;
+        m.validate(f.duration).map_err(|e| e.at("monitor"))?;
         let from = NameRange::parse(&m.from).map_err(|e| e.at("monitor.from"))?;
         let to = NameRange::parse(&m.to).map_err(|e| e.at("monitor.to"))?;
         let pairs = Pairs::new(from, to).map_err(|e| e.at("monitor"))?;
@@ -214,52 +214,36 @@ fn allocation_plan(f: &ScenarioConfig) -> Result<AllocationPlan> {
     Ok(plan)
 }
 
-/// `l` with the allocated schedules `ab` / `ba` applied to its directions.
+/// `l` with the allocated schedules `ab` / `ba` applied to its directions
+/// (wired links only; `names` are the link's ends, for messages).
 fn allocated(
     l: &LinkConfig,
     ab: Option<(usize, Vec<(Time, u64)>)>,
     ba: Option<(usize, Vec<(Time, u64)>)>,
     names: (&str, &str),
 ) -> Result<LinkConfig> {
-    use crate::link::{RateChange, WiredDirectionConfig, WiredRateStep};
     let j = ab.as_ref().or(ba.as_ref()).map_or(0, |x| x.0);
+    let at = format!("allocations[{j}]");
     let LinkConfig::Wired(w) = l else {
         return Err(ConfigError::at_key(
-            format!("allocations[{j}]"),
+            at,
             format!(
                 "allocates {}->{}, which is not a wired link; allowed: links of kind \"wired\"",
                 names.0, names.1
             ),
         ));
     };
-    let mut w = w.clone();
-    for (key, got, dir) in [("ab", ab, &mut w.ab), ("ba", ba, &mut w.ba)] {
-        let Some((j, steps)) = got else { continue };
-        let d = dir.get_or_insert_with(WiredDirectionConfig::default);
-        if d.rate.is_some() || d.rate_schedule.is_some() || d.trace.is_some() {
-            return Err(ConfigError::at_key(
-                format!("allocations[{j}]"),
+    w.with_schedules(ab.map(|x| x.1), ba.map(|x| x.1))
+        .map(LinkConfig::Wired)
+        .map_err(|e| {
+            ConfigError::at_key(
+                at,
                 format!(
-                    "allocates a direction of {}-{} whose `{key}` gives its own rate; allowed: an allocation or a direction's own rate",
-                    names.0, names.1
+                    "allocates a direction of {}-{} whose `{}` {}",
+                    names.0, names.1, e.path, e.allowed
                 ),
-            ));
-        }
-        if steps.len() > 1 {
-            d.rate_change = Some(RateChange::Immediate);
-        }
-        let steps: Result<Vec<WiredRateStep>> = steps
-            .into_iter()
-            .map(|(at, bps)| {
-                Ok(WiredRateStep {
-                    at,
-                    rate: crate::config::Rate::from_bps(bps)?,
-                })
-            })
-            .collect();
-        d.rate_schedule = Some(steps.map_err(|e| e.at(&format!("allocations[{j}]")))?);
-    }
-    Ok(LinkConfig::Wired(w))
+            )
+        })
 }
 
 /// Add every link of `links`, with the schedules of `plan` (taken out of it
