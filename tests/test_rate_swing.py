@@ -64,6 +64,18 @@ def test_allocation_patterns_drive_the_mobile_links() -> None:
     assert got["BTS1->MS3"] > 2 * got["BTS1->MS4"]
 
 
+def test_ack_regulation_slows_the_returning_acks() -> None:
+    # From the switch at 30 s the ACK direction starts at 2 kbit/s and would take
+    # 1000 s to recover: far fewer ACKs (and so data) pass than unregulated.
+    reg = {"link": "BSC->R", "rate": "2kbit", "hold": "1000s"}
+    slow = linklab.run(_small(**{"allocations[0].ack_regulation": reg})).summary
+    free = linklab.run(_small()).summary
+    acks = {x["name"]: x["throughput_bps"] for x in slow["links"]}["BSC->R"]
+    acks0 = {x["name"]: x["throughput_bps"] for x in free["links"]}["BSC->R"]
+    assert acks < 0.7 * acks0
+    assert slow["aggregate"]["goodput_bps"] < 0.7 * free["aggregate"]["goodput_bps"]
+
+
 def test_flatten_summary_has_monitor_scalars() -> None:
     flat = flatten_summary(linklab.run(_small()).summary)
     assert 0.0 <= flat["monitor.dead_fraction"] <= flat["monitor.loose_dead_fraction"] <= 1.0
@@ -84,6 +96,16 @@ BAD = [
     ({"monitor.loose": 1.5}, "monitor.loose", "fraction"),
     ({"monitor.start": "60s"}, "monitor.start", "not before the end of the run"),
     ({"links[1].ab.queue.ns2": "yes"}, "links[1].ab.queue.ns2", "bool"),
+    ({"allocations[0].ack_regulation": {"link": "BSC->R", "rate": "1Gbit", "hold": "1s"}},
+     "allocations[0].ack_regulation.rate", "not below the direction's own rate"),
+    ({"allocations[0].ack_regulation": {"link": "BSC", "rate": "1kbit", "hold": "1s"}},
+     "allocations[0].ack_regulation.link", "A->B"),
+    ({"allocations[0].ack_regulation": {"link": "BSC->X", "rate": "1kbit", "hold": "1s"}},
+     "allocations[0]", "not a link direction"),
+    ({"allocations[0].ack_regulation": {"link": "BTS1->MS1", "rate": "1kbit", "hold": "1s"}},
+     "allocations[0]", "again"),
+    ({"allocations[0].ack_regulation": {"link": "BSC->R", "rate": "1kbit", "hold": "0s"}},
+     "allocations[0].ack_regulation.hold", "> 0"),
 ]  # fmt: skip
 
 

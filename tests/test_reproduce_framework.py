@@ -26,7 +26,7 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
         "tables", "components", "mss", "estimator", "sensitivity",
     )  # fmt: skip
     assert REPRODUCTIONS["rate-swing"].experiments == (
-        "fig5", "fig3", "fig6", "fig7", "fig9", "table3",
+        "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies",
     )  # fmt: skip
 
 

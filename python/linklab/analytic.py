@@ -1,5 +1,6 @@
-"""Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A)
-and the fluid loss-volume model of one rate switch of seed 003 (§3, Eqs. 1–6).
+"""Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A),
+the fluid loss-volume model of one rate switch of seed 003 (§3, Eqs. 1–6) and
+seed 004's uncoded M-QAM with adaptive modulation (:func:`mqam`).
 
 :func:`arq` evaluates the chain of one isolated SDU of ``npdu`` PDUs over a
 Gilbert–Elliott channel (``p_good``/``p_bad`` unit error probabilities,
@@ -30,6 +31,9 @@ __all__ = [
     "check_arq",
     "LossVolumeError",
     "loss_volume",
+    "MqamError",
+    "mqam",
+    "FRAME_BITS_PER_SECOND",
 ]
 
 _BOUNDS: tuple[int, int, int] = _core.arq_bounds()
@@ -207,4 +211,66 @@ def loss_volume(
         "clamped": bool(r["clamped"]),
         "inputs": {"bll_bps": v["bll"], "bb_bps": v["bb"], "blh_bps": v["blh"],
                    "window_bytes": v["window"], "buffer_bytes": v["buffer"], "rtt_s": v["rtt"]},
+    }  # fmt: skip
+
+
+#: Symbols a WIPEMU bin carries per second: 1500 frames of 108 data symbols.
+FRAME_BITS_PER_SECOND = 1500 * 108
+
+
+class MqamError(ValueError):
+    """Invalid M-QAM model parameters; ``.name`` is the offending parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def _db(name: str, value: object) -> float:
+    """``value`` in dB: a number or a string such as ``"16dB"``."""
+    if isinstance(value, str):
+        text = value.strip()
+        num = text[:-2] if text.lower().endswith("db") else text
+        try:
+            v = float(num)
+        except ValueError:
+            raise MqamError(name, f"{name} = {value!r} is not a level in dB (e.g. 16dB)") from None
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise MqamError(name, f"{name} = {value!r} is not a level in dB (e.g. 16dB)")
+    else:
+        v = float(value)
+    if not math.isfinite(v):
+        raise MqamError(name, f"{name} = {value!r} is not finite")
+    return v
+
+
+def mqam(
+    snr: float | str, shadow: float | str = 0.0, nmse: float = 0.0, qam8: str = "cross"
+) -> dict[str, Any]:
+    """Seed 004's uncoded M-QAM over a 108-symbol frame at mean symbol SNR ``snr`` (dB).
+
+    Returns ``rows``: per modulation (``bpsk``, ``4qam``, ``8qam``, ``16qam``,
+    ``32qam``, ``64qam``, ``128qam``, ``256qam``) its ``bits`` per symbol, the
+    symbol and frame error rates ``ser`` and ``fer`` over AWGN at ``snr``, and
+    ``ceiling``: delivered bits per symbol (one try per frame) averaged over
+    Rayleigh fading of mean ``snr`` times log-normal shadowing of ``shadow`` dB,
+    with ``kbps`` the same at 1500 frames/s; ``levels``: the adaptive 4-256-QAM
+    switching levels ``[modulation, predicted SNR dB]`` for prediction ``nmse``
+    (the first from -inf); ``ceiling``/``kbps``: adaptive modulation's. ``qam8``:
+    ``"cross"`` or ``"rectangular"``. See docs/models/mqam.md.
+    """
+    s, sh = _db("snr", snr), _db("shadow", shadow)
+    if isinstance(nmse, bool) or not isinstance(nmse, int | float):
+        raise MqamError("nmse", f"nmse = {nmse!r} is not a number in [0, 1)")
+    try:
+        r = _core.mqam(s, sh, float(nmse), str(qam8))
+    except ValueError as e:
+        name, _, why = str(e).partition(": ")
+        given = {"snr": snr, "shadow": shadow, "nmse": nmse, "qam8": qam8}.get(name)
+        raise MqamError(name, f"{name} = {given!r}: {why}") from None
+    rows = [{**row, "kbps": row["ceiling"] * FRAME_BITS_PER_SECOND / 1e3} for row in r["rows"]]
+    return {
+        "snr_db": s, "shadow_db": sh, "nmse": float(nmse), "qam8": qam8, "rows": rows,
+        "levels": [[m, None if math.isinf(db) else db] for m, db in r["levels"]],
+        "ceiling": r["ceiling"], "kbps": r["ceiling"] * FRAME_BITS_PER_SECOND / 1e3,
     }  # fmt: skip

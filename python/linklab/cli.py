@@ -265,6 +265,25 @@ def _add_model_parser(sub: Any) -> None:
     opt("--rtt", default="300ms", metavar="TIME", help="round-trip propagation T (default 300ms)")
     opt("--json", action="store_true", help="print the result as one JSON object")
     lv.set_defaults(func=_cmd_model_loss_volume)
+    mq = msub.add_parser(
+        "mqam",
+        help="uncoded M-QAM error rates, adaptive switching levels and link ceiling (seed 004)",
+        description=(
+            "Seed 004's uncoded M-QAM on 108-symbol frames: per modulation the symbol and "
+            "frame error rates over AWGN at --snr and the ceiling (delivered bits per symbol "
+            "and kbit/s at 1500 frames/s) over Rayleigh fading of that mean SNR times "
+            "log-normal shadowing; the adaptive 4-256-QAM switching levels for a prediction "
+            "NMSE and their ceiling (docs/models/mqam.md)."
+        ),
+    )
+    opt = mq.add_argument
+    opt("--snr", required=True, metavar="DB", help="mean symbol SNR, e.g. 16dB")
+    opt("--shadow", default="0dB", metavar="DB", help="shadowing std. dev. (default 0dB)")
+    opt("--nmse", default="0", metavar="X", help="prediction NMSE in [0, 1) (default 0)")
+    opt("--qam8", default="cross", metavar="KIND",
+        help="8-QAM constellation: cross (default) or rectangular")  # fmt: skip
+    opt("--json", action="store_true", help="print the result as one JSON object")
+    mq.set_defaults(func=_cmd_model_mqam)
 
 
 _RANGE_FLAGS = ("blh", "window", "rtt")
@@ -296,6 +315,39 @@ def _values(name: str, text: str) -> list[str | float]:
     except ValueError as e:
         raise UsageError(f"invalid --{name} {text!r}: {e}") from None
     return [a + (b - a) * i / (n - 1) for i in range(n)]
+
+
+def _cmd_model_mqam(args: argparse.Namespace) -> int:
+    from linklab.analytic import MqamError, mqam
+
+    try:
+        nmse = float(args.nmse)
+    except ValueError:
+        raise UsageError(f"invalid --nmse {args.nmse!r}; allowed: a number in [0, 1)") from None
+    try:
+        r = mqam(args.snr, args.shadow, nmse, args.qam8)
+    except MqamError as e:
+        raise UsageError(f"invalid --{e.name}: {str(e).split(': ', 1)[-1]}; "
+                         f"allowed: {_MQAM_ALLOWED[e.name]}") from None  # fmt: skip
+    if args.json:
+        print(json.dumps(r, allow_nan=False))
+        return 0
+    head = ["modulation", "bits", "SER (AWGN)", "FER (AWGN)", "ceiling bits/symbol", "kbit/s"]
+    rows = [[x["modulation"], str(x["bits"]), f"{x['ser']:.3e}", f"{x['fer']:.3e}",
+             f"{x['ceiling']:.3f}", f"{x['kbps']:.1f}"] for x in r["rows"]]  # fmt: skip
+    print(text_table(head, rows))
+    lv = ", ".join(f"{m} from {'-inf' if db is None else f'{db:.2f}'} dB" for m, db in r["levels"])
+    print(f"adaptive 4-256-QAM (NMSE {r['nmse']:g}): {lv}")
+    print(f"adaptive ceiling: {r['ceiling']:.3f} bits/symbol, {r['kbps']:.1f} kbit/s")
+    return 0
+
+
+_MQAM_ALLOWED = {
+    "snr": "-20 to 60 dB, e.g. 16dB",
+    "shadow": "0 to 20 dB",
+    "nmse": "a number in [0, 1)",
+    "qam8": "cross or rectangular",
+}
 
 
 def _cmd_model_loss_volume(args: argparse.Namespace) -> int:

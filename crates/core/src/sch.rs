@@ -13,7 +13,10 @@
 //! (k−1)/N·(T_B + T_D), so the aggregate rate stays level). Each expands to
 //! grant intervals per mobile; [`AllocationConfig::schedules`] turns those
 //! into rate steps for the mobiles' link directions (applied with immediate
-//! effect, as on a frame-based bearer). See `docs/models/sch-allocation.md`.
+//! effect, as on a frame-based bearer). [`AckRegulationConfig`] is our design
+//! of §5.1's ACK regulation at the BSC: the direction carrying the ACKs back
+//! to the senders is slowed at each up-switch and recovers after the latest.
+//! See `docs/models/sch-allocation.md`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -62,6 +65,68 @@ pub struct AdmissionConfig {
     pub retry: Option<Time>,
 }
 
+/// The steps over which the ACK direction's rate recovers after an
+/// allocation ([`AckRegulationConfig::hold`]).
+pub const RECOVERY_STEPS: u32 = 20;
+
+/// ACK regulation at the BSC (our design of §5.1's remedy, which the paper
+/// names without an algorithm): at every up-switch the link direction `link`,
+/// which carries the mobiles' ACKs back toward the senders, drops to `rate`;
+/// after the latest up-switch it recovers geometrically to the direction's own
+/// rate over `hold`, in [`RECOVERY_STEPS`] steps, so the senders' ACK clock,
+/// and with it their sending rate, rises smoothly instead of at once.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AckRegulationConfig {
+    /// The ACK direction, `"A->B"` of a wired link with a fixed rate, e.g.
+    /// `"BSC->R"`.
+    pub link: String,
+    /// Its rate at an up-switch (below its own rate), e.g. one 40-byte ACK
+    /// per data packet the shared buffer serves: `"153.6kbit"` for 1000-byte
+    /// packets at 3.84 Mbit/s.
+    pub rate: Rate,
+    /// Time over which the rate recovers after the latest up-switch (> 0).
+    pub hold: Time,
+}
+
+impl AckRegulationConfig {
+    /// The rate steps `(at, bit/s)` from `"0s"` of the ACK direction whose own
+    /// rate is `base` bit/s, for up-switches at `starts` (any order).
+    pub fn schedule(&self, starts: &[Time], base: u64) -> Vec<(Time, u64)> {
+        let mut starts = starts.to_vec();
+        starts.sort_unstable();
+        starts.dedup();
+        let low = self.rate.bps();
+        let mut out: Vec<(Time, u64)> = vec![(Time::ZERO, base)];
+        let mut push = |t: Time, r: u64| match out.last_mut() {
+            Some(last) if last.0 == t => last.1 = r,
+            Some(last) if last.1 == r => {}
+            _ => out.push((t, r)),
+        };
+        for (i, &s) in starts.iter().enumerate() {
+            let next = starts.get(i + 1).copied().unwrap_or(Time::MAX);
+            push(s, low);
+            for j in 1..=RECOVERY_STEPS {
+                let at = s + Time(self.hold.0 / u64::from(RECOVERY_STEPS) * u64::from(j));
+                if at >= next {
+                    break;
+                }
+                let f = f64::from(j) / f64::from(RECOVERY_STEPS);
+                let r = if j == RECOVERY_STEPS {
+                    base
+                } else {
+                    (low as f64 * (base as f64 / low as f64).powf(f)).round() as u64
+                };
+                push(at, r);
+            }
+        }
+        if out.len() > 1 && out[0].1 == out[1].1 {
+            out.remove(1);
+        }
+        out
+    }
+}
+
 /// One `[[allocations]]` entry: the SCH grants of a group of mobiles.
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -97,6 +162,9 @@ pub struct AllocationConfig {
     pub until: Option<Time>,
     /// Admit grants by aggregate rise rate (remedy, see [`AdmissionConfig`]).
     pub admission: Option<AdmissionConfig>,
+    /// Regulate the returning ACKs at each up-switch (remedy, see
+    /// [`AckRegulationConfig`]).
+    pub ack_regulation: Option<AckRegulationConfig>,
 }
 
 /// What [`AllocationConfig::expand`] made: per mobile, its grant intervals
@@ -111,6 +179,13 @@ pub struct Grants {
     pub delayed: u64,
     /// Requests never admitted before their burst would have ended.
     pub refused: u64,
+}
+
+impl Grants {
+    /// Every grant's start (the up-switches), in mobile order.
+    pub fn starts(&self) -> Vec<Time> {
+        self.per_mobile.iter().flatten().map(|g| g.0).collect()
+    }
 }
 
 impl AllocationConfig {
@@ -151,7 +226,7 @@ impl AllocationConfig {
                     format!(
                         "does not apply to pattern \"{name}\"; it takes: {}",
                         if allows.is_empty() {
-                            "at, fch, sch, mobiles, admission".to_string()
+                            "at, fch, sch, mobiles, admission, ack_regulation".to_string()
                         } else {
                             allows.join(", ")
                         }
@@ -187,6 +262,22 @@ impl AllocationConfig {
                 "0",
                 "is empty; allowed: at least 1",
             ));
+        }
+        if let Some(r) = &self.ack_regulation {
+            if r.hold == Time::ZERO {
+                return Err(ConfigError::new(
+                    "ack_regulation.hold",
+                    "\"0s\"",
+                    "is zero; allowed: > 0",
+                ));
+            }
+            if !r.link.contains("->") {
+                return Err(ConfigError::new(
+                    "ack_regulation.link",
+                    format!("\"{}\"", r.link),
+                    "is not a link direction; allowed: \"A->B\" of a [[links]] entry's ends",
+                ));
+            }
         }
         if let Some(a) = &self.admission {
             if a.max_rise.bps() < self.sch_bps() {

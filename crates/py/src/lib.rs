@@ -24,6 +24,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP, MAX_N, MAX_NPDU, MAX_SDUS};
+use linklab_core::analytic::mqam::{self as qam, Modulation, Qam8};
 use linklab_core::analytic::LossVolumeInput;
 use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Summary, Table};
 use linklab_core::config::{Bytes, Rate};
@@ -558,6 +559,59 @@ fn loss_volume<'py>(
     Ok(out)
 }
 
+/// Seed 004's uncoded M-QAM at symbol SNR `snr_db` (dB): per modulation its
+/// `modulation`, `bits`, `ser`, `fer` over AWGN and `ceiling` (bits/symbol
+/// over Rayleigh fading of that mean SNR times log-normal shadowing of
+/// `shadow_db`, with prediction `nmse`); the adaptive 4–256-QAM switching
+/// `levels` (`[modulation, predicted SNR dB]`, the first from -inf) at that
+/// mean SNR and NMSE, and their `ceiling`. `qam8`: `"cross"` or
+/// `"rectangular"`. Raises `ValueError` `"NAME: why"` for invalid input.
+#[pyfunction]
+fn mqam<'py>(
+    py: Python<'py>,
+    snr_db: f64,
+    shadow_db: f64,
+    nmse: f64,
+    qam8: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bad = |name: &str, why: &str| PyValueError::new_err(format!("{name}: {why}"));
+    if !snr_db.is_finite() || !(-20.0..=60.0).contains(&snr_db) {
+        return Err(bad("snr", "is outside -20 to 60 dB"));
+    }
+    if !shadow_db.is_finite() || !(0.0..=20.0).contains(&shadow_db) {
+        return Err(bad("shadow", "is outside 0 to 20 dB"));
+    }
+    if !nmse.is_finite() || !(0.0..1.0).contains(&nmse) {
+        return Err(bad("nmse", "is outside 0 to 1 (1 excluded)"));
+    }
+    let q8 = match qam8 {
+        "cross" => Qam8::Cross,
+        "rectangular" => Qam8::Rectangular,
+        _ => return Err(bad("qam8", "is not an 8-QAM; allowed: cross, rectangular")),
+    };
+    let g = qam::db_to_lin(snr_db);
+    let rows = PyList::empty(py);
+    for m in Modulation::ALL {
+        let row = PyDict::new(py);
+        row.set_item("modulation", m.name())?;
+        row.set_item("bits", m.bits())?;
+        row.set_item("ser", m.ser(g, q8))?;
+        row.set_item("fer", 1.0 - m.frame_success(g, q8))?;
+        row.set_item("ceiling", qam::ceiling(&[m], snr_db, shadow_db, nmse, q8))?;
+        rows.append(row)?;
+    }
+    let set = Modulation::adaptive();
+    let levels = PyList::empty(py);
+    for (m, db) in qam::levels(set, g, nmse, q8) {
+        levels.append((m.name(), db))?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("rows", rows)?;
+    out.set_item("levels", levels)?;
+    out.set_item("ceiling", qam::ceiling(set, snr_db, shadow_db, nmse, q8))?;
+    Ok(out)
+}
+
 /// Read `text` as a scenario quantity of `kind`: `"rate"` (bit/s),
 /// `"size"` (bytes) or `"time"` (seconds). Raises `ValueError` with what
 /// is wrong and what is allowed.
@@ -697,6 +751,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(input_files, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
+    m.add_function(wrap_pyfunction!(mqam, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -6,6 +6,7 @@
 
 pub mod arq;
 pub mod loss_volume;
+pub mod mqam;
 
 pub use arq::ArqModel;
 pub use loss_volume::{LossVolume, LossVolumeInput};

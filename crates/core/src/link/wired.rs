@@ -677,6 +677,34 @@ impl WiredLinkConfig {
         Ok(w)
     }
 
+    /// The fixed rate, bit/s, of direction `key` (`"ab"` or `"ba"`): its own
+    /// `rate` (taken out, so that a generated schedule may replace it) or the
+    /// link's; an error when the direction follows a schedule or a trace.
+    pub fn take_fixed_rate(&mut self, key: &'static str) -> Result<u64> {
+        let link = self.rate;
+        let (dir, top) = match key {
+            "ab" => (
+                &mut self.ab,
+                (self.rate_schedule.is_some(), self.trace.is_some()),
+            ),
+            _ => (
+                &mut self.ba,
+                (self.rate_schedule.is_some(), self.trace.is_some()),
+            ),
+        };
+        let d = dir.get_or_insert_with(WiredDirectionConfig::default);
+        if d.rate_schedule.is_some() || d.trace.is_some() || (d.rate.is_none() && (top.0 || top.1))
+        {
+            return Err(ConfigError::at_key(
+                key,
+                "follows a rate_schedule or a trace; allowed: a direction with a fixed rate",
+            ));
+        }
+        d.rate.take().or(link).map(Rate::bps).ok_or_else(|| {
+            ConfigError::at_key(key, "has no rate; allowed: a direction with a fixed rate")
+        })
+    }
+
     /// The settings of direction `key` (`"ab"` or `"ba"`), resolved.
     fn plan(&self, key: &'static str) -> Result<Half<'_>> {
         static NONE: WiredDirectionConfig = WiredDirectionConfig {

@@ -17,12 +17,13 @@ pub use schema::json_schema;
 
 use std::collections::{HashMap, HashSet};
 
-use crate::config::{join, ConfigError, Result};
-use crate::link::{Files, LinkConfig, LinkKind};
+use crate::config::{join, ConfigError, Rate, Result};
+use crate::link::{Files, LinkConfig, LinkKind, WiredLinkConfig};
 use crate::net::limits::{MAX_FLOWS, MAX_LINKS, MAX_NODES};
 use crate::net::{FlowSpec, LinkId, NetworkBuilder, Simulation};
 use crate::packet::FlowId;
 use crate::rng::Rng;
+use crate::sch::AckRegulationConfig;
 use crate::tcp::{App, TcpConfig};
 use crate::time::Time;
 use topology::{FlowNames, NameRange, Pairs};
@@ -177,14 +178,34 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
     Ok((sim, f.duration))
 }
 
-/// The rate schedules of link directions `(from, to)` that `[[allocations]]`
-/// make, with the index of the entry that made each.
-type AllocationPlan = HashMap<(String, String), (usize, Vec<(Time, u64)>)>;
+/// What `[[allocations]]` entry `.0` makes of a link direction.
+type Planned = (usize, Generated);
+
+/// A generated rate of a link direction.
+enum Generated {
+    /// A mobile's radio rate: steps `(at, bit/s)` from `"0s"`.
+    Steps(Vec<(Time, u64)>),
+    /// An ACK direction regulated at these up-switches (its own rate is the
+    /// link's, known when the link is built).
+    Acks(AckRegulationConfig, Vec<Time>),
+}
+
+/// The generated rates of link directions `(from, to)`.
+type AllocationPlan = HashMap<(String, String), Planned>;
 
 /// Expand every `[[allocations]]` entry into per-direction rate schedules.
 fn allocation_plan(f: &ScenarioConfig) -> Result<AllocationPlan> {
     let mut plan = AllocationPlan::new();
     let mut budget = crate::sch::MAX_STEPS;
+    let put = |plan: &mut AllocationPlan, x: &str, y: &str, j: usize, g: Generated| {
+        match plan.insert((x.to_string(), y.to_string()), (j, g)) {
+            Some((k, _)) => Err(ConfigError::at_key(
+                format!("allocations[{j}]"),
+                format!("allocates {x}->{y} again (allocations[{k}] did); allowed: one allocation per direction"),
+            )),
+            None => Ok(()),
+        }
+    };
     for (j, a) in f.allocations.iter().enumerate() {
         let p = format!("allocations[{j}]");
         a.validate().map_err(|e| e.at(&p))?;
@@ -203,23 +224,37 @@ fn allocation_plan(f: &ScenarioConfig) -> Result<AllocationPlan> {
         let schedules = a.schedules(&grants);
         budget -= schedules.iter().map(Vec::len).sum::<usize>().min(budget);
         for ((x, y), s) in pairs.iter().zip(schedules) {
-            if let Some((k, _)) = plan.insert((x.clone(), y.clone()), (j, s)) {
+            put(&mut plan, &x, &y, j, Generated::Steps(s))?;
+        }
+        if let Some(r) = &a.ack_regulation {
+            let starts = grants.starts();
+            let steps = starts.len() * (crate::sch::RECOVERY_STEPS as usize + 1);
+            if steps > budget {
                 return Err(ConfigError::at_key(
-                    &p,
-                    format!("allocates {x}->{y} again (allocations[{k}] did); allowed: one allocation per direction"),
+                    join(&p, "ack_regulation"),
+                    format!("expands to more than {MAX_STEPS} rate steps over the run (sch::MAX_STEPS); allowed: fewer grants", MAX_STEPS = crate::sch::MAX_STEPS),
                 ));
             }
+            budget -= steps;
+            let (x, y) = r.link.split_once("->").unwrap_or_default();
+            put(
+                &mut plan,
+                x.trim(),
+                y.trim(),
+                j,
+                Generated::Acks(r.clone(), starts),
+            )?;
         }
     }
     Ok(plan)
 }
 
-/// `l` with the allocated schedules `ab` / `ba` applied to its directions
+/// `l` with the generated rates `ab` / `ba` applied to its directions
 /// (wired links only; `names` are the link's ends, for messages).
 fn allocated(
     l: &LinkConfig,
-    ab: Option<(usize, Vec<(Time, u64)>)>,
-    ba: Option<(usize, Vec<(Time, u64)>)>,
+    ab: Option<Planned>,
+    ba: Option<Planned>,
     names: (&str, &str),
 ) -> Result<LinkConfig> {
     let j = ab.as_ref().or(ba.as_ref()).map_or(0, |x| x.0);
@@ -233,7 +268,39 @@ fn allocated(
             ),
         ));
     };
-    w.with_schedules(ab.map(|x| x.1), ba.map(|x| x.1))
+    let mut w = w.clone();
+    let steps = |key: &'static str, g: Option<Planned>, w: &mut WiredLinkConfig| {
+        Ok::<_, ConfigError>(match g {
+            None => None,
+            Some((_, Generated::Steps(s))) => Some(s),
+            Some((k, Generated::Acks(r, starts))) => {
+                let here = format!("allocations[{k}].ack_regulation");
+                let base = w.take_fixed_rate(key).map_err(|e| {
+                    ConfigError::at_key(
+                        &here,
+                        format!(
+                            "names a direction of {}-{} whose `{}` {}",
+                            names.0, names.1, e.path, e.allowed
+                        ),
+                    )
+                })?;
+                if r.rate.bps() >= base {
+                    return Err(ConfigError::new(
+                        join(&here, "rate"),
+                        format!("\"{}\"", r.rate),
+                        format!(
+                            "is not below the direction's own rate ({}); allowed: a lower rate",
+                            Rate::from_bps(base).map_or(String::new(), |x| x.to_string())
+                        ),
+                    ));
+                }
+                Some(r.schedule(&starts, base))
+            }
+        })
+    };
+    let sa = steps("ab", ab, &mut w)?;
+    let sb = steps("ba", ba, &mut w)?;
+    w.with_schedules(sa, sb)
         .map(LinkConfig::Wired)
         .map_err(|e| {
             ConfigError::at_key(

@@ -20,6 +20,7 @@ fn cfg(pattern: Pattern) -> AllocationConfig {
         spread: None,
         until: None,
         admission: None,
+        ack_regulation: None,
     }
 }
 
@@ -152,6 +153,76 @@ fn keys_are_checked_against_the_pattern() {
     c.gap = Some(s(0.02));
     let e = c.expand(4, s(1000.0), 1000).unwrap_err();
     assert!(e.allowed.contains("MAX_STEPS"), "{e}");
+}
+
+fn regulation(hold: f64) -> AckRegulationConfig {
+    AckRegulationConfig {
+        link: "BSC->R".into(),
+        rate: Rate::from_bps(153_600).unwrap(),
+        hold: s(hold),
+    }
+}
+
+#[test]
+fn ack_regulation_drops_at_each_upswitch_and_recovers_after_the_latest() {
+    let r = regulation(2.0);
+    let base = 3_840_000;
+    let one = r.schedule(&[s(10.0)], base);
+    assert_eq!(one[0], (Time::ZERO, base));
+    assert_eq!(one[1], (s(10.0), 153_600));
+    assert_eq!(one.len(), 2 + RECOVERY_STEPS as usize);
+    assert_eq!(*one.last().unwrap(), (s(12.0), base));
+    // Geometric: halfway through the recovery, the geometric mean.
+    let mid = one.iter().find(|x| x.0 == s(11.0)).unwrap().1;
+    assert_eq!(mid, (153_600f64 * 3_840_000f64).sqrt().round() as u64);
+    // A later up-switch within the hold restarts it; repeats collapse.
+    let two = r.schedule(&[s(10.5), s(10.0), s(10.5)], base);
+    assert_eq!(*two.last().unwrap(), (s(12.5), base));
+    assert_eq!(two.iter().filter(|x| x.1 == 153_600).count(), 2);
+    let before: Vec<_> = two.iter().filter(|x| x.0 < s(10.5)).collect();
+    assert_eq!(before.len(), 1 + 1 + 4, "{two:?}"); // 0 s, 10 s, 10.1..10.4 s
+                                                    // No up-switch: the fixed rate.
+    assert_eq!(r.schedule(&[], base), vec![(Time::ZERO, base)]);
+    // An up-switch at 0 s starts low.
+    assert_eq!(r.schedule(&[Time::ZERO], base)[0], (Time::ZERO, 153_600));
+}
+
+#[test]
+fn ack_regulation_keys_are_checked() {
+    let mut c = cfg(Pattern::Step);
+    c.ack_regulation = Some(regulation(0.0));
+    assert_eq!(c.validate().unwrap_err().path, "ack_regulation.hold");
+    let mut r = regulation(1.0);
+    r.link = "BSC".into();
+    c.ack_regulation = Some(r);
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.path, "ack_regulation.link");
+    assert!(e.allowed.contains("A->B"), "{}", e.allowed);
+}
+
+proptest! {
+    /// ACK regulation: times increase from 0, every rate lies between the
+    /// regulated and the own rate, and the own rate is back `hold` after the
+    /// latest up-switch.
+    #[test]
+    fn ack_regulation_schedules_are_well_formed(
+        starts in proptest::collection::vec(0u64..20_000, 0..30),
+        hold_ms in 1u64..5000,
+    ) {
+        let ms = Time::from_millis;
+        let r = AckRegulationConfig { hold: ms(hold_ms), ..regulation(1.0) };
+        let t: Vec<Time> = starts.iter().map(|&x| ms(x)).collect();
+        let out = r.schedule(&t, 1_000_000);
+        prop_assert_eq!(out[0].0, Time::ZERO);
+        for w in out.windows(2) {
+            prop_assert!(w[0].0 < w[1].0 && w[0].1 != w[1].1, "{:?}", out);
+        }
+        prop_assert!(out.iter().all(|x| (153_600..=1_000_000).contains(&x.1)));
+        prop_assert_eq!(out.last().unwrap().1, 1_000_000);
+        if let Some(&last) = t.iter().max() {
+            prop_assert!(out.last().unwrap().0 <= last + ms(hold_ms));
+        }
+    }
 }
 
 proptest! {
