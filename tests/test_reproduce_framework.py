@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
-    assert list(REPRODUCTIONS) == ["rlc-aqm", "arq-persistence", "lt-tcp", "rate-swing"]
+    assert list(REPRODUCTIONS) == ["rlc-aqm", "arq-persistence", "lt-tcp", "rate-swing", "wipemu"]
     assert REPRODUCTIONS["rlc-aqm"].experiments == (
         "table6", "sensitivity", "fig1", "search", "traces",
     )  # fmt: skip
@@ -27,6 +27,9 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
     )  # fmt: skip
     assert REPRODUCTIONS["rate-swing"].experiments == (
         "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies",
+    )  # fmt: skip
+    assert REPRODUCTIONS["wipemu"].experiments == (
+        "channel", "fixed", "adaptive", "transport", "transfer",
     )  # fmt: skip
 
 

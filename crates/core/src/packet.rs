@@ -174,9 +174,37 @@ pub struct Packet {
     /// Link hops taken so far: the network's index into the packet's route
     /// (the endpoints send it as 0; models carry it unchanged).
     pub hop: u32,
+    /// Bit errors a radio link let through (seed 004's frame link): the
+    /// number of bits hit, with [`Packet::HEADER_HIT`] set when any of them is
+    /// in the IP/TCP header; 0 for an intact packet.
+    pub corrupt: u32,
 }
 
 impl Packet {
+    /// Bit of [`Packet::corrupt`] flagging a header hit.
+    pub const HEADER_HIT: u32 = 1 << 31;
+
+    /// Record `bits` bit errors (saturating), `header` when any is a header bit.
+    pub fn set_corrupt(&mut self, bits: u32, header: bool) {
+        let n = (self.corrupt & !Self::HEADER_HIT)
+            .saturating_add(bits)
+            .min(Self::HEADER_HIT - 1);
+        let h = (self.corrupt & Self::HEADER_HIT) | if header { Self::HEADER_HIT } else { 0 };
+        self.corrupt = n | h;
+    }
+
+    /// Bits hit by errors (0: intact).
+    #[inline]
+    pub fn corrupt_bits(&self) -> u32 {
+        self.corrupt & !Self::HEADER_HIT
+    }
+
+    /// Whether any error hit the IP/TCP header.
+    #[inline]
+    pub fn header_corrupt(&self) -> bool {
+        self.corrupt & Self::HEADER_HIT != 0
+    }
+
     /// Bytes on the wire at the IP layer: header plus payload.
     #[inline]
     pub fn size(&self) -> u32 {

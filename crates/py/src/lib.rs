@@ -27,6 +27,7 @@ use linklab_core::analytic::arq::{ArqModel, LIMIT_CAP, MAX_N, MAX_NPDU, MAX_SDUS
 use linklab_core::analytic::mqam::{self as qam, Modulation, Qam8};
 use linklab_core::analytic::LossVolumeInput;
 use linklab_core::api::{self, Column, ConfigError, RunOptions, RunOutput, Source, Summary, Table};
+use linklab_core::channel::fading::{FadingChannel, FadingConfig};
 use linklab_core::config::{Bytes, Rate};
 use linklab_core::rng::Rng;
 use linklab_core::scenario::MAX_DEPTH;
@@ -612,6 +613,62 @@ fn mqam<'py>(
     Ok(out)
 }
 
+/// Samples of seed 004's fading channel (`docs/models/frame-arq.md`): `config`
+/// is a `channel = { … }` table as a dict, `frame_rate` frames per second,
+/// `frames` samples from frame 0, `seed` the run seed. Returns lists `gain`
+/// (|h|²), `predicted_gain` (|ĥ|²), `error_power` (|h − ĥ|²), `shadow_db`,
+/// and `doppler_hz`, `frames_per_shadow_sample`. Raises `ValueError` naming
+/// the key for an invalid table.
+#[pyfunction]
+fn fading_samples<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyAny>,
+    frame_rate: u32,
+    frames: u64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let text: String = py
+        .import("json")?
+        .call_method1("dumps", (config,))?
+        .extract()?;
+    let cfg: FadingConfig =
+        serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("channel: {e}")))?;
+    cfg.validate()
+        .map_err(|e| PyValueError::new_err(format!("channel.{}: {}", e.path, e.allowed)))?;
+    if !(1..=100_000).contains(&frame_rate) || !(1..=50_000_000).contains(&frames) {
+        return Err(PyValueError::new_err(
+            "frame_rate 1 to 100000 and frames 1 to 50000000 allowed",
+        ));
+    }
+    let frame = Time::from_nanos(1_000_000_000 / u64::from(frame_rate));
+    let mut ch = FadingChannel::new(&cfg, frame, seed, "channel");
+    let n = frames as usize;
+    let (mut g, mut p, mut e, mut s) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for k in 0..frames {
+        let f = ch.at(k);
+        g.push(f.gain);
+        p.push(f.predicted / f.local_mean);
+        e.push(f.error);
+        s.push(f.shadow_db);
+    }
+    let out = PyDict::new(py);
+    out.set_item("gain", g)?;
+    out.set_item("predicted_gain", p)?;
+    out.set_item("error_power", e)?;
+    out.set_item("shadow_db", s)?;
+    out.set_item("doppler_hz", cfg.doppler_hz())?;
+    out.set_item(
+        "frames_per_shadow_sample",
+        cfg.shadow().2 * f64::from(frame_rate),
+    )?;
+    Ok(out)
+}
+
 /// Read `text` as a scenario quantity of `kind`: `"rate"` (bit/s),
 /// `"size"` (bytes) or `"time"` (seconds). Raises `ValueError` with what
 /// is wrong and what is allowed.
@@ -752,6 +809,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(input_files, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
+    m.add_function(wrap_pyfunction!(fading_samples, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -18,6 +18,7 @@ from linklab.reproduce import (  # noqa: F401  (registers them)
     lt_tcp,
     rate_swing,
     rlc_aqm,
+    wipemu,
 )
 from linklab.reproduce.framework import ReproduceError, Reproduction
 

@@ -20,7 +20,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -41,6 +41,7 @@ __all__ = [
     "num",
     "pct",
     "plot_lines",
+    "run_summaries",
     "rel",
     "stat",
     "verdict",
@@ -450,6 +451,18 @@ class Reproduction:
             f"{tally}; report: {self.out / 'report.html'}\n"
         )
         return result, text
+
+
+def run_summaries(res: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(runs row, summary) of every successful run of a sweep, from its store; the
+    row holds the run's parameters as columns."""
+    from linklab.store import Store
+
+    with Store(res.out) as st:
+        for row in res.runs.iter_rows(named=True):
+            rec = st.get(row["key"])
+            if row["status"] == "ok" and rec is not None:
+                yield row, rec["summary"]
 
 
 def plot_lines(

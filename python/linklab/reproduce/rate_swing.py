@@ -17,7 +17,7 @@ leaves open is a parameter there (docs/reproductions/rate-swing.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import linklab
@@ -31,7 +31,9 @@ from linklab.reproduce.framework import (
     experiment,
     fmt,
     pct,
+    plot_lines,
     rel,
+    run_summaries,
     stat,
 )
 
@@ -87,9 +89,9 @@ def single_mobile(
     *, rtt: float, buffer: str, sch_bps: float, variant: str = "reno"
 ) -> dict[str, Any]:
     """One mobile behind a drop-tail shared buffer of ``buffer`` (Figs. 3, 5, 13):
-    round-trip propagation ``rtt`` split over the four hops; the mobile gets an
-    SCH of ``sch_bps`` at ``switch_at``."""
-    q = _t(rtt / 4)
+    round-trip propagation ``rtt`` (each of the four hops takes rtt/8 each way);
+    the mobile gets an SCH of ``sch_bps`` at ``switch_at``."""
+    q = _t(rtt / 8)
     return overlay(
         swing(),
         {
@@ -131,36 +133,28 @@ def _window_at(traces: Mapping[str, Any], t0: float, rwnd: float) -> float:
     return float(sum(min(float(x), rwnd) for x in last["cwnd_bytes"]))
 
 
-def _recovery(traces: Mapping[str, Any], t0: float) -> float | None:
-    """Seconds from the first drop after ``t0`` until every segment sent by then
-    has reached the receiver (the first arrival of each, retransmissions
-    included)."""
+def _recovery(traces: Mapping[str, Any], t0: float, gap: float = 2.0) -> float | None:
+    """Seconds from the first drop after ``t0`` until every segment sent before the
+    last drop of that loss episode (drops until a gap > ``gap`` s) has reached the
+    receiver (the first arrival of each, retransmissions included)."""
     import polars as pl
 
     seq = traces["seq"]
-    drops = seq.filter((pl.col("event") == "dropped") & (pl.col("time_s") >= t0))
-    if drops.is_empty():
+    times = sorted(seq.filter((pl.col("event") == "dropped") & (pl.col("time_s") >= t0))["time_s"])
+    if not times:
         return None
-    td = float(drops["time_s"].min())
-    top = seq.filter((pl.col("event") == "sent") & (pl.col("time_s") <= td))["seq"].max()
+    end = times[0]
+    for t in times[1:]:
+        if t - end > gap:
+            break
+        end = t
+    top = seq.filter((pl.col("event") == "sent") & (pl.col("time_s") <= end))["seq"].max()
     got = (
         seq.filter((pl.col("event") == "received") & (pl.col("seq") <= top))
         .group_by("seq")
         .agg(pl.col("time_s").min())
     )
-    return float(got["time_s"].max()) - td
-
-
-def _summaries(res: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(runs row, summary) of every successful run of a sweep, from its store;
-    the row holds the run's parameters as columns."""
-    from linklab.store import Store
-
-    with Store(res.out) as st:
-        for row in res.runs.iter_rows(named=True):
-            rec = st.get(row["key"])
-            if row["status"] == "ok" and rec is not None:
-                yield row, rec["summary"]
+    return float(got["time_s"].max()) - times[0]
 
 
 def _link_backlog(traces: Mapping[str, Any]) -> list[tuple[float, int]]:
@@ -185,6 +179,47 @@ def _conditions(s: Mapping[str, Any], t0: float, t1: float) -> dict[str, bool]:
     m = s["monitor"]
     seen = {c for t, c in zip(m["drop_times_s"], m["drop_causes"], strict=True) if t0 <= t < t1}
     return {"overflow": "overflow" in seen, "aqm_forced": "aqm_forced" in seen}
+
+
+def _plot_queues(traces: Mapping[str, Any], t0: float, t1: float, out: str) -> None:
+    """Fig. 6's form: the shared buffer's queue and the sum of the mobiles'
+    downlink queues (packets) against time."""
+    import polars as pl
+
+    from linklab.plots import _new_figure, save_figure
+
+    q = traces["queue"].sort("time_s")
+    fig = _new_figure(7.0, 4.0)
+    ax = fig.add_subplot(1, 1, 1)
+    bsc = q.filter((pl.col("link") == "R->BSC") & pl.col("time_s").is_between(t0, t1))
+    ax.step(bsc["time_s"], bsc["packets"], where="post", lw=0.8, label="shared buffer R->BSC")
+    back = [(t, b / 1000) for t, b in _link_backlog(traces) if t0 <= t <= t1]
+    ax.step([t for t, _ in back], [b for _, b in back], where="post", lw=0.8,
+            label="sum of the downlink queues (kB)")  # fmt: skip
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue (packets / kB)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    save_figure(fig, out)
+
+
+def _plot_grid(ours: list[list[float]], paper: list[list[float]], tbs: Any, tds: Any,
+               out: str) -> None:  # fmt: skip
+    """Table 3 as two heat maps side by side (rows T_D, columns T_B)."""
+    from linklab.plots import _new_figure, save_figure
+
+    fig = _new_figure(10.0, 4.2)
+    top = max(max(max(r) for r in ours), max(max(r) for r in paper), 1e-9)
+    for i, (name, grid) in enumerate((("ours", ours), ("paper", paper))):
+        ax = fig.add_subplot(1, 2, i + 1)
+        im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=top, aspect="auto")
+        ax.set_xticks(range(len(tbs)), [f"{x:g}" for x in tbs], fontsize=6)
+        ax.set_yticks(range(len(tds)), [f"{x:g}" for x in tds], fontsize=6)
+        ax.set_xlabel("T_B (s)")
+        ax.set_ylabel("T_D (s)")
+        ax.set_title(f"% dead time, {name}", fontsize=9)
+    fig.colorbar(im, ax=fig.axes, shrink=0.8)
+    save_figure(fig, out)
 
 
 class RateSwing(Reproduction):
@@ -299,9 +334,9 @@ class RateSwing(Reproduction):
                f"{50 / 16:.2f}x"], checks=[check], record={"ratio": None if not (reno and new)
                else reno / new, "published_ratio": 50 / 16})  # fmt: skip
         t.notes.append(
-            "Recovery: from the first drop after the switch until every segment sent by "
-            "then has arrived. Fig. 3's packet size and window are not stated; we use "
-            "1000-byte packets and 32-packet windows as in Table 1."
+            "Recovery: from the first drop after the switch until every segment sent before "
+            "the last drop of that loss episode has arrived. Fig. 3's packet size and window "
+            "are not stated; we use 1000-byte packets and 32-packet windows as in Table 1."
         )
         return [t]
 
@@ -323,6 +358,12 @@ class RateSwing(Reproduction):
         for rep in range(self.reps):
             run = self.traced(f"fig6-{rep}", swing(), {"duration": "100s"}, rep)
             self.runs += 1
+            if rep == 0:
+                t.figures.append(
+                    self.figure(
+                        "fig6-queues", lambda out, r=run: _plot_queues(r.traces, 40.0, 80.0, out)
+                    )
+                )
             drops.append(_drops(run.summary, 50.0, 60.0)[0])
             windows.append(_window_at(run.traces, 50.0, rwnd) / mss)
             after = [p for p in run.summary["monitor"]["dead_periods"] if p[1] > 50.0]
@@ -411,7 +452,7 @@ class RateSwing(Reproduction):
         res = self.sweep("fig9", sc, {"rise": [_t(r) for r in rises], "duration": ["100s"],
                                       "warmup": ["50s"]})  # fmt: skip
         per: dict[str, list[tuple[int, float]]] = {}
-        for p, s in _summaries(res):
+        for p, s in run_summaries(res):
             per.setdefault(p["rise"], []).append((_drops(s, 50.0, 60.0)[0],
                                                   s["monitor"]["dead_s"]))  # fmt: skip
         means = {}
@@ -422,6 +463,11 @@ class RateSwing(Reproduction):
             means[r] = (d["mean"], dead["mean"])
             t.add([f"{r:g}", fmt(d, 0), fmt(dead, 1)],
                   checks=[], record={"rise_s": r, "drops": d, "dead_s": dead})  # fmt: skip
+        t.figures.append(self.figure("fig9", lambda out: plot_lines(
+            {"drops 50-60 s": [(r, self.t_ci([v[0] for v in per.get(_t(r), [])])) for r in rises],
+             "dead s x 100": [(r, {"mean": (means[r][1] or 0) * 100, "ci": None})
+                              for r in rises]},
+            "rise time T_r (s)", "drops / dead time x 100", out, logx=True)))  # fmt: skip
         slow, fast = means[5.0], means[0.3]
         t.add(["5 vs 0.3", "", ""], checks=[Check(
             "a slower rise drops less", (slow[0] or 0) < (fast[0] or 0),
@@ -482,6 +528,12 @@ class RateSwing(Reproduction):
                               "dead_period_90_pct": st90})  # fmt: skip
             t.add(line)
             loose.add(line90)
+        grid_ours = [[stat(cells.get((_t(tb), _t(td)), {}), "monitor.dead_fraction", 100)["mean"]
+                      or 0.0 for tb in tbs] for td in tds]  # fmt: skip
+        grid_paper = [[TABLE3[td][T_VALUES.index(tb)] for tb in tbs] for td in tds]
+        t.figures.append(
+            self.figure("table3", lambda out: _plot_grid(grid_ours, grid_paper, tbs, tds, out))
+        )
         rho = float(spearmanr(ours_all, paper_all).statistic) if len(ours_all) > 2 else math.nan
         zero_col = [cells.get((_t(0.02), _t(td)), {}) for td in tds if td >= 0.1]
         zero = [stat(r, "monitor.dead_fraction", 100)["mean"] for r in zero_col]
@@ -510,7 +562,40 @@ class RateSwing(Reproduction):
             "the paper's value in brackets. Up-switches spread over 0.1 T_B, down-switches "
             "over 0.1 T_D (§4.5)."
         )
-        return [t, shape, loose]
+        return [t, shape, loose, self._table3_control(sc, warm)]
+
+    def _table3_control(self, sc: dict[str, Any], warm: float) -> Table:
+        """The measured cause of the T_D = 0.02 s row: RED's forced-drop region.
+        Two cells with Table 1's RED and with thresholds that never force a drop."""
+        t = Table(
+            "table3-control",
+            "Table 3, T_D = 0.02 s: dead time with Table 1's RED against RED without its "
+            "forced-drop region (min_th 100, max_th 299 packets)",
+            ["T_B s", "RED", "dead %", "drops", "of them forced", "paper %"],
+        )
+        for tb in (0.02, 1.0):
+            for label, change in (("Table 1", {}),
+                                  ("no forced region", {"params.minth": 100,
+                                                        "params.maxth": 299})):  # fmt: skip
+                res = self.sweep(f"table3-control-{tb:g}-{len(change)}", overlay(sc, change),
+                                 {"t_b": [_t(tb)], "t_d": ["0.02s"], "duration": [self.dur],
+                                  "warmup": [_t(warm)]})  # fmt: skip
+                per = [(x["monitor"]["dead_fraction"] * 100, len(x["monitor"]["drop_causes"]),
+                        x["monitor"]["drop_causes"].count("aqm_forced"))
+                       for _, x in run_summaries(res)]  # fmt: skip
+                dead, drops, forced = (self.t_ci([v[j] for v in per]) for j in range(3))
+                t.add([f"{tb:g}", label, fmt(dead, 2), fmt(drops, 0), fmt(forced, 0),
+                       f"{TABLE3[0.02][T_VALUES.index(tb)]:g}"],
+                      record={"config": {"t_b_s": tb, "t_d_s": 0.02}, "red": label,
+                              "dead_pct": dead, "drops": drops, "forced": forced})  # fmt: skip
+        t.notes.append(
+            "With the SCH toggled every 20 ms the BSC is the bottleneck and, as in the Fig. 11 "
+            "control, RED's average sits past max_th: most drops are forced, flows lose several "
+            "segments at once and wait for timeouts. Without the forced region the dead time of "
+            "T_B = 0.02 s falls to the paper's level; at T_B = 1 s the bursts' own workload "
+            "transfers keep part of it."
+        )
+        return t
 
     # -- Figs. 11 and 12 -------------------------------------------------------------------
 
@@ -558,7 +643,7 @@ class RateSwing(Reproduction):
         })  # fmt: skip
         delta_of = {f"{x:.0f}bit": d for d, x in sch.items()}
         out: dict[tuple[float, float], list[dict[str, Any]]] = {}
-        for p, s in _summaries(res):
+        for p, s in run_summaries(res):
             key = (float(parse_quantity("time", p["rise"])), delta_of[p["sch"]])
             out.setdefault(key, []).append({
                 "rep": p["rep"], "drops": _drops(s, t0, t0 + 5)[0], **_conditions(s, t0, t0 + 10),
@@ -635,6 +720,10 @@ class RateSwing(Reproduction):
             f"of {min(deltas):g}..{max(deltas):g} % at which (1) or (2) occurs)",
             ["beta \\ t_r s", *[f"{r:g}" for r in rises]],
         )
+        t.figures.append(self.figure("fig11", lambda out: plot_lines(
+            {"drops in 5 s, beta 30 %, t_r 1 s":
+             [(d, self.t_ci([r["drops"] for r in runs.get((1.0, d), [])])) for d in deltas]},
+            "rate overload delta (%)", "drops after the allocation", out, logx=False)))  # fmt: skip
         means: dict[tuple[float, float], float | None] = {}
         for b in betas:
             line = [f"{b:.0%} (at {onset[b]:g} s)"]
@@ -646,6 +735,10 @@ class RateSwing(Reproduction):
                 line.append(fmt(st, 1) if st else f"> {max(deltas):g}")
                 grid.record({"config": {"beta": b, "rise_s": r}, "delta_star_pct": st})
             grid.add(line)
+        grid.figures.append(self.figure("fig12", lambda out: plot_lines(
+            {f"t_r {r:g} s": [(b * 100, {"mean": means[(b, r)], "ci": None}) for b in betas]
+             for r in rises},
+            "queue overload beta (%)", "delta* (%)", out, logx=False)))  # fmt: skip
         checks = []
         if not self.quick:
             lo, hi = min(betas), max(betas)
@@ -701,7 +794,7 @@ class RateSwing(Reproduction):
                                "params.sch": "153.6kbit"})  # fmt: skip
         res = self.sweep("fig11-control", sc, {"sch": list(sch), "duration": ["60s"]})
         per: dict[float, list[tuple[int, int]]] = {}
-        for p, s in _summaries(res):
+        for p, s in run_summaries(res):
             m = s["monitor"]
             late = [c for t, c in zip(m["drop_times_s"], m["drop_causes"], strict=True) if t >= 30]
             per.setdefault(sch[p["sch"]], []).append((len(late), late.count("aqm_forced")))
@@ -787,7 +880,7 @@ class RateSwing(Reproduction):
                         x["monitor"]["dead_fraction"] * 100,
                         x["aggregate"]["goodput_bps"] / 1e6,
                     )
-                    for _, x in _summaries(res)
+                    for _, x in run_summaries(res)
                 ]
                 drops, dead, good = (self.t_ci([v[j] for v in per]) for j in range(3))
                 got[case] = (drops["mean"], dead["mean"], good["mean"])

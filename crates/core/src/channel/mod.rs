@@ -15,6 +15,7 @@
 //! The mathematics is in `docs/models/channel.md`.
 
 mod bernoulli;
+pub mod fading;
 mod gilbert_elliott;
 mod rayleigh;
 

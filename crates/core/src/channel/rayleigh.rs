@@ -109,6 +109,55 @@ struct Sinusoid {
     phase_im: f64,
 }
 
+/// A unit-power complex Rayleigh gain as a function of the slot index: the
+/// sum-of-sinusoids generator of Zheng & Xiao (2003) with [`M`] sinusoids per
+/// quadrature branch, random phases and a random time origin.
+#[derive(Clone, Debug)]
+pub struct Sos {
+    sinusoids: [Sinusoid; M],
+}
+
+impl Sos {
+    /// A generator with normalised Doppler `fd_t` (f_d times the slot), its
+    /// phases and time origin drawn from `rng`.
+    pub fn new(fd_t: f64, rng: &mut Rng) -> Sos {
+        // Zheng & Xiao (2003): α_n = (2πn − π + θ)/(4M); θ, φ, ψ_n uniform on
+        // [−π, π). The random origin t0 (uniform over ORIGIN_PERIODS Doppler
+        // periods) becomes a per-sinusoid phase offset ν_n·t0.
+        let theta = uniform_angle(rng);
+        let phi = uniform_angle(rng) / (2.0 * PI);
+        let origin = ORIGIN_PERIODS * rng.uniform();
+        let amp = (2.0 / M as f64).sqrt();
+        let sinusoids = std::array::from_fn(|i| {
+            let n = (i + 1) as f64;
+            let alpha = (2.0 * PI * n - PI + theta) / (4.0 * M as f64);
+            let (sin_a, cos_a) = alpha.sin_cos();
+            let (sin_psi, cos_psi) = uniform_angle(rng).sin_cos();
+            Sinusoid {
+                amp_re: amp * cos_psi,
+                nu_re: fd_t * cos_a,
+                phase_re: phi + (cos_a * origin).fract(),
+                amp_im: amp * sin_psi,
+                nu_im: fd_t * sin_a,
+                phase_im: phi + (sin_a * origin).fract(),
+            }
+        });
+        Sos { sinusoids }
+    }
+
+    /// The gain (real, imaginary) in slot `k`.
+    pub fn gain_at(&self, k: u64) -> (f64, f64) {
+        let t = k as f64;
+        let (mut re, mut im) = (0.0, 0.0);
+        for s in &self.sinusoids {
+            // Reduce to cycles in [0, 2) before scaling by 2π.
+            re += s.amp_re * (2.0 * PI * ((s.nu_re * t).fract() + s.phase_re)).cos();
+            im += s.amp_im * (2.0 * PI * ((s.nu_im * t).fract() + s.phase_im)).cos();
+        }
+        (re, im)
+    }
+}
+
 /// A slotted Rayleigh fading channel with a fade-margin threshold.
 ///
 /// A slot is BAD when `|h|² < 1/F`. The fade margin `F` is chosen so that a
@@ -125,7 +174,7 @@ pub struct Rayleigh {
     p_bad: f64,
     /// Power threshold `1/F`.
     threshold: f64,
-    sinusoids: [Sinusoid; M],
+    sos: Sos,
     /// Index of the current slot.
     slot: u64,
     /// Real and imaginary part of the gain in the current slot.
@@ -152,34 +201,14 @@ impl Rayleigh {
             panic!("invalid Rayleigh channel: {e}");
         }
         let clock = SlotClock::new(slot);
-        // Zheng & Xiao (2003): α_n = (2πn − π + θ)/(4M); θ, φ, ψ_n uniform on
-        // [−π, π). The random origin t0 (uniform over ORIGIN_PERIODS Doppler
-        // periods) becomes a per-sinusoid phase offset ν_n·t0.
-        let theta = uniform_angle(&mut rng);
-        let phi = uniform_angle(&mut rng) / (2.0 * PI);
-        let origin = ORIGIN_PERIODS * rng.uniform();
-        let amp = (2.0 / M as f64).sqrt();
-        let sinusoids = std::array::from_fn(|i| {
-            let n = (i + 1) as f64;
-            let alpha = (2.0 * PI * n - PI + theta) / (4.0 * M as f64);
-            let (sin_a, cos_a) = alpha.sin_cos();
-            let (sin_psi, cos_psi) = uniform_angle(&mut rng).sin_cos();
-            Sinusoid {
-                amp_re: amp * cos_psi,
-                nu_re: fd_t * cos_a,
-                phase_re: phi + (cos_a * origin).fract(),
-                amp_im: amp * sin_psi,
-                nu_im: fd_t * sin_a,
-                phase_im: phi + (sin_a * origin).fract(),
-            }
-        });
+        let sos = Sos::new(fd_t, &mut rng);
         let mut ch = Rayleigh {
             fd_t,
             fer,
             p_good,
             p_bad,
             threshold: sos_threshold(fer, M),
-            sinusoids,
+            sos,
             slot: 0,
             h: (0.0, 0.0),
             clock,
@@ -266,14 +295,7 @@ impl Rayleigh {
 
     /// The gain in slot `k` (time `k·T` after the random origin).
     fn gain_at(&self, k: u64) -> (f64, f64) {
-        let t = k as f64;
-        let (mut re, mut im) = (0.0, 0.0);
-        for s in &self.sinusoids {
-            // Reduce to cycles in [0, 2) before scaling by 2π.
-            re += s.amp_re * (2.0 * PI * ((s.nu_re * t).fract() + s.phase_re)).cos();
-            im += s.amp_im * (2.0 * PI * ((s.nu_im * t).fract() + s.phase_im)).cos();
-        }
-        (re, im)
+        self.sos.gain_at(k)
     }
 }
 

@@ -16,7 +16,7 @@ pub mod units;
 
 use std::fmt;
 
-pub use units::{Bytes, Limit, Probability, Rate};
+pub use units::{Bytes, Decibel, Frequency, Length, Limit, Probability, Rate, Speed};
 
 /// A configuration that cannot be used: where, the value, and what is allowed.
 ///

@@ -467,6 +467,140 @@ impl JsonSchema for Probability {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Physical quantities of radio channels: dB, speed, frequency, length
+// ---------------------------------------------------------------------------
+
+/// A level in decibels, `"16dB"`, `"-3dB"` (negative allowed), within ±200 dB.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Decibel(f64);
+
+/// A speed, `"100km/h"` or `"27.8m/s"`, 0 to 1000 km/h.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Speed(f64);
+
+/// A frequency, `"2GHz"`, `"200kHz"`, `"0Hz"`, at most 1 THz.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Frequency(f64);
+
+/// A length, `"2m"`, `"500mm"`, `"1.5km"`, at most 10 000 km.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Length(f64);
+
+impl Decibel {
+    /// The level in dB.
+    pub fn db(self) -> f64 {
+        self.0
+    }
+}
+
+impl Speed {
+    /// Metres per second.
+    pub fn mps(self) -> f64 {
+        self.0
+    }
+}
+
+impl Frequency {
+    /// Hertz.
+    pub fn hz(self) -> f64 {
+        self.0
+    }
+}
+
+impl Length {
+    /// Metres.
+    pub fn meters(self) -> f64 {
+        self.0
+    }
+}
+
+/// `v` times the multiplier of `unit` in `units`, within `[0, max]`.
+fn scaled(s: &str, units: &[(&str, f64)], max: f64, allowed: &str) -> Result<f64, String> {
+    let (v, unit) = split_number(s).map_err(|m| format!("{m}; write {allowed}"))?;
+    if unit.is_empty() {
+        return Err(format!("has no unit; write {allowed}"));
+    }
+    let Some(&(_, mult)) = units.iter().find(|(u, _)| *u == unit) else {
+        return Err(format!("has an unknown unit '{unit}'; write {allowed}"));
+    };
+    let x = v * mult;
+    if x > max {
+        return Err(format!("is too large; write {allowed}"));
+    }
+    Ok(x)
+}
+
+impl UnitValue for Decibel {
+    const NAME: &'static str = "Decibel";
+    const EXPECTING: &'static str = "a level in dB (e.g. \"16dB\", \"-3dB\")";
+
+    fn pattern() -> String {
+        format!(r"\s*-?{NUMBER}\s*dB\s*")
+    }
+
+    fn from_text(s: &str) -> Result<Decibel, String> {
+        let t = s.trim();
+        let (neg, rest) = t.strip_prefix('-').map_or((false, t), |r| (true, r));
+        let v = scaled(rest, &[("dB", 1.0)], 200.0, Self::EXPECTING)?;
+        Ok(Decibel(if neg { -v } else { v }))
+    }
+}
+
+impl UnitValue for Speed {
+    const NAME: &'static str = "Speed";
+    const EXPECTING: &'static str = "a speed with a unit: km/h or m/s (e.g. \"100km/h\")";
+
+    fn pattern() -> String {
+        format!(r"\s*{NUMBER}\s*(km/h|m/s)\s*")
+    }
+
+    fn from_text(s: &str) -> Result<Speed, String> {
+        scaled(
+            s,
+            &[("km/h", 1.0 / 3.6), ("m/s", 1.0)],
+            1000.0 / 3.6,
+            Self::EXPECTING,
+        )
+        .map(Speed)
+    }
+}
+
+impl UnitValue for Frequency {
+    const NAME: &'static str = "Frequency";
+    const EXPECTING: &'static str = "a frequency with a unit: Hz, kHz, MHz or GHz (e.g. \"2GHz\")";
+
+    fn pattern() -> String {
+        format!(r"\s*{NUMBER}\s*(Hz|kHz|MHz|GHz)\s*")
+    }
+
+    fn from_text(s: &str) -> Result<Frequency, String> {
+        let units = [("Hz", 1.0), ("kHz", 1e3), ("MHz", 1e6), ("GHz", 1e9)];
+        scaled(s, &units, 1e12, Self::EXPECTING).map(Frequency)
+    }
+}
+
+impl UnitValue for Length {
+    const NAME: &'static str = "Length";
+    const EXPECTING: &'static str = "a length with a unit: mm, m or km (e.g. \"2m\")";
+
+    fn pattern() -> String {
+        format!(r"\s*{NUMBER}\s*(mm|m|km)\s*")
+    }
+
+    fn from_text(s: &str) -> Result<Length, String> {
+        scaled(
+            s,
+            &[("mm", 1e-3), ("m", 1.0), ("km", 1e3)],
+            1e7,
+            Self::EXPECTING,
+        )
+        .map(Length)
+    }
+}
+
+unit_impls!(Decibel, Speed, Frequency, Length);
+
 #[cfg(test)]
 mod tests {
     use super::*;

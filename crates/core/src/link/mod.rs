@@ -9,12 +9,14 @@
 
 pub mod adaptive_arq;
 pub mod fec;
+pub mod frame_arq;
 pub mod netem;
 pub mod rlc;
 pub mod trace;
 mod wired;
 
 pub use fec::{FecConfig, FecStats, FragmentErasure, LinkFecConfig};
+pub use frame_arq::FrameArqLinkConfig;
 pub use rlc::config::RlcLinkConfig;
 pub use wired::{
     RateChange, WiredConfig, WiredDirection, WiredDirectionConfig, WiredLink, WiredLinkConfig,
@@ -41,6 +43,9 @@ tagged_enum! {
         Wired(WiredLinkConfig) = "wired",
         /// UMTS RLC acknowledged-mode radio bearer (3GPP TS 25.322).
         RlcAm(RlcLinkConfig) = "rlc_am",
+        /// Seed 004's WIPEMU frame-level radio link: adaptive M-QAM from a
+        /// predicted fading channel, link ARQ, bit errors carried up.
+        FrameArq(FrameArqLinkConfig) = "frame_arq",
     }
 }
 

@@ -148,6 +148,21 @@ pub struct FlowSummary {
     pub lt: Option<FlowLt>,
     /// When a finite transfer completed, seconds (`null`: not completed or bulk).
     pub completed_s: Option<f64>,
+    /// Segments that arrived with bit errors (seed 004's frame link), when any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrupted: Option<FlowCorruption>,
+}
+
+/// Segments with bit errors at one flow's receiver.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowCorruption {
+    /// Discarded (a failed checksum; TCP-L: a header hit).
+    pub discarded: u64,
+    /// Accepted with payload errors (TCP-L).
+    pub accepted: u64,
+    /// Residual bit error rate of the delivered data: payload bits in error
+    /// over payload bits delivered.
+    pub residual_ber: f64,
 }
 
 /// LT-TCP counters of one flow.
@@ -444,6 +459,15 @@ impl Simulation {
                 segments_sent: st.segments_sent,
                 lt,
                 completed_s: st.completed_at.map(|t| t.as_secs_f64()),
+                corrupted: {
+                    let rs = f.receiver.stats();
+                    (rs.corrupt_discarded + rs.corrupt_accepted > 0).then(|| FlowCorruption {
+                        discarded: rs.corrupt_discarded,
+                        accepted: rs.corrupt_accepted,
+                        residual_ber: rs.corrupt_bits as f64
+                            / (f.receiver.delivered() as f64 * 8.0).max(1.0),
+                    })
+                },
             });
         }
         let aggregate = AggregateSummary {

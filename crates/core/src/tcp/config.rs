@@ -59,6 +59,9 @@ pub struct TcpOverlay {
     pub rto_keeps_sack: Option<bool>,
     /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
     pub rack: Option<bool>,
+    /// TCP-L (seed 004): accept segments whose bit errors are all in the
+    /// payload instead of discarding them. Default false.
+    pub tcp_l: Option<bool>,
     /// LT-TCP building blocks (seed 002); every switch defaults to off.
     pub lt: Option<LtOverlay>,
 }
@@ -131,6 +134,7 @@ impl TcpOverlay {
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.rack, self.rack);
+        set(&mut c.tcp_l, self.tcp_l);
         // LT-TCP's largest segment follows the TCP mss unless given.
         set(&mut c.lt.mss_max, self.mss);
         if let Some(lt) = &self.lt {

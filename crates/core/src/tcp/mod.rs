@@ -110,6 +110,10 @@ pub struct TcpConfig {
     /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's duplicate
     /// threshold (SACK only).
     pub rack: bool,
+    /// TCP-L (seed 004): the receiver accepts a segment whose bit errors are
+    /// all in the payload (header intact) instead of discarding it as a
+    /// failed checksum would.
+    pub tcp_l: bool,
     /// LT-TCP building blocks (all off by default).
     pub lt: LtConfig,
 }
@@ -138,6 +142,7 @@ impl Default for TcpConfig {
             pacing: false,
             rto_keeps_sack: false,
             rack: false,
+            tcp_l: false,
             lt: LtConfig::default(),
         }
     }

@@ -27,6 +27,13 @@ pub struct ReceiverStats {
     pub blocks_rebuilt: u64,
     /// Bytes rebuilt from repair packets.
     pub bytes_rebuilt: u64,
+    /// Segments with bit errors discarded (a failed checksum; TCP-L: a
+    /// header hit).
+    pub corrupt_discarded: u64,
+    /// Segments with payload bit errors accepted (TCP-L).
+    pub corrupt_accepted: u64,
+    /// Bit errors in the payload of segments accepted with new data (TCP-L).
+    pub corrupt_bits: u64,
 }
 
 /// An LT-TCP block with repair packets received and data still missing.
@@ -136,6 +143,18 @@ impl TcpReceiver {
         }
         if pkt.kind != Kind::Data || pkt.payload == 0 {
             return;
+        }
+        if pkt.corrupt != 0 {
+            // A checksum would fail: discard, unless TCP-L and the header is
+            // intact (seed 004).
+            if !self.cfg.tcp_l || pkt.header_corrupt() {
+                self.stats.corrupt_discarded += 1;
+                return;
+            }
+            self.stats.corrupt_accepted += 1;
+            if pkt.end_seq() > self.rcv_nxt {
+                self.stats.corrupt_bits += u64::from(pkt.corrupt_bits());
+            }
         }
         if pkt.repair.is_none() {
             self.stats.segments_received += 1;
@@ -414,6 +433,7 @@ impl TcpReceiver {
             repair: None,
             erasure_echo: (self.erasure_estimate() * f64::from(u16::MAX)).round() as u16,
             hop: 0,
+            corrupt: 0,
         });
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;

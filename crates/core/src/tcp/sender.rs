@@ -1059,6 +1059,7 @@ impl TcpSender {
             repair: None,
             erasure_echo: 0,
             hop: 0,
+            corrupt: 0,
         }
     }
 

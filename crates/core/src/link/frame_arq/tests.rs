@@ -1,0 +1,184 @@
+use super::*;
+use crate::channel::fading::ShadowConfig;
+
+fn cfg(modulation: ModulationChoice, snr: &str, limit: u32) -> FrameArqLinkConfig {
+    FrameArqLinkConfig {
+        a: "GW".into(),
+        b: "MS".into(),
+        modulation: Some(modulation),
+        channel: Some(FadingConfig {
+            snr: Some(snr.parse().unwrap()),
+            shadow: Some(ShadowConfig {
+                sigma: Some("0dB".parse().unwrap()),
+                pole: None,
+                distance: None,
+            }),
+            ..FadingConfig::default()
+        }),
+        arq: Some(FrameArqConfig {
+            limit: Some(limit),
+            delay: None,
+        }),
+        ..FrameArqLinkConfig::default()
+    }
+}
+
+fn packet(seq: u64) -> Packet {
+    Packet {
+        seq,
+        payload: 1460,
+        header: 40,
+        ..Packet::default()
+    }
+}
+
+/// Offer `n` packets at 0 s and run until the link is idle: (arrival, packet).
+fn run(link: &mut FrameArqLink, n: u64) -> Vec<(Time, Packet)> {
+    run_with(link, (0..n).map(|i| packet(i * 1460)).collect())
+}
+
+fn run_with(link: &mut FrameArqLink, pkts: Vec<Packet>) -> Vec<(Time, Packet)> {
+    for p in pkts {
+        assert!(link.enqueue(Time::ZERO, Dir::AB, p).is_none());
+    }
+    let mut out = Vec::new();
+    while let Some(t) = link.poll_timeout() {
+        while let Some((dir, d)) = link.poll_deliver(t) {
+            assert_eq!(dir, Dir::AB);
+            match d {
+                Delivery::Arrived(p) => out.push((t, p)),
+                Delivery::Lost(..) => panic!("no loss on the radio"),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_clean_channel_cuts_packets_into_whole_frames() {
+    // BPSK at 40 dB: no frame fails. 1500 bytes = 12 000 bits = 111.1 frames
+    // of 108 bits: 112 frames, the packet arrives at the end of frame 112.
+    let mut l = cfg(ModulationChoice::Bpsk, "40dB", 3)
+        .link("GW", "MS", 1)
+        .unwrap();
+    let out = run(&mut l, 2);
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].0, l.slot_time(112));
+    assert_eq!(out[1].0, l.slot_time(224));
+    assert_eq!(out[0].1.corrupt, 0);
+    let c = l.counters();
+    assert_eq!(
+        (c.frames, c.retransmissions, c.residual_frames),
+        (224, 0, 0)
+    );
+    assert_eq!(c.by_modulation[0], 224);
+}
+
+#[test]
+fn adaptive_modulation_climbs_to_256qam_on_a_strong_channel() {
+    let mut l = cfg(ModulationChoice::Adaptive, "60dB", 3)
+        .link("GW", "MS", 1)
+        .unwrap();
+    let out = run(&mut l, 1);
+    // 12 000 bits at 864 bits a frame: 14 frames.
+    assert_eq!(out[0].0, l.slot_time(14));
+    assert_eq!(l.counters().by_modulation[7], 14);
+}
+
+#[test]
+fn given_up_frames_carry_bit_errors_up() {
+    // 256-QAM at 0 dB: every frame fails; limit 2 = three tries each, then
+    // the frame's symbol errors are carried up in the packet.
+    let mut l = cfg(ModulationChoice::Qam256, "0dB", 2)
+        .link("GW", "MS", 1)
+        .unwrap();
+    let out = run(&mut l, 1);
+    let c = l.counters().clone();
+    assert_eq!(c.frames, 14);
+    assert_eq!(c.retransmissions, 28);
+    assert_eq!(c.residual_frames, 14);
+    let p = out[0].1;
+    assert!(p.corrupt_bits() > 14 * 50, "{}", p.corrupt_bits());
+    assert!(p.header_corrupt());
+    assert_eq!(u64::from(p.corrupt_bits()), c.residual_bits);
+}
+
+#[test]
+fn retransmissions_wait_the_arq_delay() {
+    // One frame per packet (16-QAM carries 432 bits): a 40-byte packet.
+    let mut l = cfg(ModulationChoice::Qam256, "0dB", 1)
+        .link("GW", "MS", 1)
+        .unwrap();
+    l.enqueue(
+        Time::ZERO,
+        Dir::AB,
+        Packet {
+            header: 40,
+            ..Packet::default()
+        },
+    );
+    let mut got = None;
+    while let Some(t) = l.poll_timeout() {
+        if let Some((_, Delivery::Arrived(_))) = l.poll_deliver(t) {
+            got = Some(t);
+        }
+    }
+    // Sent in slot 0, failed; 2 ms after its end (slot 1) is slot 4; done at
+    // the end of slot 4.
+    assert_eq!(got, Some(l.slot_time(5)));
+}
+
+#[test]
+fn out_of_order_unless_asked() {
+    let mut plain = cfg(ModulationChoice::Qam16, "14dB", 10);
+    plain.channel.as_mut().unwrap().shadow = None;
+    let mut ordered = plain.clone();
+    ordered.in_order = Some(true);
+    // One-frame packets (40 bytes): a failed frame waits 3 slots while the
+    // next packets get through.
+    let seqs = |c: &FrameArqLinkConfig| {
+        let mut l = c.link("GW", "MS", 3).unwrap();
+        let small = (0..40)
+            .map(|i| Packet {
+                seq: i,
+                header: 40,
+                ..Packet::default()
+            })
+            .collect();
+        run_with(&mut l, small)
+            .iter()
+            .map(|x| x.1.seq)
+            .collect::<Vec<_>>()
+    };
+    let a = seqs(&plain);
+    let b = seqs(&ordered);
+    assert_eq!(a.len(), 40);
+    assert!(
+        a.windows(2).any(|w| w[0] > w[1]),
+        "expected reordering: {a:?}"
+    );
+    assert!(b.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let c = cfg(ModulationChoice::Adaptive, "16dB", 3);
+    let a: Vec<_> = run(&mut c.link("GW", "MS", 9).unwrap(), 30);
+    let b: Vec<_> = run(&mut c.link("GW", "MS", 9).unwrap(), 30);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn keys_are_checked() {
+    let mut c = cfg(ModulationChoice::Adaptive, "16dB", 3);
+    c.levels_nmse = Some(1.5);
+    assert_eq!(c.validate().unwrap_err().path, "levels_nmse");
+    let mut c = cfg(ModulationChoice::Adaptive, "16dB", 5000);
+    assert_eq!(c.validate().unwrap_err().path, "arq.limit");
+    c.arq = None;
+    c.channel.as_mut().unwrap().nmse = Some(1.0);
+    assert_eq!(c.validate().unwrap_err().path, "channel.nmse");
+    c.channel = None;
+    c.frame_rate = Some(0);
+    assert_eq!(c.validate().unwrap_err().path, "frame_rate");
+}

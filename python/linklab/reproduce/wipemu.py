@@ -1,0 +1,339 @@
+"""``linklab reproduce wipemu``: seed 004 (Alfredsson, Brunstrom, Sternad,
+emulation of the Wireless IP 4G system proposal) in the simulator.
+
+Experiments: ``channel`` (the generated channel: the fading's J0
+autocorrelation, the shadowing's sigma and AR(1) pole, the prediction's NMSE),
+``fixed`` (Figs. 4-5: TCP throughput and retransmissions against the link
+retransmission limit for BPSK, 4-QAM, 8-cross-QAM and 16-QAM), ``adaptive``
+(Figs. 6-7: adaptive modulation with perfect prediction, with NMSE-0.1 levels on
+an NMSE-0.1 prediction and with perfect levels on it, against 4-QAM),
+``transport`` (Figs. 8-9: TCP, Westwood+ and TCP-L over adaptive modulation,
+with TCP-L's residual bit error rate) and ``transfer`` (the paper's "3 Mb" read
+as megabits and as megabytes). The scenario is ``scenarios/wipemu.toml``; every
+choice the paper leaves open is a parameter there (docs/reproductions/wipemu.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from linklab import _core
+from linklab._scenario import shipped
+from linklab.reproduce.framework import (
+    Check,
+    Reproduction,
+    Table,
+    experiment,
+    fmt,
+    plot_lines,
+    rel,
+    run_summaries,
+)
+
+__all__ = ["Wipemu"]
+
+PAPER = "E. Alfredsson, A. Brunstrom and M. Sternad, Emulation of a 4G System Proposal (seed 004)"
+
+#: Link retransmission limits of Figs. 4-9.
+LIMITS = (3, 4, 5, 6, 7, 8, 9, 10, 20, 30)
+QUICK_LIMITS = (3, 10, 30)
+#: What the paper states: BPSK's asymptote (Fig. 4), adaptive modulation's with
+#: NMSE-0.1 levels (Fig. 8, "about 29000 byte/s"), TCP-L's residual BER.
+BPSK_BPS = 120_000.0
+ADAPTIVE_BPS = 232_000.0
+TCPL_BER = 2e-4
+#: The transfer: the paper's "3 Mb" read as megabits (the other reading is shown
+#: by the ``transfer`` experiment).
+TRANSFER = "375kB"
+
+
+def _flow(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Throughput (data over transmission time, bit/s: the transfer over its
+    completion time, or what was delivered over the run when it did not finish),
+    TCP retransmissions and the residual BER of one run."""
+    f = s["flows"][0]
+    done = f["completed_s"]
+    thr = f["delivered_bytes"] * 8 / (done or s["sim_time_s"])
+    bad = f.get("corrupted") or {}
+    return {"thr": thr, "retx": f["retransmits"], "ber": bad.get("residual_ber", 0.0),
+            "done": done is not None}  # fmt: skip
+
+
+class Wipemu(Reproduction):
+    """Seed 004's experiments (see the module docstring)."""
+
+    name = "wipemu"
+    paper = PAPER
+    seed = "seed 004"
+    confidence = 0.95
+    #: (replications, an upper bound on the simulated seconds: a run ends with
+    #: its transfer).
+    full = (30, 600)
+    quick_settings = (2, 600)
+
+    def intro(self) -> list[str]:
+        return [
+            "One user downloads over WIPEMU's radio link: 1500 frames/s of 108 uncoded "
+            "M-QAM symbols, a 12-tap typical-urban Rayleigh channel at 100 km/h (2 GHz "
+            "carrier, not stated in the paper) with 4 dB AR(1) shadowing at 16 dB mean SNR, "
+            "selective-repeat link ARQ retransmitting 2 ms after a failed frame, a 50-packet "
+            "gateway queue, a 20 kbit/s uplink and a 20 ms fixed-network RTT (Table 1). "
+            "TCP: SACK, no timestamps, Linux 2.4's initial window and delayed ACKs. "
+            f"Throughput is the transfer ({TRANSFER}, the paper's '3 Mb' read as megabits) "
+            "over its completion time. Mean and 95 % Student-t interval over "
+            f"{self.reps} replications, each with its own channel, the same in every "
+            "configuration (common random numbers)."
+        ]
+
+    @property
+    def limits(self) -> tuple[int, ...]:
+        return QUICK_LIMITS if self.quick else LIMITS
+
+    def _curves(
+        self, name: str, cases: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, dict[int, dict[str, Any]]]:
+        """Per case (scenario parameters), per limit: ``thr``, ``retx``, ``ber`` as
+        ``{mean, ci, n}`` and ``stalled`` (runs that did not finish)."""
+        out: dict[str, dict[int, dict[str, Any]]] = {}
+        for i, (case, params) in enumerate(cases.items()):
+            res = self.sweep(f"{name}-{i}", shipped("wipemu"), {
+                **{k: [v] for k, v in params.items()}, "limit": list(self.limits),
+                "transfer": [TRANSFER], "duration": [self.dur],
+            })  # fmt: skip
+            per: dict[int, list[dict[str, Any]]] = {}
+            for row, s in run_summaries(res):
+                per.setdefault(int(row["limit"]), []).append(_flow(s))
+            out[case] = {
+                lim: {
+                    "thr": self.t_ci([r["thr"] for r in rs if r["thr"] is not None]),
+                    "retx": self.t_ci([r["retx"] for r in rs]),
+                    "ber": self.t_ci([r["ber"] for r in rs]),
+                    "stalled": sum(not r["done"] for r in rs),
+                }
+                for lim, rs in sorted(per.items())
+            }
+        return out
+
+    def _tables(
+        self, key: str, title: str, curves: dict[str, dict[int, dict[str, Any]]]
+    ) -> tuple[Table, Table]:
+        """Throughput and retransmission tables (rows: limits) with their figures."""
+        thr = Table(key, f"{title}: TCP throughput (kbit/s) against the link retransmission "
+                    "limit", ["limit", *curves])  # fmt: skip
+        retx = Table(f"{key}-retx", f"{title}: TCP retransmissions (segments) against the "
+                     "limit", ["limit", *curves])  # fmt: skip
+        for lim in self.limits:
+            cells = [curves[c].get(lim, {}) for c in curves]
+            thr.add([str(lim), *[fmt(_kbps(x.get("thr")), 1) for x in cells]],
+                    record={"limit": lim, **{c: _kbps(x.get("thr")) for c, x in
+                                             zip(curves, cells, strict=True)}})  # fmt: skip
+            retx.add([str(lim), *[fmt(x.get("retx"), 1) for x in cells]],
+                     record={"limit": lim, **{c: x.get("retx") for c, x in
+                                              zip(curves, cells, strict=True)}})  # fmt: skip
+        stalled = {c: sum(x["stalled"] for x in v.values()) for c, v in curves.items()}
+        if any(stalled.values()):
+            thr.notes.append(f"Runs that did not finish within {self.dur} (their throughput "
+                             f"is what they delivered over the run): {stalled}.")  # fmt: skip
+        thr.figures.append(self.figure(key, lambda o: plot_lines(
+            {c: [(lim, _kbps(v[lim]["thr"])) for lim in sorted(v)] for c, v in curves.items()},
+            "link retransmission limit", "TCP throughput (kbit/s)", o, logx=False,
+            dashed=lambda lab: lab == "4-QAM" and "AM NMSE 0.1 levels" in curves)))  # fmt: skip
+        retx.figures.append(self.figure(f"{key}-retx", lambda o: plot_lines(
+            {c: [(lim, v[lim]["retx"]) for lim in sorted(v)] for c, v in curves.items()},
+            "link retransmission limit", "TCP retransmissions", o, logx=False,
+            dashed=lambda lab: False)))  # fmt: skip
+        return thr, retx
+
+    @staticmethod
+    def _at(curves: dict[str, dict[int, dict[str, Any]]], case: str, lim: int) -> float | None:
+        x = curves.get(case, {}).get(lim, {}).get("thr") or {}
+        return x.get("mean")
+
+    # -- channel --------------------------------------------------------------------
+
+    @experiment("channel")
+    def channel(self) -> list[Table]:
+        import numpy as np
+        from scipy.special import j0
+
+        frames = 60_000 if self.quick else 600_000
+        cfg = shipped("wipemu")["links"][1]["channel"]
+        doc = {"snr": "16dB", "speed": cfg["speed"], "carrier": cfg["carrier"], "nmse": 0.1,
+               "shadow": {"sigma": "4dB", "pole": 0.74, "distance": "2m"}}  # fmt: skip
+        s = _core.fading_samples(doc, 1500, frames, self.base_seed)
+        self.runs += 1
+        gain = np.asarray(s["gain"])
+        pred = np.asarray(s["predicted_gain"])
+        shadow = np.asarray(s["shadow_db"])
+        fd_t = s["doppler_hz"] / 1500
+        t = Table("channel", "The generated channel (one realisation)",
+                  ["property", "ours", "target", "diff", "verdict"])  # fmt: skip
+        g = gain - gain.mean()
+        for lag in (1, 2, 4, 8):
+            c = float((g[:-lag] * g[lag:]).mean() / g.var())
+            want = float(j0(2 * math.pi * fd_t * lag) ** 2)
+            t.add([f"corr |h|^2 at {lag} frames", f"{c:.3f}", f"J0^2 = {want:.3f}",
+                   f"{c - want:+.3f}"],
+                  checks=[Check(f"fading autocorrelation at lag {lag}", abs(c - want) < 0.05,
+                                f"{c:.3f} vs {want:.3f}")],
+                  record={"lag_frames": lag, "ours": c, "target": want})  # fmt: skip
+        every = int(round(s["frames_per_shadow_sample"]))
+        sh = shadow[::every]
+        sigma = float(sh.std())
+        pole = float(np.corrcoef(sh[:-1], sh[1:])[0, 1])
+        # The prediction error |h - h_hat|^2 on the gain scale: E = nmse.
+        err = float(np.mean(np.asarray(s["error_power"])))
+        pm = float(pred.mean())
+        for label, ours, want, tol in (("shadowing sigma (dB)", sigma, 4.0, 0.1),
+                                       ("shadowing AR(1) pole per 2 m", pole, 0.74, 0.1),
+                                       ("prediction NMSE", err, 0.1, 0.1),
+                                       ("predicted power E|h_hat|^2 = 1 - NMSE", pm, 0.9,
+                                        0.05)):  # fmt: skip
+            d = rel(ours, want)
+            t.add([label, f"{ours:.3f}", f"{want:g}", f"{d:+.1f} %"],
+                  checks=[Check.within(label, d, tol * 100)],
+                  record={"property": label, "ours": ours, "target": want})  # fmt: skip
+        t.notes.append(
+            f"{frames} frames ({frames / 1500:.0f} s) of the scenario's channel, f_d = "
+            f"{s['doppler_hz']:.1f} Hz (f_d T = {fd_t:.3f}); shadowing sampled every 2 m "
+            f"({every} frames at 100 km/h)."
+        )
+        return [t]
+
+    # -- Figs. 4-5 -------------------------------------------------------------------
+
+    @experiment("fixed")
+    def fixed(self) -> list[Table]:
+        mods = {"BPSK": "bpsk", "4-QAM": "4qam", "8-CrQAM": "8qam", "16-QAM": "16qam"}
+        if self.quick:
+            mods = {"BPSK": "bpsk", "4-QAM": "4qam"}
+        curves = self._curves("fixed", {k: {"modulation": v} for k, v in mods.items()})
+        thr, retx = self._tables("fig4", "Figs. 4-5, fixed modulation", curves)
+        top = max(self.limits)
+        bpsk = self._at(curves, "BPSK", top)
+        d = rel(bpsk, BPSK_BPS)
+        best = max(curves, key=lambda c: self._at(curves, c, top) or 0)
+        checks = [
+            Check.within(f"BPSK asymptote (limit {top}) against ~120 kbit/s", d, 25.0),
+            Check("4-QAM is the best fixed modulation at 16 dB", best == "4-QAM",
+                  f"best at limit {top}: {best}"),
+            Check("throughput falls as the limit shrinks (every modulation)",
+                  all((self._at(curves, c, min(self.limits)) or 0)
+                      < (self._at(curves, c, top) or 0) for c in curves),
+                  "; ".join(f"{c}: {_k(self._at(curves, c, min(self.limits)))} -> "
+                            f"{_k(self._at(curves, c, top))} kbit/s" for c in curves)),
+        ]  # fmt: skip
+        return [thr, retx, _targets("fig4-targets", "Figs. 4-5: what the paper states", checks)]
+
+    # -- Figs. 6-7 -------------------------------------------------------------------
+
+    @experiment("adaptive")
+    def adaptive(self) -> list[Table]:
+        cases = {
+            "AM perfect prediction": {"nmse": 0.0, "levels_nmse": 0.0},
+            "AM NMSE 0.1 levels": {"nmse": 0.1, "levels_nmse": 0.1},
+            "AM perfect levels, NMSE 0.1": {"nmse": 0.1, "levels_nmse": 0.0},
+            "4-QAM": {"modulation": "4qam"},
+        }
+        curves = self._curves("adaptive", cases)
+        thr, retx = self._tables("fig6", "Figs. 6-7, adaptive modulation", curves)
+        top = max(self.limits)
+        am = self._at(curves, "AM NMSE 0.1 levels", top)
+        a, b, c = (self._at(curves, k, top) or 0 for k in list(cases)[:3])
+        checks = [
+            Check.within(f"adaptive (NMSE 0.1 levels) asymptote, limit {top}, against "
+                         "~232 kbit/s", rel(am, ADAPTIVE_BPS), 25.0),
+            Check("adaptive beats the best fixed modulation (4-QAM)",
+                  (am or 0) > (self._at(curves, "4-QAM", top) or 0),
+                  f"{_k(am)} vs {_k(self._at(curves, '4-QAM', top))} kbit/s"),
+            Check("perfect prediction > NMSE-0.1 levels > perfect levels on NMSE 0.1",
+                  a > b > c, f"{_k(a)} > {_k(b)} > {_k(c)} kbit/s at limit {top}"),
+        ]  # fmt: skip
+        return [thr, retx, _targets("fig6-targets", "Figs. 6-7: what the paper states", checks)]
+
+    # -- Figs. 8-9 -------------------------------------------------------------------
+
+    @experiment("transport")
+    def transport(self) -> list[Table]:
+        cases = {
+            "TCP": {"cc": "newreno"},
+            "TCP Westwood+": {"cc": "westwood"},
+            "TCP-L": {"tcp_l": True},
+        }
+        curves = self._curves("transport", cases)
+        thr, retx = self._tables("fig8", "Figs. 8-9, transport protocols (adaptive, NMSE 0.1)",
+                                 curves)  # fmt: skip
+        ber = Table("fig8-ber", "TCP-L: residual bit error rate of the delivered data",
+                    ["limit", "residual BER"])  # fmt: skip
+        for lim in self.limits:
+            x = curves["TCP-L"].get(lim, {}).get("ber")
+            ber.add([str(lim), "-" if not x or x["mean"] is None else f"{x['mean']:.2e}"],
+                    record={"limit": lim, "residual_ber": x})  # fmt: skip
+        top, low = max(self.limits), min(self.limits)
+        tcp, ww = self._at(curves, "TCP", top), self._at(curves, "TCP Westwood+", top)
+        b = (curves["TCP-L"].get(low, {}).get("ber") or {}).get("mean")
+        checks = [
+            Check("TCP and Westwood+ within 10 % of each other (limit "
+                  f"{top})", tcp is not None and ww is not None and abs(ww - tcp) <= 0.1 * tcp,
+                  f"{_k(tcp)} vs {_k(ww)} kbit/s"),
+            Check(f"TCP-L ahead at the lowest limit ({low})",
+                  (self._at(curves, "TCP-L", low) or 0) > (self._at(curves, "TCP", low) or 0),
+                  f"{_k(self._at(curves, 'TCP-L', low))} vs "
+                  f"{_k(self._at(curves, 'TCP', low))} kbit/s"),
+            Check(f"TCP-L's residual BER at limit {low} within 3x of 2e-4",
+                  b is not None and b > 0 and abs(math.log10(b / TCPL_BER)) <= math.log10(3),
+                  f"{b:.2e}" if b else "no corrupted data delivered"),
+        ]  # fmt: skip
+        return [
+            thr,
+            retx,
+            ber,
+            _targets("fig8-targets", "Figs. 8-9: what the paper states", checks),
+        ]
+
+    # -- "3 Mb" ----------------------------------------------------------------------
+
+    @experiment("transfer")
+    def transfer(self) -> list[Table]:
+        t = Table(
+            "transfer",
+            "The paper's '3 Mb': megabits against megabytes (adaptive, NMSE 0.1, limit 30)",
+            ["transfer", "throughput kbit/s", "retransmissions"],
+        )
+        reps = min(self.reps, 5)
+        for label, size in (("3 Mbit (ours)", "375kB"), ("3 MB", "3MB")):
+            res = self.sweep(
+                f"transfer-{size}",
+                shipped("wipemu"),
+                {"transfer": [size], "limit": [30], "duration": ["1200s"]},
+                reps=reps,
+            )
+            rs = [_flow(s) for _, s in run_summaries(res)]
+            st = self.t_ci([r["thr"] for r in rs if r["thr"] is not None])
+            t.add([label, fmt(_kbps(st), 1), fmt(self.t_ci([r["retx"] for r in rs]), 1)],
+                  record={"transfer": size, "thr_kbps": _kbps(st)})  # fmt: skip
+        t.notes.append(f"{reps} replications each. A longer transfer spends less of its time "
+                       "in slow start.")  # fmt: skip
+        return [t]
+
+
+def _targets(key: str, title: str, checks: list[Check]) -> Table:
+    """One row per target the paper states, with its verdict."""
+    t = Table(key, title, ["target", "verdict"])
+    for c in checks:
+        t.add([c.name], checks=[c], record={"target": c.name})
+    return t
+
+
+def _kbps(st: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A ``{mean, ci, n}`` of bit/s in kbit/s."""
+    if not st or st.get("mean") is None:
+        return st  # type: ignore[return-value]
+    return {"mean": st["mean"] / 1e3, "ci": None if st.get("ci") is None else st["ci"] / 1e3,
+            "n": st.get("n")}  # fmt: skip
+
+
+def _k(v: float | None) -> str:
+    return "-" if v is None else f"{v / 1e3:.1f}"

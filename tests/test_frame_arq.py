@@ -1,0 +1,93 @@
+"""Seed 004's frame link (`kind = "frame_arq"`) in scenarios: TCP-L against an
+ordinary receiver, determinism, and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import linklab
+from conftest import CliRunner, assert_bad_input
+from linklab._scenario import overlay, shipped
+
+
+def _wipemu(**params: Any) -> dict[str, Any]:
+    """The shipped scenario with a short transfer."""
+    change = {f"params.{k}": v for k, v in params.items()}
+    return overlay(shipped("wipemu"), {"params.transfer": "300kB", "params.duration": "60s",
+                                       **change})  # fmt: skip
+
+
+def _radio(s: dict[str, Any]) -> dict[str, Any]:
+    return next(x for x in s["links"] if x["name"] == "GW->MS")["frame_arq"]
+
+
+def test_transfer_completes_and_counts_frames() -> None:
+    s = linklab.run(_wipemu()).summary
+    f = s["flows"][0]
+    assert f["delivered_bytes"] == 300_000 and f["completed_s"] is not None
+    r = _radio(s)
+    assert r["frames"] > 300_000 * 8 / (108 * 8)  # at most 8 bits a symbol
+    assert r["retransmissions"] > 0 and r["bpsk"] == 0  # adaptive: 4..256-QAM
+    # 8 000 bits a frame at most: throughput below 1500 * 108 * 8 bit/s.
+    assert 300_000 * 8 / f["completed_s"] < 1500 * 108 * 8
+
+
+def test_tcp_l_accepts_payload_errors_and_reports_the_residual_ber() -> None:
+    plain = linklab.run(_wipemu(limit=1), seed=2).summary["flows"][0]
+    tcpl = linklab.run(_wipemu(limit=1, tcp_l=True), seed=2).summary["flows"][0]
+    assert plain["corrupted"]["discarded"] > 0 and plain["corrupted"]["accepted"] == 0
+    assert plain["corrupted"]["residual_ber"] == 0.0
+    assert tcpl["corrupted"]["accepted"] > 0
+    assert 0 < tcpl["corrupted"]["residual_ber"] < 1e-2
+    # Keeping corrupted segments finishes the transfer sooner (plain TCP waits
+    # out backed-off timeouts for each discarded segment).
+    assert tcpl["completed_s"] is not None
+    assert plain["completed_s"] is None or plain["completed_s"] > tcpl["completed_s"]
+
+
+def test_fixed_modulation_and_determinism() -> None:
+    a = linklab.run(_wipemu(modulation="4qam"), seed=5).summary
+    b = linklab.run(_wipemu(modulation="4qam"), seed=5).summary
+    assert a["flows"] == b["flows"]
+    r = _radio(a)
+    assert r["4qam"] == r["frames"] + r["retransmissions"]
+
+
+BAD = [
+    ({"links[1].modulation": "9qam"}, "links[1].modulation", "adaptive"),
+    ({"links[1].channel.nmse": 1.5}, "links[1].channel.nmse", "0 to 1"),
+    ({"links[1].channel.snr": "16"}, "links[1].channel.snr", "dB"),
+    ({"links[1].channel.speed": "100kmh"}, "links[1].channel.speed", "km/h"),
+    ({"links[1].arq.limit": 5000}, "links[1].arq.limit", "0 to 1000"),
+    ({"links[1].levels_nmse": -1}, "links[1].levels_nmse", "NMSE"),
+    ({"tcp.tcp_l": "yes"}, "tcp.tcp_l", "bool"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "path", "needle"), BAD)
+def test_bad_values(change: dict[str, Any], path: str, needle: str) -> None:
+    with pytest.raises(linklab.ScenarioError) as e:
+        linklab.run(overlay(_wipemu(), change))
+    assert e.value.path == path, e.value
+    assert needle in str(e.value), e.value
+
+
+def test_bad_value_on_the_command_line(cli: CliRunner, tmp_path: Path) -> None:
+    import tomli_w
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(tomli_w.dumps(overlay(_wipemu(), {"links[1].channel.carrier": "2 parsecs"})))
+    assert_bad_input(cli("run", scen), "links[1].channel.carrier", "GHz")
+
+
+def test_quick_reproduction_channel(tmp_path: Path) -> None:
+    from linklab.reproduce import reproduce
+
+    result, text = reproduce("wipemu", tmp_path / "out", quick=True, experiments=["channel"])
+    rows = result["tables"]["channel"]["rows"]
+    lags = [r for r in rows if "lag_frames" in r]
+    assert len(lags) == 4 and all(abs(r["ours"] - r["target"]) < 0.05 for r in lags)
+    assert "The generated channel" in text
