@@ -206,25 +206,35 @@ class Wipemu(Reproduction):
 
     @experiment("fixed")
     def fixed(self) -> list[Table]:
-        mods = {"BPSK": "bpsk", "4-QAM": "4qam", "8-CrQAM": "8qam", "16-QAM": "16qam"}
+        mods = {"BPSK": {"modulation": "bpsk"}, "4-QAM": {"modulation": "4qam"},
+                "8-CrQAM": {"modulation": "8qam"}, "16-QAM": {"modulation": "16qam"},
+                "8-QAM rectangle": {"modulation": "8qam", "qam8": "rectangular"}}  # fmt: skip
         if self.quick:
-            mods = {"BPSK": "bpsk", "4-QAM": "4qam"}
-        curves = self._curves("fixed", {k: {"modulation": v} for k, v in mods.items()})
+            mods = {k: mods[k] for k in ("BPSK", "4-QAM", "8-QAM rectangle")}
+        curves = self._curves("fixed", mods)
         thr, retx = self._tables("fig4", "Figs. 4-5, fixed modulation", curves)
         top = max(self.limits)
-        bpsk = self._at(curves, "BPSK", top)
-        d = rel(bpsk, BPSK_BPS)
-        best = max(curves, key=lambda c: self._at(curves, c, top) or 0)
+        d = rel(self._at(curves, "BPSK", top), BPSK_BPS)
+        paper_set = [c for c in curves if c != "8-QAM rectangle"]
+        best = max(paper_set, key=lambda c: self._at(curves, c, top) or 0)
+        rect = self._at(curves, "8-QAM rectangle", top)
         checks = [
             Check.within(f"BPSK asymptote (limit {top}) against ~120 kbit/s", d, 25.0),
-            Check("4-QAM is the best fixed modulation at 16 dB", best == "4-QAM",
-                  f"best at limit {top}: {best}"),
+            Check("4-QAM is the best fixed modulation at 16 dB (8-QAM by the cross formula)",
+                  best == "4-QAM", f"best at limit {top}: {best}"),
             Check("throughput falls as the limit shrinks (every modulation)",
                   all((self._at(curves, c, min(self.limits)) or 0)
                       < (self._at(curves, c, top) or 0) for c in curves),
                   "; ".join(f"{c}: {_k(self._at(curves, c, min(self.limits)))} -> "
                             f"{_k(self._at(curves, c, top))} kbit/s" for c in curves)),
         ]  # fmt: skip
+        thr.notes.append(
+            "'8-QAM rectangle' is not in the paper: the same runs with the exact error rate "
+            "of the 4x2 rectangle instead of the cross approximation (docs/models/mqam.md), "
+            f"to measure how the 8-QAM formula orders 8-QAM and 4-QAM: at limit {top} "
+            f"8-CrQAM {_k(self._at(curves, '8-CrQAM', top))}, rectangle {_k(rect)}, 4-QAM "
+            f"{_k(self._at(curves, '4-QAM', top))} kbit/s."
+        )
         return [thr, retx, _targets("fig4-targets", "Figs. 4-5: what the paper states", checks)]
 
     # -- Figs. 6-7 -------------------------------------------------------------------
@@ -251,7 +261,22 @@ class Wipemu(Reproduction):
             Check("perfect prediction > NMSE-0.1 levels > perfect levels on NMSE 0.1",
                   a > b > c, f"{_k(a)} > {_k(b)} > {_k(c)} kbit/s at limit {top}"),
         ]  # fmt: skip
-        return [thr, retx, _targets("fig6-targets", "Figs. 6-7: what the paper states", checks)]
+        targets = _targets("fig6-targets", "Figs. 6-7: what the paper states", checks)
+        from linklab.analytic import mqam
+
+        ceiling = mqam("16dB", "4dB", 0.1)["kbps"]
+        quoted = 2.2 * 162.0  # [17]'s 2.2 bits/symbol at 16 dB, in kbit/s
+        targets.notes.append(
+            f"The link's analytic ceiling (adaptive, NMSE 0.1, 16 dB, 4 dB shadowing; one "
+            f"try per frame, docs/models/mqam.md) is {ceiling:.0f} kbit/s; our TCP reaches "
+            f"{(am or 0) / 1e3 / ceiling:.0%} of it at limit {top}. The paper's 232 kbit/s is "
+            f"{232 / quoted:.0%} of the 2.2 bits/symbol ({quoted:.0f} kbit/s) it quotes from "
+            "[17] for the same link. The capacities agree; the utilisation does not (ours "
+            f"{(am or 0) / 1e3 / ceiling:.0%}, the paper's {232 / quoted:.0%}), which the paper "
+            "attributes to transport-layer timeouts and overheads it does not quantify. The "
+            "live emulator (issue 14) will put Linux stacks on this link to measure it."
+        )
+        return [thr, retx, targets]
 
     # -- Figs. 8-9 -------------------------------------------------------------------
 
@@ -273,7 +298,10 @@ class Wipemu(Reproduction):
                     record={"limit": lim, "residual_ber": x})  # fmt: skip
         top, low = max(self.limits), min(self.limits)
         tcp, ww = self._at(curves, "TCP", top), self._at(curves, "TCP Westwood+", top)
-        b = (curves["TCP-L"].get(low, {}).get("ber") or {}).get("mean")
+        by_lim = {lim: (curves["TCP-L"].get(lim, {}).get("ber") or {}).get("mean")
+                  for lim in self.limits}  # fmt: skip
+        bers = [b for b in by_lim.values() if b]
+        cross = next((lim for lim in sorted(by_lim) if (by_lim[lim] or 0) <= TCPL_BER), None)
         checks = [
             Check("TCP and Westwood+ within 10 % of each other (limit "
                   f"{top})", tcp is not None and ww is not None and abs(ww - tcp) <= 0.1 * tcp,
@@ -282,9 +310,10 @@ class Wipemu(Reproduction):
                   (self._at(curves, "TCP-L", low) or 0) > (self._at(curves, "TCP", low) or 0),
                   f"{_k(self._at(curves, 'TCP-L', low))} vs "
                   f"{_k(self._at(curves, 'TCP', low))} kbit/s"),
-            Check(f"TCP-L's residual BER at limit {low} within 3x of 2e-4",
-                  b is not None and b > 0 and abs(math.log10(b / TCPL_BER)) <= math.log10(3),
-                  f"{b:.2e}" if b else "no corrupted data delivered"),
+            Check("the paper's residual BER (~2e-4) lies within TCP-L's over the limits",
+                  bool(bers) and min(bers) <= TCPL_BER <= max(bers),
+                  f"ours {min(bers, default=0):.1e} (limit {top}) to {max(bers, default=0):.1e} "
+                  f"(limit {low}); 2e-4 is crossed near limit {cross}"),
         ]  # fmt: skip
         return [
             thr,
