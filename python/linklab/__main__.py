@@ -1,5 +1,5 @@
 """``python -m linklab``: the same as the ``linklab`` command."""
 
-from linklab.cli import main
+from linklab.cli import run
 
-raise SystemExit(main())
+run()

@@ -969,6 +969,22 @@ def _fail(message: str) -> None:
     print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
 
 
+def run() -> None:
+    """The console script: :func:`main`, then exit with its status. After Ctrl-C
+    the process ends without the interpreter's shutdown hooks (its outputs are
+    already closed and flushed): CPython 3.11's process pool can race there and
+    print a traceback from its exit hook (python/cpython#105829)."""
+    status = main()
+    if status == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``linklab`` command; returns the exit status."""
     try:
