@@ -1,0 +1,162 @@
+//! Kernel traffic between two namespaces through a link model in real time.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use linklab_core::config::Rate;
+use linklab_core::link::{LinkKind, WiredLinkConfig};
+use linklab_core::time::Time;
+use linklab_emu::engine::Bridge;
+use linklab_emu::netns::NetNs;
+use linklab_emu::tun::Tun;
+
+const A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+const B: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 1);
+
+/// Bridge tests run one at a time: each spins on a core near its deadlines.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn privileged() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() == 0 };
+    root && std::path::Path::new("/dev/net/tun").exists()
+}
+
+/// Namespaces a and b joined by a wired link of `rate` and one-way `delay`.
+fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Bridge) {
+    let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
+    let ta = Tun::open(&na, "llab0", A).unwrap();
+    let tb = Tun::open(&nb, "llab0", B).unwrap();
+    let link = WiredLinkConfig::new("a", "b")
+        .rate(Rate::from_bps(rate_bps).unwrap())
+        .delay(Time::from_millis(delay_ms))
+        .build("a", "b", 1)
+        .unwrap();
+    (na, nb, Bridge::new(ta, tb, link))
+}
+
+#[test]
+fn round_trip_is_twice_the_link_delay() {
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (na, nb, mut br) = bridge(10_000_000, 20);
+    let echo = nb
+        .spawn(|| {
+            let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            let mut buf = [0u8; 64];
+            for _ in 0..20 {
+                let (n, from) = s.recv_from(&mut buf)?;
+                s.send_to(&buf[..n], from)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let ping = na
+        .spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
+            s.set_read_timeout(Some(Duration::from_secs(2)))?;
+            let mut rtts = Vec::new();
+            let mut buf = [0u8; 64];
+            for i in 0..20u8 {
+                let t = Instant::now();
+                s.send_to(&[i; 32], SocketAddrV4::new(B, 7))?;
+                s.recv_from(&mut buf)?;
+                rtts.push(t.elapsed());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            rtts.sort();
+            Ok(rtts[10])
+        })
+        .unwrap();
+    br.run(Duration::from_secs(3)).unwrap();
+    echo.join().unwrap().unwrap();
+    let median = ping.join().unwrap().unwrap();
+    // 2 × 20 ms plus 2 × 0.05 ms of serialisation at 10 Mbit/s.
+    assert!(median > Duration::from_micros(40_000), "{median:?}");
+    assert!(median < Duration::from_micros(43_000), "{median:?}");
+    let mut late = br.stats.lateness_ns.clone();
+    late.sort_unstable();
+    let p99 = late[late.len() * 99 / 100];
+    println!(
+        "lateness p50 {} us, p99 {} us",
+        late[late.len() / 2] / 1000,
+        p99 / 1000
+    );
+    // A loose bound for shared CI machines; benches report the real figure.
+    assert!(p99 < 10_000_000, "p99 lateness {p99} ns");
+}
+
+#[test]
+fn kernel_cubic_fills_a_10_mbit_link() {
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (na, nb, mut br) = bridge(10_000_000, 20);
+    let secs = 4.0;
+    let sink = nb
+        .spawn(|| {
+            let l = TcpListener::bind(SocketAddrV4::new(B, 5001))?;
+            let (mut s, _) = l.accept()?;
+            s.set_read_timeout(Some(Duration::from_secs(10)))?;
+            let mut buf = vec![0u8; 1 << 16];
+            let (mut got, mut first, mut last) = (0usize, None, Instant::now());
+            loop {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        // Bytes after the first read, over the time they took.
+                        if first.is_none() {
+                            first = Some(Instant::now());
+                        } else {
+                            got += n;
+                        }
+                        last = Instant::now();
+                    }
+                }
+            }
+            let span = last - first.unwrap_or(last);
+            Ok(got as f64 * 8.0 / span.as_secs_f64().max(1e-9))
+        })
+        .unwrap();
+    let source = na
+        .spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            let s = TcpStream::connect(SocketAddrV4::new(B, 5001))?;
+            let cc = b"cubic";
+            // SAFETY: TCP_CONGESTION reads the name from a buffer we own.
+            let r = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::IPPROTO_TCP,
+                    libc::TCP_CONGESTION,
+                    cc.as_ptr().cast(),
+                    cc.len() as libc::socklen_t,
+                )
+            };
+            assert_eq!(r, 0, "TCP_CONGESTION cubic");
+            let mut s = s;
+            let data = vec![1u8; 1 << 16];
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs_f64(secs) {
+                s.write_all(&data)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    br.run(Duration::from_secs_f64(secs + 0.6)).unwrap();
+    source.join().unwrap().unwrap();
+    let goodput = sink.join().unwrap().unwrap();
+    // Payload capacity: 10 Mbit/s × 1448/1500 (Linux uses timestamps).
+    let share = goodput / (10e6 * 1448.0 / 1500.0);
+    println!("goodput share {share:.3}, dropped {:?}", br.stats.dropped);
+    assert!((0.85..=1.01).contains(&share), "{share}");
+}
