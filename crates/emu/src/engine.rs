@@ -35,6 +35,69 @@ pub struct BridgeStats {
     pub lateness_ns: Vec<u64>,
 }
 
+/// What the link decided for one packet: delivered at its model time, or
+/// dropped (at enqueue or on the way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Delivered; the model time it was due.
+    Delivered(Time),
+    /// Dropped by the queue or lost on the link.
+    Dropped,
+}
+
+/// Every arrival at the link and every decision, for replay
+/// ([`Bridge::recording`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Record {
+    /// Arrivals in order: (model time, direction, the model's packet).
+    pub arrivals: Vec<(Time, Dir, Packet)>,
+    /// Decisions by packet id.
+    pub outcomes: HashMap<u64, Outcome>,
+}
+
+/// Feed `record`'s arrivals to `link` in simulated time — every delivery
+/// polled exactly at its due time — and list the packets whose outcome
+/// differs from the recorded one (the live run polled late; a sans-IO model
+/// must decide the same).
+pub fn replay(link: &mut dyn Link, record: &Record) -> (usize, Vec<u64>) {
+    let mut got: HashMap<u64, Outcome> = HashMap::new();
+    let drain = |link: &mut dyn Link, until: Option<Time>, got: &mut HashMap<u64, Outcome>| {
+        while let Some(due) = link.poll_timeout() {
+            if until.is_some_and(|u| due > u) {
+                break;
+            }
+            match link.poll_deliver(due) {
+                Some((_, Delivery::Arrived(p))) => {
+                    got.insert(p.uid, Outcome::Delivered(due));
+                }
+                Some((_, Delivery::Lost(p, _))) => {
+                    got.insert(p.uid, Outcome::Dropped);
+                }
+                None => {
+                    if link.poll_timeout() == Some(due) {
+                        break; // nothing more at this instant
+                    }
+                }
+            }
+        }
+    };
+    for &(t, dir, pkt) in &record.arrivals {
+        drain(link, Some(t), &mut got);
+        if let Some((p, _)) = link.enqueue(t, dir, pkt) {
+            got.insert(p.uid, Outcome::Dropped);
+        }
+    }
+    drain(link, None, &mut got);
+    let mut bad: Vec<u64> = record
+        .outcomes
+        .iter()
+        .filter(|(uid, o)| got.get(uid) != Some(o))
+        .map(|(uid, _)| *uid)
+        .collect();
+    bad.sort_unstable();
+    (record.outcomes.len(), bad)
+}
+
 /// Two TUN devices joined by a link model.
 pub struct Bridge {
     tuns: [Tun; 2],
@@ -43,6 +106,8 @@ pub struct Bridge {
     next_uid: u64,
     /// Counters of the run so far.
     pub stats: BridgeStats,
+    /// Arrivals and decisions, when recording.
+    pub record: Option<Record>,
 }
 
 fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -110,7 +175,14 @@ impl Bridge {
             payloads: HashMap::new(),
             next_uid: 0,
             stats: BridgeStats::default(),
+            record: None,
         }
+    }
+
+    /// Record every arrival and decision (see [`replay`]).
+    pub fn recording(mut self) -> Bridge {
+        self.record = Some(Record::default());
+        self
     }
 
     /// The link model (for its counters).
@@ -157,7 +229,11 @@ impl Bridge {
             if now >= end {
                 return Ok(());
             }
+            // The model catches up to now (polled at its own due times), then
+            // takes the packets that arrived: the order a replay in simulated
+            // time keeps, so both decide alike.
             let t = Time((now - start).as_nanos() as u64);
+            self.deliver(t, start)?;
             self.read_all(t, &mut buf)?;
             self.deliver(t, start)?;
             let deadline = self.link.poll_timeout();
@@ -235,26 +311,43 @@ impl Bridge {
                 self.stats.read[side] += 1;
                 self.payloads.insert(uid, buf[..n].to_vec());
                 let dir = if side == 0 { Dir::AB } else { Dir::BA };
+                if let Some(r) = &mut self.record {
+                    r.arrivals.push((t, dir, pkt));
+                }
                 if let Some((p, _)) = self.link.enqueue(t, dir, pkt) {
                     self.payloads.remove(&p.uid);
                     self.stats.dropped[side] += 1;
+                    if let Some(r) = &mut self.record {
+                        r.outcomes.insert(p.uid, Outcome::Dropped);
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    /// Write what the link delivers by `t`; each delivery's lateness is the
-    /// time of its write against the model time it was due.
+    /// Write what the link delivers by `t`, polling it at each of its due
+    /// times in turn; each delivery's lateness is the time of its write
+    /// against that due time.
     fn deliver(&mut self, t: Time, start: Instant) -> io::Result<()> {
         while let Some(due) = self.link.poll_timeout() {
             if due > t {
                 break;
             }
-            let Some((dir, d)) = self.link.poll_deliver(t) else {
-                break;
+            let Some((dir, d)) = self.link.poll_deliver(due) else {
+                if self.link.poll_timeout() == Some(due) {
+                    break; // nothing more at this instant
+                }
+                continue;
             };
             let to = if dir == Dir::AB { 1 } else { 0 };
+            if let Some(r) = &mut self.record {
+                let (uid, o) = match d {
+                    Delivery::Arrived(p) => (p.uid, Outcome::Delivered(due)),
+                    Delivery::Lost(p, _) => (p.uid, Outcome::Dropped),
+                };
+                r.outcomes.insert(uid, o);
+            }
             match d {
                 Delivery::Arrived(p) => {
                     let Some(mut bytes) = self.payloads.remove(&p.uid) else {

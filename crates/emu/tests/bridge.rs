@@ -160,3 +160,73 @@ fn kernel_cubic_fills_a_10_mbit_link() {
     println!("goodput share {share:.3}, dropped {:?}", br.stats.dropped);
     assert!((0.85..=1.01).contains(&share), "{share}");
 }
+
+#[test]
+fn a_replay_in_simulated_time_decides_every_packet_alike() {
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A 5 Mbit/s link with a 20-packet queue: kernel CUBIC overflows it.
+    let cfg = || {
+        WiredLinkConfig::new("a", "b")
+            .rate(Rate::from_bps(5_000_000).unwrap())
+            .delay(Time::from_millis(10))
+            .queue(linklab_core::aqm::DropTailConfig::new(
+                linklab_core::config::Limit::Packets(20),
+            ))
+    };
+    let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
+    let link = cfg().build("a", "b", 3).unwrap();
+    let mut br = Bridge::new(
+        Tun::open(&na, "llab0", A).unwrap(),
+        Tun::open(&nb, "llab0", B).unwrap(),
+        link,
+    )
+    .recording();
+    let sink = nb
+        .spawn(|| {
+            let l = TcpListener::bind(SocketAddrV4::new(B, 5001))?;
+            let (mut s, _) = l.accept()?;
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let source = na
+        .spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            let mut s = TcpStream::connect(SocketAddrV4::new(B, 5001))?;
+            let data = vec![1u8; 1 << 16];
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(1500) {
+                s.write_all(&data)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    br.run(Duration::from_millis(2200)).unwrap();
+    source.join().unwrap().unwrap();
+    sink.join().unwrap().unwrap();
+    let rec = br.record.take().unwrap();
+    assert!(
+        rec.arrivals.len() > 500 && br.stats.dropped[0] > 0,
+        "{:?}",
+        br.stats.dropped
+    );
+    let mut fresh = cfg().build("a", "b", 3).unwrap();
+    let (n, bad) = linklab_emu::engine::replay(fresh.as_mut(), &rec);
+    println!("replay: {n} packets, {} mismatches", bad.len());
+    assert!(n > 500);
+    assert!(
+        bad.is_empty(),
+        "{} of {n} differ, first {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+}
