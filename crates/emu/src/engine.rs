@@ -185,6 +185,11 @@ impl Bridge {
         self
     }
 
+    /// The two TUN devices (a, b).
+    pub fn tuns(&self) -> &[Tun; 2] {
+        &self.tuns
+    }
+
     /// The link model (for its counters).
     pub fn link(&self) -> &dyn Link {
         self.link.as_ref()

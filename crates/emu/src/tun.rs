@@ -100,6 +100,36 @@ impl Tun {
         self.addr
     }
 
+    /// Packets the kernel dropped at this device (its `tx_dropped`: packets
+    /// the stack sent that found the device's queue full because the emulator
+    /// did not read them in time; and `rx_dropped`: packets the emulator wrote
+    /// that the stack refused), read with `ip -s -j link` inside `ns`.
+    pub fn kernel_drops(&self, ns: &NetNs) -> io::Result<u64> {
+        let out = ns
+            .command("ip")?
+            .args(["-s", "-j", "link", "show", "dev", &self.name])
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field = |dir: &str| -> io::Result<u64> {
+            // ..."stats64":{"rx":{..."dropped":N,...},"tx":{..."dropped":N,...}}
+            let at = text.find(&format!("\"{dir}\":{{")).ok_or_else(|| {
+                io::Error::other(format!("no {dir} statistics for {}", self.name))
+            })?;
+            let rest = &text[at..];
+            let d = rest
+                .find("\"dropped\":")
+                .ok_or_else(|| io::Error::other("no dropped field"))?;
+            let digits: String = rest[d + 10..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits
+                .parse()
+                .map_err(|_| io::Error::other("bad dropped field"))
+        };
+        Ok(field("rx")? + field("tx")?)
+    }
+
     /// Read one packet into `buf`; `Ok(None)` when none is waiting.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         match self.file.read(buf) {

@@ -157,7 +157,16 @@ fn kernel_cubic_fills_a_10_mbit_link() {
     let goodput = sink.join().unwrap().unwrap();
     // Payload capacity: 10 Mbit/s × 1448/1500 (Linux uses timestamps).
     let share = goodput / (10e6 * 1448.0 / 1500.0);
-    println!("goodput share {share:.3}, dropped {:?}", br.stats.dropped);
+    let tun_drops =
+        br.tuns()[0].kernel_drops(&na).unwrap() + br.tuns()[1].kernel_drops(&nb).unwrap();
+    println!(
+        "goodput share {share:.3}, dropped {:?}, TUN drops {tun_drops}",
+        br.stats.dropped
+    );
+    assert_eq!(
+        tun_drops, 0,
+        "the kernel dropped packets at a TUN device: the emulator fell behind"
+    );
     assert!((0.85..=1.01).contains(&share), "{share}");
 }
 
