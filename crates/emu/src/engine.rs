@@ -166,6 +166,39 @@ pub fn mark_ce(b: &mut [u8]) {
     b[10..12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// Flip the bits a radio link let through (`Packet::corrupt`, seed 004's
+/// frame link) in the stored bytes, so that the receiving kernel's checksum
+/// fails as on the real system: one bit in the headers when the header was
+/// hit, the rest in the payload (or the headers when there is none), at
+/// positions drawn from the packet id (reproducible).
+pub fn flip_bits(bytes: &mut [u8], p: &Packet) {
+    let header = usize::from(p.header).min(bytes.len());
+    let mut n = p.corrupt_bits() as usize;
+    let mut x = p.uid ^ 0x9e37_79b9_7f4a_7c15;
+    let mut next = |m: usize| {
+        // SplitMix64 steps: cheap, deterministic positions.
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % m as u64) as usize
+    };
+    if p.header_corrupt() && header > 0 && n > 0 {
+        let bit = next(header * 8);
+        bytes[bit / 8] ^= 1 << (bit % 8);
+        n -= 1;
+    }
+    let (lo, span) = if bytes.len() > header {
+        (header, bytes.len() - header)
+    } else {
+        (0, bytes.len())
+    };
+    for _ in 0..n.min(span * 8) {
+        let bit = next(span * 8);
+        bytes[lo + bit / 8] ^= 1 << (bit % 8);
+    }
+}
+
 impl Bridge {
     /// Join side `a` (sends on the link's a→b direction) and side `b`.
     pub fn new(a: Tun, b: Tun, link: Box<dyn Link>) -> Bridge {
@@ -361,6 +394,9 @@ impl Bridge {
                     if p.ecn == Ecn::Ce {
                         mark_ce(&mut bytes);
                     }
+                    if p.corrupt != 0 {
+                        flip_bits(&mut bytes, &p);
+                    }
                     self.tuns[to].send(&bytes)?;
                     self.stats.written[to] += 1;
                     let wall = (Instant::now() - start).as_nanos() as u64;
@@ -422,6 +458,36 @@ mod tests {
         );
         assert!(parse(&[0x60; 40], 9).is_none()); // IPv6 is not forwarded
         assert!(parse(&[0x45; 10], 9).is_none());
+    }
+
+    #[test]
+    fn corrupt_packets_get_their_bits_flipped() {
+        let clean = packet(100, 0);
+        let mut b = clean.clone();
+        let mut p = parse(&b, 42).unwrap();
+        p.set_corrupt(3, false);
+        flip_bits(&mut b, &p);
+        let diff: u32 = b
+            .iter()
+            .zip(&clean)
+            .map(|(x, y)| (x ^ y).count_ones())
+            .sum();
+        assert!((1..=3).contains(&diff), "{diff}"); // positions may coincide
+        assert_eq!(
+            &b[..52],
+            &clean[..52],
+            "payload errors leave the headers alone"
+        );
+        let mut h = clean.clone();
+        p.corrupt = 0;
+        p.set_corrupt(1, true);
+        flip_bits(&mut h, &p);
+        assert_ne!(&h[..52], &clean[..52]);
+        assert_eq!(&h[52..], &clean[52..]);
+        // Reproducible from the packet id.
+        let mut again = clean.clone();
+        flip_bits(&mut again, &p);
+        assert_eq!(again, h);
     }
 
     #[test]

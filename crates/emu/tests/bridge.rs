@@ -239,3 +239,71 @@ fn a_replay_in_simulated_time_decides_every_packet_alike() {
         &bad[..bad.len().min(5)]
     );
 }
+
+/// UDP datagrams a → b through seed 004's frame link with `modulation` at
+/// `snr` and `limit` link retransmissions: how many the receiving kernel takes.
+fn udp_over_frame_link(modulation: &str, snr: &str, limit: u32) -> usize {
+    use linklab_core::channel::fading::{FadingConfig, ShadowConfig};
+    use linklab_core::link::frame_arq::{FrameArqConfig, FrameArqLinkConfig};
+    let doc = format!("a = \"a\"\nb = \"b\"\nmodulation = \"{modulation}\"\n");
+    let mut cfg: FrameArqLinkConfig = toml::from_str(&doc).unwrap();
+    cfg.channel = Some(FadingConfig {
+        snr: Some(snr.parse().unwrap()),
+        shadow: Some(ShadowConfig {
+            sigma: Some("0dB".parse().unwrap()),
+            pole: None,
+            distance: None,
+        }),
+        ..FadingConfig::default()
+    });
+    cfg.arq = Some(FrameArqConfig {
+        limit: Some(limit),
+        delay: None,
+    });
+    let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
+    let link = cfg.build("a", "b", 1).unwrap();
+    let mut br = Bridge::new(
+        Tun::open(&na, "llab0", A).unwrap(),
+        Tun::open(&nb, "llab0", B).unwrap(),
+        link,
+    );
+    let rx = nb
+        .spawn(|| {
+            let s = UdpSocket::bind(SocketAddrV4::new(B, 9))?;
+            s.set_read_timeout(Some(Duration::from_millis(1500)))?;
+            let mut buf = [0u8; 2048];
+            let mut n = 0;
+            while s.recv(&mut buf).is_ok() {
+                n += 1;
+            }
+            Ok(n)
+        })
+        .unwrap();
+    let tx = na
+        .spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
+            for i in 0..20u8 {
+                s.send_to(&[i; 200], SocketAddrV4::new(B, 9))?;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(())
+        })
+        .unwrap();
+    br.run(Duration::from_millis(1200)).unwrap();
+    tx.join().unwrap().unwrap();
+    rx.join().unwrap().unwrap()
+}
+
+#[test]
+fn residual_bit_errors_reach_the_kernel_as_checksum_failures() {
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A clean channel delivers every datagram; 256-QAM at 0 dB without link
+    // retransmissions corrupts every frame, and the kernel drops them all.
+    assert_eq!(udp_over_frame_link("bpsk", "40dB", 3), 20);
+    assert_eq!(udp_over_frame_link("256qam", "0dB", 0), 0);
+}
