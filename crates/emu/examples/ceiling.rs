@@ -69,23 +69,17 @@ fn main() -> std::io::Result<()> {
     br.run(Duration::from_secs_f64(secs + 0.5))?;
     source.join().expect("source")?;
     let goodput = sink.join().expect("sink")?;
-    let mut late = br.stats.lateness_ns.clone();
-    late.sort_unstable();
-    let q = |p: f64| {
-        late.get(((late.len() as f64 - 1.0) * p) as usize)
-            .copied()
-            .unwrap_or(0)
-            / 1000
-    };
+    let te = br.stats.timing_error();
+    let drops = br.tuns()[0].kernel_drops(&na)? + br.tuns()[1].kernel_drops(&nb)?;
     println!(
-        "{{\"rate_mbit\": {mbit}, \"goodput_mbit\": {:.1}, \"packets\": {}, \"dropped\": {:?}, \"lateness_us\": {{\"p50\": {}, \"p99\": {}, \"p999\": {}, \"max\": {}}}}}",
+        "{{\"rate_mbit\": {mbit}, \"goodput_mbit\": {:.1}, \"packets\": {}, \"link_drops\": {:?}, \"tun_drops\": {drops}, \"timing_error_us\": {{\"p50\": {:.0}, \"p99\": {:.0}, \"p999\": {:.0}, \"max\": {:.0}}}}}",
         goodput / 1e6,
-        late.len(),
+        br.stats.lateness_ns.len(),
         br.stats.dropped,
-        q(0.5),
-        q(0.99),
-        q(0.999),
-        q(1.0)
+        te.p50 * 1e6,
+        te.p99 * 1e6,
+        te.p999 * 1e6,
+        te.max * 1e6
     );
     Ok(())
 }

@@ -98,6 +98,41 @@ pub fn replay(link: &mut dyn Link, record: &Record) -> (usize, Vec<u64>) {
     (record.outcomes.len(), bad)
 }
 
+/// Percentiles of the deliveries' lateness, seconds (the summary's
+/// `emulation.timing_error_s`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TimingError {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl BridgeStats {
+    /// The lateness percentiles (nearest rank); zeros before any delivery.
+    pub fn timing_error(&self) -> TimingError {
+        let mut v = self.lateness_ns.clone();
+        if v.is_empty() {
+            return TimingError::default();
+        }
+        v.sort_unstable();
+        let at = |q: f64| {
+            let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+            v[i] as f64 * 1e-9
+        };
+        TimingError {
+            p50: at(0.5),
+            p99: at(0.99),
+            p999: at(0.999),
+            max: v[v.len() - 1] as f64 * 1e-9,
+        }
+    }
+}
+
 /// Two TUN devices joined by a link model.
 pub struct Bridge {
     tuns: [Tun; 2],
@@ -488,6 +523,18 @@ mod tests {
         let mut again = clean.clone();
         flip_bits(&mut again, &p);
         assert_eq!(again, h);
+    }
+
+    #[test]
+    fn timing_error_percentiles_by_nearest_rank() {
+        let mut st = BridgeStats::default();
+        assert_eq!(st.timing_error(), TimingError::default());
+        st.lateness_ns = (1..=1000).rev().map(|i| i * 1000).collect();
+        let t = st.timing_error();
+        assert_eq!(
+            (t.p50, t.p99, t.p999, t.max),
+            (500e-6, 990e-6, 999e-6, 1000e-6)
+        );
     }
 
     #[test]
