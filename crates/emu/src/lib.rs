@@ -13,5 +13,6 @@
 //! generators, residual bit errors, outputs and record/replay.
 
 pub mod engine;
+pub mod fabric;
 pub mod netns;
 pub mod tun;

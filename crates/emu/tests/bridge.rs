@@ -305,3 +305,66 @@ fn residual_bit_errors_reach_the_kernel_as_checksum_failures() {
     assert_eq!(udp_over_frame_link("bpsk", "40dB", 3), 20);
     assert_eq!(udp_over_frame_link("256qam", "0dB", 0), 0);
 }
+
+#[test]
+fn a_fabric_routes_across_a_middle_node() {
+    use linklab_emu::fabric::Fabric;
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // a (node 0) --10 ms-- r (node 1, no kernel) --15 ms-- b (node 2).
+    let wire = |ms| {
+        WiredLinkConfig::new("x", "y")
+            .rate(Rate::from_bps(10_000_000).unwrap())
+            .delay(Time::from_millis(ms))
+            .build("x", "y", 1)
+            .unwrap()
+    };
+    let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
+    let mut fab = Fabric::new(
+        3,
+        vec![(0, 1, wire(10)), (2, 1, wire(15))],
+        vec![
+            (0, Tun::open(&na, "llab0", A).unwrap()),
+            (2, Tun::open(&nb, "llab0", B).unwrap()),
+        ],
+    );
+    let echo = nb
+        .spawn(|| {
+            let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            let mut buf = [0u8; 64];
+            for _ in 0..10 {
+                let (n, from) = s.recv_from(&mut buf)?;
+                s.send_to(&buf[..n], from)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let ping = na
+        .spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
+            s.set_read_timeout(Some(Duration::from_secs(2)))?;
+            let mut rtts = Vec::new();
+            let mut buf = [0u8; 64];
+            for i in 0..10u8 {
+                let t = Instant::now();
+                s.send_to(&[i; 32], SocketAddrV4::new(B, 7))?;
+                s.recv_from(&mut buf)?;
+                rtts.push(t.elapsed());
+            }
+            rtts.sort();
+            Ok(rtts[5])
+        })
+        .unwrap();
+    fab.run(Duration::from_secs(2)).unwrap();
+    echo.join().unwrap().unwrap();
+    let median = ping.join().unwrap().unwrap();
+    // 2 × (10 + 15) ms plus four serialisations of 60 bytes at 10 Mbit/s.
+    assert!(median > Duration::from_micros(50_000), "{median:?}");
+    assert!(median < Duration::from_micros(53_000), "{median:?}");
+    assert_eq!(fab.unroutable, 0);
+}

@@ -3,7 +3,7 @@
 
 pub mod limits;
 pub mod monitor;
-mod routing;
+pub mod routing;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
