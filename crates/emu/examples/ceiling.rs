@@ -6,7 +6,6 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use linklab_core::config::Rate;
@@ -48,17 +47,7 @@ fn main() -> std::io::Result<()> {
     let source = na.spawn(move || {
         std::thread::sleep(Duration::from_millis(100));
         let mut s = TcpStream::connect(SocketAddrV4::new(b, 5001))?;
-        let cc = b"cubic";
-        // SAFETY: TCP_CONGESTION reads the name from a buffer we own.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                cc.as_ptr().cast(),
-                cc.len() as libc::socklen_t,
-            )
-        };
+        linklab_emu::sock::set_congestion(&s, "cubic")?;
         let data = vec![1u8; 1 << 18];
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs_f64(secs) {

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linklab_core::link::{Delivery, Dir, Link};
@@ -23,7 +24,7 @@ use crate::tun::Tun;
 
 /// A packet on its way: where it goes, its route and the bytes to write.
 struct InFlight {
-    route: Vec<u32>,
+    route: Arc<[u32]>,
     hop: usize,
     bytes: Vec<u8>,
 }
@@ -35,7 +36,7 @@ pub struct Fabric {
     tuns: Vec<(usize, Tun)>,
     by_addr: HashMap<Ipv4Addr, usize>,
     router: Router,
-    routes: HashMap<(usize, usize), Option<Vec<u32>>>,
+    routes: HashMap<(usize, usize), Option<Arc<[u32]>>>,
     flying: HashMap<u64, InFlight>,
     next_uid: u64,
     /// Counters (`read`/`written` are by kernel, in the order added; index 0 and 1 only
@@ -73,11 +74,15 @@ impl Fabric {
         }
     }
 
-    fn route(&mut self, src: usize, dst: usize) -> Option<Vec<u32>> {
+    fn route(&mut self, src: usize, dst: usize) -> Option<Arc<[u32]>> {
         let router = &self.router;
         self.routes
             .entry((src, dst))
-            .or_insert_with(|| router.route(NodeId(src as u32), NodeId(dst as u32)))
+            .or_insert_with(|| {
+                router
+                    .route(NodeId(src as u32), NodeId(dst as u32))
+                    .map(Arc::from)
+            })
             .clone()
     }
 

@@ -15,4 +15,5 @@
 pub mod engine;
 pub mod fabric;
 pub mod netns;
+pub mod sock;
 pub mod tun;

@@ -2,7 +2,6 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use linklab_core::config::Rate;
@@ -37,6 +36,44 @@ fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Bridge) {
     (na, nb, Bridge::new(ta, tb, link))
 }
 
+/// Median round trip of `n` UDP echoes from namespace `na` (A) to `nb` (B)
+/// while `drive` runs the emulator.
+fn udp_echo_median(na: &NetNs, nb: &NetNs, n: u8, drive: impl FnOnce()) -> Duration {
+    let echo = nb
+        .spawn(move || {
+            let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            let mut buf = [0u8; 64];
+            for _ in 0..n {
+                let (k, from) = s.recv_from(&mut buf)?;
+                s.send_to(&buf[..k], from)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let ping = na
+        .spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
+            s.set_read_timeout(Some(Duration::from_secs(2)))?;
+            let mut rtts = Vec::new();
+            let mut buf = [0u8; 64];
+            for i in 0..n {
+                let t = Instant::now();
+                s.send_to(&[i; 32], SocketAddrV4::new(B, 7))?;
+                s.recv_from(&mut buf)?;
+                rtts.push(t.elapsed());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            rtts.sort();
+            Ok(rtts[rtts.len() / 2])
+        })
+        .unwrap();
+    drive();
+    echo.join().unwrap().unwrap();
+    ping.join().unwrap().unwrap()
+}
+
 #[test]
 fn round_trip_is_twice_the_link_delay() {
     if !privileged() {
@@ -45,39 +82,7 @@ fn round_trip_is_twice_the_link_delay() {
     }
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (na, nb, mut br) = bridge(10_000_000, 20);
-    let echo = nb
-        .spawn(|| {
-            let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;
-            s.set_read_timeout(Some(Duration::from_secs(5)))?;
-            let mut buf = [0u8; 64];
-            for _ in 0..20 {
-                let (n, from) = s.recv_from(&mut buf)?;
-                s.send_to(&buf[..n], from)?;
-            }
-            Ok(())
-        })
-        .unwrap();
-    let ping = na
-        .spawn(|| {
-            std::thread::sleep(Duration::from_millis(200));
-            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
-            s.set_read_timeout(Some(Duration::from_secs(2)))?;
-            let mut rtts = Vec::new();
-            let mut buf = [0u8; 64];
-            for i in 0..20u8 {
-                let t = Instant::now();
-                s.send_to(&[i; 32], SocketAddrV4::new(B, 7))?;
-                s.recv_from(&mut buf)?;
-                rtts.push(t.elapsed());
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            rtts.sort();
-            Ok(rtts[10])
-        })
-        .unwrap();
-    br.run(Duration::from_secs(3)).unwrap();
-    echo.join().unwrap().unwrap();
-    let median = ping.join().unwrap().unwrap();
+    let median = udp_echo_median(&na, &nb, 20, || br.run(Duration::from_secs(3)).unwrap());
     // 2 × 20 ms plus 2 × 0.05 ms of serialisation at 10 Mbit/s.
     assert!(median > Duration::from_micros(40_000), "{median:?}");
     assert!(median < Duration::from_micros(43_000), "{median:?}");
@@ -128,20 +133,8 @@ fn kernel_cubic_fills_a_10_mbit_link() {
     let source = na
         .spawn(move || {
             std::thread::sleep(Duration::from_millis(100));
-            let s = TcpStream::connect(SocketAddrV4::new(B, 5001))?;
-            let cc = b"cubic";
-            // SAFETY: TCP_CONGESTION reads the name from a buffer we own.
-            let r = unsafe {
-                libc::setsockopt(
-                    s.as_raw_fd(),
-                    libc::IPPROTO_TCP,
-                    libc::TCP_CONGESTION,
-                    cc.as_ptr().cast(),
-                    cc.len() as libc::socklen_t,
-                )
-            };
-            assert_eq!(r, 0, "TCP_CONGESTION cubic");
-            let mut s = s;
+            let mut s = TcpStream::connect(SocketAddrV4::new(B, 5001))?;
+            linklab_emu::sock::set_congestion(&s, "cubic")?;
             let data = vec![1u8; 1 << 16];
             let t = Instant::now();
             while t.elapsed() < Duration::from_secs_f64(secs) {
@@ -331,38 +324,7 @@ fn a_fabric_routes_across_a_middle_node() {
             (2, Tun::open(&nb, "llab0", B).unwrap()),
         ],
     );
-    let echo = nb
-        .spawn(|| {
-            let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;
-            s.set_read_timeout(Some(Duration::from_secs(5)))?;
-            let mut buf = [0u8; 64];
-            for _ in 0..10 {
-                let (n, from) = s.recv_from(&mut buf)?;
-                s.send_to(&buf[..n], from)?;
-            }
-            Ok(())
-        })
-        .unwrap();
-    let ping = na
-        .spawn(|| {
-            std::thread::sleep(Duration::from_millis(200));
-            let s = UdpSocket::bind(SocketAddrV4::new(A, 0))?;
-            s.set_read_timeout(Some(Duration::from_secs(2)))?;
-            let mut rtts = Vec::new();
-            let mut buf = [0u8; 64];
-            for i in 0..10u8 {
-                let t = Instant::now();
-                s.send_to(&[i; 32], SocketAddrV4::new(B, 7))?;
-                s.recv_from(&mut buf)?;
-                rtts.push(t.elapsed());
-            }
-            rtts.sort();
-            Ok(rtts[5])
-        })
-        .unwrap();
-    fab.run(Duration::from_secs(2)).unwrap();
-    echo.join().unwrap().unwrap();
-    let median = ping.join().unwrap().unwrap();
+    let median = udp_echo_median(&na, &nb, 10, || fab.run(Duration::from_secs(2)).unwrap());
     // 2 × (10 + 15) ms plus four serialisations of 60 bytes at 10 Mbit/s.
     assert!(median > Duration::from_micros(50_000), "{median:?}");
     assert!(median < Duration::from_micros(53_000), "{median:?}");

@@ -42,6 +42,7 @@ __all__ = [
     "pct",
     "plot_lines",
     "run_summaries",
+    "targets_table",
     "rel",
     "stat",
     "verdict",
@@ -451,6 +452,14 @@ class Reproduction:
             f"{tally}; report: {self.out / 'report.html'}\n"
         )
         return result, text
+
+
+def targets_table(key: str, title: str, checks: Sequence[Check]) -> Table:
+    """One row per target the paper states, with its verdict."""
+    t = Table(key, title, ["target", "verdict"])
+    for c in checks:
+        t.add([c.name], checks=[c], record={"target": c.name})
+    return t
 
 
 def run_summaries(res: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:

@@ -35,6 +35,7 @@ from linklab.reproduce.framework import (
     rel,
     run_summaries,
     stat,
+    targets_table,
 )
 
 __all__ = ["RateSwing", "single_mobile", "swing"]
@@ -553,9 +554,7 @@ class RateSwing(Reproduction):
             checks.append(Check("the ridge at T_B 5-8 s, T_D >= 3 s (mean >= 2x the table's)",
                                 r_mean >= 2 * all_mean,
                                 f"ridge {r_mean:.2f} % vs all {all_mean:.2f} %"))  # fmt: skip
-        shape = Table("table3-shape", "Table 3: shape", ["target", "verdict"])
-        for c in checks:
-            shape.add([c.name], checks=[c], record={"target": c.name})
+        shape = targets_table("table3-shape", "Table 3: shape", checks)
         t.notes.append(
             f"Ours mean ± {round(self.confidence * 100)} % CI over {self.reps} runs of "
             f"{self.duration_s} s (bursts from {warm} s, dead periods measured from then), "
@@ -610,7 +609,9 @@ class RateSwing(Reproduction):
         # No grant before the end: the downlinks stay at the FCH rate.
         run = self.traced("fig11-backlog", swing(), {"duration": "60s", "switch_at": "1000s"})
         self.runs += 1
-        limit = parse_quantity("size", "1000B") * float(str(swing()["params"]["limit"])[:-1])
+        # The RED limit is in packets of the scenario's IP size (mss + 40 bytes).
+        params = swing()["params"]
+        limit = (int(params["mss"]) + 40) * float(str(params["limit"]).rstrip("p"))
         backlog = _link_backlog(run.traces)
         onset = {}
         for beta in betas:
@@ -753,9 +754,7 @@ class RateSwing(Reproduction):
                       all(x >= 0 for x in by_rise) and any(x > 0 for x in by_rise),
                       f"delta*(5 s) - delta*(0.3 s) per beta: {by_rise}"),
             ]  # fmt: skip
-        shape = Table("fig12-shape", "Fig. 12: shape", ["target", "verdict"])
-        for c in checks:
-            shape.add([c.name], checks=[c], record={"target": c.name})
+        shape = targets_table("fig12-shape", "Fig. 12: shape", checks)
         control = self._control(
             [-10.0, 0.0, 10.0] if self.quick else [-10.0, -5.0, 0.0, 10.0, 20.0]
         )

@@ -30,6 +30,7 @@ from linklab.reproduce.framework import (
     plot_lines,
     rel,
     run_summaries,
+    targets_table,
 )
 
 __all__ = ["Wipemu"]
@@ -235,7 +236,11 @@ class Wipemu(Reproduction):
             f"8-CrQAM {_k(self._at(curves, '8-CrQAM', top))}, rectangle {_k(rect)}, 4-QAM "
             f"{_k(self._at(curves, '4-QAM', top))} kbit/s."
         )
-        return [thr, retx, _targets("fig4-targets", "Figs. 4-5: what the paper states", checks)]
+        return [
+            thr,
+            retx,
+            targets_table("fig4-targets", "Figs. 4-5: what the paper states", checks),
+        ]
 
     # -- Figs. 6-7 -------------------------------------------------------------------
 
@@ -261,7 +266,7 @@ class Wipemu(Reproduction):
             Check("perfect prediction > NMSE-0.1 levels > perfect levels on NMSE 0.1",
                   a > b > c, f"{_k(a)} > {_k(b)} > {_k(c)} kbit/s at limit {top}"),
         ]  # fmt: skip
-        targets = _targets("fig6-targets", "Figs. 6-7: what the paper states", checks)
+        targets = targets_table("fig6-targets", "Figs. 6-7: what the paper states", checks)
         from linklab.analytic import mqam
 
         ceiling = mqam("16dB", "4dB", 0.1)["kbps"]
@@ -319,7 +324,7 @@ class Wipemu(Reproduction):
             thr,
             retx,
             ber,
-            _targets("fig8-targets", "Figs. 8-9: what the paper states", checks),
+            targets_table("fig8-targets", "Figs. 8-9: what the paper states", checks),
         ]
 
     # -- "3 Mb" ----------------------------------------------------------------------
@@ -346,14 +351,6 @@ class Wipemu(Reproduction):
         t.notes.append(f"{reps} replications each. A longer transfer spends less of its time "
                        "in slow start.")  # fmt: skip
         return [t]
-
-
-def _targets(key: str, title: str, checks: list[Check]) -> Table:
-    """One row per target the paper states, with its verdict."""
-    t = Table(key, title, ["target", "verdict"])
-    for c in checks:
-        t.add([c.name], checks=[c], record={"target": c.name})
-    return t
 
 
 def _kbps(st: Mapping[str, Any] | None) -> dict[str, Any] | None:
