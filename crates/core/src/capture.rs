@@ -197,7 +197,7 @@ impl PcapWriter {
 
         // Options.
         let room = tcp_len - 20;
-        let sack = pkt.sack.as_slice();
+        let sack = pkt.sack.blocks();
         let sack_bytes = |n: usize| if n == 0 { 0 } else { 4 + 8 * n };
         let with_ts = room >= 12 + sack_bytes(sack.len());
         let mut o = 20;

@@ -68,35 +68,74 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 /// SACK blocks of an ACK: half-open byte ranges `[start, end)` above the
 /// cumulative ACK, most recently changed first (RFC 2018 §4).
 ///
-/// A block is never empty, so unused slots are `(0, 0)` and the count needs no
-/// field of its own (which keeps [`Packet`] at 144 bytes).
+/// Stored as on the wire, relative to each other: the first block's start in
+/// full and every block as a signed 32-bit offset from it and a 32-bit length
+/// (real TCP carries 32-bit sequence numbers, and all blocks lie within one
+/// receive window). A block is never empty, so unused slots have length 0 and
+/// the count needs no field of its own; this keeps [`Packet`] at 120 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SackBlocks {
+    base: u64,
+    blocks: [(i32, u32); MAX_SACK_BLOCKS],
+}
+
+/// The blocks of a [`SackBlocks`], unpacked to full 64-bit ranges; derefs to
+/// a slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SackList {
     blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    len: usize,
+}
+
+impl std::ops::Deref for SackList {
+    type Target = [(u64, u64)];
+    fn deref(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len]
+    }
 }
 
 impl SackBlocks {
     /// No blocks.
     pub const EMPTY: SackBlocks = SackBlocks {
+        base: 0,
         blocks: [(0, 0); MAX_SACK_BLOCKS],
     };
 
-    /// Append a non-empty block (`start < end`); ignored when full.
+    /// Append a non-empty block (`start < end`); ignored when full, and when
+    /// the block is further than 2³¹ bytes from the first one or 2³² bytes
+    /// long (no receive window is that large).
     pub fn push(&mut self, start: u64, end: u64) {
         debug_assert!(start < end, "empty SACK block [{start}, {end})");
         let len = self.len();
-        if len < MAX_SACK_BLOCKS && start < end {
-            self.blocks[len] = (start, end);
+        if len >= MAX_SACK_BLOCKS || start >= end {
+            return;
+        }
+        if len == 0 {
+            self.base = start;
+        }
+        let off = i32::try_from(start as i128 - self.base as i128);
+        let size = u32::try_from(end - start);
+        if let (Ok(off), Ok(size)) = (off, size) {
+            self.blocks[len] = (off, size);
         }
     }
     /// The blocks in order.
-    pub fn as_slice(&self) -> &[(u64, u64)] {
-        &self.blocks[..self.len()]
+    pub fn blocks(&self) -> SackList {
+        let mut out = SackList {
+            blocks: [(0, 0); MAX_SACK_BLOCKS],
+            len: 0,
+        };
+        for &(off, size) in self.blocks.iter().take_while(|b| b.1 > 0) {
+            let start = self.base.wrapping_add_signed(i64::from(off));
+            out.blocks[out.len] = (start, start + u64::from(size));
+            out.len += 1;
+        }
+        out
     }
     /// Number of blocks.
     #[inline]
     pub fn len(&self) -> usize {
-        self.blocks.iter().take_while(|(s, e)| s < e).count()
+        self.blocks.iter().take_while(|b| b.1 > 0).count()
     }
     /// Whether there are no blocks.
     pub fn is_empty(&self) -> bool {
@@ -224,7 +263,7 @@ mod tests {
     #[test]
     fn packet_is_small() {
         assert!(
-            std::mem::size_of::<Packet>() <= 144,
+            std::mem::size_of::<Packet>() <= 120,
             "{}",
             std::mem::size_of::<Packet>()
         );

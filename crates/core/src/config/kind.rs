@@ -130,9 +130,11 @@ pub fn enum_schema(mut variants: Vec<Value>, keys: &[&str]) -> Schema {
     schema(serde_json::json!({ "oneOf": variants }))
 }
 
-/// Declare an enum of model configurations tagged by a key:
+/// Declare an enum of model configurations tagged by a key (the macro is
+/// crate-private, so the example is not compiled as a doctest; the real
+/// uses are `aqm::QueueConfig`, `channel::ChannelConfig` and the others):
 ///
-/// ```ignore
+/// ```text
 /// tagged_enum! {
 ///     /// A queue in front of a transmitter.
 ///     pub enum QueueConfig: dyn AqmConfig, "queue", tag "kind", default "droptail" {

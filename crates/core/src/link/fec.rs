@@ -137,7 +137,7 @@ impl FecStats {
 
 /// One attempt of a packet on the wire.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Attempt {
+struct Attempt {
     /// Link sequence number (order of first transmission).
     pub seq: u64,
     /// 0 for the first transmission, i for the i-th retransmission.
@@ -153,6 +153,9 @@ pub(super) struct FecState {
     pub stats: FecStats,
     rng: Rng,
     next_seq: u64,
+    /// Attempts on the wire, in the order they were sent (the direction's
+    /// wire is FIFO, so they arrive in this order).
+    on_wire: VecDeque<Attempt>,
     /// Retransmissions waiting for the transmitter: (ready at, packet, seq, attempt).
     retx: VecDeque<(Time, Packet, u64, u32)>,
     /// In-order delivery: first-transmitted packets by seq, `Some` once resolved.
@@ -175,6 +178,7 @@ impl FecState {
             stats: FecStats::default(),
             rng,
             next_seq: 0,
+            on_wire: VecDeque::new(),
             retx: VecDeque::new(),
             pending: BTreeMap::new(),
             out: VecDeque::new(),
@@ -202,16 +206,18 @@ impl FecState {
         s
     }
 
-    /// Send the `n` fragments of `pkt` from `start`, each of wire time
-    /// `frag_time`, erasing them with `channel` or the converted rate.
-    /// Returns the end of the transmission and the number of erased fragments.
+    /// Send the `n` fragments of `pkt` (link sequence number `seq`, attempt
+    /// `attempt`) from `start`, each of wire time `frag_time`, erasing them
+    /// with `channel` or the converted rate. Returns the end of the
+    /// transmission; the attempt waits for [`FecState::on_arrival`].
     pub fn send_block(
         &mut self,
         start: Time,
         frag_time: Time,
         pkt: &Packet,
+        (seq, attempt): (u64, u32),
         channel: &mut dyn Channel,
-    ) -> (Time, u32) {
+    ) -> Time {
         let n = self.cfg.n;
         let q = match self.cfg.erasure {
             FragmentErasure::Channel => None,
@@ -235,12 +241,22 @@ impl FecState {
         self.stats.fragments_sent += u64::from(n);
         self.stats.repair_fragments_sent += u64::from(n - self.cfg.k);
         self.stats.fragments_erased += u64::from(erased);
-        (start + Time(frag_time.0 * u64::from(n)), erased)
+        self.on_wire.push_back(Attempt {
+            seq,
+            attempt,
+            erased,
+        });
+        start + Time(frag_time.0 * u64::from(n))
     }
 
-    /// The last fragment of attempt `a` of `pkt` reached the far end at `t`:
-    /// decode, or ask for a retransmission, or give the packet up.
-    pub fn on_arrival(&mut self, t: Time, pkt: Packet, a: Attempt) {
+    /// The last fragment of the oldest attempt on the wire, one of `pkt`,
+    /// reached the far end at `t`: decode, or ask for a retransmission, or
+    /// give the packet up.
+    pub fn on_arrival(&mut self, t: Time, pkt: Packet) {
+        let a = self
+            .on_wire
+            .pop_front()
+            .expect("an arrival on a link FEC direction matches an attempt on the wire");
         let received = self.cfg.n - a.erased;
         if decodable(received, self.cfg.k) {
             if a.attempt > 0 {

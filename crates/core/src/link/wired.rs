@@ -17,7 +17,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::fec::{Attempt, FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
+use super::fec::{FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
 use super::netem::{Netem, NetemConfig};
 use super::trace::{TraceConfig, TraceFile, TraceServer};
 use super::{check_schedule_times, pick, Delivery, Dir, Files, Link, LinkKind, LinkStats};
@@ -60,8 +60,8 @@ pub struct WiredDirection {
     channel: Box<dyn Channel>,
     /// When the transmitter finishes the packet it is sending (≤ now: idle).
     busy_until: Time,
-    /// Packets on the wire: (arrival time at the far end, packet, lost, FEC attempt).
-    wire: VecDeque<(Time, Packet, bool, Attempt)>,
+    /// Packets on the wire: (arrival time at the far end, packet, lost).
+    wire: VecDeque<(Time, Packet, bool)>,
     stats: LinkStats,
     /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
     fec: Option<Box<FecState>>,
@@ -141,16 +141,11 @@ impl WiredDirection {
         }
         let rate = self.rate_bps;
         let size = u64::from(pkt.size());
-        let (end, lost, att) = match self.fec.as_deref_mut() {
+        let (end, lost) = match self.fec.as_deref_mut() {
             None => {
                 let wire = size + u64::from(self.cfg.overhead_bytes);
                 self.channel.advance(start);
                 let lost = self.channel.unit_error();
-                let att = Attempt {
-                    seq: 0,
-                    attempt: 0,
-                    erased: 0,
-                };
                 let end = match self.server.as_mut() {
                     None if self.cfg.immediate => self.fluid_end(start, wire),
                     None => start + Time::tx_time(wire, rate),
@@ -166,19 +161,14 @@ impl WiredDirection {
                         }
                     },
                 };
-                (end, lost, att)
+                (end, lost)
             }
             Some(f) => {
                 let frag = u64::from(f.cfg.fragment_bytes(pkt.size()));
                 let frag_time = Time::tx_time(frag + u64::from(self.cfg.overhead_bytes), rate);
-                let (seq, attempt) = retry.unwrap_or_else(|| (f.first_seq(), 0));
-                let (end, erased) = f.send_block(start, frag_time, &pkt, self.channel.as_mut());
-                let att = Attempt {
-                    seq,
-                    attempt,
-                    erased,
-                };
-                (end, false, att)
+                let attempt = retry.unwrap_or_else(|| (f.first_seq(), 0));
+                let end = f.send_block(start, frag_time, &pkt, attempt, self.channel.as_mut());
+                (end, false)
             }
         };
         self.busy_until = end;
@@ -186,7 +176,7 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire.push_back((end + self.cfg.delay, pkt, lost, att));
+        self.wire.push_back((end + self.cfg.delay, pkt, lost));
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -302,7 +292,7 @@ impl WiredDirection {
             if self.netem.is_some() {
                 return self.poll_netem(now);
             }
-            let &(t, pkt, lost, _) = self.wire.front()?;
+            let &(t, pkt, lost) = self.wire.front()?;
             if t > now {
                 return None;
             }
@@ -321,13 +311,13 @@ impl WiredDirection {
                 return Some(self.count(d));
             }
             match self.wire.front() {
-                Some(&(t, pkt, _, att)) if t <= now => {
+                Some(&(t, pkt, _)) if t <= now => {
                     // Transmissions that start before this arrival go first;
                     // its feedback can only affect later ones.
                     self.advance(t);
                     self.wire.pop_front();
                     if let Some(f) = self.fec.as_mut() {
-                        f.on_arrival(t, pkt, att);
+                        f.on_arrival(t, pkt);
                     }
                 }
                 _ => {
@@ -352,7 +342,7 @@ impl WiredDirection {
             let d = match (wire, out) {
                 (w, Some(o)) if w.is_none_or(|w| o <= w) => n.pop(o),
                 (Some(_), _) => {
-                    let (t, pkt, lost, _) = self.wire.pop_front()?;
+                    let (t, pkt, lost) = self.wire.pop_front()?;
                     if lost {
                         Some(Delivery::Lost(pkt, DropCause::LinkLoss))
                     } else {

@@ -383,12 +383,12 @@ impl TcpReceiver {
             if let Some(r) = trigger.and_then(|t| self.range_of(t)) {
                 blocks.push(r.0, r.1);
             }
-            for &(start, _) in self.last_blocks.as_slice() {
+            for &(start, _) in self.last_blocks.blocks().iter() {
                 if blocks.len() >= self.sack_max {
                     break;
                 }
                 if let Some(r) = self.range_of(start) {
-                    if !blocks.as_slice().contains(&r) {
+                    if !blocks.blocks().contains(&r) {
                         blocks.push(r.0, r.1);
                     }
                 }
@@ -399,7 +399,7 @@ impl TcpReceiver {
                     if blocks.len() >= self.sack_max {
                         break;
                     }
-                    if !blocks.as_slice().contains(&r) {
+                    if !blocks.blocks().contains(&r) {
                         blocks.push(r.0, r.1);
                     }
                 }

@@ -511,7 +511,7 @@ impl TcpSender {
     /// they newly deliver; whether anything was newly SACKed.
     fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
         let (rate, rack) = (&mut self.rate, &mut self.rack);
-        self.sb.apply_sack_visit(pkt.sack.as_slice(), |s| {
+        self.sb.apply_sack_visit(&pkt.sack.blocks(), |s| {
             if let Some(r) = rate.as_deref_mut() {
                 r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
             }

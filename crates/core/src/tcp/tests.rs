@@ -459,7 +459,7 @@ fn blocks_after(r: &mut TcpReceiver, seq: u64) -> (u64, Vec<(u64, u64)>) {
     let a = r.poll_transmit(Time::ZERO).unwrap();
     assert!(r.poll_transmit(Time::ZERO).is_none());
     assert_eq!(a.header, 40 + a.sack.option_bytes());
-    (a.ack, a.sack.as_slice().to_vec())
+    (a.ack, a.sack.blocks().to_vec())
 }
 
 #[test]
@@ -1230,7 +1230,7 @@ fn block_above_a_hole_is_rebuilt_out_of_order_then_a_retransmission_completes() 
     while let Some(a) = r.poll_transmit(Time::ZERO) {
         last = Some(a);
     }
-    assert_eq!(last.unwrap().sack.as_slice()[0], (200, 1000));
+    assert_eq!(last.unwrap().sack.blocks()[0], (200, 1000));
     let mut rtx = seg(100, 100);
     rtx.retransmit = true;
     r.on_packet(Time::ZERO, &rtx);
