@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module ``linklab._core``."""
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 Column = tuple[Literal["f64", "u64"], bytes] | tuple[Literal["str"], list[str]]
 
@@ -12,6 +12,7 @@ class ScenarioError(ValueError):
     message: str
 
 class InternalError(RuntimeError): ...
+class EmulationError(ValueError): ...
 
 __version__: str
 MAX_DEPTH: int
@@ -27,6 +28,26 @@ def run(
     timings: dict[str, float] | None = None,
     base_dir: str | None = None,
 ) -> tuple[dict[str, object], dict[str, dict[str, Column]], dict[str, bytes]]: ...
+def emulate(
+    source: str | dict[str, object],
+    *,
+    seed: int | None = None,
+    params: dict[str, str] | None = None,
+    base_dir: str | None = None,
+    duration: str | None = None,
+    record: bool = False,
+    commands: list[tuple[str, str]] | None = None,
+    shell: str | None = None,
+    linux_defaults: bool = False,
+) -> tuple[dict[str, Any], dict[str, list[Any]], str | None]: ...
+def emulate_replay(
+    source: str | dict[str, object],
+    record: str,
+    *,
+    seed: int | None = None,
+    params: dict[str, str] | None = None,
+    base_dir: str | None = None,
+) -> dict[str, Any]: ...
 def input_files(
     source: str | dict[str, object],
     *,

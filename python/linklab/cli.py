@@ -86,6 +86,20 @@ def _pcap_spec(text: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------------
 
 
+def _add_seed_and_set(p: argparse.ArgumentParser) -> None:
+    """The --seed and --set flags of the commands that run one scenario."""
+    p.add_argument("--seed", type=_seed, metavar="N", help="run seed (0 to 2**64-1)")
+    p.add_argument(
+        "--set",
+        dest="params",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a [params] entry (repeatable)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -100,16 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a scenario file and print its summary.",
     )
     run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    run.add_argument("--seed", type=_seed, metavar="N", help="run seed (0 to 2**64-1)")
-    run.add_argument(
-        "--set",
-        dest="params",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a [params] entry (repeatable)",
-    )
+    _add_seed_and_set(run)
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     run.add_argument("--trace", metavar="DIR", help="write Parquet traces into DIR")
     run.add_argument(
@@ -121,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a pcap of LINK ('A->B' or 'A-B') to FILE (repeatable)",
     )
     run.set_defaults(func=_cmd_run)
+
+    _add_emulate_parser(sub)
 
     schema = sub.add_parser(
         "schema",
@@ -802,6 +809,144 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(text: str) -> str:
+    try:
+        seconds = _core.parse_quantity("time", text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"invalid --duration {text!r}: {e}") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"invalid --duration {text!r}; allowed: above 0 s")
+    return text
+
+
+def _add_emulate_parser(sub: Any) -> None:
+    emu = sub.add_parser(
+        "emulate",
+        help="run a scenario live: kernel TCP through its link models",
+        description=(
+            "Run a scenario live: real Linux TCP stacks in network namespaces, their "
+            "packets carried through the scenario's link models in real time (needs "
+            "root and /dev/net/tun; see docs/emulation.md). Each [[flows]] entry is a "
+            "kernel TCP connection with its cc, unless --a/--b/--shell run your own "
+            "programs. With --replay DIR, replay a recording in simulated time instead."
+        ),
+    )
+    emu.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML file")
+    _add_seed_and_set(emu)
+    emu.add_argument(
+        "--duration", type=_duration, metavar="T", help="run this long (default: the scenario's)"
+    )
+    emu.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    emu.add_argument("--trace", metavar="DIR", help="write tcp_info.parquet into DIR")
+    emu.add_argument(
+        "--record", metavar="DIR", help="store every arrival and decision in DIR for --replay"
+    )
+    emu.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="replay the recording in DIR through the same links in simulated time",
+    )
+    emu.add_argument(
+        "--a",
+        metavar="CMD",
+        help="run CMD (with sh -c) in the first flow's sender namespace instead of the "
+        "built-in traffic; $LINKLAB_B is the receiver's address",
+    )
+    emu.add_argument(
+        "--b", metavar="CMD", help="run CMD in the first flow's receiver namespace (see --a)"
+    )
+    emu.add_argument(
+        "--shell",
+        metavar="NODE",
+        help="an interactive shell in NODE's namespace ('a'/'b': the first flow's ends); "
+        "the run ends when it exits",
+    )
+    emu.add_argument(
+        "--linux-defaults",
+        action="store_true",
+        help="leave kernel TCP as Linux ships it instead of applying the scenario's [tcp] "
+        "(SACK, timestamps, ECN, initial window, min RTO, MSS)",
+    )
+    emu.set_defaults(func=_cmd_emulate)
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    from linklab import emulate as live
+
+    if args.replay is not None:
+        extra = [
+            f for f, v in (("SCENARIO", args.scenario), ("--record", args.record)) if v is not None
+        ]
+        extra += [
+            "--" + f.replace("_", "-")
+            for f in ("a", "b", "shell", "trace", "duration", "linux_defaults")
+            if getattr(args, f)
+        ]
+        extra += ["--set"] * bool(args.params) + ["--seed"] * (args.seed is not None)
+        if extra:
+            raise UsageError(
+                f"--replay takes the scenario, parameters and seed from its recording; "
+                f"drop {', '.join(extra)}"
+            )
+        try:
+            out = live.replay(args.replay)
+        except (live.EmulationError, ScenarioError) as e:
+            raise UsageError(error_text(e)) from None
+        if args.json:
+            print(json.dumps({"replay": out}))
+        else:
+            first = ", ".join(f"packet {u} on link {ln}" for u, ln in out["first"])
+            print(
+                f"replay: {out['packets']} decisions, {out['mismatches']} mismatches"
+                + (f" (first: {first})" if first else "")
+            )
+        return 0 if out["mismatches"] == 0 else EXIT_INTERNAL
+    if args.scenario is None:
+        raise UsageError(
+            "no SCENARIO given; emulate a scenario file, or replay a recording with --replay DIR"
+        )
+    if args.shell is not None and (args.a or args.b):
+        raise UsageError("--shell replaces --a/--b; give one or the other")
+    for flag, where in (("--trace", args.trace), ("--record", args.record)):
+        if where is not None:
+            _check_output(check_writable_dir, where, f"{flag} directory")
+    try:
+        source = read_scenario_file(args.scenario)
+    except ScenarioFileError as e:
+        raise UsageError(str(e)) from None
+    commands = [(side, cmd) for side, cmd in (("a", args.a), ("b", args.b)) if cmd]
+    try:
+        result = live.emulate(
+            source,
+            seed=args.seed,
+            params=params_to_strings(dict(args.params)) or None,
+            duration=args.duration,
+            record_dir=args.record,
+            trace_dir=args.trace,
+            commands=commands,
+            shell=args.shell,
+            base_dir=os.path.dirname(os.path.abspath(args.scenario)),
+            linux_defaults=args.linux_defaults,
+        )
+    except ScenarioError as e:
+        raise UsageError(f"{args.scenario}: {error_text(e)}") from None
+    except live.EmulationError as e:
+        raise UsageError(f"{args.scenario}: {error_text(e)}") from None
+    summary = result.summary
+    if args.json:
+        print(json.dumps(json_safe(summary)))
+    else:
+        print(render_summary(summary))
+    emu = summary["emulation"]
+    if emu["tun_drops"]:
+        print(
+            f"{PROG}: warning: the kernel dropped {emu['tun_drops']} packets at the TUN devices "
+            "(the emulator fell behind); the results understate what the link carries",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     text = _core.json_schema()
     json.loads(text)  # the core must hand back JSON; a failure here is a bug
@@ -957,6 +1102,21 @@ def render_summary(s: dict[str, Any]) -> str:
             "drops aqm forced", "ecn marks", "mean pkts", "mean bytes", "max pkts",
         ]  # fmt: skip
         parts.append("\n" + text_table(headers, rows, left=2))
+    emu = s.get("emulation")
+    if emu:
+        t = emu.get("timing_error_s") or {}
+        nodes = "  ".join(f"{n} {a}" for n, a in (emu.get("nodes") or {}).items())
+        parts.append(
+            f"\nemulation ({emu.get('traffic')}): nodes {nodes}\n"
+            f"  packets read {_num(emu.get('packets_read'))}  "
+            f"written {_num(emu.get('packets_written'))}  "
+            f"link drops {_num(emu.get('link_drops'))}  "
+            f"TUN drops {_num(emu.get('tun_drops'))}  "
+            f"unroutable {_num(emu.get('unroutable'))}\n"
+            f"  timing error p50 {_num(t.get('p50'), 1e6, 1)} us  "
+            f"p99 {_num(t.get('p99'), 1e6, 1)} us  "
+            f"p99.9 {_num(t.get('p999'), 1e6, 1)} us  max {_num(t.get('max'), 1e6, 1)} us"
+        )
     return "\n".join(parts)
 
 

@@ -7,14 +7,17 @@ core raises it, and so does the Python loader for a scenario dict of the wrong
 shape (:func:`scenario_error`). ``ScenarioFileError`` (an ``OSError``) is a
 scenario file that cannot be read: missing, a directory, not a regular file,
 too large, not UTF-8. ``InternalError`` (a ``RuntimeError``) is a bug in the
-core: a Rust panic turned into a Python exception.
+core: a Rust panic turned into a Python exception. ``EmulationError`` (a
+``ValueError``) is a scenario or option live emulation cannot run, or a machine
+that cannot emulate (not Linux, no root, no ``/dev/net/tun``).
 """
 
 from __future__ import annotations
 
-from linklab._core import InternalError, ScenarioError
+from linklab._core import EmulationError, InternalError, ScenarioError
 
 __all__ = [
+    "EmulationError",
     "InternalError",
     "ScenarioError",
     "ScenarioFileError",

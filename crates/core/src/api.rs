@@ -102,6 +102,19 @@ impl Run {
         (self.sim.drain_traces(), self.sim.take_captures())
     }
 
+    /// The run taken apart before it starts, for an executor other than
+    /// the simulator (the live emulator): the network with its link models
+    /// and flow specifications, and what the summary's header needs.
+    pub fn into_parts(self) -> RunParts {
+        RunParts {
+            network: self.sim.into_network(),
+            duration: self.duration,
+            name: self.name,
+            seed: self.seed,
+            params: self.params,
+        }
+    }
+
     /// Run to the end; the summary and the traces and captures not yet taken.
     pub fn finish(mut self) -> RunOutput {
         self.sim.run(self.duration);
@@ -117,6 +130,20 @@ impl Run {
             pcaps: self.sim.take_captures(),
         }
     }
+}
+
+/// A built run taken apart ([`Run::into_parts`]).
+pub struct RunParts {
+    /// Nodes, links (models included) and flows.
+    pub network: crate::net::Network,
+    /// The scenario's duration.
+    pub duration: Time,
+    /// The scenario's name (empty if it has none).
+    pub name: String,
+    /// The run seed.
+    pub seed: u64,
+    /// The resolved `[params]`.
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Load and build a scenario, ready to [`Run::advance`] or [`Run::finish`].

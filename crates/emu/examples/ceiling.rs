@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use linklab_core::config::Rate;
 use linklab_core::link::{LinkKind, WiredLinkConfig};
 use linklab_core::time::Time;
-use linklab_emu::engine::Bridge;
+use linklab_emu::fabric::Fabric;
 use linklab_emu::netns::NetNs;
 use linklab_emu::tun::Tun;
 
@@ -26,7 +26,7 @@ fn main() -> std::io::Result<()> {
         .delay(Time::from_millis(1))
         .build("a", "b", 1)
         .expect("link");
-    let mut br = Bridge::new(
+    let mut br = Fabric::pair(
         Tun::open(&na, "llab0", a)?,
         Tun::open(&nb, "llab0", b)?,
         link,
@@ -59,9 +59,9 @@ fn main() -> std::io::Result<()> {
     source.join().expect("source")?;
     let goodput = sink.join().expect("sink")?;
     let te = br.stats.timing_error();
-    let drops = br.tuns()[0].kernel_drops(&na)? + br.tuns()[1].kernel_drops(&nb)?;
+    let drops = br.tuns()[0].1.kernel_drops(&na)? + br.tuns()[1].1.kernel_drops(&nb)?;
     println!(
-        "{{\"rate_mbit\": {mbit}, \"goodput_mbit\": {:.1}, \"packets\": {}, \"link_drops\": {:?}, \"tun_drops\": {drops}, \"timing_error_us\": {{\"p50\": {:.0}, \"p99\": {:.0}, \"p999\": {:.0}, \"max\": {:.0}}}}}",
+        "{{\"rate_mbit\": {mbit}, \"goodput_mbit\": {:.1}, \"packets\": {}, \"link_drops\": {}, \"tun_drops\": {drops}, \"timing_error_us\": {{\"p50\": {:.0}, \"p99\": {:.0}, \"p999\": {:.0}, \"max\": {:.0}}}}}",
         goodput / 1e6,
         br.stats.lateness_ns.len(),
         br.stats.dropped,

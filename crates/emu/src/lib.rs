@@ -2,18 +2,21 @@
 //! namespaces, their packets carried through the simulator's link models in
 //! real time. This crate is Linux-only; the core stays sans-IO.
 //!
-//! Built so far: anonymous network namespaces kept alive by a file descriptor
-//! ([`netns::NetNs`]), TUN devices inside them ([`tun::Tun`]) addressed from
-//! the benchmarking range 198.18.0.0/15 only, and the real-time loop that
-//! joins two of them through an unchanged link model ([`engine::Bridge`]:
-//! epoll over the TUN descriptors and a timerfd, a short spin to each
-//! deadline, payload bytes kept beside the model by packet id, CE marks
-//! written into the IP header with its checksum fixed). Not yet: the
-//! `linklab emulate` command, scenarios with several links, traffic
-//! generators, residual bit errors, outputs and record/replay.
+//! - [`netns::NetNs`]: anonymous network namespaces kept alive by a file
+//!   descriptor (the kernel frees them even after `kill -9`);
+//! - [`tun::Tun`]: TUN devices inside them, addressed from the benchmarking
+//!   range 198.18.0.0/15 only;
+//! - [`wire`]: live packets parsed into the models' view, CE marks and
+//!   residual bit errors written back into the bytes;
+//! - [`fabric::Fabric`]: the real-time loop joining the namespaces through a
+//!   network of unchanged link models, with record and [`fabric::replay`];
+//! - [`emulate`]: a scenario run live — a kernel per flow endpoint, kernel
+//!   TCP connections or user commands as traffic, the run's summary;
+//! - [`sock`]: socket options (congestion control, `TCP_INFO`).
 
-pub mod engine;
+pub mod emulate;
 pub mod fabric;
 pub mod netns;
 pub mod sock;
 pub mod tun;
+pub mod wire;

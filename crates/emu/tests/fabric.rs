@@ -1,4 +1,4 @@
-//! Kernel traffic between two namespaces through a link model in real time.
+//! Kernel traffic between namespaces through link models in real time.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 use linklab_core::config::Rate;
 use linklab_core::link::{LinkKind, WiredLinkConfig};
 use linklab_core::time::Time;
-use linklab_emu::engine::Bridge;
+use linklab_emu::fabric::{replay, Fabric};
 use linklab_emu::netns::NetNs;
 use linklab_emu::tun::Tun;
 
 const A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 const B: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 1);
 
-/// Bridge tests run one at a time: each spins on a core near its deadlines.
+/// Fabric tests run one at a time: each spins on a core near its deadlines.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn privileged() -> bool {
@@ -24,7 +24,7 @@ fn privileged() -> bool {
 }
 
 /// Namespaces a and b joined by a wired link of `rate` and one-way `delay`.
-fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Bridge) {
+fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Fabric) {
     let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
     let ta = Tun::open(&na, "llab0", A).unwrap();
     let tb = Tun::open(&nb, "llab0", B).unwrap();
@@ -33,7 +33,7 @@ fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Bridge) {
         .delay(Time::from_millis(delay_ms))
         .build("a", "b", 1)
         .unwrap();
-    (na, nb, Bridge::new(ta, tb, link))
+    (na, nb, Fabric::pair(ta, tb, link))
 }
 
 /// Median round trip of `n` UDP echoes from namespace `na` (A) to `nb` (B)
@@ -149,7 +149,7 @@ fn kernel_cubic_fills_a_10_mbit_link() {
     // Payload capacity: 10 Mbit/s × 1448/1500 (Linux uses timestamps).
     let share = goodput / (10e6 * 1448.0 / 1500.0);
     let tun_drops =
-        br.tuns()[0].kernel_drops(&na).unwrap() + br.tuns()[1].kernel_drops(&nb).unwrap();
+        br.tuns()[0].1.kernel_drops(&na).unwrap() + br.tuns()[1].1.kernel_drops(&nb).unwrap();
     println!(
         "goodput share {share:.3}, dropped {:?}, TUN drops {tun_drops}",
         br.stats.dropped
@@ -179,7 +179,7 @@ fn a_replay_in_simulated_time_decides_every_packet_alike() {
     };
     let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
     let link = cfg().build("a", "b", 3).unwrap();
-    let mut br = Bridge::new(
+    let mut br = Fabric::pair(
         Tun::open(&na, "llab0", A).unwrap(),
         Tun::open(&nb, "llab0", B).unwrap(),
         link,
@@ -215,12 +215,12 @@ fn a_replay_in_simulated_time_decides_every_packet_alike() {
     sink.join().unwrap().unwrap();
     let rec = br.record.take().unwrap();
     assert!(
-        rec.arrivals.len() > 500 && br.stats.dropped[0] > 0,
+        rec.arrivals.len() > 500 && br.stats.dropped > 0,
         "{:?}",
         br.stats.dropped
     );
-    let mut fresh = cfg().build("a", "b", 3).unwrap();
-    let (n, bad) = linklab_emu::engine::replay(fresh.as_mut(), &rec);
+    let mut fresh = vec![cfg().build("a", "b", 3).unwrap()];
+    let (n, bad) = replay(&mut fresh, &rec);
     println!("replay: {n} packets, {} mismatches", bad.len());
     assert!(n > 500);
     assert!(
@@ -253,7 +253,7 @@ fn udp_over_frame_link(modulation: &str, snr: &str, limit: u32) -> usize {
     });
     let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
     let link = cfg.build("a", "b", 1).unwrap();
-    let mut br = Bridge::new(
+    let mut br = Fabric::pair(
         Tun::open(&na, "llab0", A).unwrap(),
         Tun::open(&nb, "llab0", B).unwrap(),
         link,
@@ -301,7 +301,6 @@ fn residual_bit_errors_reach_the_kernel_as_checksum_failures() {
 
 #[test]
 fn a_fabric_routes_across_a_middle_node() {
-    use linklab_emu::fabric::Fabric;
     if !privileged() {
         println!("SKIP: needs root and /dev/net/tun");
         return;
@@ -328,5 +327,5 @@ fn a_fabric_routes_across_a_middle_node() {
     // 2 × (10 + 15) ms plus four serialisations of 60 bytes at 10 Mbit/s.
     assert!(median > Duration::from_micros(50_000), "{median:?}");
     assert!(median < Duration::from_micros(53_000), "{median:?}");
-    assert_eq!(fab.unroutable, 0);
+    assert_eq!(fab.stats.unroutable, 0);
 }

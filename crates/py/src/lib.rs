@@ -53,6 +53,16 @@ pyo3::create_exception!(
     "A bug in the linklab core (a Rust panic); the message is the panic's."
 );
 
+pyo3::create_exception!(
+    linklab._core,
+    EmulationError,
+    PyValueError,
+    "A scenario or option that live emulation cannot run (a congestion control the \
+     kernel lacks, linklab's own TCP variants, a cross-layer feed), or a machine that \
+     cannot emulate (no root, no /dev/net/tun, not Linux); the message says which and \
+     what is allowed."
+);
+
 /// How often the waiting thread wakes to check for signals (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
@@ -500,6 +510,231 @@ fn run<'py>(
     }
 }
 
+/// Run scenario `source` live: kernel TCP between network namespaces
+/// through the scenario's link models, in real time (`docs/emulation.md`).
+///
+/// `duration` (a time such as `"10s"`) replaces the scenario's; `record`
+/// keeps every arrival and decision for [`emulate_replay`]; `commands`
+/// (`[(node, shell command)]`) or `shell` (a node name) replace the built-in
+/// traffic; `linux_defaults` leaves the kernels' TCP settings as shipped
+/// instead of mapping the scenario's `[tcp]` (SACK, timestamps, ECN,
+/// initial window, minimum RTO, MSS). Returns `(summary, tcp_info, record)`: the summary dict (the
+/// shape of `run`'s plus `emulation`), the `TCP_INFO` samples as a dict of
+/// column lists, and the record as JSON text (`None` unless `record`).
+///
+/// Raises `ScenarioError` for a scenario that cannot be loaded,
+/// `EmulationError` for one that cannot be emulated or a machine that
+/// cannot emulate, `RuntimeError` if a system call fails during the run,
+/// and `KeyboardInterrupt` (after stopping the run) on Ctrl-C.
+#[pyfunction]
+#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false))]
+#[allow(clippy::too_many_arguments)]
+fn emulate<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    seed: Option<u64>,
+    params: Option<&Bound<'py, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
+    duration: Option<String>,
+    record: bool,
+    commands: Option<Vec<(String, String)>>,
+    shell: Option<String>,
+    linux_defaults: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    #[cfg(target_os = "linux")]
+    {
+        use linklab_emu::emulate::{emulate as live, Error, Options};
+        let duration = match duration {
+            Some(text) => Some(
+                text.parse::<Time>()
+                    .map_err(|e| EmulationError::new_err(format!("--duration: {}", e.message())))?,
+            ),
+            None => None,
+        };
+        let parts = built_parts(py, source, seed, params, base_dir)?;
+        let opts = Options {
+            duration,
+            record,
+            commands: commands.unwrap_or_default(),
+            shell,
+            linux_defaults,
+            ..Options::default()
+        };
+        let stop = opts.stop.clone();
+        let (tx, rx) = mpsc::channel();
+        thread::Builder::new()
+            .name("linklab-emulate".into())
+            .spawn(move || {
+                let out = panic::catch_unwind(AssertUnwindSafe(|| live(parts, &opts)));
+                let _ = tx.send(out);
+            })
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the emulation: {e}")))?;
+        let mut interrupted: Option<PyErr> = None;
+        let mut rx = rx;
+        let out = loop {
+            // `Receiver` is not `Sync`: move it into the detached closure and back.
+            let (back, received) = py.detach(move || {
+                let received = rx.recv_timeout(SIGNAL_POLL);
+                (rx, received)
+            });
+            rx = back;
+            match received {
+                Ok(out) => break out,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        stop.store(true, Ordering::Relaxed);
+                        interrupted.get_or_insert(e);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(InternalError::new_err(
+                        "internal error: the emulation thread ended without a result",
+                    ))
+                }
+            }
+        };
+        if let Some(e) = interrupted {
+            return Err(e);
+        }
+        let out = match out {
+            Ok(Ok(out)) => out,
+            Ok(Err(Error::Io(e))) => {
+                return Err(PyRuntimeError::new_err(format!("emulation failed: {e}")))
+            }
+            Ok(Err(e)) => return Err(EmulationError::new_err(e.to_string())),
+            Err(payload) => return Err(internal_error("emulate", payload.as_ref())),
+        };
+        let summary = pythonize::pythonize_custom::<SortedInternedKeys, _>(py, &out.summary)?;
+        let info = PyDict::new(py);
+        let rows = &out.tcp_info;
+        info.set_item("t", rows.iter().map(|r| r.t).collect::<Vec<_>>())?;
+        info.set_item("flow", rows.iter().map(|r| r.flow).collect::<Vec<_>>())?;
+        info.set_item("cwnd", rows.iter().map(|r| r.cwnd).collect::<Vec<_>>())?;
+        info.set_item(
+            "ssthresh",
+            rows.iter().map(|r| r.ssthresh).collect::<Vec<_>>(),
+        )?;
+        info.set_item("rtt_s", rows.iter().map(|r| r.rtt_s).collect::<Vec<_>>())?;
+        info.set_item(
+            "rttvar_s",
+            rows.iter().map(|r| r.rttvar_s).collect::<Vec<_>>(),
+        )?;
+        info.set_item(
+            "unacked",
+            rows.iter().map(|r| r.unacked).collect::<Vec<_>>(),
+        )?;
+        info.set_item(
+            "total_retrans",
+            rows.iter().map(|r| r.total_retrans).collect::<Vec<_>>(),
+        )?;
+        info.set_item(
+            "bytes_acked",
+            rows.iter().map(|r| r.bytes_acked).collect::<Vec<_>>(),
+        )?;
+        info.set_item(
+            "delivery_rate_bps",
+            rows.iter().map(|r| r.delivery_rate_bps).collect::<Vec<_>>(),
+        )?;
+        info.set_item(
+            "ca_state",
+            rows.iter().map(|r| r.ca_state).collect::<Vec<_>>(),
+        )?;
+        let record = out.record.map(|r| r.to_json());
+        PyTuple::new(
+            py,
+            [
+                summary,
+                info.into_any(),
+                record.into_pyobject(py)?.into_any(),
+            ],
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (
+            py,
+            source,
+            seed,
+            params,
+            base_dir,
+            duration,
+            record,
+            commands,
+            shell,
+            linux_defaults,
+        );
+        Err(EmulationError::new_err(
+            "live emulation needs Linux (network namespaces and TUN devices)",
+        ))
+    }
+}
+
+/// Replay a recording of [`emulate`] (`record`: its JSON text) through the
+/// links of the same scenario, `params` and `seed`, built afresh, in
+/// simulated time. Returns `{"packets", "mismatches", "first"}`: recorded
+/// decisions, how many differ, and the first differing `(packet, link)`.
+/// Needs neither root nor Linux-specific devices.
+#[pyfunction]
+#[pyo3(signature = (source, record, *, seed = None, params = None, base_dir = None))]
+fn emulate_replay<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    record: &str,
+    seed: Option<u64>,
+    params: Option<&Bound<'py, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    #[cfg(target_os = "linux")]
+    {
+        use linklab_emu::fabric::{replay, Record};
+        let rec = Record::from_json(record)
+            .map_err(|e| EmulationError::new_err(format!("record: {e}")))?;
+        let parts = built_parts(py, source, seed, params, base_dir)?;
+        let mut links: Vec<_> = parts.network.links.into_iter().map(|l| l.model).collect();
+        if let Some(&(_, l, _, _)) = rec.arrivals.iter().find(|a| a.1 as usize >= links.len()) {
+            return Err(EmulationError::new_err(format!(
+                "record: link {l} is not in this scenario ({} links); replay with the \
+                 scenario, parameters and seed of the recording",
+                links.len()
+            )));
+        }
+        let (n, bad) = panic::catch_unwind(AssertUnwindSafe(|| replay(&mut links, &rec)))
+            .map_err(|payload| internal_error("emulate_replay", payload.as_ref()))?;
+        let out = PyDict::new(py);
+        out.set_item("packets", n)?;
+        out.set_item("mismatches", bad.len())?;
+        out.set_item("first", bad.iter().take(10).collect::<Vec<_>>())?;
+        Ok(out)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (py, source, record, seed, params, base_dir);
+        Err(EmulationError::new_err("live emulation needs Linux"))
+    }
+}
+
+/// Load and build `source` for the emulator.
+#[cfg(target_os = "linux")]
+fn built_parts(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    seed: Option<u64>,
+    params: Option<&Bound<'_, PyDict>>,
+    base_dir: Option<std::path::PathBuf>,
+) -> PyResult<api::RunParts> {
+    let src = source_from_py(py, source)?;
+    let opts = RunOptions {
+        seed,
+        params: params_from_py(params)?,
+        base_dir,
+        ..RunOptions::default()
+    };
+    panic::catch_unwind(AssertUnwindSafe(|| api::start(src, &opts)))
+        .map_err(|payload| internal_error("emulate", payload.as_ref()))?
+        .map(api::Run::into_parts)
+        .map_err(|e| scenario_error(py, &e))
+}
+
 /// The files scenario `source` reads (trace files) with `params` substituted,
 /// resolved against `base_dir`, as a list of paths; nothing is read.
 /// Raises `ScenarioError` for a scenario that cannot be loaded.
@@ -807,6 +1042,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(input_files, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_replay, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
     m.add_function(wrap_pyfunction!(fading_samples, m)?)?;
@@ -820,6 +1057,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arq_bounds, m)?)?;
     m.add("MAX_DEPTH", MAX_DEPTH)?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
+    m.add("EmulationError", py.get_type::<EmulationError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

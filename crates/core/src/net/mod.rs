@@ -58,12 +58,37 @@ pub struct FlowMetrics {
     pub delay: Histogram,
 }
 
-struct LinkSlot {
+/// A link of a built network: its model and where its directions go.
+pub struct NetLink {
     /// Direction names, "A->B" and "B->A".
-    names: [String; 2],
+    pub names: [String; 2],
     /// Where each direction arrives: b for AB, a for BA.
-    to: [NodeId; 2],
-    model: Box<dyn Link>,
+    pub to: [NodeId; 2],
+    /// The link model.
+    pub model: Box<dyn Link>,
+}
+
+impl NetLink {
+    /// The node a direction starts from.
+    pub fn from(&self, d: Dir) -> NodeId {
+        self.to[1 - d.index()]
+    }
+}
+
+/// A built network taken apart for an executor other than the simulator
+/// (the live emulator): node names, links with their models, and the flows
+/// to create. The simulator's TCP endpoints are not part of it.
+pub struct Network {
+    /// Node names by [`NodeId`].
+    pub nodes: Vec<String>,
+    /// Links in scenario order.
+    pub links: Vec<NetLink>,
+    /// Flows in scenario order.
+    pub flows: Vec<FlowSpec>,
+    /// Whether some link takes a cross-layer feed from a flow's TCP.
+    pub cross_layer: bool,
+    /// Whether the scenario has a `[monitor]`.
+    pub monitored: bool,
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -261,12 +286,12 @@ impl NetworkBuilder {
         }
         let routes = set.table;
         let nodes = &self.nodes;
-        let links: Vec<LinkSlot> = self
+        let links: Vec<NetLink> = self
             .links
             .into_iter()
             .map(|(a, b, model)| {
                 let (na, nb) = (&nodes[a.0 as usize], &nodes[b.0 as usize]);
-                LinkSlot {
+                NetLink {
                     names: [format!("{na}->{nb}"), format!("{nb}->{na}")],
                     to: [b, a],
                     model,
@@ -351,7 +376,7 @@ pub struct Simulation {
     nodes: Vec<String>,
     /// Route 2f: flow f's data path; 2f + 1: its ACK path (link-direction codes).
     routes: routing::Routes,
-    links: Vec<LinkSlot>,
+    links: Vec<NetLink>,
     /// pcap writers per link direction (empty until a capture is asked for).
     captures: Vec<[Option<PcapWriter>; 2]>,
     flows: Vec<FlowSlot>,
@@ -435,7 +460,19 @@ impl Simulation {
         false
     }
 
-    /// Names of all link directions.
+    /// The network taken apart: nodes, links with their models (in the
+    /// state this simulation left them) and flow specifications.
+    pub fn into_network(self) -> Network {
+        Network {
+            cross_layer: !self.feeds.is_empty(),
+            monitored: self.monitor.is_some(),
+            nodes: self.nodes,
+            links: self.links,
+            flows: self.flows.into_iter().map(|f| f.spec).collect(),
+        }
+    }
+
+    /// The names of every link direction, in link order.
     pub fn link_names(&self) -> Vec<String> {
         self.links
             .iter()

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Simulation;
+use super::{NetLink, Simulation};
 use crate::link::{ArqStats, Dir, FecStats};
 use crate::metrics::histogram::Histogram;
 use crate::tcp::SenderStats;
+use crate::time::Time;
 
 /// Everything a run reports: the scenario, the seed, the resolved parameters
 /// and the network's own summary.
@@ -382,13 +383,8 @@ impl Simulation {
     /// Close the books and build the summary (see `docs/metrics.md`).
     pub fn summary(&mut self) -> NetworkSummary {
         let end = self.end;
-        for l in &mut self.links {
-            for d in Dir::BOTH {
-                l.model.occupancy_mut(d).finish(end);
-            }
-        }
+        let (links, queues) = link_summaries(&mut self.links, end);
         let (flows, aggregate) = self.flow_summaries();
-        let (links, queues) = self.link_summaries();
         let monitor = self.monitor.as_ref().map(|m| {
             let busy = std::iter::once(&m.shared)
                 .chain(&m.links)
@@ -480,61 +476,67 @@ impl Simulation {
         };
         (flows, aggregate)
     }
+}
 
-    /// Each link direction's summary and its queue's.
-    fn link_summaries(&self) -> (Vec<LinkSummary>, Vec<QueueSummary>) {
-        let end = self.end;
-        let secs = end.as_secs_f64();
-        let mean = |area: u128| {
-            if end.0 > 0 {
-                area as f64 / end.0 as f64
-            } else {
-                0.0
-            }
-        };
-        let mut links = Vec::with_capacity(2 * self.links.len());
-        let mut queues = Vec::with_capacity(2 * self.links.len());
-        for l in &self.links {
-            for d in Dir::BOTH {
-                let name = &l.names[d.index()];
-                let s = l.model.stats(d);
-                links.push(LinkSummary {
-                    name: name.clone(),
-                    rate_bps: l.model.rate_bps(d),
-                    throughput_bps: bps(s.tx_bytes, secs),
-                    tx_packets: s.tx_packets,
-                    tx_bytes: s.tx_bytes,
-                    rx_packets: s.rx_packets,
-                    lost: s.lost,
-                    fec: s.fec.as_ref().map(FecSummary::from),
-                    netem: s.netem.clone(),
-                    arq: l
-                        .model
-                        .arq_stats(d, end)
-                        .map(|a| (a.protocol, ArqSummary::from(a)))
-                        .into_iter()
-                        .collect(),
-                });
-                let qs = l.model.occupancy(d).stats();
-                queues.push(QueueSummary {
-                    link: name.clone(),
-                    kind: l.model.queue_kind(d),
-                    arrivals: qs.arrivals,
-                    drops: Drops {
-                        overflow: qs.drops_overflow,
-                        aqm_early: qs.drops_aqm_early,
-                        aqm_forced: qs.drops_aqm_forced,
-                        link_arq: qs.drops_link_arq,
-                    },
-                    ecn_marks: qs.ecn_marks,
-                    mean_packets: mean(qs.area_packets),
-                    mean_bytes: mean(qs.area_bytes),
-                    max_packets: qs.max_packets,
-                });
-            }
+/// Close the books of `links` at `end` (their queues' time averages) and
+/// summarise each link direction and its queue: the `links` and `queues` of
+/// a [`NetworkSummary`]. The simulator and the live emulator share it.
+pub fn link_summaries(links: &mut [NetLink], end: Time) -> (Vec<LinkSummary>, Vec<QueueSummary>) {
+    for l in links.iter_mut() {
+        for d in Dir::BOTH {
+            l.model.occupancy_mut(d).finish(end);
         }
-        (links, queues)
     }
+    let secs = end.as_secs_f64();
+    let mean = |area: u128| {
+        if end.0 > 0 {
+            area as f64 / end.0 as f64
+        } else {
+            0.0
+        }
+    };
+    let mut summaries = Vec::with_capacity(2 * links.len());
+    let mut queues = Vec::with_capacity(2 * links.len());
+    for l in links.iter() {
+        for d in Dir::BOTH {
+            let name = &l.names[d.index()];
+            let s = l.model.stats(d);
+            summaries.push(LinkSummary {
+                name: name.clone(),
+                rate_bps: l.model.rate_bps(d),
+                throughput_bps: bps(s.tx_bytes, secs),
+                tx_packets: s.tx_packets,
+                tx_bytes: s.tx_bytes,
+                rx_packets: s.rx_packets,
+                lost: s.lost,
+                fec: s.fec.as_ref().map(FecSummary::from),
+                netem: s.netem.clone(),
+                arq: l
+                    .model
+                    .arq_stats(d, end)
+                    .map(|a| (a.protocol, ArqSummary::from(a)))
+                    .into_iter()
+                    .collect(),
+            });
+            let qs = l.model.occupancy(d).stats();
+            queues.push(QueueSummary {
+                link: name.clone(),
+                kind: l.model.queue_kind(d),
+                arrivals: qs.arrivals,
+                drops: Drops {
+                    overflow: qs.drops_overflow,
+                    aqm_early: qs.drops_aqm_early,
+                    aqm_forced: qs.drops_aqm_forced,
+                    link_arq: qs.drops_link_arq,
+                },
+                ecn_marks: qs.ecn_marks,
+                mean_packets: mean(qs.area_packets),
+                mean_bytes: mean(qs.area_bytes),
+                max_packets: qs.max_packets,
+            });
+        }
+    }
+    (summaries, queues)
 }
 
 impl NetworkSummary {

@@ -1,0 +1,197 @@
+"""`linklab emulate`: kernel TCP through a scenario's link models in real time.
+
+Tests that create namespaces need root and /dev/net/tun (CI has both); without
+them they print an explicit SKIP line and return.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import TINY, CliRunner, assert_bad_input, cli_env
+
+ROOT = os.geteuid() == 0 and os.path.exists("/dev/net/tun")
+
+
+def _skip_without_root() -> bool:
+    if not ROOT:
+        print("SKIP: emulation needs root and /dev/net/tun")
+    return not ROOT
+
+
+def test_a_scenario_runs_live_and_its_recording_replays_alike(
+    cli: CliRunner, tiny: Path, tmp_path: Path
+) -> None:
+    if _skip_without_root():
+        return
+    rec, trace = tmp_path / "rec", tmp_path / "trace"
+    rec.mkdir()
+    trace.mkdir()
+    proc = cli("emulate", tiny, "--duration", "2s", "--json", "--record", rec, "--trace", trace)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    # The summary has the keys of `linklab run --json`, plus `emulation`.
+    sim = json.loads(cli("run", tiny, "--json").stdout)
+    assert set(sim) <= set(s), set(sim) - set(s)
+    assert set(sim["flows"][0]) <= set(s["flows"][0]) | {"lt", "corrupted"}
+    assert [x["name"] for x in s["links"]] == [x["name"] for x in sim["links"]]
+    assert s["emulation"]["tun_drops"] == 0
+    assert s["emulation"]["kernel_tcp"]["A"]["sack"] is True  # the scenario's variant = "sack"
+    # Kernel TCP fills most of the 10 Mbit/s link in 2 s (slow start included).
+    assert s["flows"][0]["goodput_bps"] > 6e6, s["flows"][0]
+    te = s["emulation"]["timing_error_s"]
+    assert 0 <= te["p50"] <= te["p99"] <= te["max"]
+    assert te["p99"] < 0.010, te  # loose: a shared CI machine; benches report the real value
+    info = pl.read_parquet(trace / "tcp_info.parquet")
+    assert 150 <= info.height <= 210, info.height  # every 10 ms for 2 s
+    assert info["cwnd"].max() > 10
+    replay = cli("emulate", "--replay", rec, "--json")
+    assert replay.returncode == 0, replay.stderr
+    out = json.loads(replay.stdout)["replay"]
+    assert out["packets"] > 1000 and out["mismatches"] == 0, out
+
+
+def test_commands_run_inside_the_namespaces_and_end_the_run(
+    cli: CliRunner, tiny: Path, tmp_path: Path
+) -> None:
+    if _skip_without_root():
+        return
+    got = tmp_path / "got.txt"
+    server = (
+        "import os, socket; s = socket.create_server((os.environ['LINKLAB_B'], 7000)); "
+        "c, _ = s.accept(); n = 0\n"
+        "while (d := c.recv(65536)): n += len(d)\n"
+        f"open({str(got)!r}, 'w').write(str(n))"
+    )
+    client = (
+        "import os, socket, time; time.sleep(0.3); "
+        "c = socket.create_connection((os.environ['LINKLAB_B'], 7000)); "
+        "c.sendall(b'x' * 200000); c.close()"
+    )
+    t = time.monotonic()
+    proc = cli(
+        "emulate",
+        tiny,
+        "--duration",
+        "20s",
+        "--json",
+        "--b",
+        f"{sys.executable} -c {_quote(server)}",
+        "--a",
+        f"{sys.executable} -c {_quote(client)}",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert got.read_text() == "200000"
+    s = json.loads(proc.stdout)
+    assert s["emulation"]["traffic"] == "commands"
+    assert s["sim_time_s"] < 10 and time.monotonic() - t < 15  # ended when both exited
+    assert s["links"][0]["tx_bytes"] > 200000
+
+
+def test_a_constant_trace_behaves_as_the_wired_link(
+    cli: CliRunner, tiny: Path, tmp_path: Path
+) -> None:
+    if _skip_without_root():
+        return
+    # One 1500-byte opportunity per millisecond: 12 Mbit/s, as a 12 Mbit/s wired link.
+    (tmp_path / "c.trace").write_text("".join(f"{t}\n" for t in range(1, 1001)))
+    trace = TINY.replace('rate = "10Mbit"', "").replace(
+        'ab = { loss = "${per}" }', 'ab = { trace = "c.trace" }\nba = { trace = "c.trace" }'
+    )
+    wired = TINY.replace('rate = "10Mbit"', 'rate = "12Mbit"')
+    goodput = {}
+    for name, text in (("trace", trace), ("wired", wired)):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(text)
+        proc = cli("emulate", path, "--duration", "3s", "--json")
+        assert proc.returncode == 0, proc.stderr
+        goodput[name] = json.loads(proc.stdout)["flows"][0]["goodput_bps"]
+    assert goodput["wired"] > 8e6, goodput
+    assert abs(goodput["trace"] / goodput["wired"] - 1) < 0.08, goodput
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def test_nothing_is_left_after_a_run(cli: CliRunner, tiny: Path) -> None:
+    if _skip_without_root():
+        return
+
+    def links() -> str:
+        return subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+
+    before = links()
+    assert cli("emulate", tiny, "--duration", "0.5s").returncode == 0
+    assert links() == before
+    assert "ll0" not in links()
+
+
+# --- bad input: checked before anything is created (no root needed) --------
+
+
+def test_a_congestion_control_the_kernel_lacks_is_refused(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "ww.toml"
+    path.write_text(TINY.replace('variant = "sack"', 'variant = "sack"\ncc = "westwood"'))
+    assert_bad_input(cli("emulate", path), "flows[0].cc", "westwood")
+
+
+def test_linklabs_own_tcp_variants_are_refused(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "lt.toml"
+    path.write_text(TINY.replace('variant = "sack"', 'variant = "sack"\ntcp_l = true'))
+    assert_bad_input(cli("emulate", path), "TCP-L")
+
+
+def test_a_monitor_is_refused(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "mon.toml"
+    path.write_text(TINY + '[monitor]\nshared = "A->B"\nfrom = "A"\nto = "B"\n')
+    proc = cli("emulate", path)
+    assert_bad_input(proc, "monitor")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--duration", "0s"], "--duration"),
+        (["--duration", "3"], "--duration"),
+        (["--shell", "a", "--a", "true"], "--shell"),
+        (["--shell", "nowhere"], "nowhere"),
+        (["--replay", "."], "--replay"),
+    ],
+)
+def test_bad_emulate_flags(cli: CliRunner, tiny: Path, args: list[str], needle: str) -> None:
+    assert_bad_input(cli("emulate", tiny, *args), needle)
+
+
+def test_replay_of_a_directory_without_a_recording(cli: CliRunner, tmp_path: Path) -> None:
+    assert_bad_input(cli("emulate", "--replay", tmp_path), "no readable recording")
+
+
+def test_emulate_without_a_scenario(cli: CliRunner) -> None:
+    assert_bad_input(cli("emulate"), "SCENARIO")
+
+
+def test_without_root_emulation_says_so(tiny: Path) -> None:
+    # A fresh user namespace without a mapping: the process runs as "nobody"
+    # there (geteuid() is 65534) while its files stay readable.
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        print("SKIP: needs unshare (util-linux) to drop root")
+        return
+    proc = subprocess.run(
+        [unshare, "-U", sys.executable, "-m", "linklab", "emulate", str(tiny), "--duration", "1s"],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_bad_input(proc, "needs root")
