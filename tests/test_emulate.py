@@ -36,7 +36,11 @@ def test_a_scenario_runs_live_and_its_recording_replays_alike(
     rec, trace = tmp_path / "rec", tmp_path / "trace"
     rec.mkdir()
     trace.mkdir()
-    proc = cli("emulate", tiny, "--duration", "2s", "--json", "--record", rec, "--trace", trace)
+    pcap = tmp_path / "b.pcap"
+    proc = cli(
+        "emulate", tiny, "--duration", "2s", "--json", "--record", rec, "--trace", trace,
+        "--pcap", f"b:{pcap}",
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
     # The summary has the keys of `linklab run --json`, plus `emulation`.
@@ -54,6 +58,18 @@ def test_a_scenario_runs_live_and_its_recording_replays_alike(
     info = pl.read_parquet(trace / "tcp_info.parquet")
     assert 150 <= info.height <= 210, info.height  # every 10 ms for 2 s
     assert info["cwnd"].max() > 10
+    # The receiver's capture: a nanosecond pcap of raw IP (LINKTYPE_RAW) holding
+    # what B's kernel received (data) and sent (ACKs).
+    data = pcap.read_bytes()
+    assert data[:4] == b"\x4d\x3c\xb2\xa1" and int.from_bytes(data[20:24], "little") == 101
+    packets, at = 0, 24
+    while at < len(data):
+        at += 16 + int.from_bytes(data[at + 8 : at + 12], "little")
+        packets += 1
+    assert at == len(data)
+    # Delivered to B plus sent by B (a packet or two may sit in the ACK queue at the end).
+    expected = s["links"][0]["rx_packets"] + s["links"][1]["tx_packets"]
+    assert 0 <= packets - expected <= 3, (packets, expected)
     replay = cli("emulate", "--replay", rec, "--json")
     assert replay.returncode == 0, replay.stderr
     out = json.loads(replay.stdout)["replay"]
@@ -166,6 +182,8 @@ def test_a_monitor_is_refused(cli: CliRunner, tmp_path: Path) -> None:
         (["--shell", "a", "--a", "true"], "--shell"),
         (["--shell", "nowhere"], "nowhere"),
         (["--replay", "."], "--replay"),
+        (["--pcap", "nocolon"], "NODE:FILE"),
+        (["--pcap", "R:x.pcap"], "R"),
     ],
 )
 def test_bad_emulate_flags(cli: CliRunner, tiny: Path, args: list[str], needle: str) -> None:

@@ -39,6 +39,7 @@ def emulate(
     commands: list[tuple[str, str]] | None = None,
     shell: str | None = None,
     linux_defaults: bool = False,
+    pcap: list[tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, list[Any]], str | None]: ...
 def emulate_replay(
     source: str | dict[str, object],

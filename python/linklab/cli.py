@@ -71,6 +71,16 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
+def _node_pcap_spec(text: str) -> tuple[str, str]:
+    node, sep, file = text.partition(":")
+    if not sep or not node or not file:
+        raise argparse.ArgumentTypeError(
+            f"malformed --pcap {text!r}; expected NODE:FILE, e.g. --pcap b:phone.pcap "
+            "(NODE: a node that ends a flow, or a/b for the first flow's ends)"
+        )
+    return node, file
+
+
 def _pcap_spec(text: str) -> tuple[str, str]:
     link, sep, file = text.rpartition(":")
     if not sep or not link or not file:
@@ -862,6 +872,15 @@ def _add_emulate_parser(sub: Any) -> None:
         "the run ends when it exits",
     )
     emu.add_argument(
+        "--pcap",
+        type=_node_pcap_spec,
+        action="append",
+        default=[],
+        metavar="NODE:FILE",
+        help="write what NODE's kernel sent and received to FILE (pcap, raw IP; NODE may "
+        "be a or b); repeatable",
+    )
+    emu.add_argument(
         "--linux-defaults",
         action="store_true",
         help="leave kernel TCP as Linux ships it instead of applying the scenario's [tcp] "
@@ -879,7 +898,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         ]
         extra += [
             "--" + f.replace("_", "-")
-            for f in ("a", "b", "shell", "trace", "duration", "linux_defaults")
+            for f in ("a", "b", "shell", "trace", "duration", "linux_defaults", "pcap")
             if getattr(args, f)
         ]
         extra += ["--set"] * bool(args.params) + ["--seed"] * (args.seed is not None)
@@ -910,6 +929,14 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     for flag, where in (("--trace", args.trace), ("--record", args.record)):
         if where is not None:
             _check_output(check_writable_dir, where, f"{flag} directory")
+    pcap: dict[str, str] = {}
+    for node, file in args.pcap:
+        _check_output(check_writable_file, file, "--pcap file")
+        if file in pcap.values() or node in pcap:
+            raise UsageError(
+                f"--pcap {node}:{file} repeats a node or a file; give each node its own file"
+            )
+        pcap[node] = file
     try:
         source = read_scenario_file(args.scenario)
     except ScenarioFileError as e:
@@ -927,6 +954,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             shell=args.shell,
             base_dir=os.path.dirname(os.path.abspath(args.scenario)),
             linux_defaults=args.linux_defaults,
+            pcap=pcap,
         )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None

@@ -60,6 +60,7 @@ def emulate(
     shell: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     linux_defaults: bool = False,
+    pcap: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> EmulationResult:
     """Run ``scenario`` live (a path, TOML text or a dict, as :func:`linklab.run`).
 
@@ -74,6 +75,8 @@ def emulate(
     The scenario's ``[tcp]`` is mapped onto the kernels where Linux has a knob
     (SACK, timestamps, ECN, initial window, minimum RTO, MSS; the summary's
     ``emulation.kernel_tcp``); ``linux_defaults`` leaves them as Linux ships.
+    ``pcap`` maps a node (or ``"a"``/``"b"``) to a file: what that node's kernel
+    sent and received, as a nanosecond pcap of raw IP packets.
 
     Needs Linux, root and ``/dev/net/tun``. Raises ``ScenarioError`` for a
     scenario that cannot be loaded, :class:`EmulationError` (a
@@ -87,21 +90,27 @@ def emulate(
     if base_dir is None:
         base_dir = os.path.dirname(os.path.abspath(file)) if file is not None else os.getcwd()
     source = load_source(scenario)
-    started = time.perf_counter()
-    summary, info, record = _core.emulate(
-        source,
-        seed=seed,
-        params=overrides or None,
-        base_dir=os.fspath(base_dir),
-        duration=duration,
-        record=record_dir is not None,
-        commands=list(commands) or None,
-        shell=shell,
-        linux_defaults=linux_defaults,
-    )
-    summary["wall_time_s"] = time.perf_counter() - started
-    frame = pl.DataFrame(info)
     with Staging() as staged:
+        # Captures are written during the run into staged temporaries (synced
+        # by the core at the end) and renamed into place only after it.
+        captures: list[tuple[str, str]] = []
+        for node, path in (pcap or {}).items():
+            staged.add(path, lambda tmp, node=node: captures.append((node, os.fspath(tmp))))
+        started = time.perf_counter()
+        summary, info, record = _core.emulate(
+            source,
+            seed=seed,
+            params=overrides or None,
+            base_dir=os.fspath(base_dir),
+            duration=duration,
+            record=record_dir is not None,
+            commands=list(commands) or None,
+            shell=shell,
+            linux_defaults=linux_defaults,
+            pcap=captures or None,
+        )
+        summary["wall_time_s"] = time.perf_counter() - started
+        frame = pl.DataFrame(info)
         if record_dir is not None:
             run = {
                 "scenario": source,

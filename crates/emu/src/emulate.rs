@@ -58,6 +58,9 @@ pub struct Options {
     pub info_interval: Duration,
     /// Set to end the run early (Ctrl-C); the summary covers the time run.
     pub stop: Arc<AtomicBool>,
+    /// Capture a node's traffic, as its kernel sent and received it: (node
+    /// name, or "a"/"b"; the pcap file to write, created or truncated).
+    pub pcap: Vec<(String, std::path::PathBuf)>,
     /// Leave the kernels' TCP settings as Linux ships them instead of
     /// mapping the scenario's `[tcp]` onto them ([`KernelTcp`]).
     pub linux_defaults: bool,
@@ -73,6 +76,7 @@ impl Default for Options {
             info_interval: Duration::from_millis(10),
             stop: Arc::new(AtomicBool::new(false)),
             linux_defaults: false,
+            pcap: Vec::new(),
         }
     }
 }
@@ -378,6 +382,17 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         }
         None => None,
     };
+    let mut capture_nodes = Vec::new();
+    for (node, path) in &opts.pcap {
+        let n = find(node, "--pcap")?;
+        if !kernel_nodes.contains(&n) {
+            return Err(Error::Config(format!(
+                "--pcap: node \"{node}\" has no kernel (it only forwards); allowed: a node that \
+                 ends a flow or runs a command"
+            )));
+        }
+        capture_nodes.push((n, path.clone()));
+    }
     if kernel_nodes.len() > MAX_KERNELS {
         return Err(Error::Config(format!(
             "flows: {} nodes end flows; emulation makes at most {MAX_KERNELS} namespaces",
@@ -412,6 +427,12 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     let mut fabric = Fabric::new(net.nodes.len(), links, tuns);
     if opts.record {
         fabric = fabric.recording();
+    }
+    for (n, path) in &capture_nodes {
+        let k = kernel_nodes.iter().position(|x| x == n).unwrap_or(0);
+        let file = std::fs::File::create(path)
+            .map_err(|e| Error::Config(format!("--pcap: cannot write {}: {e}", path.display())))?;
+        fabric.capture(k, file)?;
     }
 
     // Traffic.
@@ -542,6 +563,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         );
     }
     ran?;
+    fabric.finish_captures()?;
     let mut tun_drops = BTreeMap::new();
     for (k, (n, tun)) in fabric.tuns().iter().enumerate() {
         tun_drops.insert(net.nodes[*n].clone(), tun.kernel_drops(&nss[k])?);

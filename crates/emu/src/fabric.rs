@@ -17,7 +17,8 @@
 //! ([`replay`]).
 
 use std::collections::HashMap;
-use std::io;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -344,7 +345,14 @@ pub struct Fabric {
     pub stats: Stats,
     /// Arrivals and decisions, when recording.
     pub record: Option<Record>,
+    /// pcap writers by kernel (packets its device sent and received).
+    captures: Vec<Option<BufWriter<File>>>,
+    /// Wall-clock (CLOCK_REALTIME) nanoseconds at model time 0, for capture timestamps.
+    epoch_ns: u64,
 }
+
+/// LINKTYPE_RAW: the packet begins with its IP header.
+const LINKTYPE_RAW: u32 = 101;
 
 impl Fabric {
     /// `nodes` nodes joined by `links` (each `(a, b, model)`, the model's a→b
@@ -379,7 +387,54 @@ impl Fabric {
             next_uid: 0,
             traffic: Vec::new(),
             record: None,
+            captures: Vec::new(),
+            epoch_ns: 0,
         }
+    }
+
+    /// Capture what kernel `k`'s device sends and receives into `file` (a
+    /// nanosecond pcap of raw IP packets, timestamps of the wall clock).
+    /// Call before the run; [`Fabric::finish_captures`] flushes and syncs.
+    pub fn capture(&mut self, k: usize, file: File) -> io::Result<()> {
+        if k >= self.tuns.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no such kernel",
+            ));
+        }
+        let mut w = BufWriter::with_capacity(1 << 16, file);
+        w.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
+        w.write_all(&2u16.to_le_bytes())?;
+        w.write_all(&4u16.to_le_bytes())?;
+        w.write_all(&[0; 8])?;
+        w.write_all(&65_535u32.to_le_bytes())?;
+        w.write_all(&LINKTYPE_RAW.to_le_bytes())?;
+        self.captures.resize_with(self.tuns.len(), || None);
+        self.captures[k] = Some(w);
+        Ok(())
+    }
+
+    /// Flush and sync every capture file.
+    pub fn finish_captures(&mut self) -> io::Result<()> {
+        for w in self.captures.iter_mut().flatten() {
+            w.flush()?;
+            w.get_ref().sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Append `bytes` at model time `t` to kernel `k`'s capture, if any.
+    fn captured(&mut self, k: usize, t: Time, bytes: &[u8]) -> io::Result<()> {
+        let Some(w) = self.captures.get_mut(k).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        let ns = self.epoch_ns + t.as_nanos();
+        let len = bytes.len().min(65_535) as u32;
+        w.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
+        w.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
+        w.write_all(&len.to_le_bytes())?;
+        w.write_all(&(bytes.len() as u32).to_le_bytes())?;
+        w.write_all(&bytes[..len as usize])
     }
 
     /// Two kernels, `a` (sending on the link's a→b direction) and `b`,
@@ -479,6 +534,10 @@ impl Fabric {
         check(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now_ts) })?;
         let base_ns = (now_ts.tv_sec as u128 * 1_000_000_000 + now_ts.tv_nsec as u128)
             .saturating_sub(start.elapsed().as_nanos());
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        self.epoch_ns = (wall.as_nanos().saturating_sub(start.elapsed().as_nanos())) as u64;
         let end = start + duration;
         let mut buf = vec![0u8; 65_536];
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 16];
@@ -595,6 +654,7 @@ impl Fabric {
                 };
                 self.next_uid += 1;
                 self.stats.read[k] += 1;
+                self.captured(k, t, &buf[..n])?;
                 let src = self.tuns[k].0;
                 let to = self.by_addr.get(&parsed.dst).copied();
                 let Some((dst, route)) = to.and_then(|d| Some((d, self.route(src, d)?))) else {
@@ -707,7 +767,11 @@ impl Fabric {
                 continue;
             };
             match self.tuns[k].1.send(&f.bytes) {
-                Ok(()) => self.stats.written[k] += 1,
+                Ok(()) => {
+                    self.stats.written[k] += 1;
+                    let wall = Time((Instant::now() - start).as_nanos() as u64);
+                    self.captured(k, wall, &f.bytes)?;
+                }
                 // The kernel refuses a packet whose IP header the errors made
                 // invalid (EINVAL), as a receiver's IP layer would drop it.
                 Err(_) if p.corrupt != 0 => {

@@ -518,7 +518,8 @@ fn run<'py>(
 /// (`[(node, shell command)]`) or `shell` (a node name) replace the built-in
 /// traffic; `linux_defaults` leaves the kernels' TCP settings as shipped
 /// instead of mapping the scenario's `[tcp]` (SACK, timestamps, ECN,
-/// initial window, minimum RTO, MSS). Returns `(summary, tcp_info, record)`: the summary dict (the
+/// initial window, minimum RTO, MSS); `pcap` (`[(node, path)]`) writes what
+/// each node's kernel sent and received to a pcap file (raw IP, ns). Returns `(summary, tcp_info, record)`: the summary dict (the
 /// shape of `run`'s plus `emulation`), the `TCP_INFO` samples as a dict of
 /// column lists, and the record as JSON text (`None` unless `record`).
 ///
@@ -527,7 +528,7 @@ fn run<'py>(
 /// cannot emulate, `RuntimeError` if a system call fails during the run,
 /// and `KeyboardInterrupt` (after stopping the run) on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false))]
+#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false, pcap = None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate<'py>(
     py: Python<'py>,
@@ -540,6 +541,7 @@ fn emulate<'py>(
     commands: Option<Vec<(String, String)>>,
     shell: Option<String>,
     linux_defaults: bool,
+    pcap: Option<Vec<(String, std::path::PathBuf)>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     #[cfg(target_os = "linux")]
     {
@@ -558,6 +560,7 @@ fn emulate<'py>(
             commands: commands.unwrap_or_default(),
             shell,
             linux_defaults,
+            pcap: pcap.unwrap_or_default(),
             ..Options::default()
         };
         let stop = opts.stop.clone();
@@ -662,6 +665,7 @@ fn emulate<'py>(
             commands,
             shell,
             linux_defaults,
+            pcap,
         );
         Err(EmulationError::new_err(
             "live emulation needs Linux (network namespaces and TUN devices)",
