@@ -42,6 +42,15 @@ pub struct TcpOverlay {
     pub max_rto: Option<Time>,
     /// RTO before the first RTT sample, > 0. Default "1s".
     pub initial_rto: Option<Time>,
+    /// ns-2's coarse RTO clock (`tcpTick_`, e.g. "100ms"): RTT samples in
+    /// whole ticks, one timed segment per RTT (without timestamps), RTO in
+    /// whole ticks, back-off to 64 clearing srtt past 8 — as ns-2's
+    /// `TcpAgent`. 1 ms to 1 s. Default none (RFC 6298 in nanoseconds).
+    pub rto_tick: Option<Time>,
+    /// With `rto_tick`: `min_rto` bounds the backed-off timeout, not the
+    /// base RTO (ns-2's `rfc2988_ = false`, its default before 2006).
+    /// Default false.
+    pub min_rto_after_backoff: Option<bool>,
     /// Duplicate-ACK threshold for fast retransmit, 1 to 1000. Default 3.
     #[schemars(range(min = 1, max = 1000))]
     pub dupack_threshold: Option<u32>,
@@ -127,6 +136,10 @@ impl TcpOverlay {
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.initial_rto, self.initial_rto);
+        if let Some(t) = self.rto_tick {
+            c.rto_tick = Some(t);
+        }
+        set(&mut c.min_rto_after_backoff, self.min_rto_after_backoff);
         set(&mut c.dupack_threshold, self.dupack_threshold);
         set(&mut c.handshake, self.handshake);
         set(&mut c.limited_transmit, self.limited_transmit);
@@ -189,6 +202,22 @@ impl TcpConfig {
                 "\"0s\"",
                 "is zero; it must be positive",
             ));
+        }
+        if self.min_rto_after_backoff && self.rto_tick.is_none() {
+            return Err(ConfigError::new(
+                "min_rto_after_backoff",
+                "true",
+                "is ns-2's rule and needs rto_tick (ns-2's clock); allowed: false, or set rto_tick",
+            ));
+        }
+        if let Some(t) = self.rto_tick {
+            if !(Time::from_millis(1)..=Time::from_secs(1)).contains(&t) {
+                return Err(ConfigError::new(
+                    "rto_tick",
+                    format!("\"{t}\""),
+                    "is not allowed; ns-2's clock tick is 1 ms to 1 s (its default 100 ms, \"10ms\" since ns-2.27)",
+                ));
+            }
         }
         if u64::from(self.mss) > self.rwnd {
             return Err(ConfigError::new(

@@ -88,6 +88,13 @@ pub struct TcpConfig {
     pub initial_rto: Time,
     /// Clock granularity G of RFC 6298.
     pub clock_granularity: Time,
+    /// ns-2's coarse RTO clock (`tcpTick_`): RTT samples in whole ticks, one
+    /// timed segment per RTT, RTO in whole ticks, ns-2's back-off
+    /// ([`rtt::Ns2Clock`]). `None`: RFC 6298 in nanoseconds.
+    pub rto_tick: Option<Time>,
+    /// With `rto_tick`: `min_rto` bounds the backed-off timeout instead of
+    /// the base RTO (ns-2's `rfc2988_ = false`, its default before 2006).
+    pub min_rto_after_backoff: bool,
     /// Duplicate ACKs that trigger fast retransmit (DupThresh).
     pub dupack_threshold: u32,
     /// SYN / SYN-ACK exchange before data.
@@ -135,6 +142,8 @@ impl Default for TcpConfig {
             max_rto: Time::from_secs(60),
             initial_rto: Time::from_secs(1),
             clock_granularity: Time::from_millis(1),
+            rto_tick: None,
+            min_rto_after_backoff: false,
             dupack_threshold: 3,
             handshake: true,
             limited_transmit: true,

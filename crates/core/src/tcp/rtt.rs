@@ -8,6 +8,9 @@ use crate::time::Time;
 /// `SRTT ← (7·SRTT + R) / 8`, `RTO = SRTT + max(G, 4·RTTVAR)` clamped to
 /// `[min_rto, max_rto]`. Each expiry doubles the RTO (capped at `max_rto`);
 /// the back-off is kept until the next RTT sample (RFC 6298 §5.7 / Karn).
+///
+/// With a coarse clock ([`RttEstimator::ns2`]) it is ns-2's `TcpAgent`
+/// estimator instead (see [`Ns2Clock`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RttEstimator {
     srtt: Option<Time>,
@@ -18,6 +21,27 @@ pub struct RttEstimator {
     min_rto: Time,
     max_rto: Time,
     granularity: Time,
+    ns2: Option<Ns2Clock>,
+}
+
+/// ns-2's retransmission timer (`tcp.cc`, `TcpAgent::rtt_update`,
+/// `rtt_timeout`, `rtt_backoff`): RTT samples rounded to whole ticks of
+/// `tcpTick_`; `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional
+/// bits; RTO = (srtt + 4·rttvar) in whole ticks, clamped below by
+/// `minrto_` before the back-off (`rfc2988_`), above by `maxrto_`, and to at
+/// least two ticks; the back-off doubles to 64 and past 8 clears srtt, so
+/// the next sample starts afresh. One timed segment per RTT is the
+/// sender's part ([`super::sender`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ns2Clock {
+    tick: Time,
+    /// ns-2's `rfc2988_ = false` (its default before 2006): `minrto_`
+    /// bounds the backed-off timeout, not the base RTO.
+    min_after_backoff: bool,
+    /// 8 × srtt in ticks (0: no sample since the start or the last clearing).
+    t_srtt: i64,
+    /// 4 × rttvar in ticks.
+    t_rttvar: i64,
 }
 
 impl RttEstimator {
@@ -32,12 +56,59 @@ impl RttEstimator {
             min_rto,
             max_rto,
             granularity,
+            ns2: None,
         }
+    }
+
+    /// ns-2's estimator with clock tick `tick` (> 0): RTO `initial_rto`
+    /// (`rtxcur_init_`) until the first sample; `min_after_backoff` is
+    /// ns-2's `rfc2988_ = false`.
+    pub fn ns2(
+        initial_rto: Time,
+        min_rto: Time,
+        max_rto: Time,
+        tick: Time,
+        min_after_backoff: bool,
+    ) -> Self {
+        let mut e = RttEstimator::new(initial_rto, min_rto, max_rto, tick);
+        e.ns2 = Some(Ns2Clock {
+            tick: Time(tick.0.max(1)),
+            min_after_backoff,
+            t_srtt: 0,
+            t_rttvar: 0,
+        });
+        e
     }
 
     /// Take an RTT measurement `r` (RFC 6298 §2.2–2.4); clears the back-off.
     pub fn sample(&mut self, r: Time) {
         self.latest = Some(r);
+        if let Some(c) = self.ns2.as_mut() {
+            let tick = c.tick.0;
+            let t_rtt = ((r.0 + tick / 2) / tick).max(1) as i64;
+            if c.t_srtt != 0 {
+                let mut delta = t_rtt - (c.t_srtt >> 3);
+                c.t_srtt += delta;
+                if c.t_srtt <= 0 {
+                    c.t_srtt = 1;
+                }
+                delta = delta.abs() - (c.t_rttvar >> 2);
+                c.t_rttvar += delta;
+                if c.t_rttvar <= 0 {
+                    c.t_rttvar = 1;
+                }
+            } else {
+                c.t_srtt = t_rtt << 3;
+                c.t_rttvar = t_rtt << 1;
+            }
+            // rttvar_exp_ = 2: (srtt + 4·rttvar) in ticks.
+            let ticks = ((c.t_rttvar << 3) + c.t_srtt) >> 3;
+            self.srtt = Some(Time((c.t_srtt as u64 * tick) >> 3));
+            self.rttvar = Time((c.t_rttvar as u64 * tick) >> 2);
+            self.base_rto = Time(ticks as u64 * tick);
+            self.backoff = 0;
+            return;
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -57,6 +128,15 @@ impl RttEstimator {
 
     /// The timer expired: double the RTO (RFC 6298 §5.5), capped at `max_rto`.
     pub fn backoff(&mut self) {
+        if let Some(c) = self.ns2.as_mut() {
+            if self.backoff < 6 {
+                self.backoff += 1;
+            }
+            if self.backoff > 3 {
+                c.t_srtt = 0;
+            }
+            return;
+        }
         if self.rto() < self.max_rto {
             self.backoff += 1;
         }
@@ -64,6 +144,15 @@ impl RttEstimator {
 
     /// Current RTO, back-off included.
     pub fn rto(&self) -> Time {
+        if let Some(c) = &self.ns2 {
+            let scaled = |b: Time| Time(b.0.saturating_mul(1u64 << self.backoff));
+            let t = if c.min_after_backoff {
+                scaled(self.base_rto).max(self.min_rto)
+            } else {
+                scaled(self.base_rto.max(self.min_rto))
+            };
+            return t.min(self.max_rto).max(Time(2 * c.tick.0));
+        }
         let shift = self.backoff.min(40);
         Time(self.base_rto.0.saturating_mul(1u64 << shift)).min(self.max_rto)
     }
@@ -146,6 +235,45 @@ mod tests {
         let mut e = RttEstimator::new(ms(1000), ms(200), ms(2000), ms(1));
         e.sample(ms(5000));
         assert_eq!(e.rto(), ms(2000), "max_rto");
+    }
+
+    #[test]
+    fn ns2_clock_rounds_to_ticks_and_backs_off_as_ns2() {
+        // tcpTick_ 0.1 s, minrto_ 0.2 s: a 340 ms sample is 3 ticks (rounded).
+        let mut e = RttEstimator::ns2(ms(3000), ms(200), ms(64_000), ms(100), false);
+        assert_eq!(e.rto(), ms(3000), "rtxcur_init_ before a sample");
+        e.sample(ms(340));
+        // srtt = 3 ticks, rttvar = 1.5 ticks: RTO = (3 + 4·1.5) = 9 ticks.
+        assert_eq!(e.srtt(), Some(ms(300)));
+        assert_eq!(e.rto(), ms(900));
+        e.sample(ms(310));
+        // delta = 0: t_srtt stays 24; t_rttvar = 6 - (6 >> 2) = 5.
+        assert_eq!(e.rto(), ms(800), "whole ticks: (24 + (5 << 3)) >> 3 = 8");
+        // The back-off doubles to 64 and clears srtt past 8.
+        let before = e.rto();
+        e.backoff();
+        assert_eq!(e.rto(), Time(before.0 * 2));
+        for _ in 0..10 {
+            e.backoff();
+        }
+        assert_eq!(e.backoff_count(), 6, "64 at most");
+        e.sample(ms(1000));
+        assert_eq!(
+            e.srtt(),
+            Some(ms(1000)),
+            "srtt was cleared: the sample starts afresh"
+        );
+        assert_eq!(e.backoff_count(), 0);
+        // rfc2988_ = false: minrto_ bounds the backed-off value (0.6 s, 1 s
+        // minimum: 1, 1.2, 2.4 s) instead of being backed off (1, 2, 4 s).
+        let mut old = RttEstimator::ns2(ms(6000), ms(1000), ms(64_000), ms(100), true);
+        old.sample(ms(200));
+        let mut seen = vec![old.rto()];
+        for _ in 0..2 {
+            old.backoff();
+            seen.push(old.rto());
+        }
+        assert_eq!(seen, vec![ms(1000), ms(1200), ms(2400)]);
     }
 
     #[test]

@@ -124,6 +124,9 @@ pub struct TcpSender {
     /// The oldest segment was already retransmitted by the timer.
     rto_retransmitted: bool,
     rtt: RttEstimator,
+    /// ns-2 clock (`rto_tick`) without timestamps: the one segment being
+    /// timed, (its end, when it was sent); cleared by a timeout.
+    timed: Option<(u64, Time)>,
     rto_deadline: Option<Time>,
     ecn_recover: Option<u64>,
     cwr_pending: bool,
@@ -231,12 +234,22 @@ impl TcpSender {
             pipe: 0,
             rtx_pending: None,
             rto_retransmitted: false,
-            rtt: RttEstimator::new(
-                cfg.initial_rto,
-                cfg.min_rto,
-                cfg.max_rto,
-                cfg.clock_granularity,
-            ),
+            rtt: match cfg.rto_tick {
+                Some(tick) => RttEstimator::ns2(
+                    cfg.initial_rto,
+                    cfg.min_rto,
+                    cfg.max_rto,
+                    tick,
+                    cfg.min_rto_after_backoff,
+                ),
+                None => RttEstimator::new(
+                    cfg.initial_rto,
+                    cfg.min_rto,
+                    cfg.max_rto,
+                    cfg.clock_granularity,
+                ),
+            },
+            timed: None,
             rto_deadline: None,
             ecn_recover: None,
             cwr_pending: false,
@@ -355,6 +368,15 @@ impl TcpSender {
             self.reactive_pending = 0;
             let sample = if self.cfg.timestamps {
                 Some(now.saturating_sub(pkt.ts_echo))
+            } else if self.cfg.rto_tick.is_some() {
+                // ns-2: one timed segment per RTT (Karn: never a retransmission).
+                match self.timed {
+                    Some((end, at)) if ack >= end => {
+                        self.timed = None;
+                        Some(now.saturating_sub(at))
+                    }
+                    _ => None,
+                }
             } else {
                 newest
                     .filter(|s| s.tx_count == 1)
@@ -667,6 +689,7 @@ impl TcpSender {
                 self.count_timeout();
                 self.note_loss(now);
                 self.rtt.backoff();
+                self.timed = None;
                 // A timeout during fast recovery: FlightSize counts segments
                 // sent on the strength of window inflation (one per dupack),
                 // far more than the network holds. Base the reduction on the
@@ -1006,6 +1029,9 @@ impl TcpSender {
         seg.order = self.order;
         let seg = *seg;
         let retransmit = seg.tx_count > 1;
+        if !retransmit && self.timed.is_none() && self.cfg.rto_tick.is_some() {
+            self.timed = Some((seg.end(), now));
+        }
         let mut flags = TcpFlags(TcpFlags::ACK);
         let mut ecn = Ecn::NotEct;
         if !retransmit && self.cfg.ecn {
