@@ -146,10 +146,17 @@ def test_nothing_is_left_after_a_run(cli: CliRunner, tiny: Path) -> None:
     def links() -> str:
         return subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
 
-    before = links()
+    def sysctls() -> list[str]:
+        names = ("tcp_sack", "tcp_timestamps", "tcp_ecn")
+        return [Path(f"/proc/sys/net/ipv4/{n}").read_text() for n in names]
+
+    before, host = links(), sysctls()
+    # tiny's [tcp] has no timestamps: the emulator sets tcp_timestamps = 0 in the
+    # namespaces, and only there.
     assert cli("emulate", tiny, "--duration", "0.5s").returncode == 0
     assert links() == before
     assert "ll0" not in links()
+    assert sysctls() == host
 
 
 # --- bad input: checked before anything is created (no root needed) --------
