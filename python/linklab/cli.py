@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from linklab import _core, _stream
+from linklab import _core, _log, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
 from linklab._format import json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
@@ -115,7 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="linklab: a lab for TCP over wireless links.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_core.version()}")
+    parser.add_argument("-V", "--version", action="version", version=f"{PROG} {_core.version()}")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars, progress or stage lines on stderr (errors and warnings still)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the traceback of an internal error (as LINKLAB_DEBUG=1 does)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
@@ -620,7 +632,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             backend=args.backend,
             scheduler=args.scheduler,
             out=args.out,
-            progress=True,
+            progress=not _log.quiet,
         )
     except SweepError as e:
         raise UsageError(str(e)) from None
@@ -1177,6 +1189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``linklab`` command; returns the exit status."""
     try:
         args = build_parser().parse_args(argv)
+        _log.quiet, _log.verbose = args.quiet, args.verbose
         status: int = args.func(args)
     except UsageError as e:
         _fail(str(e))
@@ -1196,7 +1209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as e:
-        if os.environ.get("LINKLAB_DEBUG"):
+        if os.environ.get("LINKLAB_DEBUG") or _log.verbose:
             raise
         print(
             f"{PROG}: internal error: {type(e).__name__}: {one_line(str(e))} "

@@ -82,15 +82,36 @@ impl Sub for Time {
     }
 }
 
+/// The largest unit that shows the time exactly, as a scenario writes it
+/// (`"100ms"`, `"1.5s"` is `"1500ms"`, `"2s"`, `"0s"`); parses back to the
+/// same value.
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:.9}s", self.as_secs_f64())
+        let ns = self.0;
+        match () {
+            _ if ns.is_multiple_of(1_000_000_000) => write!(f, "{}s", ns / 1_000_000_000),
+            _ if ns.is_multiple_of(1_000_000) => write!(f, "{}ms", ns / 1_000_000),
+            _ if ns.is_multiple_of(1_000) => write!(f, "{}us", ns / 1_000),
+            _ => write!(f, "{ns}ns"),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_uses_the_largest_exact_unit_and_parses_back() {
+        let shown: Vec<String> = [0, 2_000_000_000, 100_000_000, 1_500_000_000, 250_000, 7]
+            .into_iter()
+            .map(|ns| Time(ns).to_string())
+            .collect();
+        assert_eq!(shown, ["0s", "2s", "100ms", "1500ms", "250us", "7ns"]);
+        for ns in [0u64, 1, 999, 1_000, 123_456_789, 3_600_000_000_000] {
+            assert_eq!(Time(ns).to_string().parse::<Time>().unwrap(), Time(ns));
+        }
+    }
 
     #[test]
     fn tx_time_rounds_up() {

@@ -18,13 +18,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from linklab import _log
 from linklab._files import atomic_write
 from linklab._format import text_table
 from linklab._html import escape, figure, page
@@ -243,7 +243,7 @@ def experiment(name: str) -> Callable[[Step], Step]:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr)
+    _log.info(line)
 
 
 class Reproduction:
