@@ -328,3 +328,18 @@ def test_gil_released_during_run(tiny: Path) -> None:
         done.set()
         thread.join()
     assert ticks > 1000
+
+
+def test_ssthresh_is_null_until_set() -> None:
+    """The cwnd trace had 9223372036854775807 before the first loss (issue 16)."""
+    r = linklab.run(TINY.replace("per = 0.0", "per = 0.02"), trace=True)
+    col = r.traces["cwnd"]["ssthresh_bytes"]
+    assert col.null_count() > 0
+    assert col.drop_nulls().len() > 0 and col.drop_nulls().max() < 1 << 30
+
+
+def test_results_convert_to_pandas(tmp_path: Path) -> None:
+    """The `linklab[pandas]` extra makes `.to_pandas()` work (issue 16)."""
+    res = linklab.sweep(TINY, params={"per": [0.0, 0.01]}, out=tmp_path / "sw")
+    frame = res.runs.to_pandas()
+    assert len(frame) == 2 and "per" in frame.columns

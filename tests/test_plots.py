@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from conftest import CliRunner, assert_bad_input, cli_env
+from conftest import TINY, CliRunner, assert_bad_input, cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "dumbbell-red-ecn.toml"
@@ -393,3 +393,21 @@ def test_run_does_not_import_plotting() -> None:
         [sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, check=True
     )
     assert proc.stdout.strip() == "[]"
+
+
+def test_plots_and_reports_take_what_sweep_returned(tmp_path: Path) -> None:
+    """plot_metric and write_report with a SweepResult raised a TypeError (issue 16)."""
+    import linklab
+    from linklab.plots import PlotError, plot_metric
+    from linklab.report import write_report
+
+    scenario = TINY
+    on_disk = linklab.sweep(scenario, params={"per": [0.0, 0.02]}, out=tmp_path / "sw")
+    in_memory = linklab.sweep(scenario, params={"per": [0.0, 0.02]})
+    for res in (on_disk, in_memory):
+        png = tmp_path / f"{id(res)}.png"
+        plot_metric(res, "per", "goodput_bps", out=png)
+        assert png.stat().st_size > 0
+    assert write_report(on_disk, tmp_path / "r.html").stat().st_size > 0
+    with pytest.raises(PlotError, match="in memory"):
+        write_report(in_memory, tmp_path / "r2.html")

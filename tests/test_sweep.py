@@ -266,6 +266,11 @@ def test_failing_point_recorded_exit_1(cli: CliRunner, small: Path, tmp_path: Pa
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("linklab: error: 2 of 4 runs failed"), proc.stderr
     assert "runs.parquet" in last
+    # The distinct error is printed once, with the parameters of a run it stopped.
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith("linklab: 2 runs failed (e.g. per=1.5):"), proc.stderr
+    assert "not a probability" in lines[0]
     runs, summary = _tables(tmp_path / "o")
     bad = runs.filter(pl.col("per") == 1.5)
     assert bad["status"].to_list() == ["failed", "failed"]

@@ -187,7 +187,20 @@ def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
             series.append(pl.Series(name, data, dtype=pl.String))
         else:
             raise _core.InternalError(f"trace column {name!r} has unknown dtype {dtype!r}")
-    return pl.DataFrame(series)
+    frame = pl.DataFrame(series)
+    # Before its first loss a sender has no slow-start threshold (the core
+    # holds it at "infinite", 2**63 - 1): null, not a number.
+    unset = [c for c in _UNSET_WHEN_HUGE if c in frame.columns]
+    if unset:
+        frame = frame.with_columns(
+            pl.when(pl.col(c) >= _HUGE).then(None).otherwise(pl.col(c)).alias(c) for c in unset
+        )
+    return frame
+
+
+#: Trace columns whose "not set yet" the core writes as a huge value.
+_UNSET_WHEN_HUGE = ("ssthresh_bytes",)
+_HUGE = 1 << 62
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")

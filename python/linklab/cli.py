@@ -655,8 +655,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             f"-> {args.out}"
         )
     if result.failed:
+        import polars as pl
+
+        # The first distinct errors, each with the parameters of a run it stopped.
+        seen: dict[str, tuple[int, str]] = {}
+        for row in result.runs.filter(pl.col("error").is_not_null()).iter_rows(named=True):
+            msg = one_line(str(row["error"]))
+            where = " ".join(f"{n}={row.get(n)}" for n in names)
+            count, first = seen.get(msg, (0, where))
+            seen[msg] = (count + 1, first)
+        for msg, (count, where) in list(seen.items())[:3]:
+            runs = "run" if count == 1 else "runs"
+            print(f"{PROG}: {count} {runs} failed (e.g. {where or 'seed'}): {msg}", file=sys.stderr)
+        more = f" ({len(seen) - 3} more distinct errors)" if len(seen) > 3 else ""
         _fail(
-            f"{result.failed} of {result.runs.height} runs failed; their errors are in "
+            f"{result.failed} of {result.runs.height} runs failed{more}; every error is in "
             f"{Path(args.out) / 'runs.parquet'} (columns status, error)"
         )
         return EXIT_INTERNAL

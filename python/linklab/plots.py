@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # matplotlib and polars are heavy: imported only when drawing
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from linklab.sweep import SweepResult
+
 __all__ = [
     "FORMATS",
     "PlotError",
@@ -205,6 +207,32 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
             raise PlotError(f"{str(meta_path)!r} is not a JSON object; {SWEEP_HINT}")
         _check_meta(loaded, str(meta_path))
         meta = loaded
+    return _sweep_from(d, summary, meta, str(path))
+
+
+def as_sweep(source: object) -> Sweep:
+    """A :class:`Sweep` from a sweep directory, a :class:`Sweep`, or the
+    ``SweepResult`` that :func:`linklab.sweep` returned (in memory or with
+    its ``out`` directory)."""
+    from linklab.sweep import SweepResult
+
+    if isinstance(source, Sweep):
+        return source
+    if isinstance(source, SweepResult):
+        if source.out is not None:
+            return load_sweep(source.out)
+        return _sweep_from(Path("."), source.summary, dict(source.meta), "the sweep result")
+    if isinstance(source, (str, os.PathLike)):
+        return load_sweep(source)
+    raise TypeError(
+        "expected a sweep directory, a Sweep or what linklab.sweep returned, not "
+        + type(source).__name__
+    )
+
+
+def _sweep_from(d: Path, summary: Any, meta: dict[str, Any], where: str) -> Sweep:
+    """The :class:`Sweep` of a summary table and its settings."""
+    path = where
     columns = summary.columns
     metrics = [
         c[: -len("_mean")]
@@ -212,7 +240,7 @@ def load_sweep(directory: str | os.PathLike[str]) -> Sweep:
         if c.endswith("_mean") and c[: -len("_mean")] + "_ci" in columns
     ]
     if not metrics:
-        raise PlotError(f"{str(path)!r} has no metric columns (M_mean, M_ci); {SWEEP_HINT}")
+        raise PlotError(f"{path!r} has no metric columns (M_mean, M_ci); {SWEEP_HINT}")
     derived = {f"{m}_{s}" for m in metrics for s in ("mean", "std", "ci")}
     grid = meta.get("params")
     if isinstance(grid, dict):
@@ -393,7 +421,7 @@ def _colors(n: int) -> list[Any]:
 
 
 def plot_metric(
-    directory: str | os.PathLike[str] | Sweep,
+    directory: str | os.PathLike[str] | Sweep | SweepResult,
     x: str,
     y: str,
     hue: str | None = None,
@@ -412,7 +440,7 @@ def plot_metric(
     """
     if out is not None:
         check_output(out)
-    sweep = directory if isinstance(directory, Sweep) else load_sweep(directory)
+    sweep = as_sweep(directory)
     sweep.check_param(x, "x parameter")
     metric = sweep.check_metric(y, "y metric")
     if hue is not None:
@@ -531,7 +559,7 @@ def _pct(conf: object) -> str:
 
 
 def plot_scatter(
-    directory: str | os.PathLike[str] | Sweep,
+    directory: str | os.PathLike[str] | Sweep | SweepResult,
     x: str = "delay_mean_s",
     y: str = "goodput_bps",
     label: str | None = None,
@@ -548,7 +576,7 @@ def plot_scatter(
     """
     if out is not None:
         check_output(out)
-    sweep = directory if isinstance(directory, Sweep) else load_sweep(directory)
+    sweep = as_sweep(directory)
     xm = sweep.check_metric(x, "x metric")
     ym = sweep.check_metric(y, "y metric")
     frame = _filter(sweep, where)

@@ -86,17 +86,27 @@ def _check_out(out: str | os.PathLike[str]) -> None:
     ensure_writable(out)
 
 
-def write_report(directory: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Write the HTML report of sweep ``directory`` to ``out`` atomically."""
+def write_report(directory: str | os.PathLike[str] | Any, out: str | os.PathLike[str]) -> Path:
+    """Write the HTML report of sweep ``directory`` (or of what
+    :func:`linklab.sweep` returned with an ``out`` directory) to ``out`` atomically."""
     _check_out(out)
     text = render_report(directory)
     return write_staged(out, lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
 
 
-def render_report(directory: str | os.PathLike[str]) -> str:
-    """The HTML report of sweep ``directory`` as a string."""
+def render_report(directory: str | os.PathLike[str] | Any) -> str:
+    """The HTML report of sweep ``directory`` (or a ``SweepResult`` with an
+    ``out`` directory) as a string."""
     import linklab
+    from linklab.sweep import SweepResult
 
+    if isinstance(directory, SweepResult):
+        if directory.out is None:
+            raise PlotError(
+                "this sweep ran in memory and has no directory to report from; run "
+                "linklab.sweep(..., out=DIR) and report that"
+            )
+        directory = directory.out
     sweep = load_sweep(directory)
     meta = sweep.meta
     scenario_text = _read_text(sweep.dir / "scenario.toml")
