@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import linklab
-from conftest import CliRunner, assert_bad_input, cli_env
+from conftest import TINY, CliRunner, assert_bad_input, cli_env
 from linklab.sweep import (
     SweepError,
     build_grid,
@@ -580,3 +580,19 @@ def test_flatten_keeps_link_fates_and_rlc_counters() -> None:
     assert "link[A->B].rlc.efficiency" not in flat
     assert flat["link[R->U].rlc.efficiency"] == 0.5 and flat["link[R->U].rlc.air_bytes"] == 420.0
     assert flat["link[R->U].rlc.max_dat_mean"] is None
+
+
+def test_jobs_1_runs_in_process_without_a_main_guard(tmp_path: Path) -> None:
+    """A plain script calling sweep(..., jobs=1) without the __main__ guard used to
+    die in multiprocessing's spawn (issue 16)."""
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import linklab\n"
+        f"r = linklab.sweep({TINY!r}, params={{'per': [0.0, 0.01]}}, jobs=1)\n"
+        "print(r.runs.height, r.failed)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=cli_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "0"]

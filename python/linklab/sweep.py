@@ -482,7 +482,8 @@ class _Progress:
         self.last = self.start
         self.bar: Any = None
         if mode == "bar":
-            from tqdm import tqdm
+            # tqdm.auto: a widget in a notebook, a text bar on a terminal.
+            from tqdm.auto import tqdm
 
             self.bar = tqdm(
                 total=total, initial=reused, unit="run", file=sys.stderr, dynamic_ncols=True,
@@ -521,7 +522,9 @@ class _Progress:
 
 
 def _progress_mode(progress: bool | None) -> str:
-    tty = sys.stderr.isatty()
+    # A notebook (Jupyter's kernel) shows tqdm.auto's widget although its
+    # stderr is not a terminal.
+    tty = sys.stderr.isatty() or "ipykernel" in sys.modules
     if progress is None:
         return "bar" if tty else "off"
     if not progress:

@@ -60,7 +60,8 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 class LocalBackend:
-    """Runs tasks in ``jobs`` worker processes (default: every core)."""
+    """Runs tasks in ``jobs`` worker processes (default: every core); with one
+    worker (``jobs=1`` or a single task), in this process."""
 
     name = "local"
 
@@ -77,6 +78,12 @@ class LocalBackend:
         if not tasks:
             return
         workers = min(self.workers, len(tasks))
+        if workers == 1:
+            # One worker: run in this process (no spawn, so a script needs no
+            # `if __name__ == "__main__":` guard; the results are the same).
+            for task in tasks:
+                yield task, run_task(source, task.params, task.seed, base_dir)
+            return
         pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=_context(),
