@@ -343,3 +343,15 @@ def test_results_convert_to_pandas(tmp_path: Path) -> None:
     res = linklab.sweep(TINY, params={"per": [0.0, 0.01]}, out=tmp_path / "sw")
     frame = res.runs.to_pandas()
     assert len(frame) == 2 and "per" in frame.columns
+
+
+def test_result_repr_is_short_and_tables_are_frames() -> None:
+    """repr(Result) with a capture was 8 MB; flows, links and queues only dicts (issue 16)."""
+    r = linklab.run(TINY, trace=True, pcap=["A->B"])
+    text = repr(r)
+    assert len(text) < 400 and "A->B" in text and "goodput" in text, text
+    assert isinstance(r.flows, pl.DataFrame) and r.flows.height == 1
+    assert r.links["name"].to_list() == ["A->B", "B->A"]
+    assert r.queues.height == 2
+    html = r._repr_html_()
+    assert html.count("<tr>") == 2 and "goodput_bps" in html

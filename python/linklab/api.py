@@ -38,8 +38,50 @@ class Result:
     """
 
     summary: dict[str, Any]
-    traces: dict[str, pl.DataFrame] = field(default_factory=dict)
-    pcaps: dict[str, bytes] = field(default_factory=dict)
+    traces: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    pcaps: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    @property
+    def flows(self) -> pl.DataFrame:
+        """The summary's flows, one row each (nested objects as struct columns)."""
+        return _rows(self.summary.get("flows"))
+
+    @property
+    def links(self) -> pl.DataFrame:
+        """The summary's link directions, one row each."""
+        return _rows(self.summary.get("links"))
+
+    @property
+    def queues(self) -> pl.DataFrame:
+        """The summary's queues, one row per link direction."""
+        return _rows(self.summary.get("queues"))
+
+    def __repr__(self) -> str:
+        s = self.summary
+        a = s.get("aggregate") or {}
+        goodput = a.get("goodput_bps")
+        traces = ", ".join(f"{k} ({v.height} rows)" for k, v in self.traces.items()) or "none"
+        pcaps = ", ".join(f"{k} ({len(v):,} B)" for k, v in self.pcaps.items()) or "none"
+        return (
+            f"<linklab.Result {s.get('scenario') or 'scenario'!r} seed {s.get('seed')}: "
+            f"{len(s.get('flows') or [])} flows, {len(s.get('links') or [])} link directions, "
+            f"goodput {'-' if goodput is None else f'{goodput / 1e6:.3f} Mbit/s'}, "
+            f"simulated {s.get('sim_time_s', 0):g} s; traces: {traces}; pcaps: {pcaps}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook cell's view: the header and the flows' table."""
+        from linklab._html import escape
+
+        cols = ("name", "goodput_bps", "delay_mean_s", "retransmits", "timeouts")
+        head = "".join(f"<th>{escape(c)}</th>" for c in cols)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{escape(_cell(f.get(c)))}</td>" for c in cols) + "</tr>"
+            for f in (self.summary.get("flows") or [])[:50]
+        )
+        more = len(self.summary.get("flows") or []) - 50
+        note = f"<p>… {more} more flows (r.flows)</p>" if more > 0 else ""
+        return f"<p>{escape(repr(self))}</p><table><tr>{head}</tr>{rows}</table>{note}"
 
     def write_traces(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write one Parquet file per trace table into ``directory`` (created if missing).
@@ -170,6 +212,18 @@ def _check_pcap(pcap: Sequence[str] | None) -> list[str] | None:
     if isinstance(pcap, str):
         raise TypeError("pcap must be a list of link specs such as ['A->B'], not a str")
     return [str(link) for link in pcap]
+
+
+def _rows(items: Any) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(items or [])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "" if value is None else str(value)
 
 
 def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
