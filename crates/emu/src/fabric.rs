@@ -329,7 +329,8 @@ pub struct Fabric {
     links: Vec<Box<dyn Link>>,
     ends: Vec<(usize, usize)>,
     tuns: Vec<(usize, Tun)>,
-    kernel_at: HashMap<usize, usize>,
+    /// The kernel at each node, by node index.
+    kernel_at: Vec<Option<usize>>,
     by_addr: HashMap<Ipv4Addr, usize>,
     router: Router,
     routes: HashMap<(usize, usize), Option<Arc<[u32]>>>,
@@ -372,7 +373,15 @@ impl Fabric {
             router: Router::new(nodes, &pairs),
             links: links.into_iter().map(|(_, _, l)| l).collect(),
             ends,
-            kernel_at: tuns.iter().enumerate().map(|(k, (n, _))| (*n, k)).collect(),
+            kernel_at: {
+                let mut at = vec![None; nodes];
+                for (k, (n, _)) in tuns.iter().enumerate() {
+                    if let Some(slot) = at.get_mut(*n) {
+                        *slot = Some(k);
+                    }
+                }
+                at
+            },
             by_addr: tuns.iter().map(|(n, t)| (t.addr(), *n)).collect(),
             stats: Stats {
                 read: vec![0; tuns.len()],
@@ -763,15 +772,11 @@ impl Fabric {
             if p.corrupt != 0 {
                 flip_bits(&mut f.bytes, &p);
             }
-            let Some(&k) = self.kernel_at.get(&node) else {
+            let Some(k) = self.kernel_at.get(node).copied().flatten() else {
                 continue;
             };
             match self.tuns[k].1.send(&f.bytes) {
-                Ok(()) => {
-                    self.stats.written[k] += 1;
-                    let wall = Time((Instant::now() - start).as_nanos() as u64);
-                    self.captured(k, wall, &f.bytes)?;
-                }
+                Ok(()) => self.stats.written[k] += 1,
                 // The kernel refuses a packet whose IP header the errors made
                 // invalid (EINVAL), as a receiver's IP layer would drop it.
                 Err(_) if p.corrupt != 0 => {
@@ -780,10 +785,9 @@ impl Fabric {
                 }
                 Err(e) => return Err(e),
             }
-            let wall = (Instant::now() - start).as_nanos() as u64;
-            self.stats
-                .lateness_ns
-                .push(wall.saturating_sub(due.as_nanos()));
+            let wall = Time((Instant::now() - start).as_nanos() as u64);
+            self.captured(k, wall, &f.bytes)?;
+            self.stats.lateness_ns.push(wall.0.saturating_sub(due.0));
             if let Some(fl) = f.data_of {
                 self.traffic[fl as usize]
                     .delay
