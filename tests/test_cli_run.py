@@ -190,3 +190,17 @@ def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, (proc.returncode, err)
     assert "Traceback" not in err
+
+
+def test_pcapng_by_suffix(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    """A .pcapng file gets pcapng: a section header, then interfaces named after the link."""
+    target = tmp_path / "both.pcapng"
+    _ok(cli("run", tiny, "--json", "--pcap", f"A-B:{target}"))
+    data = target.read_bytes()
+    assert data[:4] == b"\x0a\x0d\x0d\x0a"
+    assert b"A->B" in data and b"B->A" in data
+
+
+def test_pcap_same_link_twice(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
+    proc = cli("run", tiny, "--pcap", f"A->B:{tmp_path / 'x.pcap'}", "--pcap", "A->B:y.pcapng")
+    assert proc.returncode == 2 and "given twice" in proc.stderr, proc.stderr

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from linklab import _core, _pcap
+from linklab import _core
 from linklab._files import Staging
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ TRACE_MEMORY_BUDGET = 1 << 30
 #: Trace bytes gathered before they are written out as Parquet part files.
 PART_BYTES = 32 << 20
 
-_PCAP_HEADER = 24
 
 Pieces = dict[str, dict[str, tuple[str, Any]]]
 
@@ -72,15 +71,18 @@ def run(
     trace_dir: str | os.PathLike[str] | None = None,
     pcap: Sequence[str] = (),
     pcap_files: Mapping[str, str | os.PathLike[str]] | None = None,
+    pcap_format: str = "pcap",
     base_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, pl.DataFrame], dict[str, bytes]]:
     """Run ``source``; returns ``(summary, traces, pcaps)``.
 
     Traces go to Parquet files in ``trace_dir`` when it is given (``traces`` is
     then empty), else into memory when ``trace`` is set. ``pcap`` lists link
-    specs captured into memory (``pcaps`` maps each captured direction
-    ``"A->B"`` to its file bytes), ``pcap_files`` maps link specs (``"A->B"``,
-    or ``"A-B"`` for both directions merged in time order) to files.
+    specs captured into memory in ``pcap_format`` (``"pcap"`` or ``"pcapng"``;
+    ``pcaps`` maps each spec to its file bytes), ``pcap_files`` maps link
+    specs (``"A->B"``, ``"A-B"`` for both directions in time order, either
+    with ``"@rx"``: where packets leave the link) to files, pcapng for a
+    ``.pcapng`` suffix, else classic pcap.
     ``base_dir`` is where relative file names in the scenario (trace files)
     start: the scenario file's directory (default: the current one). Raises
     what ``_core.run`` raises, :class:`TraceBudgetError` when what is kept in
@@ -91,13 +93,19 @@ def run(
     out_dir = Path(trace_dir) if trace_dir is not None else None
     sink = _Sink(out_dir, files, keep_traces=trace, keep_pcaps=pcap)
     specs = list(dict.fromkeys([*pcap, *files]))
+    ng = {spec for spec, path in files.items() if path.suffix.lower() == ".pcapng"}
+    if pcap_format == "pcapng":
+        ng.update(pcap)
+    elif pcap_format != "pcap":
+        raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {pcap_format!r}")
     try:
         summary, _, _ = _core.run(
             source,
             seed=seed,
             params=params,
             trace=trace or trace_dir is not None,
-            pcap=specs,
+            pcap=[s for s in specs if s not in ng],
+            pcapng=[s for s in specs if s in ng],
             sink=sink,
             base_dir=None if base_dir is None else os.fspath(base_dir),
         )
@@ -105,14 +113,6 @@ def run(
     finally:
         sink.discard()
     return summary, sink.memory_traces(), sink.memory_pcaps()
-
-
-def _directions(spec: str) -> list[str]:
-    """The link directions of a capture spec, as the core reads it."""
-    if "->" in spec:
-        return [spec]
-    a, _, b = spec.partition("-")
-    return [f"{a}->{b}", f"{b}->{a}"]
 
 
 class _Sink:
@@ -127,7 +127,7 @@ class _Sink:
     ):
         self.trace_dir = trace_dir
         self.keep_traces = keep_traces and trace_dir is None
-        self.keep_dirs = {d for spec in keep_pcaps for d in _directions(spec)}
+        self.keep_pcaps = set(keep_pcaps)
         self.pcap_files = pcap_files
         self.kept: dict[str, list[pl.DataFrame]] = {}
         self.kept_pcaps: dict[str, list[bytes]] = {}
@@ -140,7 +140,6 @@ class _Sink:
         self.pending_bytes = 0
         self.parts: dict[str, list[Path]] = {}
         self.pcap_out: dict[str, tuple[Path, IO[bytes]]] = {}
-        self.pcap_headers: dict[str, bytes] = {}
 
     def __call__(self, traces: Pieces, pcaps: dict[str, bytes]) -> None:
         from linklab.api import _frame
@@ -157,9 +156,9 @@ class _Sink:
                 self.kept_bytes += frame.estimated_size()
         if self.pending_bytes >= PART_BYTES:
             self._write_parts()
-        for link, data in pcaps.items():
-            if link in self.keep_dirs:
-                self.kept_pcaps.setdefault(link, []).append(data)
+        for spec, data in pcaps.items():
+            if spec in self.keep_pcaps:
+                self.kept_pcaps.setdefault(spec, []).append(data)
                 self.kept_bytes += len(data)
         for spec, path in self.pcap_files.items():
             self._append_pcap(spec, path, pcaps)
@@ -210,24 +209,13 @@ class _Sink:
         self.pending_bytes = 0
 
     def _append_pcap(self, spec: str, path: Path, pcaps: dict[str, bytes]) -> None:
-        dirs = _directions(spec)
-        try:
-            pieces = [pcaps[d] for d in dirs]
-        except KeyError as e:
-            raise _core.InternalError(f"the core returned no capture of {e.args[0]}") from None
-        header = self.pcap_headers.get(spec)
-        if len(pieces) == 1:
-            data = pieces[0]
-        elif header is None:
-            data = _pcap.merge(pieces)  # the first pieces start with the header
-        else:
-            # Later pieces are bare records: merge them under the header.
-            data = _pcap.merge([header + p for p in pieces])[_PCAP_HEADER:]
+        data = pcaps.get(spec)
+        if data is None:
+            raise _core.InternalError(f"the core returned no capture of {spec}")
         try:
             if spec not in self.pcap_out:
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 self.pcap_out[spec] = (Path(tmp), os.fdopen(fd, "wb"))
-                self.pcap_headers[spec] = data[:_PCAP_HEADER]
             self.pcap_out[spec][1].write(data)
         except OSError as e:
             raise OutputError("pcap file", path, e.strerror or str(e)) from None

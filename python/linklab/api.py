@@ -34,7 +34,8 @@ class Result:
 
     ``summary``: the run summary (see ``docs/metrics.md``), including
     ``wall_time_s``; ``traces``: trace tables by name (empty unless the run
-    asked for traces); ``pcaps``: pcap file bytes by link spec (``"A->B"``).
+    asked for traces); ``pcaps``: capture file bytes by link spec (``"A->B"``,
+    ``"A-B"``, ``"A->B@rx"``).
     """
 
     summary: dict[str, Any]
@@ -129,6 +130,7 @@ def run(
     pcap: Sequence[str] | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
+    pcap_format: str = "pcap",
 ) -> Result:
     """Run one scenario.
 
@@ -139,7 +141,11 @@ def run(
     scenario's seed; ``params`` override ``[params]`` (a dict of name to str,
     number or bool; booleans are passed as ``true``/``false``); ``trace``
     records trace tables; ``pcap`` lists links to capture (``"A->B"`` one
-    direction, ``"A-B"`` both).
+    direction, ``"A-B"`` both, in one file in time order; packets are captured
+    where they enter the link, or with ``"@rx"`` appended, e.g. ``"A->B@rx"``,
+    where they leave it), as ``pcap_format`` files: ``"pcap"`` (classic,
+    nanosecond timestamps) or ``"pcapng"`` (one interface per link direction,
+    named after it, and node names for the addresses).
 
     Traces and captures are kept in memory up to
     ``linklab._stream.TRACE_MEMORY_BUDGET`` (1 GiB); a run that records more
@@ -170,6 +176,7 @@ def run(
         params=overrides,
         trace=trace,
         pcap=pcap,
+        pcap_format=pcap_format,
         trace_dir=trace_dir,
     )
 
@@ -183,6 +190,7 @@ def run_source(
     pcap: Sequence[str] | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
+    pcap_format: str = "pcap",
 ) -> Result:
     """Like :func:`run`, for a source already loaded by :func:`load_source`.
 
@@ -194,6 +202,8 @@ def run_source(
         source = load_source(source)
     if seed is not None:
         seed = check_seed(seed)
+    if pcap_format not in ("pcap", "pcapng"):
+        raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {pcap_format!r}")
     summary, traces, pcaps = _stream.run(
         source,
         seed=seed,
@@ -201,6 +211,7 @@ def run_source(
         trace=bool(trace),
         trace_dir=trace_dir,
         pcap=_check_pcap(pcap) or [],
+        pcap_format=pcap_format,
         base_dir=base_dir,
     )
     return Result(summary=summary, traces=traces, pcaps=pcaps)

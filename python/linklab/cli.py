@@ -145,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="LINK:FILE",
-        help="write a pcap of LINK ('A->B' or 'A-B') to FILE (repeatable)",
+        help="capture LINK ('A->B' one direction, 'A-B' both; packets as they enter it, or "
+        "with @rx as they leave it, e.g. 'A->B@rx') into FILE: pcapng with link and node "
+        "names if FILE ends in .pcapng, else classic pcap (repeatable)",
     )
     run.set_defaults(func=_cmd_run)
 
@@ -813,6 +815,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _check_output(check_writable_file, file, "--pcap file")
         if file in pcap_files.values():
             raise UsageError(f"--pcap file {file!r} given twice; give each link its own file")
+        if link in pcap_files:
+            raise UsageError(f"--pcap link {link!r} given twice; capture each link into one file")
         pcap_files[link] = file
 
     try:

@@ -26,6 +26,7 @@
 //! # Ok::<(), linklab_core::api::ConfigError>(())
 //! ```
 
+use crate::capture::Format;
 pub use crate::config::ConfigError;
 pub use crate::metrics::{Column, Table};
 pub use crate::net::summary::Summary;
@@ -54,8 +55,13 @@ pub struct RunOptions {
     pub params: Vec<(String, String)>,
     /// Record traces (cwnd, queue occupancy, sequence numbers).
     pub trace: bool,
-    /// Links to capture, each `"A->B"` (one direction) or `"A-B"` (both).
+    /// Links to capture as classic pcap, each `"A->B"` (one direction) or
+    /// `"A-B"` (both), with `"@rx"` appended to capture where packets leave
+    /// the link instead of where they enter it ([`Simulation::capture`]).
     pub pcap_links: Vec<String>,
+    /// Links to capture as pcapng (interfaces named after the link
+    /// directions, node names resolved), specs as in `pcap_links`.
+    pub pcapng_links: Vec<String>,
     /// The directory that relative file names in the scenario (trace files)
     /// start from: the scenario file's. `None`: the current directory.
     pub base_dir: Option<std::path::PathBuf>,
@@ -68,7 +74,7 @@ pub struct RunOutput {
     pub summary: Summary,
     /// Trace tables (empty unless `trace`).
     pub traces: Vec<Table>,
-    /// pcap files: (link spec, file bytes).
+    /// Capture files: (link spec, file bytes), `pcap_links` then `pcapng_links`.
     pub pcaps: Vec<(String, Vec<u8>)>,
 }
 
@@ -159,30 +165,10 @@ pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ConfigError> {
     if opts.trace {
         sim.enable_traces();
     }
-    for spec in &opts.pcap_links {
-        let dirs: Vec<String> = if let Some((a, b)) = spec.split_once("->") {
-            vec![format!("{a}->{b}")]
-        } else if let Some((a, b)) = spec.split_once('-') {
-            vec![format!("{a}->{b}"), format!("{b}->{a}")]
-        } else {
-            vec![]
-        };
-        if dirs.is_empty() || !dirs.iter().all(|d| sim.link_names().contains(d)) {
-            let names = sim.link_names();
-            let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
-            return Err(ConfigError::new(
-                "--pcap",
-                crate::config::quoted(spec),
-                format!(
-                    "is not a link; write A->B for one direction or A-B for both (links: {}{})",
-                    shown.join(", "),
-                    if names.len() > 12 { ", …" } else { "" }
-                ),
-            ));
-        }
-        for d in dirs {
-            sim.capture(&d);
-        }
+    let captures = opts.pcap_links.iter().map(|s| (s, Format::Pcap));
+    for (spec, format) in captures.chain(opts.pcapng_links.iter().map(|s| (s, Format::Pcapng))) {
+        sim.capture(spec, format)
+            .map_err(|why| ConfigError::new("--pcap", crate::config::quoted(spec), why))?;
     }
     let params = loaded
         .params

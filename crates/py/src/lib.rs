@@ -364,7 +364,8 @@ fn run_on_worker(
     opts: RunOptions,
     sink: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Outcome> {
-    let streaming = sink.is_some() && (opts.trace || !opts.pcap_links.is_empty());
+    let streaming = sink.is_some()
+        && (opts.trace || !opts.pcap_links.is_empty() || !opts.pcapng_links.is_empty());
     let stop = Arc::new(AtomicBool::new(false));
     let stop_worker = Arc::clone(&stop);
     // One piece in the channel at most: the worker waits while Python writes.
@@ -445,7 +446,8 @@ fn run_on_worker(
 /// summary dict (with `wall_time_s` measured here), a dict of trace tables
 /// `{table: {column: (dtype, data)}}` where dtype is `"f64"`/`"u64"` with
 /// little-endian `bytes` data or `"str"` with a list, and a dict of pcap files
-/// `{link: bytes}`.
+/// `{link: bytes}` (`pcap` lists the link specs captured as classic pcap,
+/// `pcapng` those captured as pcapng; see `Simulation::capture`).
 ///
 /// With `sink` (a callable), traces and captures are not returned (both dicts
 /// are empty) but handed over piece by piece while the run goes on:
@@ -465,7 +467,7 @@ fn run_on_worker(
 /// Raises `ScenarioError` for a scenario that cannot be run and
 /// `InternalError` if the core panics.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, sink = None, timings = None, base_dir = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, pcapng = None, sink = None, timings = None, base_dir = None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -474,6 +476,7 @@ fn run<'py>(
     params: Option<&Bound<'py, PyDict>>,
     trace: bool,
     pcap: Option<Vec<String>>,
+    pcapng: Option<Vec<String>>,
     sink: Option<&Bound<'py, PyAny>>,
     timings: Option<&Bound<'py, PyDict>>,
     base_dir: Option<std::path::PathBuf>,
@@ -484,6 +487,7 @@ fn run<'py>(
         params: params_from_py(params)?,
         trace,
         pcap_links: pcap.unwrap_or_default(),
+        pcapng_links: pcapng.unwrap_or_default(),
         base_dir,
     };
     match run_on_worker(py, src, opts, sink)? {

@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use crate::aqm::DropCause;
-use crate::capture::PcapWriter;
+use crate::capture::{FlowWire, Format, Interface, PcapWriter};
 use crate::engine::{EventQueue, Wakeups};
 use crate::link::{Delivery, Dir, Link};
 use crate::metrics::histogram::Histogram;
@@ -354,6 +354,7 @@ impl NetworkBuilder {
             routes,
             links,
             captures: Vec::new(),
+            taps: Vec::new(),
             flows,
             next_uid: 0,
             delivered_pkts: 0,
@@ -377,8 +378,12 @@ pub struct Simulation {
     /// Route 2f: flow f's data path; 2f + 1: its ACK path (link-direction codes).
     routes: routing::Routes,
     links: Vec<NetLink>,
-    /// pcap writers per link direction (empty until a capture is asked for).
-    captures: Vec<[Option<PcapWriter>; 2]>,
+    /// Captures asked for: (spec, writer).
+    captures: Vec<(String, PcapWriter)>,
+    /// Per link, where its packets are captured: `[a->b entering, b->a
+    /// entering, a->b leaving, b->a leaving]` → (capture, interface). Empty
+    /// until a capture is asked for.
+    taps: Vec<[Vec<(u32, u32)>; 4]>,
     flows: Vec<FlowSlot>,
     next_uid: u64,
     delivered_pkts: u64,
@@ -445,19 +450,79 @@ impl Simulation {
         Ok(())
     }
 
-    /// Capture link direction `name` (`"A->B"`) as pcap; false if no such link.
-    pub fn capture(&mut self, name: &str) -> bool {
-        for (i, l) in self.links.iter().enumerate() {
-            for d in Dir::BOTH {
-                if l.names[d.index()] == name {
-                    self.captures
-                        .resize_with(self.links.len(), Default::default);
-                    self.captures[i][d.index()] = Some(PcapWriter::new());
-                    return true;
+    /// Capture `spec` in `format`: `"A->B"` (one link direction) or `"A-B"`
+    /// (both, one pcapng interface each, in one file in time order), where
+    /// packets enter the direction (at A, before its queue: everything A
+    /// sends into it), or with `"@rx"` appended where they leave it (at B:
+    /// what B receives; lost packets are missing). `Err` says what is wrong.
+    pub fn capture(&mut self, spec: &str, format: Format) -> Result<(), String> {
+        let (link, rx) = match spec.strip_suffix("@rx") {
+            Some(l) => (l, true),
+            None => (spec.strip_suffix("@tx").unwrap_or(spec), false),
+        };
+        let dirs: Vec<String> = if let Some((a, b)) = link.split_once("->") {
+            vec![format!("{a}->{b}")]
+        } else if let Some((a, b)) = link.split_once('-') {
+            vec![format!("{a}->{b}"), format!("{b}->{a}")]
+        } else {
+            vec![]
+        };
+        let names = self.link_names();
+        let codes: Vec<usize> = dirs
+            .iter()
+            .filter_map(|d| names.iter().position(|n| n == d))
+            .collect();
+        if dirs.is_empty() || codes.len() != dirs.len() {
+            let shown: Vec<&str> = names.iter().take(12).map(|s| s.as_str()).collect();
+            return Err(format!(
+                "is not a link; write A->B for one direction or A-B for both, optionally \
+                 with @rx to capture where packets leave the link (links: {}{})",
+                shown.join(", "),
+                if names.len() > 12 { ", …" } else { "" }
+            ));
+        }
+        if self.captures.iter().any(|(s, _)| s == spec) {
+            return Err("is captured twice".into());
+        }
+        let interfaces: Vec<Interface> = dirs
+            .iter()
+            .map(|d| {
+                let (a, b) = d.split_once("->").unwrap_or_default();
+                Interface {
+                    name: if rx { format!("{d}@rx") } else { d.clone() },
+                    description: if rx {
+                        format!("link {d}: packets leaving it at {b}")
+                    } else {
+                        format!("link {d}: packets entering it at {a}, before its queue")
+                    },
                 }
+            })
+            .collect();
+        let flows: std::sync::Arc<[FlowWire]> = self
+            .flows
+            .iter()
+            .map(|f| FlowWire::of(&f.spec.tcp))
+            .collect();
+        let c = self.captures.len() as u32;
+        self.captures.push((
+            spec.to_string(),
+            PcapWriter::with_info(format, flows, &interfaces, &self.nodes),
+        ));
+        self.taps.resize_with(self.links.len(), Default::default);
+        for (iface, code) in codes.into_iter().enumerate() {
+            let side = if rx { 2 } else { 0 };
+            self.taps[code / 2][side + code % 2].push((c, iface as u32));
+        }
+        Ok(())
+    }
+
+    /// Record `p` in the captures that tap link `l`'s `slot` (see `taps`).
+    fn tap(&mut self, l: usize, slot: usize, now: Time, p: &Packet) {
+        if let Some(t) = self.taps.get(l) {
+            for &(c, iface) in &t[slot] {
+                self.captures[c as usize].1.record_on(iface, now, p);
             }
         }
-        false
     }
 
     /// The network taken apart: nodes, links with their models (in the
@@ -562,14 +627,8 @@ impl Simulation {
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
-                    // `captures` is empty unless capturing: no memory touched.
-                    if let Some(c) = self
-                        .captures
-                        .get_mut(i)
-                        .and_then(|c| c[dir.index()].as_mut())
-                    {
-                        c.record(now, &p);
-                    }
+                    // `taps` is empty unless capturing: no memory touched.
+                    self.tap(i, 2 + dir.index(), now, &p);
                     let at = self.links[i].to[dir.index()];
                     self.arrive(at, p, now);
                 }
@@ -618,6 +677,7 @@ impl Simulation {
         let code = self.routes.hop(route, p.hop) as usize;
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
+        self.tap(l, dir.index(), now, &p);
         debug_assert_eq!(
             self.links[l].to[1 - dir.index()],
             node,

@@ -242,18 +242,13 @@ impl Simulation {
         tables
     }
 
-    /// pcap bytes of the captured link directions written since the last
-    /// call: (link name, bytes) for every captured direction, in link order.
-    /// The pieces of one direction joined are its pcap file; capturing goes on.
+    /// Capture bytes written since the last call: (spec, bytes) for every
+    /// capture, in the order they were asked for ([`Simulation::capture`]).
+    /// The pieces of one capture joined are its file; capturing goes on.
     pub fn take_captures(&mut self) -> Vec<(String, Vec<u8>)> {
-        let mut out = Vec::new();
-        for (l, captures) in self.links.iter().zip(&mut self.captures) {
-            for d in Dir::BOTH {
-                if let Some(c) = captures[d.index()].as_mut() {
-                    out.push((l.names[d.index()].clone(), c.take_bytes()));
-                }
-            }
-        }
-        out
+        self.captures
+            .iter_mut()
+            .map(|(spec, w)| (spec.clone(), w.take_bytes()))
+            .collect()
     }
 }

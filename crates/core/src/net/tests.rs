@@ -854,7 +854,7 @@ fn sliced_runs_with_drained_traces_equal_one_run() {
                 .collect(),
             trace: true,
             pcap_links: vec![pcap.to_string()],
-            base_dir: None,
+            ..RunOptions::default()
         };
         let whole = run(Source::Toml(text.to_string()), &opts).unwrap();
         for budget in [1, 97, 1_000] {
