@@ -119,7 +119,9 @@ def fmt(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[int]]:
+    """The command line, checked (exit 2 with a message when it is wrong): the
+    options and the flow counts."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES, help="folder of traces")
     ap.add_argument("--flows", default="1,4", help="flow counts, comma-separated (1,4)")
@@ -138,9 +140,18 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--duration {a.duration}: give a positive number of seconds")
     if not a.traces.is_dir():
         ap.error(f"--traces {str(a.traces)!r} is not a folder of Mahimahi traces")
+    return a, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    a, counts = parse_args(argv)
     traces = find_traces(a.traces)
     if not traces:
-        ap.error(f"--traces {str(a.traces)!r} holds no *.down or *.up file")
+        print(
+            f"traces.py: error: --traces {str(a.traces)!r} holds no *.down or *.up file",
+            file=sys.stderr,
+        )
+        return 2
     duration = 10.0 if a.quick else a.duration
     rows = []
     for data, back in traces:

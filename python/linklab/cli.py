@@ -10,6 +10,9 @@ succeeded, each atomically, so nothing already on disk is lost or corrupted.
 from __future__ import annotations
 
 import argparse
+import csv
+import fnmatch
+import io
 import json
 import math
 import os
@@ -137,7 +140,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     _add_seed_and_set(run)
-    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    run.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object (--format json)"
+    )
+    run.add_argument(
+        "--format",
+        choices=("text", "json", "csv"),
+        help="text tables (default), one JSON object, or CSV: one row per aggregate, flow, "
+        "link direction and queue (column 'table'; nested values as dotted columns)",
+    )
+    run.add_argument(
+        "--brief",
+        action="store_true",
+        help="only the aggregate and the link directions that queue or lose "
+        "(mean queue >= 0.5 packets, or any drop, ECN mark or loss); no per-flow rows",
+    )
+    run.add_argument(
+        "--links",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only the link directions whose name matches PATTERN (shell-style, e.g. "
+        "'L->*'; repeatable)",
+    )
     run.add_argument("--trace", metavar="DIR", help="write Parquet traces into DIR")
     run.add_argument(
         "--pcap",
@@ -806,6 +831,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    output_format = _output_format(args)
     # Check outputs before a possibly long run; write them only after it.
     trace_dir: str | None = args.trace
     if trace_dir is not None:
@@ -841,11 +867,87 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "give a path in an existing, writable directory"
         ) from None
 
-    if args.json:
+    summary = select_rows(summary, brief=args.brief, links=args.links)
+    if output_format == "json":
         print(json.dumps(json_safe(summary)))
+    elif output_format == "csv":
+        sys.stdout.write(render_csv(summary))
     else:
         print(render_summary(summary))
     return 0
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    if args.json and args.format not in (None, "json"):
+        raise UsageError(f"--json and --format {args.format} disagree; give one of them")
+    return "json" if args.json else args.format or "text"
+
+
+def _busy(link: dict[str, Any], queue: dict[str, Any]) -> bool:
+    """Whether a link direction queues or loses (what ``--brief`` keeps)."""
+    drops = queue.get("drops") or {}
+    counts = [link.get("lost"), queue.get("ecn_marks"), *drops.values()]
+    if any(isinstance(c, int | float) and c > 0 for c in counts):
+        return True
+    mean = queue.get("mean_packets")
+    return isinstance(mean, int | float) and mean >= 0.5
+
+
+def select_rows(
+    summary: dict[str, Any], *, brief: bool = False, links: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``summary`` with only the link directions (and their queues) named by one of the
+    shell-style ``links`` patterns (all when empty) and, with ``brief``, that queue or
+    lose, and without per-flow rows."""
+    if not brief and not links:
+        return summary
+    queues = {q.get("link"): q for q in summary.get("queues") or []}
+    keep = {
+        name
+        for x in summary.get("links") or []
+        if (name := str(x.get("name", "")))
+        and (not links or any(fnmatch.fnmatchcase(name, p) for p in links))
+        and (not brief or _busy(x, queues.get(name) or {}))
+    }
+    out = dict(summary)
+    out["links"] = [x for x in summary.get("links") or [] if x.get("name") in keep]
+    out["queues"] = [q for q in summary.get("queues") or [] if q.get("link") in keep]
+    if brief:
+        out.pop("flows", None)
+    return out
+
+
+def _flat(prefix: str, value: Any, into: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flat(f"{prefix}.{k}" if prefix else str(k), v, into)
+    elif isinstance(value, list):
+        into[prefix] = json.dumps(json_safe(value))
+    else:
+        into[prefix] = json_safe(value)
+
+
+def render_csv(summary: dict[str, Any]) -> str:
+    """The summary as one CSV table: a row for the aggregate, each flow, each link
+    direction and each queue, told apart by the first column ``table``; nested values
+    are dotted columns (``drops.overflow``), lists JSON text, missing values empty."""
+    rows: list[dict[str, Any]] = []
+    for table, items in (
+        ("aggregate", [summary.get("aggregate") or {}]),
+        ("flow", summary.get("flows") or []),
+        ("link", summary.get("links") or []),
+        ("queue", summary.get("queues") or []),
+    ):
+        for item in items:
+            row: dict[str, Any] = {"table": table}
+            _flat("", item, row)
+            rows.append(row)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
 
 
 def _duration(text: str) -> str:
