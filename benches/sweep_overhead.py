@@ -9,7 +9,10 @@ fresh directory. Reports
 
 - runner overhead = (sweep wall time − Σ core run time / jobs) / sweep wall time,
   where the core run times are the runs' ``wall_time_s`` (target: < 5 %);
-- speed-up = wall(jobs 1) / wall(jobs 2) (target: ≥ 1.8×).
+- speed-up = wall(jobs 1) / wall(jobs 2) (target: ≥ 1.8×);
+- a small sweep (4 runs of ~0.05 s): wall(jobs 2) / wall(jobs 1), target ≤ 1.05
+  (two workers are never slower than one: this process runs tasks from the start
+  while the worker process starts).
 
     python3 benches/sweep_overhead.py --quick      # 12 runs of ~1 s
     python3 benches/sweep_overhead.py              # 40 runs of ~1 s
@@ -31,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "scenarios" / "dumbbell-red-ecn.toml"
 TARGET_OVERHEAD = 0.05
 TARGET_SPEEDUP = 1.8
+TARGET_SMALL = 1.05
 
 
 def calibrate(run_s: float) -> str:
@@ -101,10 +105,18 @@ def main() -> int:
     runs += runs % 2
 
     duration = calibrate(args.run_seconds)
+    small = calibrate(0.05)
     with tempfile.TemporaryDirectory(prefix="linklab-sweep-bench-") as tmp:
         one = timed_sweep(duration, runs, 1, Path(tmp) / "j1")
         two = timed_sweep(duration, runs, 2, Path(tmp) / "j2")
+        # The small sweep: the best of 3 each, alternating.
+        small_walls: dict[int, list[float]] = {1: [], 2: []}
+        for i in range(3):
+            for jobs in (1, 2):
+                r = timed_sweep(small, 4, jobs, Path(tmp) / f"s{jobs}-{i}")
+                small_walls[jobs].append(r["wall_s"])
     speedup = one["wall_s"] / two["wall_s"]
+    small_ratio = min(small_walls[2]) / min(small_walls[1])
     result = {
         "scenario": SCENARIO.name,
         "duration": duration,
@@ -114,6 +126,8 @@ def main() -> int:
         "speedup_2_vs_1": speedup,
         "pass_overhead": max(one["overhead"], two["overhead"]) < TARGET_OVERHEAD,
         "pass_speedup": speedup >= TARGET_SPEEDUP,
+        "small_sweep": {"duration": small, "wall_s": small_walls, "ratio_2_vs_1": small_ratio},
+        "pass_small": small_ratio <= TARGET_SMALL,
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -132,6 +146,11 @@ def main() -> int:
     print(f"runner overhead (worst) {worst * 100:.1f} % (target < 5 %): {ok}")
     ok = "PASS" if result["pass_speedup"] else "FAIL"
     print(f"speed-up jobs 2 vs 1: {speedup:.2f}x (target >= 1.8x): {ok}")
+    ok = "PASS" if result["pass_small"] else "FAIL"
+    print(
+        f"small sweep (4 runs, duration {small}): jobs 2 {min(small_walls[2]):.2f} s, jobs 1 "
+        f"{min(small_walls[1]):.2f} s, ratio {small_ratio:.2f} (target <= {TARGET_SMALL}): {ok}"
+    )
     return 0
 
 

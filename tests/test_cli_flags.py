@@ -24,3 +24,27 @@ def test_quiet_and_verbose_are_accepted_and_quiet_keeps_stderr_empty(
     proc = cli("-q", "sweep", tiny, "--param", "per=0,0.01", "--out", "sw")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
+
+
+def test_shell_completion(cli: CliRunner, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    for shell in ("bash", "zsh"):
+        proc = cli("completion", shell)
+        assert proc.returncode == 0, proc.stderr
+        assert "reproduce" in proc.stdout and "--pcap" in proc.stdout
+    script = tmp_path / "linklab.bash"
+    script.write_text(cli("completion", "bash").stdout)
+    bash = shutil.which("bash")
+    assert bash is not None
+    words = 'COMP_WORDS=(linklab ru); COMP_CWORD=1; COMP_LINE="linklab ru"; COMP_POINT=10'
+    out = subprocess.run(
+        [bash, "-c", f'source {script}; {words}; _shtab_linklab; echo "${{COMPREPLY[@]}}"'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["run"], out
+    bad = cli("completion", "fish")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr

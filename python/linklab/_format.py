@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["fmt_param", "json_safe", "text_table"]
+
+NBSP = "\u00a0"
 
 
 def text_table(
@@ -15,27 +18,56 @@ def text_table(
     *,
     left: int = 1,
     rule: bool = False,
+    width: int | None = None,
 ) -> str:
     """Columns padded to their width, two spaces apart, no trailing blanks.
 
     The first ``left`` columns are left-aligned, the others right-aligned;
-    ``rule`` draws a line of dashes under the headers.
+    ``rule`` draws a line of dashes under the headers. With ``width``, the
+    widest columns are narrowed (never below their longest word) until a line
+    fits, and their cells wrap onto more lines.
     """
+    if width is not None:
+        # "mean ± ci" stays on one line.
+        headers = [h.replace(" ± ", NBSP + "±" + NBSP) for h in headers]
+        rows = [[c.replace(" ± ", NBSP + "±" + NBSP) for c in r] for r in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    if width is not None:
+        floors = [
+            max([8, *(len(word) for c in [h, *(r[i] for r in rows)] for word in c.split(" "))])
+            for i, h in enumerate(headers)
+        ]
+        while sum(widths) + 2 * (len(widths) - 1) > width:
+            shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+            if not shrinkable:
+                break
+            widest = max(shrinkable, key=lambda i: widths[i])
+            widths[widest] -= 1
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
+    def lines(cells: Sequence[str]) -> list[str]:
+        wrapped = [
+            textwrap.wrap(c, w, break_on_hyphens=False) or [""] if len(c) > w else [c]
+            for c, w in zip(cells, widths, strict=True)
+        ]
+        out = []
+        for k in range(max(len(x) for x in wrapped)):
+            parts = [x[k] if k < len(x) else "" for x in wrapped]
+            out.append(
+                "  ".join(
+                    p.ljust(w) if i < left else p.rjust(w)
+                    for i, (p, w) in enumerate(zip(parts, widths, strict=True))
+                ).rstrip()
+            )
+        return out
 
-    lines = [line(headers)]
+    out = lines(headers)
     if rule:
-        lines.append("  ".join("-" * w for w in widths))
-    lines += [line(r) for r in rows]
-    return "\n".join(lines)
+        out.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        out += lines(r)
+    return "\n".join(out).replace(NBSP, " ")
 
 
 def fmt_param(value: object, missing: str = "-") -> str:

@@ -189,7 +189,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plot_parsers(sub)
     _add_reproduce_parser(sub)
     _add_model_parser(sub)
+    completion = sub.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description=(
+            "Print a completion script for SHELL: commands, flags and their choices, "
+            "file names where a command takes a file. Install it, for bash: linklab "
+            "completion bash > ~/.local/share/bash-completion/completions/linklab; for zsh: "
+            "linklab completion zsh > ~/.zfunc/_linklab (with ~/.zfunc in $fpath)."
+        ),
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell")
+    completion.set_defaults(func=_cmd_completion)
     return parser
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    parser = build_parser()
+    # File names where a command takes a scenario, a directory or a file.
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.metavar in ("SCENARIO", "FILE", "LINK:FILE", "NODE:FILE"):
+                action.complete = shtab.FILE  # type: ignore[attr-defined]
+            elif action.metavar in ("DIR", "SWEEP_DIR", "TRACE_DIR"):
+                action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+    print(shtab.complete(parser, shell=args.shell))
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -519,10 +550,10 @@ def _add_reproduce_parser(sub: Any) -> None:
         metavar="NAME",
         choices=list(REPRODUCTIONS),
         help="reproduction: "
-        + ", ".join(f"{name} ({cls.seed})" for name, cls in REPRODUCTIONS.items()),
+        + ", ".join(f"{name} ({cls.short})" for name, cls in REPRODUCTIONS.items()),
     )
     rep.add_argument("--quick", action="store_true",
-                     help="2 replications of 20 s, a subset")  # fmt: skip
+                     help="a subset, few short replications: indicative verdicts")  # fmt: skip
     rep.add_argument("--json", action="store_true", help="print the results as one JSON object")
     rep.add_argument("--out", default=None, metavar="DIR",
                      help="output directory (default out/NAME)")  # fmt: skip

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_RUNS",
     "METRICS",
+    "Progress",
     "SweepError",
     "SweepInterrupted",
     "SweepResult",
@@ -468,11 +469,19 @@ def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float)
 # ---------------------------------------------------------------------------
 
 
-class _Progress:
-    """A tqdm bar on a terminal; a plain line every few seconds otherwise; or nothing."""
+class Progress:
+    """Progress over the runs of one sweep, or of several (a reproduction's): a
+    tqdm bar on a terminal, a plain line every few seconds otherwise, or
+    nothing (``mode`` ``"bar"``, ``"lines"``, ``"off"``). A bar handed to
+    :func:`sweep` as ``progress`` is shared: each sweep adds its runs to the
+    total when it starts, and the caller closes it."""
 
-    def __init__(self, mode: str, total: int, reused: int, interval: float = 5.0) -> None:
+    def __init__(
+        self, mode: str, total: int = 0, reused: int = 0, *, desc: str = "sweep",
+        interval: float = 5.0,
+    ) -> None:  # fmt: skip
         self.mode = mode
+        self.desc = desc
         self.total = total
         self.done = reused
         self.reused = reused
@@ -487,8 +496,31 @@ class _Progress:
 
             self.bar = tqdm(
                 total=total, initial=reused, unit="run", file=sys.stderr, dynamic_ncols=True,
-                desc="sweep", smoothing=0.1,
+                desc=desc, smoothing=0.1,
             )  # fmt: skip
+
+    @classmethod
+    def auto(cls, progress: bool | None, desc: str = "sweep") -> Progress:
+        """A bar on a terminal or in a notebook; elsewhere plain lines if
+        ``progress`` is True, nothing if it is None or False."""
+        return cls(_progress_mode(progress), desc=desc)
+
+    def extend(self, total: int, reused: int) -> None:
+        """Another sweep starts: ``total`` more runs, ``reused`` of them done already."""
+        self.total += total
+        self.done += reused
+        self.reused += reused
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.update(reused)
+            self.bar.refresh()
+
+    def write(self, line: str) -> None:
+        """A stage line on stderr, above the bar when there is one."""
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def update(self, failed: bool) -> None:
         self.done += 1
@@ -510,7 +542,7 @@ class _Progress:
         eta = f"{elapsed / new * left:.0f} s" if new else "?"
         failed = f", {self.failed} failed" if self.failed else ""
         print(
-            f"linklab: sweep: {self.done}/{self.total} runs done{failed}, "
+            f"linklab: {self.desc}: {self.done}/{self.total} runs done{failed}, "
             f"{elapsed:.0f} s elapsed, ETA {eta}",
             file=sys.stderr,
             flush=True,
@@ -584,7 +616,7 @@ def sweep(
     backend: str = "local",
     scheduler: str | None = None,
     out: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
+    progress: bool | None | Progress = None,
 ) -> SweepResult:
     """Run a parameter sweep and return its tables.
 
@@ -599,7 +631,8 @@ def sweep(
     has at most :data:`MAX_RUNS` runs (grid points × ``reps``).
     ``out``: the output directory (store and tables); None keeps everything
     in memory. ``progress``: True shows a bar on a terminal (plain lines
-    otherwise), None a bar only on a terminal, False nothing.
+    otherwise), None a bar only on a terminal, False nothing; a
+    :class:`Progress` is shared with other sweeps (its runs are added to it).
 
     Raises :class:`SweepError` (a ``ValueError``) for bad input,
     :class:`SweepInterrupted` (a ``KeyboardInterrupt``) on Ctrl-C; failed runs
@@ -673,7 +706,12 @@ def sweep(
                 runner = make_backend(backend, jobs=jobs, scheduler=scheduler)
             except BackendError as e:
                 raise SweepError(str(e)) from None
-            bar = _Progress(_progress_mode(progress), total, reused)
+            shared = isinstance(progress, Progress)
+            if isinstance(progress, Progress):
+                bar = progress
+                bar.extend(total, reused)
+            else:
+                bar = Progress(_progress_mode(progress), total, reused)
             prefetch = _prefetch_table_modules()
             try:
                 gen = runner.execute(text, todo, base_dir)
@@ -696,15 +734,19 @@ def sweep(
                 finally:
                     gen.close()
             except KeyboardInterrupt:
-                bar.close()
+                if not shared:
+                    bar.close()
                 raise SweepInterrupted(reused + executed, total, store.root) from None
             except BackendError as e:
                 raise SweepError(str(e)) from None
             finally:
-                bar.close()
+                if not shared:
+                    bar.close()
                 runner.close()
         elif backend not in ("local", "dask"):
             raise SweepError(f"unknown backend {backend!r}; allowed: local, dask")
+        elif isinstance(progress, Progress):
+            progress.extend(total, reused)
 
         if prefetch is not None:  # never import the same modules from two threads at once
             prefetch.join()

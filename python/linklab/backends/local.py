@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -52,6 +52,37 @@ def _worker_init(parent: int) -> None:
     threading.Thread(target=watch, name="linklab-parent-watch", daemon=True).start()
 
 
+#: Seconds of work (done here, or estimated from the runs so far) after which
+#: the worker processes start: about what starting them costs.
+BOOT_AFTER = 0.3
+
+
+def _ready() -> bool:
+    """Done once a pool worker has started and imported what a run needs (so
+    its first run is as fast as the next)."""
+    import linklab.api  # noqa: F401  (run_task's imports)
+    import linklab.errors  # noqa: F401
+
+    return True
+
+
+def _in_thread(fn: Callable[..., Outcome], *args: object) -> Future[Outcome]:
+    """``fn(*args)`` in a daemon thread of this process, as a future. Daemon: an
+    interrupted sweep does not wait for the run at exit (the core releases the
+    GIL while it runs, so the thread runs beside the pool's bookkeeping)."""
+    future: Future[Outcome] = Future()
+
+    def go() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:  # handed to the waiting thread
+                future.set_exception(e)
+
+    threading.Thread(target=go, name="linklab-sweep-run", daemon=True).start()
+    return future
+
+
 def _context() -> multiprocessing.context.BaseContext:
     # spawn: workers are fresh interpreters started by this process (so they are
     # its children, which the parent-death handling relies on), never forked
@@ -60,8 +91,10 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 class LocalBackend:
-    """Runs tasks in ``jobs`` worker processes (default: every core); with one
-    worker (``jobs=1`` or a single task), in this process."""
+    """Runs tasks in ``jobs`` workers (default: every core): this process (one
+    task at a time, in a thread) and ``jobs - 1`` worker processes, started once
+    the work left is worth it (:data:`BOOT_AFTER`); with one worker (``jobs=1``
+    or a single task), only this process."""
 
     name = "local"
 
@@ -84,48 +117,84 @@ class LocalBackend:
             for task in tasks:
                 yield task, run_task(source, task.params, task.seed, base_dir)
             return
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=_context(),
-            initializer=_worker_init,
-            initargs=(os.getpid(),),
-        )
+        # This process runs one task at a time itself, from the start. The pool's
+        # workers-1 processes start only once the work left looks worth their
+        # start-up (BOOT_AFTER seconds of runs here, or as much work estimated
+        # from the runs so far), and take runs once one of them is up
+        # (`ready`): a small sweep is done before a worker would be.
+        pool: ProcessPoolExecutor | None = None
+        ready: Future[bool] | None = None
+        started = time.monotonic()
+        left = len(tasks)
+        spent = 0.0  # seconds of the runs done here
+        done_here = 0
         done_ok = False
         try:
-            # Keep a bounded window of submitted runs so huge sweeps do not
-            # hold a future per run, and an interrupt has little to cancel.
-            window = workers * 4
+            # One run per worker process in flight: the next goes to whoever
+            # finishes first (this process or a worker), so no worker holds a
+            # queue of runs at the end while the others idle, and an interrupt
+            # has little to cancel.
+            window = workers - 1
             queue = iter(tasks)
             pending: dict[Future[Outcome], Task] = {}
+            here: tuple[Future[Outcome], float] | None = None
+            in_pool = 0
 
-            def fill() -> None:
-                while len(pending) < window:
-                    task = next(queue, None)
-                    if task is None:
-                        return
-                    pending[pool.submit(run_task, source, task.params, task.seed, base_dir)] = task
-
-            fill()
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            while True:
+                now = time.monotonic()
+                if here is None and (task := next(queue, None)) is not None:
+                    future = _in_thread(run_task, source, task.params, task.seed, base_dir)
+                    here = (future, now)
+                    pending[future] = task
+                if pool is None and left > 1:
+                    mean = spent / done_here if done_here else 0.0
+                    if now - started >= BOOT_AFTER or mean * (left - 1) >= BOOT_AFTER:
+                        pool = ProcessPoolExecutor(
+                            max_workers=workers - 1,
+                            mp_context=_context(),
+                            initializer=_worker_init,
+                            initargs=(os.getpid(),),
+                        )
+                        ready = pool.submit(_ready)
+                while pool is not None and ready is not None and ready.done():
+                    if in_pool >= window or (task := next(queue, None)) is None:
+                        break
+                    future = pool.submit(run_task, source, task.params, task.seed, base_dir)
+                    pending[future] = task
+                    in_pool += 1
+                if not pending:
+                    break
+                waiting = list(pending)
+                if ready is not None and not ready.done():
+                    waiting.append(ready)
+                timeout = None if pool is not None else max(0.0, BOOT_AFTER - (now - started))
+                finished, _ = wait(waiting, timeout=timeout, return_when=FIRST_COMPLETED)
                 for future in finished:
+                    if future is ready:
+                        future.result()  # a worker that cannot start raises here
+                        continue
                     task = pending.pop(future)
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        raise RuntimeError(
-                            "a sweep worker process died (killed, out of memory, or a "
-                            "script that calls linklab.sweep without an "
-                            "'if __name__ == \"__main__\":' guard)"
-                        ) from None
-                    yield task, outcome
-                fill()
+                    left -= 1
+                    if here is not None and future is here[0]:
+                        spent += time.monotonic() - here[1]
+                        done_here += 1
+                        here = None
+                    else:
+                        in_pool -= 1
+                    yield task, future.result()
             done_ok = True
+        except BrokenProcessPool:
+            raise RuntimeError(
+                "a sweep worker process died (killed, out of memory, or a script that calls "
+                "linklab.sweep with jobs > 1 without an 'if __name__ == \"__main__\":' guard)"
+            ) from None
         finally:
-            if done_ok:
-                pool.shutdown(wait=True)
-            else:
-                _terminate(pool)
+            if pool is not None:
+                if done_ok and ready is not None and ready.done():
+                    pool.shutdown(wait=True)
+                else:
+                    # Interrupted, or done before a worker started: stop them now.
+                    _terminate(pool)
 
     def close(self) -> None:
         pass

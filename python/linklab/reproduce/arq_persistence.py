@@ -25,7 +25,7 @@ BASE_SEED = 1
 LINK = "RNC->UE"
 PAPER = (
     "F. Vacirca, A. De Vendictis, A. Todini, A. Baiocchi, On the Effects of ARQ Mechanisms "
-    "on TCP Performance in Wireless Environments (seed 001)"
+    "on TCP Performance in Wireless Environments"
 )
 
 # Seed 001 §III-A / §IV, fixed throughout.
@@ -688,6 +688,7 @@ class ArqPersistence(Reproduction):
 
     name = "arq-persistence"
     seed = "seed 001"
+    short = "Vacirca et al., ARQ and TCP"
     paper = PAPER
     confidence = CONFIDENCE
     base_seed = BASE_SEED

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import textwrap
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from linklab._files import atomic_write
 from linklab._format import text_table
 from linklab._html import escape, figure, page
 from linklab._stats import t_ci
+from linklab.sweep import Progress
 
 __all__ = [
     "Check",
@@ -47,6 +49,10 @@ __all__ = [
     "stat",
     "verdict",
 ]
+
+
+#: Columns of the terminal text of a reproduction.
+WIDTH = 120
 
 
 class ReproduceError(ValueError):
@@ -156,10 +162,19 @@ class Table:
         return {"title": self.title, "notes": self.notes, "figures": self.figures,
                 "rows": self.records}  # fmt: skip
 
-    def text(self) -> str:
+    @property
+    def judged(self) -> bool:
+        """Whether the table gives verdicts."""
+        return bool(self.checks) or any(r.verdict is not None for r in self.rows)
+
+    def text(self, width: int = WIDTH, indicative: bool = False) -> str:
+        """The table for a terminal, ``width`` columns wide; ``indicative`` marks
+        its verdicts as those of a ``--quick`` run."""
+        title = self.title + (" [--quick: indicative verdicts]" if indicative else "")
         body = text_table(self.headers, [r.cells for r in self.rows], left=len(self.headers),
-                          rule=True)  # fmt: skip
-        return "\n".join([self.title, "=" * len(self.title), body, *(f"  {n}" for n in self.notes)])
+                          rule=True, width=width)  # fmt: skip
+        notes = [wrap(n, width, "  ") for n in self.notes]
+        return "\n".join([wrap(title, width), "=" * min(len(title), width), body, *notes])
 
     def html(self) -> str:
         e = escape
@@ -178,6 +193,13 @@ class Table:
         if figs:
             out.append(f"<div class='figs'>{''.join(figs)}</div>")
         return "".join(out)
+
+
+def wrap(text: str, width: int, indent: str = "") -> str:
+    """``text`` wrapped to ``width`` columns, every line indented by ``indent``."""
+    return textwrap.fill(
+        text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -242,10 +264,6 @@ def experiment(name: str) -> Callable[[Step], Step]:
     return mark
 
 
-def _stderr(line: str) -> None:
-    _log.info(line)
-
-
 class Reproduction:
     """A reproduction of a published experiment (see the module docstring).
 
@@ -259,7 +277,8 @@ class Reproduction:
 
     name: ClassVar[str]
     paper: ClassVar[str]
-    seed: ClassVar[str]  # the seed paper, e.g. "seed 000", for the command's help
+    seed: ClassVar[str]  # our numbering of the paper ("seed 000"): the order of the list
+    short: ClassVar[str]  # authors and topic, for the command's help
     confidence: ClassVar[float]
     base_seed: ClassVar[int] = 1
     #: (replications per point, simulated seconds per run) in a full / a --quick run.
@@ -298,7 +317,9 @@ class Reproduction:
         self.quick = quick
         self.jobs = jobs
         self.chosen = chosen
-        self.log = log or _stderr
+        self.log = log or self._stage
+        #: One bar over the runs of every sweep (on a terminal), made by :meth:`run`.
+        self.progress: Progress | None = None
         self.runs = 0
         self.failed = 0
         self.sweeps: list[str] = []
@@ -330,6 +351,15 @@ class Reproduction:
 
     # -- running ----------------------------------------------------------------
 
+    def _stage(self, line: str) -> None:
+        """A stage line on stderr (above the progress bar), unless ``linklab -q``."""
+        if _log.quiet:
+            return
+        if self.progress is not None:
+            self.progress.write(line)
+        else:
+            _log.info(line)
+
     def sweep(
         self, name: str, scenario: Any, params: dict[str, list[Any]], reps: int | None = None
     ) -> Any:
@@ -346,7 +376,7 @@ class Reproduction:
             seed=self.base_seed,
             jobs=self.jobs,
             out=out,
-            progress=False,
+            progress=self.progress or False,
         )
         self.failed += res.failed
         self.runs += res.runs.height
@@ -408,9 +438,17 @@ class Reproduction:
         started = time.monotonic()
         steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
         tables: list[Table] = []
-        for name in self.experiments:
-            if name in self.chosen:
+        self.progress = Progress.auto(False if _log.quiet else None, f"reproduce {self.name}")
+        try:
+            for i, name in enumerate(x for x in self.experiments if x in self.chosen):
+                if self.progress.bar is not None:
+                    self.progress.bar.set_description(
+                        f"{self.name} {i + 1}/{len(self.chosen)} {name}"
+                    )
                 tables += steps[name](self)
+        finally:
+            self.progress.close()
+            self.progress = None
         tables += self.closing()
         checks = self.counted(tables)
         passed = sum(c.passed for c in checks)
@@ -419,6 +457,7 @@ class Reproduction:
             "paper": self.paper,
             "linklab_version": _core.version(),
             "quick": self.quick,
+            "indicative": self.quick,
             "experiments": list(self.chosen),
             "reps": self.reps,
             "confidence": self.confidence,
@@ -440,6 +479,12 @@ class Reproduction:
             f"{'--quick' if self.quick else 'full'}; {self.runs} runs, {self.failed} failed; "
             f"{tally}; linklab {result['linklab_version']}."
         )
+        if self.quick:
+            summary += (
+                f" --quick runs a subset with {self.reps} replications of {self.duration_s} s: "
+                "its verdicts are indicative (intervals this wide decide little); run without "
+                "--quick to judge the paper's statements."
+            )
         results = json.dumps(result, indent=1, allow_nan=False) + "\n"
         atomic_write(self.out / "results.json", results)
         title = f"linklab reproduce {self.name}"
@@ -447,9 +492,21 @@ class Reproduction:
         body = [f"<h1>{escape(title)}</h1>", *(f"<p>{escape(p)}</p>" for p in paragraphs)]
         body += [t.html() for t in tables]
         atomic_write(self.out / "report.html", page(title, "\n".join(body), title))
-        text = "\n\n".join(t.text() for t in tables) + (
-            f"\n\n{self.runs} runs ({self.failed} failed) in {result['wall_time_s']} s; "
-            f"{tally}; report: {self.out / 'report.html'}\n"
+        head = [f"linklab reproduce {self.name}: {self.paper}", summary]
+        text = (
+            "\n\n".join(
+                [
+                    *(wrap(p, WIDTH) for p in head),
+                    *(t.text(WIDTH, self.quick and t.judged) for t in tables),
+                    wrap(
+                        f"{self.runs} runs ({self.failed} failed) in {result['wall_time_s']} s; "
+                        f"{tally}{' (indicative, --quick)' if self.quick else ''}; "
+                        f"report: {self.out / 'report.html'}",
+                        WIDTH,
+                    ),
+                ]
+            )
+            + "\n"
         )
         return result, text
 
@@ -482,9 +539,11 @@ def plot_lines(
     logx: bool,
     logy: bool = False,
     dashed: Callable[[str], bool] | None = None,
+    family: Callable[[str], str] | None = None,
 ) -> None:
     """One line per entry of ``lines`` (label -> points ``(x, {mean, ci})``), with
-    error bars; ``dashed(label)`` picks dashed lines (default: labels naming RTT 1 s)."""
+    error bars; ``dashed(label)`` picks dashed lines (default: labels naming RTT 1 s);
+    labels with the same ``family(label)`` share a colour (default: one each)."""
     from linklab.plots import _colors, _new_figure, save_figure
 
     if dashed is None:
@@ -492,9 +551,13 @@ def plot_lines(
         def dashed(lab: str) -> bool:
             return "1.0" in lab or "RTT 1" in lab
 
+    kin = family or (lambda lab: lab)
+    families = list(dict.fromkeys(kin(lab) for lab in lines))
+    colour = dict(zip(families, _colors(len(families)), strict=True))
     fig = _new_figure(7.0, 4.5)
     ax = fig.add_subplot(1, 1, 1)
-    for (lab, pts), col in zip(lines.items(), _colors(len(lines)), strict=True):
+    for lab, pts in lines.items():
+        col = colour[kin(lab)]
         xs = [x for x, _ in pts]
         ys = [st["mean"] if st["mean"] is not None else math.nan for _, st in pts]
         es = [st["ci"] or 0.0 for _, st in pts]
@@ -507,5 +570,5 @@ def plot_lines(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=8, ncol=2)
     save_figure(fig, out)

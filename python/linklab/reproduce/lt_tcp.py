@@ -34,7 +34,7 @@ CONFIDENCE = 0.95
 BASE_SEED = 1
 PAPER = (
     "O. Tickoo, V. Subramanian, S. Kalyanaraman, K. K. Ramakrishnan, LT-TCP: End-to-End "
-    "Framework to Improve TCP Performance over Networks with Lossy Channels (seed 002)"
+    "Framework to Improve TCP Performance over Networks with Lossy Channels"
 )
 
 PERS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -243,6 +243,7 @@ def _tables(c: LtTcp) -> list[Table]:
                 logx=False,
                 logy=True,
                 dashed=lambda lab: "(paper)" in lab,
+                family=lambda lab: lab.removesuffix(" (paper)"),
             ),
         )
     )
@@ -837,6 +838,7 @@ class LtTcp(Reproduction):
 
     name = "lt-tcp"
     seed = "seed 002"
+    short = "Tickoo et al., LT-TCP"
     paper = PAPER
     confidence = CONFIDENCE
     base_seed = BASE_SEED

@@ -54,6 +54,5 @@ TABLE5 = {
 }
 
 PAPER = (
-    "J. J. Alcaraz and F. Cerdan, Performance Evaluation of AQM Schemes in Rate-Varying "
-    "3G Links (seed 000)"
+    "J. J. Alcaraz and F. Cerdan, Performance Evaluation of AQM Schemes in Rate-Varying 3G Links"
 )

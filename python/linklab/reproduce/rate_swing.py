@@ -42,7 +42,7 @@ __all__ = ["RateSwing", "single_mobile", "swing"]
 
 PAPER = (
     "V. Paliwal, P. Larijani, I. Lambadaris and B. Nandy, Congestion due to Rate "
-    "Variations in cdma2000 Data Networks (seed 003)"
+    "Variations in cdma2000 Data Networks"
 )
 
 #: Table 3: % dead periods (100 % definition); rows T_D, columns T_B (s).
@@ -233,6 +233,7 @@ class RateSwing(Reproduction):
     name = "rate-swing"
     paper = PAPER
     seed = "seed 003"
+    short = "Paliwal et al., cdma2000 rate variations"
     confidence = 0.95
     full = (3, 300)
     quick_settings = (1, 100)

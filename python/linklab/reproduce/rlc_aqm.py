@@ -130,6 +130,7 @@ class RlcAqm(Reproduction):
 
     name = "rlc-aqm"
     seed = "seed 000"
+    short = "Alcaraz & Cerdan, AQM in 3G links"
     paper = P.PAPER
     confidence = 0.90
     full = (20, 100)
@@ -333,7 +334,7 @@ class RlcAqm(Reproduction):
                 )  # fmt: skip
         t.notes.append(
             "Goodput kbit/s / delay s (mean of the replications) and whether the row meets the "
-            "issue's Table 6 targets. Targets met per variant: "
+            "targets for Table 6 (docs/reproductions/rlc-aqm.md). Targets met per variant: "
             + ", ".join(f"{k} {v}/{total}" for k, v in passed.items())
             + "."
         )

@@ -35,7 +35,9 @@ from linklab.reproduce.framework import (
 
 __all__ = ["Wipemu"]
 
-PAPER = "E. Alfredsson, A. Brunstrom and M. Sternad, Emulation of a 4G System Proposal (seed 004)"
+PAPER = (
+    "S. Alfredsson, A. Brunstrom and M. Sternad, Emulation and Validation of a 4G System Proposal"
+)
 
 #: Link retransmission limits of Figs. 4-9.
 LIMITS = (3, 4, 5, 6, 7, 8, 9, 10, 20, 30)
@@ -68,6 +70,7 @@ class Wipemu(Reproduction):
     name = "wipemu"
     paper = PAPER
     seed = "seed 004"
+    short = "Alfredsson et al., WIPEMU"
     confidence = 0.95
     #: (replications, an upper bound on the simulated seconds: a run ends with
     #: its transfer).
@@ -278,8 +281,9 @@ class Wipemu(Reproduction):
             f"{232 / quoted:.0%} of the 2.2 bits/symbol ({quoted:.0f} kbit/s) it quotes from "
             "[17] for the same link. The capacities agree; the utilisation does not (ours "
             f"{(am or 0) / 1e3 / ceiling:.0%}, the paper's {232 / quoted:.0%}), which the paper "
-            "attributes to transport-layer timeouts and overheads it does not quantify. The "
-            "live emulator (issue 14) will put Linux stacks on this link to measure it."
+            "attributes to transport-layer timeouts and overheads it does not quantify; "
+            "`linklab emulate scenarios/wipemu.toml` puts Linux TCP stacks on this link "
+            "(docs/emulation.md)."
         )
         return [thr, retx, targets]
 
