@@ -126,7 +126,29 @@ def test_codel_and_pie_in_an_rlc_buffer() -> None:
     assert lax["aggregate"]["goodput_bps"] == tail["aggregate"]["goodput_bps"]
 
 
-def test_fq_codel_in_an_rlc_buffer_is_refused_with_the_reason() -> None:
+def test_fq_codel_in_an_rlc_buffer() -> None:
+    # Four flows through seed 000's bearer: FQ-CoDel's flow queues hold the SDUs
+    # until segmentation takes them (SDU ids follow segmentation), CoDel in each
+    # keeps the standing queue near its target, and the flows share the bearer.
+    text = (REPO / "scenarios" / "umts-rlc-red.toml").read_text()
+    fq_text = re.sub(r'^queue = \{ kind = "red".*$', 'queue = { kind = "fq_codel" }', text,
+                     count=1, flags=re.M)  # fmt: skip
+    tail_text = re.sub(r'^queue = \{ kind = "red".*$', 'queue = { kind = "droptail" }', text,
+                       count=1, flags=re.M)  # fmt: skip
+    fq = linklab.run(fq_text, params={"flows": 4}).summary
+    tail = linklab.run(tail_text, params={"flows": 4}).summary
+    d = _downlink(fq)
+    assert d["kind"] == "fq_codel" and d["drops"]["aqm_early"] > 0, d
+    assert d["mean_packets"] < 0.7 * _downlink(tail)["mean_packets"], d
+    assert fq["aggregate"]["delay_mean_s"] < 0.7 * tail["aggregate"]["delay_mean_s"]
+    goodputs = [f["goodput_bps"] for f in fq["flows"]]
+    assert min(goodputs) > 0.5 * max(goodputs), goodputs
+    assert fq["aggregate"]["goodput_bps"] > 0.8 * tail["aggregate"]["goodput_bps"]
+
+
+def test_fq_codel_in_an_rlc_aqm_table_is_refused_with_the_reason() -> None:
+    text = (REPO / "scenarios" / "umts-rlc-red.toml").read_text()
+    text += '\n[[links.aqm_table]]\nrate = "384kbit"\nqueue = { kind = "fq_codel" }\n'
     with pytest.raises(linklab.ScenarioError) as e:
-        _rlc('{ kind = "fq_codel" }')
-    assert e.value.path.endswith("queue.kind") and "per-flow" in str(e.value), str(e.value)
+        linklab.run(text)
+    assert "fq_codel" in str(e.value) and "whole run" in str(e.value), str(e.value)

@@ -447,7 +447,7 @@ impl RlcLinkConfig {
         let mut table = Vec::new();
         for (i, e) in self.aqm_table.iter().flatten().enumerate() {
             let path = format!("aqm_table[{i}].queue");
-            bearer_aqm(&e.queue, e.rate.bps(), cfg, &path)?;
+            bearer_aqm(&e.queue, e.rate.bps(), cfg, &path, false)?;
             table.push((e.rate, &e.queue, path));
         }
         Ok(table)
@@ -467,9 +467,17 @@ impl RlcLinkConfig {
         let mut schedule = self.schedule(own, key, cfg, table)?;
         // The initial AQM: the first step's, else the direction's `queue`, else drop-tail.
         let (queue, qp) = pick(&own.queue, &self.queue, key, "queue");
+        let fq = queue.and_then(|q| q.model().flow_queues());
+        if fq.is_some() && (schedule.iter().any(|s| s.aqm.is_some()) || !table.is_empty()) {
+            return Err(ConfigError::at_key(
+                join(&qp, "kind"),
+                "\"fq_codel\" schedules the buffer for the whole run; an aqm_table or a \
+                 rate step's queue cannot replace it (give them another kind, or drop them)",
+            ));
+        }
         let aqm = match (schedule[0].aqm.take(), queue) {
             (Some(a), _) => a,
-            (None, Some(q)) => bearer_aqm(q, schedule[0].rate_bps, cfg, &qp)?,
+            (None, Some(q)) => bearer_aqm(q, schedule[0].rate_bps, cfg, &qp, true)?,
             (None, None) => Box::new(DropTail),
         };
         let (channel, cp) = pick(&own.channel, &self.channel, key, "channel");
@@ -484,6 +492,7 @@ impl RlcLinkConfig {
             aqm,
             channel,
             rng: Rng::stream(seed, &format!("queue:{name}")),
+            fq,
         })
     }
 
@@ -550,8 +559,8 @@ impl RlcLinkConfig {
             // The step's own AQM, else the table's entry for its rate.
             let bps = st.rate.bps();
             let aqm = match (&st.queue, table.iter().find(|(r, _, _)| *r == st.rate)) {
-                (Some(q), _) => Some(bearer_aqm(q, bps, cfg, &join(path, "queue"))?),
-                (None, Some((_, q, p))) => Some(bearer_aqm(q, bps, cfg, p)?),
+                (Some(q), _) => Some(bearer_aqm(q, bps, cfg, &join(path, "queue"), false)?),
+                (None, Some((_, q, p))) => Some(bearer_aqm(q, bps, cfg, p, false)?),
                 (None, None) => None,
             };
             schedule.push(RateStep {
@@ -579,20 +588,28 @@ impl RlcLinkConfig {
     }
 }
 
-/// The AQM `q` (at `path`) of a bearer's buffer at `rate_bps`: its limit is the buffer's.
-fn bearer_aqm(q: &QueueConfig, rate_bps: u64, cfg: &RlcConfig, path: &str) -> Result<Box<dyn Aqm>> {
+/// The AQM `q` (at `path`) of a bearer's buffer at `rate_bps`: its limit is
+/// the buffer's. Flow queues (FQ-CoDel) only for the `whole_run` queue.
+fn bearer_aqm(
+    q: &QueueConfig,
+    rate_bps: u64,
+    cfg: &RlcConfig,
+    path: &str,
+    whole_run: bool,
+) -> Result<Box<dyn Aqm>> {
     if q.model().limit().is_some() {
         return Err(ConfigError::at_key(
             join(path, "limit"),
             "is set by the bearer's `buffer`; remove it",
         ));
     }
-    if q.model().flow_queues().is_some() {
+    if !whole_run && q.model().flow_queues().is_some() {
         return Err(ConfigError::new(
             join(path, "kind"),
             crate::config::quoted(q.kind()),
-            "schedules per-flow queues, which an RLC buffer (one SDU stream segmented in \
-             order) does not have; allowed here: \"droptail\", \"red\", \"sbd\", \"codel\" or \"pie\"",
+            "schedules the buffer for the whole run: give it as the bearer's (or a \
+             direction's) `queue`; allowed in an aqm_table or a rate step: \"droptail\", \
+             \"red\", \"sbd\", \"codel\" or \"pie\"",
         ));
     }
     q.aqm(rate_bps, cfg.buffer_limit).map_err(|e| e.at(path))

@@ -37,7 +37,7 @@ use self::rx::Rx;
 use self::tx::{Mrw, PduState, Tx, TxPdu};
 use super::adaptive_arq::{AdaptiveArq, GeParams, SduLossWindow};
 use super::{ArqStats, Delivery, Dir, Link, LinkStats};
-use crate::aqm::{Aqm, DequeueVerdict, DropCause, Limit, Occupancy, QueueView, Verdict};
+use crate::aqm::{Aqm, DequeueVerdict, DropCause, FqCodel, Limit, Occupancy, QueueView, Verdict};
 use crate::channel::Channel;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -279,6 +279,9 @@ pub struct RlcDirection {
     pub channel: Box<dyn Channel>,
     /// The AQM's random stream.
     pub rng: Rng,
+    /// FQ-CoDel's flow queues holding the SDUs not yet segmented (then
+    /// `aqm` only names the kind); `None`: one FIFO.
+    pub fq: Option<FqCodel>,
 }
 
 impl RlcDirection {
@@ -293,6 +296,7 @@ impl RlcDirection {
             aqm,
             channel,
             rng,
+            fq: None,
         }
     }
 
@@ -411,6 +415,8 @@ struct Sdu {
 
 #[derive(Debug)]
 struct Half {
+    /// The SDUs from the first not yet settled at both ends; with flow
+    /// queues (`fq`), only those whose segmentation has started.
     sdus: VecDeque<Sdu>,
     sdu_base: u64,
     /// SDUs (and their IP bytes) counted toward the limit and the AQM.
@@ -442,6 +448,9 @@ struct Half {
     max_sdu: u32,
     /// Time accounting of MaxDAT.
     mt: MaxDatClock,
+    /// FQ-CoDel: SDUs wait here, per flow, until segmentation takes them
+    /// (counted in `buf_sdus`/`buf_bytes` and `inside` meanwhile).
+    fq: Option<Box<FqCodel>>,
 }
 
 /// Time-average bookkeeping of a direction's MaxDAT.
@@ -468,7 +477,44 @@ impl Half {
             .and_then(|i| self.sdus.get_mut(i as usize))
     }
     fn has_new_data(&self) -> bool {
-        self.tx.seg_next < self.sdu_end()
+        self.tx.seg_next < self.sdu_end() || self.fq.as_ref().is_some_and(|f| !f.is_empty())
+    }
+    /// Whether an SDU is ready for segmentation: one already in `sdus`, or one
+    /// FQ-CoDel's scheduler hands over at `t` (its CoDel may first discard
+    /// head SDUs: they go to `lost`).
+    fn take_next(&mut self, t: Time, li: u32, lost: &mut Vec<(Packet, DropCause)>) -> bool {
+        if self.tx.seg_next < self.sdu_end() {
+            return true;
+        }
+        let Some(fq) = self.fq.as_mut() else {
+            return false;
+        };
+        let start = lost.len();
+        let pkt = fq.dequeue(t, lost);
+        self.occ.stats_mut().ecn_marks += fq.take_marks();
+        for (p, c) in &lost[start..] {
+            self.buf_sdus -= 1;
+            self.buf_bytes -= u64::from(p.size());
+            self.inside -= 1;
+            self.occ.stats_mut().count_drop(*c);
+        }
+        if lost.len() > start {
+            self.occ.set(t, self.buf_sdus, self.buf_bytes);
+        }
+        let Some(pkt) = pkt else { return false };
+        self.sdus.push_back(Sdu {
+            pkt,
+            extent: pkt.size() + li,
+            first_sn: None,
+            last_sn: None,
+            unacked: 0,
+            counted: true,
+            arrived: t,
+            passed: true,
+            sender: SenderFate::Buffered,
+            rx: RxFate::Pending,
+        });
+        true
     }
     fn view(&self, limit: Limit) -> QueueView {
         QueueView {
@@ -599,6 +645,7 @@ impl RlcBearer {
                 rx: Rx::default(),
                 occ: Occupancy::default(),
                 aqm: d.aqm,
+                fq: d.fq.map(Box::new),
                 rng: d.rng,
                 channel: d.channel,
                 steps: d.schedule,
@@ -854,7 +901,7 @@ impl RlcBearer {
     /// go on with CE set.
     fn dequeue_gate(&mut self, c: usize, t: Time) {
         let limit = self.cfg.buffer_limit;
-        if !self.h[c].aqm.wants_sojourn() {
+        if !self.h[c].aqm.wants_sojourn() || self.h[c].fq.is_some() {
             return;
         }
         loop {
@@ -899,16 +946,20 @@ impl RlcBearer {
         }
     }
 
-    /// Segment the next AMD PDU of direction `c` (concatenating SDUs; a PDU
-    /// is padded only when the buffer holds nothing more). Returns its SN.
-    fn segment(&mut self, c: usize) -> u64 {
+    /// Segment the next AMD PDU of direction `c` in the TTI at `t`
+    /// (concatenating SDUs; a PDU is padded only when the buffer holds
+    /// nothing more). Call only when [`Half::take_next`] found an SDU.
+    /// Returns its SN.
+    fn segment(&mut self, c: usize, t: Time) -> u64 {
         let payload = self.cfg.pdu_payload_bytes;
+        let li = self.cfg.li_bytes;
+        let mut lost = Vec::new();
         let h = &mut self.h[c];
         let sn = h.tx.vt_s();
         let mut space = payload;
         let mut first = None;
         let mut last = 0;
-        while space > 0 && h.has_new_data() {
+        while space > 0 && h.take_next(t, li, &mut lost) {
             let id = h.tx.seg_next;
             let off = h.tx.seg_off;
             let s = h.sdu_mut(id).expect("unsegmented SDU");
@@ -936,7 +987,17 @@ impl RlcBearer {
             last_tx: Time::ZERO,
             state: PduState::Outstanding,
         });
+        self.report_lost(c, t, lost);
         sn
+    }
+
+    /// SDUs FQ-CoDel discarded at `t` in direction `c`: reported lost.
+    fn report_lost(&mut self, c: usize, t: Time, lost: Vec<(Packet, DropCause)>) {
+        let dir = Dir::from_index(c);
+        self.out.extend(
+            lost.into_iter()
+                .map(|(p, cause)| (t, dir, Delivery::Lost(p, cause))),
+        );
     }
 
     /// One TTI of direction `c` starting at `t`: control PDUs, then
@@ -1013,8 +1074,14 @@ impl RlcBearer {
             if tx.vt_s() >= tx.vt_a + u64::from(self.cfg.tx_window) {
                 break;
             }
+            let mut lost = Vec::new();
+            let ready = self.h[c].take_next(t, self.cfg.li_bytes, &mut lost);
+            self.report_lost(c, t, lost);
+            if !ready {
+                break;
+            }
             let window = self.window_poll(c);
-            let sn = self.segment(c);
+            let sn = self.segment(c, t);
             self.dequeue_gate(c, t);
             let poll = self.h[c].tx.poll_pending
                 || (self.cfg.poll_last_pdu && !self.h[c].has_new_data())
@@ -1331,6 +1398,35 @@ impl Link for RlcBearer {
         let li = self.cfg.li_bytes;
         let h = &mut self.h[d];
         h.occ.stats_mut().arrivals += 1;
+        if let Some(fq) = h.fq.as_mut() {
+            // FQ-CoDel: into the arrival's flow queue; over the buffer's limit
+            // the fattest flow queue loses packets from its head.
+            fq.enqueue(now, pkt);
+            h.max_sdu = h.max_sdu.max(pkt.size());
+            h.buf_sdus += 1;
+            h.buf_bytes += u64::from(pkt.size());
+            h.inside += 1;
+            let full = match limit {
+                Limit::Packets(n) => h.buf_sdus > n,
+                Limit::Bytes(b) => h.buf_bytes > b,
+            };
+            let mut out = Vec::new();
+            if full {
+                fq.drop_fattest(&mut out);
+            }
+            for (p, c) in &out {
+                h.buf_sdus -= 1;
+                h.buf_bytes -= u64::from(p.size());
+                h.inside -= 1;
+                h.occ.stats_mut().count_drop(*c);
+            }
+            h.occ.set(now, h.buf_sdus, h.buf_bytes);
+            let mut out = out.into_iter();
+            let first = out.next();
+            self.out
+                .extend(out.map(|(p, c)| (now, dir, Delivery::Lost(p, c))));
+            return first;
+        }
         let view = h.view(limit);
         let verdict = h.aqm.on_arrival(now, &view, &pkt, &mut h.rng);
         let full = match limit {
@@ -1437,7 +1533,9 @@ impl Link for RlcBearer {
     }
 
     fn in_transit(&self) -> usize {
-        self.h[0].inside + self.h[1].inside
+        // SDUs in the buffers and on the air, and those settled but not yet
+        // handed over (`out`).
+        self.h[0].inside + self.h[1].inside + self.out.len()
     }
 
     /// Adaptive MaxDAT (seed 001 §III): with [`RlcConfig::adaptive_alpha`]
