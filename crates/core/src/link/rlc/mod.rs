@@ -413,6 +413,26 @@ struct Sdu {
     rx: RxFate,
 }
 
+impl Sdu {
+    /// `pkt` entering the buffer's SDU stream at `t` (`li` bytes of length
+    /// indicator), counted toward the buffer; `passed`: no dequeue-time AQM
+    /// is still to decide on it.
+    fn buffered(pkt: Packet, li: u32, t: Time, passed: bool) -> Sdu {
+        Sdu {
+            pkt,
+            extent: pkt.size() + li,
+            first_sn: None,
+            last_sn: None,
+            unacked: 0,
+            counted: true,
+            arrived: t,
+            passed,
+            sender: SenderFate::Buffered,
+            rx: RxFate::Pending,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Half {
     /// The SDUs from the first not yet settled at both ends; with flow
@@ -502,18 +522,7 @@ impl Half {
             self.occ.set(t, self.buf_sdus, self.buf_bytes);
         }
         let Some(pkt) = pkt else { return false };
-        self.sdus.push_back(Sdu {
-            pkt,
-            extent: pkt.size() + li,
-            first_sn: None,
-            last_sn: None,
-            unacked: 0,
-            counted: true,
-            arrived: t,
-            passed: true,
-            sender: SenderFate::Buffered,
-            rx: RxFate::Pending,
-        });
+        self.sdus.push_back(Sdu::buffered(pkt, li, t, true));
         true
     }
     fn view(&self, limit: Limit) -> QueueView {
@@ -1448,18 +1457,7 @@ impl Link for RlcBearer {
             h.occ.stats_mut().ecn_marks += 1;
         }
         h.max_sdu = h.max_sdu.max(pkt.size());
-        h.sdus.push_back(Sdu {
-            pkt,
-            extent: pkt.size() + li,
-            first_sn: None,
-            last_sn: None,
-            unacked: 0,
-            counted: true,
-            arrived: now,
-            passed: false,
-            sender: SenderFate::Buffered,
-            rx: RxFate::Pending,
-        });
+        h.sdus.push_back(Sdu::buffered(pkt, li, now, false));
         h.buf_sdus += 1;
         h.buf_bytes += u64::from(pkt.size());
         h.inside += 1;
