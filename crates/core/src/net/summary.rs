@@ -271,10 +271,16 @@ pub struct ArqSummary {
     pub residual_sdu_loss: Option<f64>,
     /// Bytes delivered / bytes on the air.
     pub efficiency: Option<f64>,
+    /// Bytes sent on the channel (every PDU, headers, padding and control
+    /// included), bit/s, where the protocol counts them (RLC); the link's
+    /// `throughput_bps` counts IP bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub air_bps: Option<f64>,
 }
 
-impl From<ArqStats> for ArqSummary {
-    fn from(a: ArqStats) -> ArqSummary {
+impl ArqSummary {
+    /// The summary of `a` over a run of `secs` seconds.
+    fn of(a: ArqStats, secs: f64) -> ArqSummary {
         // The common fields win over counters of the same name.
         let common = ["sdus_acked", "sdus_discarded"];
         ArqSummary {
@@ -286,6 +292,7 @@ impl From<ArqStats> for ArqSummary {
                 .collect(),
             residual_sdu_loss: a.residual_sdu_loss(),
             efficiency: a.efficiency(),
+            air_bps: (a.air_bytes > 0).then(|| bps(a.air_bytes, secs)),
             stats: a,
         }
     }
@@ -514,7 +521,7 @@ pub fn link_summaries(links: &mut [NetLink], end: Time) -> (Vec<LinkSummary>, Ve
                 arq: l
                     .model
                     .arq_stats(d, end)
-                    .map(|a| (a.protocol, ArqSummary::from(a)))
+                    .map(|a| (a.protocol, ArqSummary::of(a, secs)))
                     .into_iter()
                     .collect(),
             });

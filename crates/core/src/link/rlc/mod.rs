@@ -842,8 +842,6 @@ impl RlcBearer {
     fn emit(&mut self, c: usize, t: Time, pdu: AirPdu) {
         let bytes = u64::from(self.cfg.pdu_bytes());
         let h = &mut self.h[c];
-        h.stats.tx_packets += 1;
-        h.stats.tx_bytes += bytes;
         h.counters.air_bytes += bytes;
         if h.channel.unit_error() {
             h.counters.pdus_lost_on_air += 1;
@@ -872,6 +870,20 @@ impl RlcBearer {
         h.counters.data_pdus_sent += 1;
         if retx {
             h.counters.data_pdus_retransmitted += 1;
+        }
+        if first_tx {
+            // The link's packets are IP packets (SDUs): each counts once, when
+            // its first PDU goes out (PDUs and air bytes: `RlcCounters`).
+            for id in first_sdu..=last_sdu {
+                if let Some(size) = h
+                    .sdu(id)
+                    .filter(|s| s.first_sn == Some(sn))
+                    .map(|s| s.pkt.size())
+                {
+                    h.stats.tx_packets += 1;
+                    h.stats.tx_bytes += u64::from(size);
+                }
+            }
         }
         if first_tx && self.cfg.buffer_counts == BufferCounts::Unsent {
             let limit = self.cfg.buffer_limit;
