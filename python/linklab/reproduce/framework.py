@@ -202,6 +202,35 @@ def wrap(text: str, width: int, indent: str = "") -> str:
     )
 
 
+class TraceFiles(Mapping[str, Any]):
+    """The trace tables in a directory of ``<table>.parquet`` files, each read
+    when asked for (and kept), rows sorted by flow, then time, where the table
+    has a flow column (they are written in time order, flows interleaved)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.names = sorted(p.stem for p in directory.glob("*.parquet"))
+        self.loaded: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        if name not in self.loaded:
+            import polars as pl
+
+            frame = pl.read_parquet(self.directory / f"{name}.parquet")
+            if "flow" in frame.columns:
+                frame = frame.sort(["flow", "time_s"], maintain_order=True)
+            self.loaded[name] = frame
+        return self.loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 # ---------------------------------------------------------------------------
 # Numbers
 # ---------------------------------------------------------------------------
@@ -390,18 +419,15 @@ class Reproduction:
         return self.sweep(name, scenario, params, reps).summary.to_dicts()
 
     def traced(self, name: str, scenario: Any, params: Mapping[str, Any], rep: int = 0) -> Any:
-        """One run with traces (seed :attr:`base_seed` + ``rep``), written to
-        ``out/traces/name``; the returned tables are sorted by flow, then time."""
+        """One run with traces (seed :attr:`base_seed` + ``rep``), streamed to
+        ``out/traces/name`` in bounded memory; the returned result's ``traces``
+        reads a table from its file when asked for it, sorted by flow, then time
+        (so a long run's big tables — every queue's changes — stay on disk)."""
         import linklab
 
-        run = linklab.run(scenario, seed=self.base_seed + rep, params=params, trace=True)
-        run.write_traces(self.out / "traces" / name)
-        # Trace rows come in time order, flows interleaved; analyses read them flow by flow.
-        by_flow = {
-            k: v.sort(["flow", "time_s"], maintain_order=True) if "flow" in v.columns else v
-            for k, v in run.traces.items()
-        }
-        return dataclasses.replace(run, traces=by_flow)
+        out = self.out / "traces" / name
+        run = linklab.run(scenario, seed=self.base_seed + rep, params=params, trace_dir=out)
+        return dataclasses.replace(run, traces=TraceFiles(out))
 
     def t_ci(self, values: Sequence[float]) -> dict[str, Any]:
         """``{mean, ci, n}`` at the reproduction's confidence."""
