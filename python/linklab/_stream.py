@@ -42,7 +42,7 @@ __all__ = [
 TRACE_MEMORY_BUDGET = 1 << 30
 
 #: Trace bytes gathered before they are written out as Parquet part files.
-PART_BYTES = 32 << 20
+PART_BYTES = 8 << 20
 
 
 Pieces = dict[str, dict[str, tuple[str, Any]]]
