@@ -11,10 +11,86 @@ use super::{Bin, CcConfig, EstimatorSide, LtConfig, TcpConfig, Variant};
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
 
+/// `[tcp] profile`: every default as the simulator or stack of that name
+/// sets it (the table in docs/models/tcp.md gives each value and its source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// ns-2.35's `Agent/TCP` and `Agent/TCPSink` (`tcl/lib/ns-default.tcl`).
+    Ns2,
+    /// ns-3.44's `TcpSocket`/`TcpSocketBase` attribute defaults.
+    Ns3,
+    /// Linux 6.x with its default sysctls.
+    Linux,
+}
+
+impl Profile {
+    /// The TCP configuration this profile starts from.
+    pub fn base(self) -> TcpConfig {
+        let d = TcpConfig::default();
+        match self {
+            Profile::Ns2 => TcpConfig {
+                mss: 1000,                             // packetSize_ (useHeaders_: + 40 header bytes)
+                initial_window: 2,                     // windowInit_
+                rwnd: 20 * 1000,                       // window_ 20 packets
+                timestamps: false,                     // timestamps_
+                sack_blocks_max: 3,                    // TCPSink maxSackBlocks_
+                delayed_ack: false,                    // TCPSink: an ACK per segment
+                min_rto: Time::from_millis(200),       // minrto_
+                max_rto: Time::from_secs(60),          // maxrto_
+                initial_rto: Time::from_secs(3),       // rtxcur_init_
+                rto_tick: Some(Time::from_millis(10)), // tcpTick_
+                min_rto_after_backoff: false,          // rfc2988_ true
+                limited_transmit: true,                // singledup_ 1
+                ..d
+            },
+            Profile::Ns3 => TcpConfig {
+                variant: Variant::Sack, // TcpSocketBase::Sack
+                mss: 536,               // TcpSocket::SegmentSize
+                initial_window: 10,     // TcpSocket::InitialCwnd
+                rwnd: 131_072,          // TcpSocket::RcvBufSize
+                timestamps: true,       // TcpSocketBase::Timestamp
+                sack_blocks_max: 3,
+                delayed_ack: true,                       // DelAckCount 2
+                delack_timeout: Time::from_millis(200),  // DelAckTimeout
+                min_rto: Time::from_secs(1),             // MinRto
+                initial_rto: Time::from_secs(1),         // RttEstimator::InitialEstimation
+                clock_granularity: Time::from_millis(1), // ClockGranularity
+                prr: true,                               // TcpPrrRecovery
+                rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
+                ..d
+            },
+            Profile::Linux => TcpConfig {
+                variant: Variant::Sack,
+                cc: CcConfig::Cubic(Default::default()), // tcp_congestion_control
+                mss: 1448,                               // 1500-byte MTU with timestamps
+                initial_window: 10,                      // TCP_INIT_CWND
+                rwnd: 6_291_456,                         // tcp_rmem[2]
+                timestamps: true,                        // tcp_timestamps
+                sack_blocks_max: 3,
+                delayed_ack: true,
+                delack_timeout: Time::from_millis(40), // TCP_DELACK_MIN
+                min_rto: Time::from_millis(200),       // TCP_RTO_MIN
+                max_rto: Time::from_secs(120),         // TCP_RTO_MAX
+                initial_rto: Time::from_secs(1),       // TCP_TIMEOUT_INIT
+                prr: true,
+                rto_keeps_sack: true,
+                rack: true, // tcp_recovery
+                ..d
+            },
+        }
+    }
+}
+
 /// TCP keys (all optional; defaults in docs/models/tcp.md).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpOverlay {
+    /// Start from the defaults of a simulator or stack: "ns2", "ns3" or
+    /// "linux" (docs/models/tcp.md lists each value); the other keys given
+    /// here then apply on top. In a flow's `tcp`, it starts that flow over
+    /// from the profile (the `[tcp]` keys no longer apply). Default none.
+    pub profile: Option<Profile>,
     /// Loss recovery: "reno", "newreno" or "sack". Default "newreno".
     pub variant: Option<Variant>,
     /// Congestion control: "newreno" (also "reno") or "cubic", or a table
@@ -118,7 +194,7 @@ fn set<T: Copy>(dst: &mut T, v: Option<T>) {
 impl TcpOverlay {
     /// `base` with the keys given here.
     pub fn apply(&self, base: &TcpConfig) -> TcpConfig {
-        let mut c = base.clone();
+        let mut c = self.profile.map_or_else(|| base.clone(), Profile::base);
         set(&mut c.variant, self.variant);
         if let Some(cc) = &self.cc {
             c.cc = cc.clone();
@@ -272,5 +348,60 @@ impl TcpConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overlay(toml: &str) -> TcpOverlay {
+        toml::from_str(toml).unwrap()
+    }
+
+    /// Each profile is a valid configuration with its documented values, and
+    /// the keys written beside it apply on top.
+    #[test]
+    fn profiles_set_their_defaults_and_keys_apply_on_top() {
+        for p in [Profile::Ns2, Profile::Ns3, Profile::Linux] {
+            p.base().validate().unwrap();
+        }
+        let ns2 = overlay("profile = \"ns2\"").apply(&TcpConfig::default());
+        assert_eq!((ns2.mss, ns2.initial_window, ns2.rwnd), (1000, 2, 20_000));
+        assert_eq!(ns2.rto_tick, Some(Time::from_millis(10)));
+        assert_eq!(
+            (ns2.initial_rto, ns2.min_rto),
+            (Time::from_secs(3), Time::from_millis(200))
+        );
+        assert!(!ns2.timestamps && !ns2.delayed_ack && !ns2.rto_keeps_sack);
+        let ns3 = overlay("profile = \"ns3\"").apply(&TcpConfig::default());
+        assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
+        assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
+        let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
+        assert_eq!(linux.cc.kind(), "cubic");
+        assert!(linux.rack && linux.prr && linux.delack_timeout == Time::from_millis(40));
+        // Keys beside the profile win; the profile replaces what lay below.
+        let below = TcpConfig {
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let c = overlay("profile = \"ns2\"\nmss = 460\nvariant = \"sack\"").apply(&below);
+        assert_eq!(
+            (c.mss, c.variant, c.initial_window),
+            (460, Variant::Sack, 2)
+        );
+        assert!(!c.ecn, "the profile starts over from its own defaults");
+        // Without a profile, the keys apply on what lay below.
+        assert!(overlay("mss = 460").apply(&below).ecn);
+    }
+
+    #[test]
+    fn an_unknown_profile_names_the_allowed_ones() {
+        let e = toml::from_str::<TcpOverlay>("profile = \"ns1\"").unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("ns2") && m.contains("ns3") && m.contains("linux"),
+            "{m}"
+        );
     }
 }

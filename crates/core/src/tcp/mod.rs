@@ -35,7 +35,7 @@ use crate::packet::{IP_HEADER, TCP_HEADER, TCP_TS_OPTION};
 use crate::time::Time;
 
 pub use cc::{CcConfig, CongestionControl, Signal, Window};
-pub use config::{LtOverlay, TcpOverlay};
+pub use config::{LtOverlay, Profile, TcpOverlay};
 pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
 pub use lt::{Bin, EstimatorSide, LtConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};

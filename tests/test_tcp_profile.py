@@ -1,0 +1,40 @@
+"""`[tcp] profile = "ns2" | "ns3" | "linux"` (issue 15): every default like that
+simulator or stack, the keys beside it on top; a bad name is one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import linklab
+from conftest import TINY, CliRunner
+
+
+@pytest.mark.parametrize("profile", ["ns2", "ns3", "linux"])
+def test_each_profile_runs(profile: str) -> None:
+    s = linklab.run(TINY.replace("[tcp]", f'[tcp]\nprofile = "{profile}"')).summary
+    assert s["aggregate"]["goodput_bps"] > 1e6, s["aggregate"]
+
+
+def test_profiles_change_the_run_and_keys_apply_on_top() -> None:
+    # ns-2's 20-packet window of 1000-byte segments limits one flow over a 20-ms
+    # round trip to about 20 kB / 20 ms = 8 Mbit/s; Linux's 6 MiB window does not.
+    def run(tcp: str) -> dict:
+        text = TINY.replace('duration = "2s"', 'duration = "10s"')
+        text = text.replace('rate = "10Mbit"', 'rate = "20Mbit"')
+        return linklab.run(text.replace("[tcp]", f"[tcp]\n{tcp}")).summary
+
+    ns2, linux = run('profile = "ns2"'), run('profile = "linux"')
+    assert ns2["aggregate"]["goodput_bps"] < 9e6 < linux["aggregate"]["goodput_bps"]
+    wide = run('profile = "ns2"\nrwnd = "1MiB"')
+    assert wide["aggregate"]["goodput_bps"] > 1.5 * ns2["aggregate"]["goodput_bps"]
+
+
+def test_bad_profile_is_one_line_exit_2(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY.replace("[tcp]", '[tcp]\nprofile = "ns1"'))
+    proc = cli("run", path)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "profile" in line and "ns2" in line, line
