@@ -798,7 +798,10 @@ def _tables(
     import polars as pl
 
     rows: list[dict[str, Any]] = []
-    flats: list[dict[str, float | None]] = []
+    # Metric columns built as the records are read, one at a time: a run of a
+    # big network flattens to thousands of metrics, and a dict per run for
+    # every run at once took more memory than the records themselves.
+    values: dict[str, list[float | None]] = {}
     for point, rep, task in tasks_by_run:
         record = store.get(task.key)
         if record is None:  # lost between writing and reading: a bug or a foreign hand
@@ -815,8 +818,16 @@ def _tables(
                 "error": None if ok else (record.get("error") or "unknown error"),
             }
         )
-        flats.append(flatten_summary(record["summary"]) if ok else {})
-    metrics = _metric_order(flats)
+        n = len(rows) - 1  # runs before this one
+        for m, v in (flatten_summary(record["summary"]) if ok else {}).items():
+            column = values.get(m)
+            if column is None:
+                column = values[m] = [None] * n
+            column.append(v)
+        for column in values.values():  # metrics this run does not have
+            if len(column) == n:
+                column.append(None)
+    metrics = _metric_order([values])
 
     def param_dtype(name: str) -> Any:
         v = rows[0]["params"][name] if rows else 0.0
@@ -841,7 +852,7 @@ def _tables(
         pl.Series("error", [r["error"] for r in rows], dtype=pl.String),
     ]
     for m in metrics:
-        columns.append(pl.Series(m, [f.get(m) for f in flats], dtype=pl.Float64))
+        columns.append(pl.Series(m, values.get(m, [None] * len(rows)), dtype=pl.Float64))
     runs = pl.DataFrame(columns).sort(["point", "rep"])
     return runs, summarize(runs, param_names, confidence)
 

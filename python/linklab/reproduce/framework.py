@@ -224,6 +224,14 @@ class TraceFiles(Mapping[str, Any]):
             self.loaded[name] = frame
         return self.loaded[name]
 
+    def scan(self, name: str) -> Any:
+        """Table ``name`` as a polars LazyFrame over its file (rows in file order)."""
+        import polars as pl
+
+        if name not in self.names:
+            raise KeyError(name)
+        return pl.scan_parquet(self.directory / f"{name}.parquet")
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)
 

@@ -162,19 +162,21 @@ def _recovery(traces: Mapping[str, Any], t0: float, gap: float = 2.0) -> float |
     return float(got["time_s"].max()) - times[0]
 
 
-def _link_backlog(traces: Mapping[str, Any]) -> list[tuple[float, int]]:
-    """(time, aggregate bytes queued in the mobiles' downlinks BTS->MS) at every
-    change, from a run's queue trace."""
+def _link_backlog(traces: Mapping[str, Any]) -> Any:
+    """(``time_s``, ``total``: aggregate bytes queued in the mobiles' downlinks
+    BTS->MS) at every change, from a run's queue trace, as a polars DataFrame
+    (computed by polars from the trace file, without loading every link's rows)."""
     import polars as pl
 
-    q = traces["queue"].filter(pl.col("link").str.starts_with("BTS")).sort("time_s")
-    prev: dict[str, int] = {}
-    total, out = 0, []
-    for link, t, b in q.select("link", "time_s", "bytes").iter_rows():
-        total += b - prev.get(link, 0)
-        prev[link] = b
-        out.append((t, total))
-    return out
+    scan = getattr(traces, "scan", None)
+    q = scan("queue") if scan is not None else traces["queue"].lazy()
+    b = pl.col("bytes").cast(pl.Int64)
+    return (
+        q.filter(pl.col("link").str.starts_with("BTS"))
+        .sort("time_s", maintain_order=True)
+        .select("time_s", (b - b.shift(1, fill_value=0).over("link")).cum_sum().alias("total"))
+        .collect()
+    )
 
 
 def _conditions(s: Mapping[str, Any], t0: float, t1: float) -> dict[str, bool]:
@@ -198,8 +200,8 @@ def _plot_queues(traces: Mapping[str, Any], t0: float, t1: float, out: str) -> N
     ax = fig.add_subplot(1, 1, 1)
     bsc = q.filter((pl.col("link") == "R->BSC") & pl.col("time_s").is_between(t0, t1))
     ax.step(bsc["time_s"], bsc["packets"], where="post", lw=0.8, label="shared buffer R->BSC")
-    back = [(t, b / 1000) for t, b in _link_backlog(traces) if t0 <= t <= t1]
-    ax.step([t for t, _ in back], [b for _, b in back], where="post", lw=0.8,
+    back = _link_backlog(traces).filter(pl.col("time_s").is_between(t0, t1))
+    ax.step(back["time_s"], back["total"] / 1000, where="post", lw=0.8,
             label="sum of the downlink queues (kB)")  # fmt: skip
     ax.set_xlabel("time (s)")
     ax.set_ylabel("queue (packets / kB)")
@@ -521,7 +523,11 @@ class RateSwing(Reproduction):
             "duration": [self.dur], "warmup": [_t(warm)],
         })  # fmt: skip
         cells: dict[tuple[str, str], dict[str, Any]] = {}
-        for row in res.summary.to_dicts():
+        # Only the columns read here: the summary of 100 mobiles has 11 000
+        # (per flow, link and queue), and a dict of them per cell took 300 MB.
+        wanted = [c for c in res.summary.columns
+                  if c in ("t_b", "t_d", "n") or c.startswith("monitor.")]  # fmt: skip
+        for row in res.summary.select(wanted).to_dicts():
             cells[(row["t_b"], row["t_d"])] = row
         t = Table(
             name,
@@ -639,7 +645,8 @@ class RateSwing(Reproduction):
         backlog = _link_backlog(run.traces)
         onset = {}
         for beta in betas:
-            t = next((t for t, b in backlog if b >= beta * limit), None)
+            hit = backlog.filter(pl.col("total") >= beta * limit)
+            t = float(hit["time_s"][0]) if hit.height else None
             if t is None:
                 raise ValueError(f"the downlinks never hold {beta:.0%} of the shared buffer")
             onset[beta] = round(t, 3)
