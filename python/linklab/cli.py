@@ -89,7 +89,8 @@ def _pcap_spec(text: str) -> tuple[str, str]:
     if not sep or not link or not file:
         raise argparse.ArgumentTypeError(
             f"malformed --pcap {text!r}; expected LINK:FILE, e.g. --pcap 'A->B:ab.pcap' "
-            "(LINK is 'A->B' for one direction or 'A-B' for both)"
+            "(LINK is 'A->B' for one direction or 'A-B' for both, with @rx for where "
+            "packets leave the link)"
         )
     return link, file
 

@@ -376,7 +376,12 @@ impl PcapWriter {
             .copied()
             .unwrap_or_default();
         let syn = pkt.flags.has(TcpFlags::SYN);
-        let (syn_opts, syn_len) = flow.syn_options(millis32(pkt.sent_at), millis32(pkt.ts_echo));
+        // A SYN's options as negotiated (only a SYN pays for building them).
+        let (syn_opts, syn_len) = if syn {
+            flow.syn_options(millis32(pkt.sent_at), millis32(pkt.ts_echo))
+        } else {
+            ([0; 20], 0)
+        };
         let tcp_len = if syn {
             20 + syn_len
         } else {
