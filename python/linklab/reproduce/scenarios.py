@@ -66,21 +66,44 @@ def switch_scenario(aqm: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
-def arq_scenario(adaptive: bool = False) -> dict[str, Any]:
+def arq_scenario(adaptive: bool = False, model: bool = False) -> dict[str, Any]:
     """Seed 001's set-up (``scenarios/umts-tdd-arq.toml``); ``adaptive``: MaxDAT set
     by the cross-layer controller (alpha = parameter ``alpha``, P_TCP measured at
-    the mobile TCP receiver)."""
+    the mobile TCP receiver).
+
+    ``model``: the assumptions of the Markov model (§III-A i-v) instead of a
+    realistic bearer: ideal feedback (the sender knows each PDU's fate at the next
+    frame and sends the lost ones again in it; a discard reaches the receiver at
+    once: ``feedback = "ideal"``, PDU delay 5 ms < TTI); every SDU exactly n_pdu = 25
+    PDUs (999-byte IP packets + the 1-byte length indicator = 25 x 40 bytes: mss
+    959, no handshake, so no SYN, and rwnd a whole number of segments, so no short
+    segment); a bearer wide enough (64 Mbit/s = 2000 PDUs per frame, window 2047)
+    that every PDU waiting goes in the next frame, so an SDU's PDUs share one frame
+    and every retransmission is in the frame after. Eight flows of 8 segments
+    (1600 PDUs at most in flight) instead of one: TCP starves at the high residual
+    loss of small M_t, and eight give eight times the SDUs to count."""
     doc = shipped("umts-tdd-arq")
-    if not adaptive:
-        return doc
-    return overlay(
-        doc,
-        {
+    keys: dict[str, Any] = {}
+    if adaptive:
+        keys |= {
             "params.alpha": 0.1,  # accepted link loss / wired loss
             "links[1].max_dat": "adaptive",
             "links[1].adaptive": {"alpha": "${alpha}", "estimator": "receiver"},
-        },
-    )
+        }
+    if model:
+        keys |= {
+            "name": "umts-tdd-arq-model",
+            "description": "Seed 001 under its Markov model's assumptions (ideal feedback)",
+            "tcp.mss": 959,
+            "tcp.rwnd": 4 * 959,
+            "tcp.handshake": False,
+            "flows[0].count": 8,
+            "params.rate": "64Mbit",
+            "params.radio_delay": "5ms",
+            "links[1].feedback": "ideal",
+            "links[1].tx_window": 2047,
+        }
+    return overlay(doc, keys) if keys else doc
 
 
 # ---------------------------------------------------------------------------

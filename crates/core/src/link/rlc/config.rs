@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
-use super::{BufferCounts, Epc, RateStep, RlcBearer, RlcConfig, RlcDirection};
+use super::{BufferCounts, Epc, Feedback, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::aqm::{Aqm, DropTail, Limit, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
 use crate::config::units::{deserialize_unit, read_scalar, schema_impl, unit_schema, UnitValue};
@@ -66,6 +66,11 @@ pub struct RlcLinkConfig {
     pub in_order_delivery: Option<bool>,
     /// Timer_MRW (default `"60ms"`).
     pub mrw_timer: Option<Time>,
+    /// How the sender learns which PDUs arrived: "status" (STATUS PDUs,
+    /// default) or "ideal" (seed 001's model: every PDU's fate known without
+    /// error at the next TTI, lost ones sent again then; needs delay ≤ tti;
+    /// the poll and STATUS keys then have no effect).
+    pub feedback: Option<Feedback>,
     /// Ignore NACKs older than a retransmission (Timer_EPC guard): "auto"
     /// (one round trip, default), a time, or "off".
     pub epc: Option<Epc>,
@@ -438,6 +443,15 @@ impl RlcLinkConfig {
         c.epc = self.epc.unwrap_or(c.epc);
         c.buffer_limit = self.buffer.unwrap_or(c.buffer_limit);
         c.buffer_counts = self.buffer_counts.unwrap_or(c.buffer_counts);
+        c.feedback = self.feedback.unwrap_or(c.feedback);
+        if c.feedback == Feedback::Ideal {
+            // No polls and no gap-triggered STATUS: the sender already knows.
+            c.poll_timer = None;
+            c.poll_window = None;
+            c.poll_last_pdu = false;
+            c.poll_last_retx = false;
+            c.missing_pdu_detection = false;
+        }
         c.check().map_err(|m| ConfigError::at_key("", m))?;
         Ok(c)
     }

@@ -102,6 +102,27 @@ pub struct RlcConfig {
     /// SDUs in the moving window of the residual-loss estimate `P_LL`
     /// (seed 001 §III-B: 100).
     pub sdu_loss_window: u32,
+    /// How the sender learns which PDUs arrived: STATUS PDUs (the
+    /// standard, default) or the analytic models' ideal feedback.
+    pub feedback: Feedback,
+}
+
+/// How an RLC sender learns the fate of its AMD PDUs ([`RlcConfig::feedback`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Feedback {
+    /// STATUS PDUs on the reverse direction, triggered by polls, gaps and
+    /// timers (TS 25.322 §9.7.2), subject to its delay and channel.
+    #[default]
+    Status,
+    /// The assumptions of seed 001's Markov model (§III-A iii, iv): at the
+    /// start of the next TTI the sender knows, without error and without
+    /// any STATUS PDU, which PDUs of the previous TTI arrived, and sends the
+    /// others again in that TTI. Needs `one_way_delay ≤ tti` (a PDU has
+    /// arrived by then). An SDU discard (MaxDAT) reaches the receiver the
+    /// same way, at once and without error. No STATUS, poll or MRW PDU is
+    /// sent: the model has no such traffic.
+    Ideal,
 }
 
 /// The stale-NACK guard ([`RlcConfig::epc`]), TS 25.322's Estimated PDU
@@ -169,6 +190,7 @@ impl RlcConfig {
             epc: Epc::RoundTrip,
             adaptive_alpha: None,
             sdu_loss_window: 100,
+            feedback: Feedback::Status,
         }
     }
 
@@ -247,6 +269,14 @@ impl RlcConfig {
         }
         if self.mrw_timer == Time::ZERO {
             return Err("mrw_timer must be positive".into());
+        }
+        if self.feedback == Feedback::Ideal && self.one_way_delay > self.tti {
+            return Err(format!(
+                "delay {} exceeds tti {}, which feedback = \"ideal\" does not allow (a PDU \
+                 must have arrived when its fate is known at the next TTI); allowed: \
+                 delay ≤ tti, or feedback = \"status\"",
+                self.one_way_delay, self.tti
+            ));
         }
         match self.buffer_limit {
             Limit::Packets(0) | Limit::Bytes(0) => Err("buffer_limit must be positive".into()),
@@ -765,7 +795,11 @@ impl RlcBearer {
             at(m.resend_at.unwrap_or(now));
         }
         let window_open = tx.vt_s() < tx.vt_a + u64::from(self.cfg.tx_window);
-        if !tx.retx.is_empty() || tx.poll_pending || (window_open && h.has_new_data()) {
+        if !tx.retx.is_empty()
+            || !tx.fates.is_empty()
+            || tx.poll_pending
+            || (window_open && h.has_new_data())
+        {
             at(now);
         }
         if let Some(dl) = tx.poll_deadline {
@@ -839,14 +873,18 @@ impl RlcBearer {
         h.last_tick = Some(last);
     }
 
-    fn emit(&mut self, c: usize, t: Time, pdu: AirPdu) {
+    /// Send `pdu` on direction `c` in the TTI starting at `t`; whether it
+    /// arrives (the channel decides now).
+    fn emit(&mut self, c: usize, t: Time, pdu: AirPdu) -> bool {
         let bytes = u64::from(self.cfg.pdu_bytes());
         let h = &mut self.h[c];
         h.counters.air_bytes += bytes;
         if h.channel.unit_error() {
             h.counters.pdus_lost_on_air += 1;
+            false
         } else {
             h.air.push_back((t + self.cfg.one_way_delay, pdu));
+            true
         }
     }
 
@@ -903,7 +941,7 @@ impl RlcBearer {
             h.tx.poll_sn = h.tx.vt_s();
             h.tx.poll_at = t;
         }
-        self.emit(
+        let arrived = self.emit(
             c,
             t,
             AirPdu::Data {
@@ -913,6 +951,9 @@ impl RlcBearer {
                 poll,
             },
         );
+        if self.cfg.feedback == Feedback::Ideal {
+            self.h[c].tx.fates.push((sn, arrived));
+        }
     }
 
     /// A dequeue-time AQM (CoDel, PIE) decides on the SDUs whose
@@ -1035,6 +1076,9 @@ impl RlcBearer {
                 h.tx.poll_pending = true;
                 h.counters.poll_timer_expiries += 1;
             }
+        }
+        if !self.h[c].tx.fates.is_empty() {
+            self.ideal_feedback(c, t);
         }
         let mut slots = self.h[c].pdus_per_tti;
         // STATUS of the opposite direction's receiver.
@@ -1296,6 +1340,31 @@ impl RlcBearer {
                 tx.mrw = None;
             }
         }
+        self.nack(d, t, nacks);
+    }
+
+    /// Sender of direction `d` at the TTI starting at `t`, with ideal
+    /// feedback: the PDUs of the previous TTI that arrived are acknowledged,
+    /// the others negatively.
+    fn ideal_feedback(&mut self, d: usize, t: Time) {
+        let fates = std::mem::take(&mut self.h[d].tx.fates);
+        let mut nacks = Vec::new();
+        for &(sn, arrived) in &fates {
+            if arrived {
+                self.ack_pdu(d, t, sn);
+            } else {
+                nacks.push(sn);
+            }
+        }
+        self.h[d].tx.fates = fates;
+        self.h[d].tx.fates.clear();
+        self.nack(d, t, nacks);
+    }
+
+    /// Sender of direction `d`: PDUs `nacks` were reported missing at `t`.
+    /// Each still outstanding is retransmitted, or its SDUs discarded once
+    /// it used up MaxDAT; then VT(A) slides past what is settled.
+    fn nack(&mut self, d: usize, t: Time, nacks: Vec<u64>) {
         for sn in nacks {
             if !self.h[d].tx.outstanding(sn) {
                 continue;
@@ -1383,13 +1452,20 @@ impl RlcBearer {
             Some(m) => (m.sn.max(sn_mrw), m.last_sdu.max(b)),
             None => (sn_mrw, b),
         };
-        h.tx.mrw = Some(Mrw {
-            sn,
-            last_sdu: last,
-            resend_at: None,
-        });
         h.tx.slide();
         h.pop_settled();
+        if self.cfg.feedback == Feedback::Ideal {
+            // The receiver learns of the discard as of any PDU's fate: now,
+            // without error (no MRW PDU, no MRW_ACK).
+            self.on_mrw(c, t, sn, last);
+            self.h[c].rx.mrw_ack_due = None;
+        } else {
+            self.h[c].tx.mrw = Some(Mrw {
+                sn,
+                last_sdu: last,
+                resend_at: None,
+            });
+        }
     }
 }
 

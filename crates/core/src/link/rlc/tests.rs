@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 
 use super::*;
-use crate::aqm::DropTail;
+use crate::aqm::{DropTail, OccupancySample};
 use crate::channel::{Bernoulli, Perfect};
 use crate::rng::Rng;
 
@@ -540,6 +540,29 @@ fn three_small_sdus() -> Vec<(Time, Dir, Packet)> {
     (0..3).map(|k| (ms(0), Dir::AB, pkt(k, 79))).collect()
 }
 
+/// What [`three_small_sdus`] gives when SDU 0 is discarded and SDUs 1, 2 are
+/// delivered behind it at `t`.
+fn discard_first_of_three(t: Time) -> Out {
+    vec![
+        (t, Dir::AB, 0, false),
+        (t, Dir::AB, 1, true),
+        (t, Dir::AB, 2, true),
+    ]
+}
+
+/// The buffer of [`three_small_sdus`]: SDUs 2 and 1 acknowledged at `acked`,
+/// SDU 0 discarded at `discarded`.
+fn three_sdus_trace(acked: Time, discarded: Time) -> Vec<OccupancySample> {
+    vec![
+        (ms(0), 1, 79),
+        (ms(0), 2, 158),
+        (ms(0), 3, 237),
+        (acked, 2, 158),
+        (acked, 1, 79),
+        (discarded, 0, 0),
+    ]
+}
+
 /// MaxDAT = 2, SN 1 (SDU 0) lost at 0 and again at 60 ms. The STATUS at 30
 /// (arriving 55) NACKs it and acknowledges SDUs 1 and 2; the resend at 60
 /// polls; the poll timer fires at 120, when SN 1 has been sent twice: SDU 0
@@ -554,27 +577,13 @@ fn max_dat_discards_and_moves_the_window() {
     let mut b = bearer(cfg, ab, ba);
     b.occupancy_mut(Dir::AB).enable_trace();
     let (out, _) = drive(&mut b, &three_small_sdus(), ms(10_000));
-    assert_eq!(
-        out,
-        vec![
-            (ms(155), Dir::AB, 0, false),
-            (ms(155), Dir::AB, 1, true),
-            (ms(155), Dir::AB, 2, true)
-        ]
-    );
+    assert_eq!(out, discard_first_of_three(ms(155)));
     assert_eq!(slots(&ab_log), vec![(0, 6), (60, 1), (120, 0), (130, 1)]);
     // STATUS at 30, MRW_ACK at 160.
     assert_eq!(slots(&ba_log), vec![(30, 1), (160, 1)]);
     assert_eq!(
         b.occupancy_mut(Dir::AB).take_trace(),
-        vec![
-            (ms(0), 1, 79),
-            (ms(0), 2, 158),
-            (ms(0), 3, 237),
-            (ms(55), 2, 158),
-            (ms(55), 1, 79),
-            (ms(120), 0, 0)
-        ]
+        three_sdus_trace(ms(55), ms(120))
     );
     let c = b.counters(Dir::AB).clone();
     assert_eq!((c.sdus_discarded, c.sdus_lost, c.mrw_pdus_sent), (1, 1, 1));
@@ -594,6 +603,62 @@ fn max_dat_discards_and_moves_the_window() {
     assert_eq!(b.stats(Dir::AB).lost, 1);
     assert_eq!(b.in_transit(), 0);
     assert_eq!(b.poll_timeout(), None);
+}
+
+/// Ideal feedback (seed 001's model), 5 ms delay, MaxDAT = 2: SN 1 (SDU 0)
+/// is lost at 0 and, resent in the very next TTI, again at 10 ms. The fates
+/// of the TTI at 0 are known at 10 (SNs 0, 2..5 acknowledged: SDUs 1, 2 leave
+/// the buffer), those of the TTI at 10 at 20, when SN 1 has been sent twice:
+/// SDU 0 is discarded and the receiver, told at once, reports it lost and
+/// delivers SDUs 1, 2 (arrived at 5 ms) behind it. No poll, STATUS or MRW PDU.
+#[test]
+fn ideal_feedback_retransmits_in_the_next_tti() {
+    let mut cfg = RlcConfig::seed000();
+    cfg.max_dat = Some(2);
+    cfg.feedback = Feedback::Ideal;
+    cfg.one_way_delay = ms(5);
+    cfg.poll_timer = None;
+    cfg.poll_window = None;
+    cfg.poll_last_pdu = false;
+    cfg.poll_last_retx = false;
+    cfg.missing_pdu_detection = false;
+    let (ab, ab_log) = Script::new(&[(0, 1), (10, 0)]);
+    let (ba, ba_log) = Script::new(&[]);
+    let mut b = bearer(cfg.clone(), ab, ba);
+    b.occupancy_mut(Dir::AB).enable_trace();
+    let (out, _) = drive(&mut b, &three_small_sdus(), ms(10_000));
+    assert_eq!(out, discard_first_of_three(ms(20)));
+    assert_eq!(slots(&ab_log), vec![(0, 6), (10, 1), (20, 0)]);
+    assert!(slots(&ba_log).is_empty());
+    assert_eq!(
+        b.occupancy_mut(Dir::AB).take_trace(),
+        three_sdus_trace(ms(10), ms(20))
+    );
+    let c = b.counters(Dir::AB).clone();
+    assert_eq!((c.data_pdus_sent, c.polls, c.mrw_pdus_sent), (7, 0, 0));
+    assert_eq!((c.sdus_discarded, c.sdus_lost, c.sdus_acked), (1, 1, 2));
+    assert_eq!(b.counters(Dir::BA).status_pdus_sent, 0);
+    assert_eq!(b.in_transit(), 0);
+    assert_eq!(b.poll_timeout(), None);
+
+    // A 1500-byte SDU without loss: 38 PDUs at 0..30 ms, delivered at 35,
+    // the last acknowledged at 40; nothing on the uplink.
+    let (ab, _) = Script::new(&[]);
+    let (ba, ba_log) = Script::new(&[]);
+    let mut b = bearer(cfg.clone(), ab, ba);
+    b.occupancy_mut(Dir::AB).enable_trace();
+    let (out, _) = drive(&mut b, &[(ms(0), Dir::AB, pkt(7, 1500))], ms(10_000));
+    assert_eq!(out, vec![(ms(35), Dir::AB, 7, true)]);
+    assert!(slots(&ba_log).is_empty());
+    assert_eq!(
+        b.occupancy_mut(Dir::AB).take_trace(),
+        vec![(ms(0), 1, 1500), (ms(40), 0, 0)]
+    );
+
+    // The PDU must have arrived when its fate is reported.
+    cfg.one_way_delay = ms(11);
+    let e = cfg.check().unwrap_err();
+    assert!(e.contains("feedback = \"ideal\" does not allow"), "{e}");
 }
 
 /// `set_max_dat` at run time. With MaxDAT lowered to 1 the first NACK (at

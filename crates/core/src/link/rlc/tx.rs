@@ -69,6 +69,9 @@ pub(crate) struct Tx {
     pub seg_next: u64,
     /// Stream bytes of `seg_next` already segmented.
     pub seg_off: u32,
+    /// With ideal feedback ([`super::Feedback::Ideal`]): the PDUs sent in
+    /// the latest TTI and whether each arrived, learnt at the next TTI.
+    pub fates: Vec<(u64, bool)>,
 }
 
 impl Tx {
