@@ -100,8 +100,8 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         (r["config"]["rate_kbit"], r["config"]["flows"], r["config"]["aqm"]): r
         for r in result_rows(quick, "table6")
     }
-    labels = ["as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs"]
-    differs = 0
+    labels = ["as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs", "ns-2 TCP"]
+    differs = ns2_differs = 0
     for row in rows:
         c = row["config"]
         v = row["variants"]
@@ -112,8 +112,10 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         assert v["as run"]["targets_met"] == all(x["pass"] for x in same["checks"])
         # Delayed ACKs reach the TCP: the same seeds give other numbers.
         differs += v["delayed ACKs"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
+        # so does the ns2 profile (min RTO 200 ms, 10 ms tick, ...)
+        ns2_differs += v["ns-2 TCP"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
         assert (row["published"] is not None) == (c["aqm"] == "droptail")
-    assert differs >= 20
+    assert differs >= 20 and ns2_differs >= 12
 
 
 def result_rows(quick: tuple[dict, Path], key: str) -> list[dict]:

@@ -40,6 +40,7 @@ def test_a_subclass_registers_and_runs_its_steps_in_order(tmp_path: Path) -> Non
         name = "toy-test"
         seed = "seed 999"
         paper = "A toy"
+        tcp_profile = "TCP: a toy's"
         confidence = 0.9
         full = (3, 10)
 
@@ -104,3 +105,15 @@ def test_shipped_scenarios_are_the_repository_files(path: Path) -> None:
 def test_unknown_shipped_scenario() -> None:
     with pytest.raises(ValueError, match="no shipped scenario 'nope'; shipped: .*dumbbell-red-ecn"):
         shipped("nope")
+
+
+def test_every_reproduction_states_its_tcp_profile() -> None:
+    """Issue 15 item 1: each reproduction says which TCP it simulates and which
+    simulator the paper used; the report and results.json carry it."""
+    from linklab.reproduce import REPRODUCTIONS
+
+    assert set(REPRODUCTIONS) == {"rlc-aqm", "arq-persistence", "lt-tcp", "rate-swing", "wipemu"}
+    for name, cls in REPRODUCTIONS.items():
+        text = cls.tcp_profile
+        assert text.startswith("TCP: ") and len(text) > 120, name
+        assert "ns2" in text or "ns-2" in text or "Linux" in text, name

@@ -103,6 +103,18 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
         assert (out / "figures" / f"{name}.png").stat().st_size > 1000
     assert (out / "report.html").read_text().count("<img") >= 4
     assert (out / "traces" / "fig4-mss" / "lt_blocks.parquet").is_file()
+    # Tables 1-4 again under ns-2's TCP defaults: every scheme at every PER, beside
+    # the main tables' own numbers (the same runs) and the paper's.
+    sens = result["tables"]["sensitivity"]["rows"]
+    assert [(r["config"]["scheme"], r["config"]["per"]) for r in sens] == [
+        (s, p) for s in ("sack", "lt-tcp", "ll-fec", "ll-hybrid") for p in (0.0, 0.1, 0.3)
+    ]
+    main = {r["config"]["per"]: r["goodput"] for r in t2}
+    for r in sens:
+        assert r["config"]["profile"] == "ns2" and r["goodput_mbit"]["n"] == 2
+        if r["config"]["scheme"] == "lt-tcp":
+            assert r["goodput_mbit_main"] == main[r["config"]["per"]]
+    assert "ns2" in result["tcp_profile"]
 
 
 def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:

@@ -240,6 +240,33 @@ def test_in_memory_sweep_and_typed_columns(small: Path) -> None:
     assert res.runs["flow[A->B].goodput_bps"].null_count() == 1
 
 
+def test_metrics_patterns_select_columns(cli: CliRunner, small: Path, tmp_path: Path) -> None:
+    """--metrics keeps the run-level metrics and the per-object columns matching a
+    pattern ("[" is literal); the store keeps whole summaries, so another selection
+    reuses every run; a pattern matching nothing is refused after the runs, which
+    stay stored."""
+    full = linklab.sweep(small, {"per": [0, 0.05]}, reps=2, jobs=1, out=tmp_path / "o")
+    some = linklab.sweep(small, {"per": [0, 0.05]}, reps=2, jobs=1, out=tmp_path / "o",
+                         metrics=["flow[*].goodput_bps", "link[A->*].lost"])  # fmt: skip
+    assert some.reused == 4 and some.executed == 0
+    per_object = [c for c in some.runs.columns if "[" in c]
+    assert per_object == ["flow[A->B].goodput_bps", "link[A->B].lost"]
+    assert_frame_equal(some.runs.select(some.runs.columns), full.runs.select(some.runs.columns))
+    assert json.loads((tmp_path / "o" / "meta.json").read_text())["metrics"] == [
+        "flow[*].goodput_bps", "link[A->*].lost"]  # fmt: skip
+    assert list(pl.read_parquet_schema(tmp_path / "o" / "runs.parquet")) == some.runs.columns
+    bare = linklab.sweep(small, {"per": [0]}, jobs=1, metrics=[])
+    assert not any("[" in c for c in bare.runs.columns) and "goodput_bps" in bare.runs.columns
+    proc = cli("sweep", small, "--param", "per=0", "--metrics", "monitr.*", "--out", "p")
+    assert_bad_input(proc, "'monitr.*' matches no column", "flow[A->B]")
+    assert len(list((tmp_path / "p" / "store").glob("*.json"))) == 1
+    proc = cli("sweep", small, "--param", "per=0", "--metrics", "queue[*]*", "--out", "p",
+               "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(SweepError, match="not a list of patterns"):
+        linklab.sweep(small, {"per": [0]}, metrics="flow[*]")
+
+
 def test_resume_and_extend(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "o"
     first = linklab.sweep(small, {"per": [0, 0.05]}, reps=2, jobs=2, out=out)

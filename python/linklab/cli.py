@@ -625,6 +625,10 @@ def _add_sweep_parser(sub: Any) -> None:
         help="where runs are computed (default local)")  # fmt: skip
     opt("--scheduler", metavar="ADDRESS",
         help="dask scheduler address, e.g. tcp://10.0.0.1:8786")  # fmt: skip
+    opt("--metrics", action="append", default=None, metavar="PATTERN",
+        help="keep only the per-object metric columns matching this shell-style pattern, "
+             "e.g. 'flow[*].goodput_bps' or 'monitor.*' (repeatable; the run-level metrics "
+             "are always kept; default: every column)")  # fmt: skip
     sweep.add_argument("--out", required=True, metavar="DIR", help="output directory")
     sweep.add_argument("--json", action="store_true", help="print the summary as JSON")
     sweep.set_defaults(func=_cmd_sweep)
@@ -692,6 +696,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             out=args.out,
             progress=not _log.quiet,
+            metrics=args.metrics,
         )
     except SweepError as e:
         raise UsageError(str(e)) from None

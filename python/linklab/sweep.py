@@ -22,11 +22,12 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import threading
 import time
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -617,6 +618,7 @@ def sweep(
     scheduler: str | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool | None | Progress = None,
+    metrics: Sequence[str] | None = None,
 ) -> SweepResult:
     """Run a parameter sweep and return its tables.
 
@@ -633,6 +635,11 @@ def sweep(
     in memory. ``progress``: True shows a bar on a terminal (plain lines
     otherwise), None a bar only on a terminal, False nothing; a
     :class:`Progress` is shared with other sweeps (its runs are added to it).
+    ``metrics``: shell-style patterns of the per-object metric columns to keep
+    (``"flow[*].goodput_bps"``, ``"monitor.*"``; the run-level :data:`METRICS`
+    are always kept); None keeps every column, ``[]`` only the run-level ones. A
+    big network flattens to thousands of columns per run; the store keeps whole
+    summaries either way, so another selection later recomputes nothing.
 
     Raises :class:`SweepError` (a ``ValueError``) for bad input,
     :class:`SweepInterrupted` (a ``KeyboardInterrupt``) on Ctrl-C; failed runs
@@ -642,6 +649,7 @@ def sweep(
     file = source_file(scenario)
     base_dir = None if file is None else os.path.dirname(os.path.abspath(file))
     _check_settings(reps, confidence, seed, jobs)
+    patterns = _check_metrics(metrics)
     values = normalize_params(params, defaults, where)
     points = math.prod(len(v) for v in values.values())
     if points * reps > MAX_RUNS:
@@ -699,6 +707,8 @@ def sweep(
             "base_seed": seed,
             "backend": backend,
         }
+        if patterns is not None:
+            meta["metrics"] = list(patterns)
         executed = 0
         prefetch: threading.Thread | None = None
         if todo:
@@ -750,13 +760,14 @@ def sweep(
 
         if prefetch is not None:  # never import the same modules from two threads at once
             prefetch.join()
-        runs, summary = _tables(store, tasks_by_run, list(values), float(confidence))
+        runs, summary = _tables(store, tasks_by_run, list(values), float(confidence), patterns)
         failed = int((runs["status"] == "failed").sum())
         files: list[Path] = []
         if out_dir is not None:
             files = _write_outputs(out_dir, text, meta, runs, summary)
     finally:
         store.close()
+    _release_memory()
     return SweepResult(
         runs=runs,
         summary=summary,
@@ -767,6 +778,26 @@ def sweep(
         failed=failed,
         files=files,
     )
+
+
+def _release_memory() -> None:
+    """Hand the heap pages freed by a sweep back to the system (glibc keeps them).
+
+    A sweep of a big network parses thousands of large summaries one after the
+    other; Python frees them, but glibc's arenas keep the pages, so a program
+    running several sweeps (a reproduction) grew by each one's high-water mark.
+    """
+    if sys.platform != "linux":
+        return
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl): nothing to trim
+        pass
 
 
 def _prefetch_table_modules() -> threading.Thread:
@@ -788,15 +819,45 @@ def _prefetch_table_modules() -> threading.Thread:
     return thread
 
 
+def _check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The ``metrics`` patterns of :func:`sweep`, checked."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str) or not all(isinstance(m, str) and m for m in metrics):
+        raise SweepError(
+            f"metrics {metrics!r} is not a list of patterns; allowed: a list of non-empty "
+            "shell-style patterns such as 'flow[*].goodput_bps' or 'monitor.*' (or None for "
+            "every column)"
+        )
+    return tuple(metrics)
+
+
+def _metric_filter(patterns: tuple[str, ...] | None) -> Callable[[str], bool] | None:
+    """Whether a metric column is kept (None: every one is)."""
+    if patterns is None:
+        return None
+    import fnmatch
+
+    always = set(METRICS)
+    # fnmatch reads "[...]" as a character class: escape the brackets of
+    # flow[NAME] so that only * and ? are wildcards.
+    regex = [re.compile(fnmatch.translate(p.replace("[", "[[]"))) for p in patterns]
+    return lambda m: m in always or any(r.match(m) for r in regex)
+
+
 def _tables(
     store: Store | MemoryStore,
     tasks_by_run: Sequence[tuple[int, int, Task]],
     param_names: list[str],
     confidence: float,
+    patterns: tuple[str, ...] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """runs and summary DataFrames, rebuilt from the store."""
+    """runs and summary DataFrames, rebuilt from the store; per-object metric
+    columns only those matching ``patterns`` (see :func:`sweep`)."""
     import polars as pl
 
+    keep = _metric_filter(patterns)
+    seen: set[str] = set()  # every metric name met, kept or not (to check the patterns)
     rows: list[dict[str, Any]] = []
     # Metric columns built as the records are read, one at a time: a run of a
     # big network flattens to thousands of metrics, and a dict per run for
@@ -820,6 +881,9 @@ def _tables(
         )
         n = len(rows) - 1  # runs before this one
         for m, v in (flatten_summary(record["summary"]) if ok else {}).items():
+            if keep is not None and not keep(m):
+                seen.add(m)
+                continue
             column = values.get(m)
             if column is None:
                 column = values[m] = [None] * n
@@ -828,6 +892,20 @@ def _tables(
             if len(column) == n:
                 column.append(None)
     metrics = _metric_order([values])
+    if patterns and (seen or values):
+        names = (seen | set(values)) - set(METRICS)
+        unmatched = []
+        for p in patterns:
+            match = _metric_filter((p,))
+            if match is not None and not any(match(m) for m in names):
+                unmatched.append(p)
+        if unmatched:
+            examples = ", ".join(sorted(names)[:4]) or "none"
+            raise SweepError(
+                f"metrics pattern {unmatched[0]!r} matches no column of this sweep; allowed: "
+                f"patterns of its per-object columns (e.g. {examples}; 'flow[*].goodput_bps', "
+                "'link[*].lost', 'queue[*].mean_packets', 'monitor.*')"
+            )
 
     def param_dtype(name: str) -> Any:
         v = rows[0]["params"][name] if rows else 0.0

@@ -316,6 +316,10 @@ class Reproduction:
     paper: ClassVar[str]
     seed: ClassVar[str]  # our numbering of the paper ("seed 000"): the order of the list
     short: ClassVar[str]  # authors and topic, for the command's help
+    #: The TCP the reproduction simulates: which defaults (linklab's or a
+    #: ``[tcp] profile``), what the paper states on top, and the simulator the
+    #: paper used (one sentence or two, in the report's opening).
+    tcp_profile: ClassVar[str]
     confidence: ClassVar[float]
     base_seed: ClassVar[int] = 1
     #: (replications per point, simulated seconds per run) in a full / a --quick run.
@@ -398,10 +402,18 @@ class Reproduction:
             _log.info(line)
 
     def sweep(
-        self, name: str, scenario: Any, params: dict[str, list[Any]], reps: int | None = None
+        self,
+        name: str,
+        scenario: Any,
+        params: dict[str, list[Any]],
+        reps: int | None = None,
+        metrics: Sequence[str] | None = None,
     ) -> Any:
         """One :func:`linklab.sweep` stored under ``out/sweeps/name`` (``reps``
-        replications, default :attr:`reps`); counts its runs."""
+        replications, default :attr:`reps`; ``metrics`` as for the sweep: a big
+        network's thousands of per-object columns cost memory, so experiments that
+        read few of them, or read summaries with :func:`run_summaries`, say so);
+        counts its runs."""
         import linklab
 
         out = self.out / "sweeps" / name
@@ -414,6 +426,7 @@ class Reproduction:
             jobs=self.jobs,
             out=out,
             progress=self.progress or False,
+            metrics=metrics,
         )
         self.failed += res.failed
         self.runs += res.runs.height
@@ -489,6 +502,7 @@ class Reproduction:
         result: dict[str, Any] = {
             "reproduction": self.name,
             "paper": self.paper,
+            "tcp_profile": self.tcp_profile,
             "linklab_version": _core.version(),
             "quick": self.quick,
             "indicative": self.quick,
@@ -522,11 +536,11 @@ class Reproduction:
         results = json.dumps(result, indent=1, allow_nan=False) + "\n"
         atomic_write(self.out / "results.json", results)
         title = f"linklab reproduce {self.name}"
-        paragraphs = [self.paper, *self.intro(), summary]
+        paragraphs = [self.paper, self.tcp_profile, *self.intro(), summary]
         body = [f"<h1>{escape(title)}</h1>", *(f"<p>{escape(p)}</p>" for p in paragraphs)]
         body += [t.html() for t in tables]
         atomic_write(self.out / "report.html", page(title, "\n".join(body), title))
-        head = [f"linklab reproduce {self.name}: {self.paper}", summary]
+        head = [f"linklab reproduce {self.name}: {self.paper}", self.tcp_profile, summary]
         text = (
             "\n\n".join(
                 [

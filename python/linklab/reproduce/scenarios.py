@@ -14,7 +14,19 @@ from typing import Any
 from linklab._scenario import overlay, shipped
 from linklab.reproduce import published as P
 
-__all__ = ["arq_scenario", "lt_dumbbell", "static_scenario", "switch_scenario"]
+__all__ = ["arq_scenario", "lt_dumbbell", "ns2_tcp", "static_scenario", "switch_scenario"]
+
+
+def ns2_tcp(doc: dict[str, Any], unset: tuple[str, ...] = (), **params: Any) -> dict[str, Any]:
+    """``doc`` with ns-2's TCP defaults (``[tcp] profile = "ns2"``, docs/models/tcp.md):
+    the ``[tcp]`` keys in ``unset`` — our choices where the paper is silent — removed
+    so that the profile's values apply, and the ``[params]`` in ``params`` set. The
+    keys the paper states stay as they are."""
+    keys: dict[str, Any] = {"tcp.profile": "ns2"}
+    keys |= {f"tcp.{k}": None for k in unset}
+    keys |= {f"params.{k}": v for k, v in params.items()}
+    return overlay(doc, keys)
+
 
 # ---------------------------------------------------------------------------
 # Seed 000 (rlc-aqm)

@@ -71,6 +71,13 @@ class Wipemu(Reproduction):
     paper = PAPER
     seed = "seed 004"
     short = "Alfredsson et al., WIPEMU"
+    tcp_profile = (
+        "TCP: the paper measured real Linux 2.4 stacks through its emulator; our simulated "
+        "sender is set like that kernel (SACK, NewReno or Westwood+, initial window 2, "
+        "delayed ACKs of 40 ms, minimum RTO 200 ms, initial RTO 3 s, no timestamps: "
+        'scenarios/wipemu.toml), closer to it than any [tcp] profile ("linux" is '
+        "today's kernel)."
+    )
     confidence = 0.95
     #: (replications, an upper bound on the simulated seconds: a run ends with
     #: its transfer).
