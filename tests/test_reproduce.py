@@ -75,6 +75,19 @@ def test_quick_published_values_attached(quick: tuple[dict, Path]) -> None:
     assert sbd["published"] == {"goodput_change_pct": 8, "delay_change_pct": -23}
     assert result_rows(quick, "table2")[0]["published"]["tr_ms"] == 250
     assert result_rows(quick, "table4")[0]["published"]["maxp"] == 0.05
+    # Tables 2 and 4 also at the paper's own best setting (not on our grid: T_r 250 ms)
+    for key in ("table2", "table4"):
+        at = result_rows(quick, key)[0]["at_paper_setting"]
+        assert at["goodput_kbit"]["n"] == 2 and 200 < at["goodput_kbit"]["mean"] < 384
+        assert at["goodput_pct"] is not None and at["delay_pct"] is not None
+    # Figs. 6-13: the 1- and 4-flow maps over the same grid (384 kbit/s in --quick)
+    maps = result_rows(quick, "maps")
+    spread = {(r["config"]["aqm"], r["config"]["flows"]): r for r in maps[:-1]}
+    assert set(spread) == {("sbd", 1), ("sbd", 4), ("red", 1), ("red", 4)}
+    for r in spread.values():
+        assert r["g_min"] <= r["g_max"] and 0 <= r["g_spread"] < 1
+    assert maps[-1]["checks"][0]["check"].startswith("one flow more responsive to RED")
+    assert (quick[1] / "figures" / "fig11-red-384kbit-4flows-delay.png").is_file()
     assert [r["published"]["goodput_kbit"] for r in result_rows(quick, "table3")] == [
         290.5,
         200.1,

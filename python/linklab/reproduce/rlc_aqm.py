@@ -8,6 +8,7 @@ issue's targets are checked; a missed target is a result, not an error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from linklab.reproduce import published as P
@@ -123,6 +124,17 @@ def _t6_row(ours: Runs, rate: int, flows: int, aqm: str) -> dict[str, Any]:
         "checks": checks,
         "cells": cells,
     }
+
+
+def _spread(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Range and relative spread of the mean goodput (kbit/s) and delay (s) over the
+    points of a parameter search."""
+    g = [float(x["goodput_bps_mean"]) / 1e3 for x in rows if num(x.get("goodput_bps_mean"))]
+    d = [float(x["delay_mean_s_mean"]) for x in rows if num(x.get("delay_mean_s_mean"))]
+    return {
+        "g_min": min(g), "g_max": max(g), "g_spread": (max(g) - min(g)) / max(g),
+        "d_min": min(d), "d_max": max(d), "d_spread": (max(d) - min(d)) / max(d),
+    }  # fmt: skip
 
 
 class RlcAqm(Reproduction):
@@ -436,8 +448,6 @@ class RlcAqm(Reproduction):
 
     @experiment("search")
     def search(self) -> list[Table]:
-        from linklab.plots import plot_metric
-
         quick = self.quick
         out: list[Table] = []
         specs = (
@@ -446,6 +456,7 @@ class RlcAqm(Reproduction):
             ("table4", "red", "maxp", QUICK_RED_MAXP if quick else RED_MAXP,
              QUICK_RED_MINTH if quick else RED_MINTH, P.TABLE4),
         )  # fmt: skip
+        spreads: dict[tuple[str, int, int], dict[str, float]] = {}
         for key, aqm, pname, pvalues, minths, pubs in specs:
             label = "T_r (ms)" if aqm == "sbd" else "maxp"
             t = Table(
@@ -462,7 +473,13 @@ class RlcAqm(Reproduction):
                     "diff",
                     "delay ours (s)",
                     "delay paper (s)",
+                    "ours at the paper's setting: goodput, diff",
+                    "delay, diff",
                 ],
+            )
+            t.notes.append(
+                "Last two columns: our runs at the paper's own best setting (its "
+                f"{label} and minth), the same {self.reps} replications, against its values."
             )
             t.notes.append(
                 f"Our grid: minth ∈ {{{', '.join(map(str, minths))}}} × {label} ∈ "
@@ -472,19 +489,8 @@ class RlcAqm(Reproduction):
                 f"{', '.join(map(str, self.search_rates))} kbit/s."
             )
             for rate in self.search_rates:
-                values = [f"{v}ms" for v in pvalues] if aqm == "sbd" else list(pvalues)
                 name = f"search/{aqm}-{rate}kbit"
-                rows = self.rows(
-                    name,
-                    static_scenario(aqm),
-                    {
-                        "rate": [f"{rate}kbit"],
-                        "flows": [1],
-                        "duration": [self.dur],
-                        pname: values,
-                        "minth": list(minths),
-                    },
-                )
+                rows = self._grid(name, aqm, rate, 1, pname, pvalues, minths)
                 ok = [x for x in rows if num(x.get("goodput_bps_mean")) is not None]
                 best = max(ok, key=lambda x: x["goodput_bps_mean"])
                 bval = (
@@ -494,6 +500,24 @@ class RlcAqm(Reproduction):
                 ppar, pmin, pg, pgci, pd = pubs[rate]
                 relative = {"goodput_pct": rel(g["mean"], pg), "delay_pct": rel(d["mean"], pd)}
                 pkey = "tr_ms" if aqm == "sbd" else "maxp"
+                (at,) = self.rows(
+                    f"{name}-paper",
+                    static_scenario(aqm),
+                    {
+                        "rate": [f"{rate}kbit"],
+                        "flows": [1],
+                        "duration": [self.dur],
+                        pname: [f"{ppar}ms" if aqm == "sbd" else ppar],
+                        "minth": [pmin],
+                    },
+                )
+                ag, ad = stat(at, "goodput_bps", 1e-3), stat(at, "delay_mean_s")
+                at_paper = {
+                    "goodput_kbit": ag,
+                    "delay_s": ad,
+                    "goodput_pct": rel(ag["mean"], pg),
+                    "delay_pct": rel(ad["mean"], pd),
+                }
                 t.add(
                     [
                         str(rate),
@@ -506,8 +530,11 @@ class RlcAqm(Reproduction):
                         pct(relative["goodput_pct"]),
                         fmt(d, 2),
                         f"{pd:.2f}",
+                        f"{fmt(ag, 1)}, {pct(at_paper['goodput_pct'])}",
+                        f"{fmt(ad, 2)}, {pct(at_paper['delay_pct'])}",
                     ],
                     record={
+                        "at_paper_setting": at_paper,
                         "config": {
                             "rate_kbit": rate,
                             "flows": 1,
@@ -528,18 +555,124 @@ class RlcAqm(Reproduction):
                         "relative": relative,
                     },
                 )
-                d_ = str(self.out / "sweeps" / name)
-                t.figures.append(
-                    self.figure(
-                        f"{key}-{aqm}-{rate}kbit-goodput",
-                        lambda o, d_=d_, pn=pname: plot_metric(
-                            d_, x=pn, y="goodput_bps", hue="minth", out=o
-                        ),
-                    )
-                )
+                self._map_figures(t, name, f"{key}-{aqm}-{rate}kbit", pname)
+                spreads[(aqm, rate, 1)] = _spread(rows)
             out.append(t)
             self.log(f"reproduce: {aqm} parameter search done")
+        out.append(self._maps(specs, spreads))
         return out
+
+    def _grid(
+        self,
+        name: str,
+        aqm: str,
+        rate: int,
+        flows: int,
+        pname: str,
+        pvalues: Sequence[Any],
+        minths: Sequence[int],
+    ) -> list[dict[str, Any]]:
+        """Summary rows of ``aqm`` at ``rate`` with ``flows`` flows over the grid
+        ``pname`` (T_r in ms or maxp) x minth."""
+        return self.rows(
+            name,
+            static_scenario(aqm),
+            {
+                "rate": [f"{rate}kbit"],
+                "flows": [flows],
+                "duration": [self.dur],
+                pname: [f"{v}ms" for v in pvalues] if aqm == "sbd" else list(pvalues),
+                "minth": list(minths),
+            },
+        )
+
+    def _map_figures(self, t: Table, sweep: str, stem: str, pname: str) -> None:
+        """Goodput and delay against the AQM parameter, one line per minth (the
+        paper's Figs. 6-13), from sweep ``sweep``."""
+        from linklab.plots import plot_metric
+
+        d_ = str(self.out / "sweeps" / sweep)
+        for metric, what in (("goodput_bps", "goodput"), ("delay_mean_s", "delay")):
+            t.figures.append(
+                self.figure(
+                    f"{stem}-{what}",
+                    lambda o, d_=d_, pn=pname, m=metric: plot_metric(
+                        d_, x=pn, y=m, hue="minth", out=o
+                    ),
+                )
+            )
+
+    def _maps(self, specs: Any, spreads: dict[tuple[str, int, int], dict[str, float]]) -> Table:
+        """Figs. 7, 9, 11, 13: the 4-flow parameter maps at 384 and 128 kbit/s, on the
+        same grid as the one-flow searches, and the paper's reading of them: "the
+        single flow scenario is more responsive to RED parameter changes"."""
+        rates = (384,) if self.quick else (384, 128)
+        figs = {("sbd", 384): (6, 7), ("sbd", 128): (8, 9),
+                ("red", 384): (10, 11), ("red", 128): (12, 13)}  # fmt: skip
+        t = Table(
+            "maps",
+            "Figs. 6-13: goodput and delay over the SBD and RED grids, 1 and 4 flows",
+            ["figure", "AQM", "rate kbit/s", "flows", "goodput kbit/s (min-max)",
+             "delay s (min-max)", "goodput spread", "delay spread", "verdict"],
+        )  # fmt: skip
+        t.notes.append(
+            "Over every grid point of the one-flow search (same minth and T_r / maxp values, "
+            f"{self.reps} replications of {self.duration_s} s): the range of the mean goodput "
+            "and delay, and their spread (max - min) / max. The figures show each map. The "
+            "paper's grid: minth 5-30 SDUs, T_r 50-5000 ms, maxp 0.005-1, without its points; "
+            "ours are in the notes of Tables 2 and 4."
+        )
+        for _key, aqm, pname, pvalues, minths, _ in specs:
+            for rate in rates:
+                name = f"search/{aqm}-{rate}kbit-4flows"
+                rows = self._grid(name, aqm, rate, 4, pname, pvalues, minths)
+                spreads[(aqm, rate, 4)] = _spread(rows)
+                self._map_figures(t, name, f"fig{figs[(aqm, rate)][1]}-{aqm}-{rate}kbit-4flows",
+                                  pname)  # fmt: skip
+                for flows in (1, 4):
+                    sp = spreads.get((aqm, rate, flows))
+                    if sp is None:
+                        continue
+                    t.add(
+                        [f"Fig. {figs[(aqm, rate)][flows == 4]}", aqm, str(rate), str(flows),
+                         f"{sp['g_min']:.1f}-{sp['g_max']:.1f}",
+                         f"{sp['d_min']:.2f}-{sp['d_max']:.2f}",
+                         f"{sp['g_spread']:.1%}", f"{sp['d_spread']:.1%}"],
+                        checks=[],
+                        record={"config": {"aqm": aqm, "rate_kbit": rate, "flows": flows},
+                                **sp, "published": None},
+                    )  # fmt: skip
+        for rate in rates:
+            one, four = spreads.get(("red", rate, 1)), spreads.get(("red", rate, 4))
+            if one is None or four is None:
+                continue
+            t.add(
+                [
+                    "§3.3",
+                    "red",
+                    str(rate),
+                    "1 vs 4",
+                    "",
+                    "",
+                    f"{one['g_spread']:.1%} vs {four['g_spread']:.1%}",
+                    f"{one['d_spread']:.1%} vs {four['d_spread']:.1%}",
+                ],
+                record={
+                    "config": {"aqm": "red", "rate_kbit": rate, "flows": "1 vs 4"},
+                    "published": "the single flow scenario is more responsive to RED "
+                    "parameter changes",
+                },
+                checks=[
+                    Check(
+                        f"one flow more responsive to RED's parameters than four ({rate} kbit/s)",
+                        one["g_spread"] > four["g_spread"] and one["d_spread"] > four["d_spread"],
+                        f"goodput spread {one['g_spread']:.1%} vs {four['g_spread']:.1%}, "
+                        f"delay spread {one['d_spread']:.1%} vs {four['d_spread']:.1%}",
+                    )
+                ],
+            )
+        self.log("reproduce: 4-flow parameter maps done")
+        return t
 
     # -----------------------------------------------------------------------
     # Experiment 4: Figs. 2, 14, 15 (rate switch 384 -> 128 kbit/s)
