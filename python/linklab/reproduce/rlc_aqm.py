@@ -31,11 +31,17 @@ OURS_VS_PAPER = [
 ]  # fmt: skip
 OVERFLOW = f"queue[{QUEUE}].drops_overflow"
 
-# The parameter-search grids (the paper does not list its grid points).
+# The parameter-search grids. The paper gives minth (5-30 SDUs, step 5) and the
+# ranges of T_r (50-5000 ms) and maxp (0.005-1), not their points: ours hold a
+# spread over each range plus every value its Tables 2-5 name.
 SBD_MINTH = (5, 10, 15, 20, 25, 30)
 SBD_TR_MS = (50, 100, 200, 500, 1000, 2000, 5000)
+SBD_TR_MS = tuple(sorted({*SBD_TR_MS, *(v[0] for v in P.TABLE2.values()),
+                          *(v[0] for v in P.SBD_PROPOSED.values())}))  # fmt: skip
 RED_MINTH = (5, 10, 15, 20, 25, 30)
 RED_MAXP = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+RED_MAXP = tuple(sorted({*RED_MAXP, *(v[0] for v in P.TABLE4.values()),
+                         *(v[0] for v in P.RED_PROPOSED.values())}))  # fmt: skip
 FIG1_BUFFERS = (5, 10, 20, 40, 60, 80)
 FIG1_FLOWS = (1, 2, 3, 4)
 
@@ -483,8 +489,9 @@ class RlcAqm(Reproduction):
             )
             t.notes.append(
                 f"Our grid: minth ∈ {{{', '.join(map(str, minths))}}} × {label} ∈ "
-                f"{{{', '.join(map(str, pvalues))}}} (the paper does not list all its grid "
-                f"points), maxth 40{', alpha 5' if aqm == 'sbd' else ', instantaneous queue'}, "
+                f"{{{', '.join(map(str, pvalues))}}} (the paper gives ranges, not points; ours "
+                "hold every value its Tables 2-5 name), maxth 40"
+                f"{', alpha 5' if aqm == 'sbd' else ', instantaneous queue'}, "
                 f"one flow, {self.duration_s} s runs; rates "
                 f"{', '.join(map(str, self.search_rates))} kbit/s."
             )
