@@ -470,10 +470,8 @@ class RlcAqm(Reproduction):
                 f"Table {key[-1]}: {aqm.upper()} setting with the maximum goodput, one flow",
                 [
                     "rate kbit/s",
-                    f"best {label} ours",
-                    "best minth ours",
-                    f"{label} paper",
-                    "minth paper",
+                    f"best {label}, minth ours",
+                    f"best {label}, minth paper",
                     "goodput ours",
                     "goodput paper",
                     "diff",
@@ -528,10 +526,8 @@ class RlcAqm(Reproduction):
                 t.add(
                     [
                         str(rate),
-                        f"{bval:g}",
-                        str(best["minth"]),
-                        f"{ppar:g}",
-                        str(pmin),
+                        f"{bval:g}, {best['minth']}",
+                        f"{ppar:g}, {pmin}",
                         fmt(g, 1),
                         f"{pg:.1f} ± {pgci:.1f}",
                         pct(relative["goodput_pct"]),
