@@ -117,3 +117,25 @@ def test_every_reproduction_states_its_tcp_profile() -> None:
         text = cls.tcp_profile
         assert text.startswith("TCP: ") and len(text) > 120, name
         assert "ns2" in text or "ns-2" in text or "Linux" in text, name
+
+
+def test_a_table_too_wide_is_cut_into_blocks_of_columns() -> None:
+    """A grid whose unbreakable cells cannot fit the width (rate-swing's 13 x 13
+    Table 3) is printed in blocks of columns, each repeating the row labels."""
+    from linklab._format import text_table
+
+    headers = ["T_D \\ T_B", *(f"{x}" for x in range(13))]
+    rows = [[f"{td}", *(f"{td}.{tb} ± 0.1{tb} ({tb}.5)" for tb in range(13))] for td in range(3)]
+    text = text_table(headers, rows, left=len(headers), rule=True, width=120)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    blocks = text.split("\n\n")
+    assert len(blocks) >= 2
+    for block in blocks:  # the row labels' column leads every block
+        assert block.splitlines()[0].startswith("T_D \\")
+    # every cell printed once ("mean ± ci" kept on one line)
+    for td in range(3):
+        for tb in range(13):
+            assert text.count(f"{td}.{tb} ± 0.1{tb} ") + text.count(f"{td}.{tb} ± 0.1{tb}\n") == 1
+    # a table that fits is one block, as before
+    assert "\n\n" not in text_table(headers[:3], [r[:3] for r in rows], width=120)

@@ -25,7 +25,8 @@ def text_table(
     The first ``left`` columns are left-aligned, the others right-aligned;
     ``rule`` draws a line of dashes under the headers. With ``width``, the
     widest columns are narrowed (never below their longest word) until a line
-    fits, and their cells wrap onto more lines.
+    fits, and their cells wrap onto more lines; a table still too wide is cut
+    into blocks of columns, one under the other, each repeating the first.
     """
     if width is not None:
         # "mean ± ci" stays on one line.
@@ -46,27 +47,44 @@ def text_table(
             widest = max(shrinkable, key=lambda i: widths[i])
             widths[widest] -= 1
 
-    def lines(cells: Sequence[str]) -> list[str]:
+    blocks = [list(range(len(widths)))]
+    if width is not None and sum(widths) + 2 * (len(widths) - 1) > width and len(widths) > 1:
+        blocks = []
+        block = [0]
+        for i in range(1, len(widths)):
+            if len(block) > 1 and sum(widths[j] + 2 for j in block) + widths[i] > width:
+                blocks.append(block)
+                block = [0]
+            block.append(i)
+        blocks.append(block)
+
+    def lines(cells: Sequence[str], cols: list[int]) -> list[str]:
         wrapped = [
-            textwrap.wrap(c, w, break_on_hyphens=False) or [""] if len(c) > w else [c]
-            for c, w in zip(cells, widths, strict=True)
+            textwrap.wrap(c, widths[i], break_on_hyphens=False) or [""]
+            if len(c) > widths[i]
+            else [c]
+            for i, c in ((i, cells[i]) for i in cols)
         ]
         out = []
         for k in range(max(len(x) for x in wrapped)):
             parts = [x[k] if k < len(x) else "" for x in wrapped]
             out.append(
                 "  ".join(
-                    p.ljust(w) if i < left else p.rjust(w)
-                    for i, (p, w) in enumerate(zip(parts, widths, strict=True))
+                    p.ljust(widths[i]) if i < left else p.rjust(widths[i])
+                    for i, p in zip(cols, parts, strict=True)
                 ).rstrip()
             )
         return out
 
-    out = lines(headers)
-    if rule:
-        out.append("  ".join("-" * w for w in widths))
-    for r in rows:
-        out += lines(r)
+    out: list[str] = []
+    for b, cols in enumerate(blocks):
+        if b:
+            out.append("")
+        out += lines(headers, cols)
+        if rule:
+            out.append("  ".join("-" * widths[i] for i in cols))
+        for r in rows:
+            out += lines(r, cols)
     return "\n".join(out).replace(NBSP, " ")
 
 
