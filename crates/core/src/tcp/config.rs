@@ -42,6 +42,7 @@ impl Profile {
                 rto_tick: Some(Time::from_millis(10)), // tcpTick_
                 min_rto_after_backoff: false,          // rfc2988_ true
                 limited_transmit: true,                // singledup_ 1
+                ecn_cut_covers_loss: true,             // dupack_action after an ECN cut
                 ..d
             },
             Profile::Ns3 => TcpConfig {
@@ -142,6 +143,9 @@ pub struct TcpOverlay {
     /// Keep SACK information across a timeout (Linux, ns-3) instead of
     /// discarding it (RFC 2018, ns-2). Default false.
     pub rto_keeps_sack: Option<bool>,
+    /// A loss in the window of an ECN reduction is retransmitted without a
+    /// second reduction (ns-2). Default false (true with profile "ns2").
+    pub ecn_cut_covers_loss: Option<bool>,
     /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
     pub rack: Option<bool>,
     /// TCP-L (seed 004): accept segments whose bit errors are all in the
@@ -222,6 +226,7 @@ impl TcpOverlay {
         set(&mut c.prr, self.prr);
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
+        set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.rack, self.rack);
         set(&mut c.tcp_l, self.tcp_l);
         // LT-TCP's largest segment follows the TCP mss unless given.

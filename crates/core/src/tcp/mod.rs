@@ -114,6 +114,12 @@ pub struct TcpConfig {
     /// ns-3: SACKed data is not resent; the rest is marked lost) instead of
     /// discarding it (RFC 2018 §8, ns-2: go-back-N resends everything).
     pub rto_keeps_sack: bool,
+    /// A loss found in the window of an ECN window reduction is
+    /// retransmitted without a second reduction (ns-2's `dupack_action`:
+    /// `ecn_` and `last_cwnd_action_ == CWND_ACTION_ECN`); off, it starts a
+    /// recovery with its own reduction (RFC 3168 allows one per window either
+    /// way, and most stacks cut again).
+    pub ecn_cut_covers_loss: bool,
     /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's duplicate
     /// threshold (SACK only).
     pub rack: bool,
@@ -150,6 +156,7 @@ impl Default for TcpConfig {
             prr: false,
             pacing: false,
             rto_keeps_sack: false,
+            ecn_cut_covers_loss: false,
             rack: false,
             tcp_l: false,
             lt: LtConfig::default(),

@@ -129,6 +129,9 @@ pub struct TcpSender {
     timed: Option<(u64, Time)>,
     rto_deadline: Option<Time>,
     ecn_recover: Option<u64>,
+    /// The latest window reduction was an ECN response (for
+    /// [`TcpConfig::ecn_cut_covers_loss`]).
+    last_cut_ecn: bool,
     cwr_pending: bool,
     syn_pending: bool,
     syn_sent_at: Time,
@@ -252,6 +255,7 @@ impl TcpSender {
             timed: None,
             rto_deadline: None,
             ecn_recover: None,
+            last_cut_ecn: false,
             cwr_pending: false,
             syn_pending: false,
             syn_sent_at: Time::ZERO,
@@ -715,6 +719,7 @@ impl TcpSender {
                     self.recover = Some(self.snd_max);
                 }
                 self.ecn_recover = Some(self.snd_max);
+                self.last_cut_ecn = false;
                 // Go-back-N; forget SACK information (RFC 2018 §8), or keep it
                 // and resend only what was not SACKed (Linux, ns-3).
                 self.snd_nxt = self.snd_una;
@@ -1098,11 +1103,17 @@ impl TcpSender {
         if self.cfg.lt.ecn_only {
             // LT-TCP: loss is taken for an erasure; repair it, keep the window.
             self.stats.loss_responses_skipped += 1;
+        } else if self.cfg.ecn_cut_covers_loss
+            && self.last_cut_ecn
+            && self.ecn_recover.is_some_and(|r| self.snd_una <= r)
+        {
+            // ns-2: the ECN reduction of this window stands for the loss.
         } else {
             self.cc
                 .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
             self.ecn_recover = Some(self.snd_max);
         }
+        self.last_cut_ecn = false;
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         self.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
@@ -1154,6 +1165,7 @@ impl TcpSender {
             self.recovery_cwnd = self.win.cwnd;
         }
         self.ecn_recover = Some(self.snd_max);
+        self.last_cut_ecn = true;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
         true

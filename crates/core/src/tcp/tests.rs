@@ -1386,3 +1386,48 @@ proptest! {
         lt_random_run(seed, p_data, p_ack, total, lt);
     }
 }
+
+/// ns-2's rule (`ecn_cut_covers_loss`): segment 20 is CE-marked and segment
+/// 25 lost in the same round. The ECE on the ACK of 20 halves the window
+/// once; the loss of 25, found three duplicate ACKs later within that
+/// window, is retransmitted without a second cut. Without the rule the loss
+/// starts a recovery with its own cut: two reductions.
+#[test]
+fn ecn_cut_covers_a_loss_in_its_window_when_asked() {
+    let run = |covers: bool| {
+        let c = TcpConfig {
+            mss: 1000,
+            rwnd: 10_000_000,
+            ecn: true,
+            handshake: false,
+            ecn_cut_covers_loss: covers,
+            ..TcpConfig::default()
+        };
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+        h.s.set_trace(true);
+        h.data_hook = Box::new(|p, n| match (p.seq, n) {
+            (20_000, 1) => Fate::Mark,
+            (25_000, 1) => Fate::Drop,
+            _ => Fate::Deliver,
+        });
+        h.start();
+        h.run_until(ms(400));
+        let cuts =
+            h.s.take_cwnd_trace()
+                .windows(2)
+                .filter(|w| w[1].2 < w[0].2)
+                .count();
+        (h.s.stats().clone(), cuts, h.r.delivered())
+    };
+    let (st, cuts, delivered) = run(true);
+    assert_eq!(
+        (st.ecn_reductions, st.fast_retransmits, st.timeouts),
+        (1, 1, 0)
+    );
+    assert_eq!(st.retransmits, 1);
+    assert_eq!(cuts, 1, "ssthresh set once: by the ECN response");
+    assert!(delivered > 200_000, "{delivered}");
+    let (st, cuts, _) = run(false);
+    assert_eq!((st.ecn_reductions, st.fast_retransmits), (1, 1));
+    assert_eq!(cuts, 2, "ECN, then the loss: ssthresh set twice");
+}
