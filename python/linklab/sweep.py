@@ -842,7 +842,15 @@ def _metric_filter(patterns: tuple[str, ...] | None) -> Callable[[str], bool] | 
     # fnmatch reads "[...]" as a character class: escape the brackets of
     # flow[NAME] so that only * and ? are wildcards.
     regex = [re.compile(fnmatch.translate(p.replace("[", "[[]"))) for p in patterns]
-    return lambda m: m in always or any(r.match(m) for r in regex)
+    decided: dict[str, bool] = {}  # every run of a sweep has the same names
+
+    def keep(m: str) -> bool:
+        k = decided.get(m)
+        if k is None:
+            k = decided[m] = m in always or any(r.match(m) for r in regex)
+        return k
+
+    return keep
 
 
 def _tables(

@@ -135,8 +135,8 @@ def _t6_row(ours: Runs, rate: int, flows: int, aqm: str) -> dict[str, Any]:
 def _spread(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Range and relative spread of the mean goodput (kbit/s) and delay (s) over the
     points of a parameter search."""
-    g = [float(x["goodput_bps_mean"]) / 1e3 for x in rows if num(x.get("goodput_bps_mean"))]
-    d = [float(x["delay_mean_s_mean"]) for x in rows if num(x.get("delay_mean_s_mean"))]
+    g = [v / 1e3 for x in rows if (v := num(x.get("goodput_bps_mean"))) is not None]
+    d = [v for x in rows if (v := num(x.get("delay_mean_s_mean"))) is not None]
     return {
         "g_min": min(g), "g_max": max(g), "g_spread": (max(g) - min(g)) / max(g),
         "d_min": min(d), "d_max": max(d), "d_spread": (max(d) - min(d)) / max(d),

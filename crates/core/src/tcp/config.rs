@@ -379,6 +379,7 @@ mod tests {
             (Time::from_secs(3), Time::from_millis(200))
         );
         assert!(!ns2.timestamps && !ns2.delayed_ack && !ns2.rto_keeps_sack);
+        assert!(ns2.ecn_cut_covers_loss && !TcpConfig::default().ecn_cut_covers_loss);
         let ns3 = overlay("profile = \"ns3\"").apply(&TcpConfig::default());
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);

@@ -1347,17 +1347,16 @@ impl RlcBearer {
     /// feedback: the PDUs of the previous TTI that arrived are acknowledged,
     /// the others negatively.
     fn ideal_feedback(&mut self, d: usize, t: Time) {
-        let fates = std::mem::take(&mut self.h[d].tx.fates);
+        let mut fates = std::mem::take(&mut self.h[d].tx.fates);
         let mut nacks = Vec::new();
-        for &(sn, arrived) in &fates {
+        for (sn, arrived) in fates.drain(..) {
             if arrived {
                 self.ack_pdu(d, t, sn);
             } else {
                 nacks.push(sn);
             }
         }
-        self.h[d].tx.fates = fates;
-        self.h[d].tx.fates.clear();
+        self.h[d].tx.fates = fates; // empty, its capacity kept for the next TTI
         self.nack(d, t, nacks);
     }
 
