@@ -29,8 +29,9 @@ pub struct RttEstimator {
 /// `tcpTick_`; `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional
 /// bits; RTO = (srtt + 4·rttvar) in whole ticks, clamped below by
 /// `minrto_` before the back-off (`rfc2988_`), above by `maxrto_`, and to at
-/// least two ticks; the back-off doubles to 64 and past 8 clears srtt, so
-/// the next sample starts afresh. One timed segment per RTT is the
+/// least two ticks; the back-off doubles to 64 (with `rfc2988_`, on while
+/// the timeout is below `maxrto_`) and past 8 clears srtt, so the next
+/// sample starts afresh. One timed segment per RTT is the
 /// sender's part ([`super::sender`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ns2Clock {
@@ -128,12 +129,17 @@ impl RttEstimator {
 
     /// The timer expired: double the RTO (RFC 6298 §5.5), capped at `max_rto`.
     pub fn backoff(&mut self) {
-        if let Some(c) = self.ns2.as_mut() {
-            if self.backoff < 6 {
+        if self.ns2.is_some() {
+            // tcp.cc `rtt_backoff`: double up to 64, and with `rfc2988_`
+            // further while the timeout is below `maxrto_`.
+            let rfc2988 = self.ns2.is_some_and(|c| !c.min_after_backoff);
+            if self.backoff < 6 || (rfc2988 && self.backoff < 40 && self.rto() < self.max_rto) {
                 self.backoff += 1;
             }
-            if self.backoff > 3 {
-                c.t_srtt = 0;
+            if let Some(c) = self.ns2.as_mut() {
+                if self.backoff > 3 {
+                    c.t_srtt = 0;
+                }
             }
             return;
         }
@@ -249,14 +255,17 @@ mod tests {
         e.sample(ms(310));
         // delta = 0: t_srtt stays 24; t_rttvar = 6 - (6 >> 2) = 5.
         assert_eq!(e.rto(), ms(800), "whole ticks: (24 + (5 << 3)) >> 3 = 8");
-        // The back-off doubles to 64 and clears srtt past 8.
+        // The back-off doubles and clears srtt past 8; with rfc2988_ it goes
+        // on past 64 while the timeout is below maxrto_ (0.8 s x 64 = 51.2 s
+        // < 64 s: once more, to 128, and the timeout is capped at 64 s).
         let before = e.rto();
         e.backoff();
         assert_eq!(e.rto(), Time(before.0 * 2));
         for _ in 0..10 {
             e.backoff();
         }
-        assert_eq!(e.backoff_count(), 6, "64 at most");
+        assert_eq!(e.backoff_count(), 7, "past 64 while below maxrto_");
+        assert_eq!(e.rto(), ms(64_000));
         e.sample(ms(1000));
         assert_eq!(
             e.srtt(),
@@ -274,6 +283,11 @@ mod tests {
             seen.push(old.rto());
         }
         assert_eq!(seen, vec![ms(1000), ms(1200), ms(2400)]);
+        // Without rfc2988_ the back-off stops at 64 (0.6 s x 64 = 38.4 s).
+        for _ in 0..10 {
+            old.backoff();
+        }
+        assert_eq!((old.backoff_count(), old.rto()), (6, ms(38_400)));
     }
 
     #[test]
