@@ -15,7 +15,10 @@ from conftest import CliRunner, assert_bad_input
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
-TABLES = ("table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity")
+TABLES = (
+    "table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity",
+    "sensitivity-timeouts", "causes",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +115,17 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     main = {r["config"]["per"]: r["goodput"] for r in t2}
     for r in sens:
         assert r["config"]["profile"] == "ns2" and r["goodput_mbit"]["n"] == 2
+        assert r["goodput_mbit_delack"]["n"] == 2
         if r["config"]["scheme"] == "lt-tcp":
             assert r["goodput_mbit_main"] == main[r["config"]["per"]]
+    # ns-2's two sinks are two different runs.
+    assert any(r["goodput_mbit_delack"] != r["goodput_mbit"] for r in sens)
+    assert len(result["tables"]["sensitivity-timeouts"]["rows"]) == len(sens)
+    # Each cause experiment changes its runs: LT-TCP's doubled FEC raises its overhead.
+    causes = result["tables"]["causes"]["rows"]
+    lt = [r for r in causes if r["config"]["scheme"] == "lt-tcp"]
+    assert [r["config"]["per"] for r in lt] == [0.1, 0.3]
+    assert all(r["proactive_after"]["mean"] > r["proactive_before"]["mean"] for r in lt)
     assert "ns2" in result["tcp_profile"]
 
 

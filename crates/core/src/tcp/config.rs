@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
-use super::{Bin, CcConfig, EstimatorSide, LtConfig, TcpConfig, Variant};
+use super::{Bin, CcConfig, EstimatorSide, LtConfig, SackRules, TcpConfig, Variant};
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
 
@@ -43,6 +43,7 @@ impl Profile {
                 min_rto_after_backoff: false,          // rfc2988_ true
                 limited_transmit: true,                // singledup_ 1
                 ecn_cut_covers_loss: true,             // dupack_action after an ECN cut
+                sack_rules: SackRules::Ns2,            // Agent/TCP/Sack1
                 ..d
             },
             Profile::Ns3 => TcpConfig {
@@ -146,6 +147,9 @@ pub struct TcpOverlay {
     /// A loss in the window of an ECN reduction is retransmitted without a
     /// second reduction (ns-2). Default false (true with profile "ns2").
     pub ecn_cut_covers_loss: Option<bool>,
+    /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
+    /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
+    pub sack_rules: Option<SackRules>,
     /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
     pub rack: Option<bool>,
     /// TCP-L (seed 004): accept segments whose bit errors are all in the
@@ -227,6 +231,7 @@ impl TcpOverlay {
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
+        set(&mut c.sack_rules, self.sack_rules);
         set(&mut c.rack, self.rack);
         set(&mut c.tcp_l, self.tcp_l);
         // LT-TCP's largest segment follows the TCP mss unless given.
@@ -314,6 +319,17 @@ impl TcpConfig {
                 "needs SACK: set variant = \"sack\" (RACK-TLP detects losses from SACK information)",
             ));
         }
+        if self.variant == Variant::Sack && self.sack_rules == SackRules::Ns2 {
+            for (key, on) in [("rack", self.rack), ("prr", self.prr)] {
+                if on {
+                    return Err(ConfigError::new(
+                        key,
+                        "true",
+                        "does not go with sack_rules = \"ns2\" (ns-2's Sack1 counts its own pipe and has neither); allowed: false, or sack_rules = \"rfc6675\"",
+                    ));
+                }
+            }
+        }
         self.cc.model().validate().map_err(|e| e.at("cc"))?;
         if self.cc.model().needs_ecn() && !self.ecn {
             return Err(ConfigError::new(
@@ -380,6 +396,17 @@ mod tests {
         );
         assert!(!ns2.timestamps && !ns2.delayed_ack && !ns2.rto_keeps_sack);
         assert!(ns2.ecn_cut_covers_loss && !TcpConfig::default().ecn_cut_covers_loss);
+        assert_eq!(ns2.sack_rules, SackRules::Ns2);
+        // ns-2's Sack1 counts its own pipe: neither PRR nor RACK on top.
+        let mut c = overlay("profile = \"ns2\"\nvariant = \"sack\"\nprr = true")
+            .apply(&TcpConfig::default());
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("prr") && e.contains("sack_rules"), "{e}");
+        c.prr = false;
+        c.validate().unwrap();
+        c.variant = Variant::NewReno;
+        c.prr = true;
+        c.validate().unwrap();
         let ns3 = overlay("profile = \"ns3\"").apply(&TcpConfig::default());
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);

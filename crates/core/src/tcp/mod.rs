@@ -56,6 +56,26 @@ pub enum Variant {
     Sack,
 }
 
+/// Which rules SACK loss recovery follows (`variant = "sack"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SackRules {
+    /// RFC 6675: IsLost (DupThresh segments SACKed above a hole), NextSeg,
+    /// `pipe` from the scoreboard.
+    #[default]
+    Rfc6675,
+    /// ns-2.35's `Agent/TCP/Sack1` (`tcp-sack1.cc`): fast retransmit at
+    /// exactly the DupThresh-th duplicate ACK with new SACK information since
+    /// the last cumulative advance; after a timeout, duplicate ACKs are
+    /// ignored until new data is acknowledged and no fast retransmit comes
+    /// before an ACK beyond the data outstanding at the timeout; in recovery
+    /// `pipe` is counted (outstanding − DupThresh at entry, −1 per ACK, −1
+    /// more per partial ACK, +1 per packet sent) and every hole below the
+    /// highest SACK is resent once before new data; a partial ACK clears
+    /// the timer back-off; go-back-N resends SACKed data too.
+    Ns2,
+}
+
 /// Configuration shared by a flow's sender and receiver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -120,6 +140,8 @@ pub struct TcpConfig {
     /// recovery with its own reduction (RFC 3168 allows one per window either
     /// way, and most stacks cut again).
     pub ecn_cut_covers_loss: bool,
+    /// The rules of SACK loss recovery (with `variant = "sack"`).
+    pub sack_rules: SackRules,
     /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's duplicate
     /// threshold (SACK only).
     pub rack: bool,
@@ -157,6 +179,7 @@ impl Default for TcpConfig {
             pacing: false,
             rto_keeps_sack: false,
             ecn_cut_covers_loss: false,
+            sack_rules: SackRules::Rfc6675,
             rack: false,
             tcp_l: false,
             lt: LtConfig::default(),

@@ -148,6 +148,12 @@ impl RttEstimator {
         }
     }
 
+    /// End the back-off without a sample (ns-2's `t_backoff_ = 1` on a
+    /// partial ACK in SACK recovery).
+    pub fn clear_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// Current RTO, back-off included.
     pub fn rto(&self) -> Time {
         if let Some(c) = &self.ns2 {

@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, TcpConfig, Variant};
+use super::{App, SackRules, TcpConfig, Variant};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -119,6 +119,13 @@ pub struct TcpSender {
     /// One past the highest byte retransmitted in this SACK recovery (HighRxt + 1).
     high_rxt: u64,
     pipe: u64,
+    /// `sack_rules = "ns2"` (with SACK): ns-2's Sack1 recovery.
+    ns2_rules: bool,
+    /// ns-2's counted `pipe_` in bytes (may go negative), with `ns2_rules`.
+    ns2_pipe: i64,
+    /// ns-2's `timeout_`: since a timeout, no ACK has acknowledged new data
+    /// (duplicate ACKs are ignored), with `ns2_rules`.
+    ns2_after_timeout: bool,
     /// A retransmission that bypasses the window (fast / partial-ACK retransmit).
     rtx_pending: Option<u64>,
     /// The oldest segment was already retransmitted by the timer.
@@ -235,6 +242,9 @@ impl TcpSender {
             first_partial: false,
             high_rxt: 0,
             pipe: 0,
+            ns2_rules: cfg.variant == Variant::Sack && cfg.sack_rules == SackRules::Ns2,
+            ns2_pipe: 0,
+            ns2_after_timeout: false,
             rtx_pending: None,
             rto_retransmitted: false,
             rtt: match cfg.rto_tick {
@@ -367,6 +377,7 @@ impl TcpSender {
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
             self.dupacks = 0;
+            self.ns2_after_timeout = false;
             self.lt_bytes = 0;
             self.rto_retransmitted = false;
             self.reactive_pending = 0;
@@ -438,6 +449,18 @@ impl TcpSender {
                         }
                     }
                     Variant::Sack => {
+                        if self.ns2_rules {
+                            // tcp-sack1.cc: one off the pipe per ACK, one more per
+                            // partial ACK (partial_ack_ false), whose timer restart
+                            // also ends the back-off; recover_ = 0 at the end.
+                            let seg = self.seg_size() as i64;
+                            self.ns2_pipe -= if full { seg } else { 2 * seg };
+                            if full {
+                                self.recover = None;
+                            } else {
+                                self.rtt.clear_backoff();
+                            }
+                        }
                         if full {
                             self.in_recovery = false;
                             if self.cfg.prr {
@@ -455,10 +478,11 @@ impl TcpSender {
                 // cumulative part; this ACK counts as the first duplicate (for
                 // limited transmit and §5 steps 1–2), as in ns-3.
                 let mut entered = false;
-                if newly_sacked {
+                // ns-2's Sack1: an ACK of new data is never a duplicate ACK.
+                if newly_sacked && !self.ns2_rules {
                     self.dupacks = 1;
                     self.reactive_trigger();
-                    if self.sack_loss_detected(dt) && self.recover.is_none_or(|r| ack >= r) {
+                    if self.sack_loss_detected(dt) && self.may_recover(ack) {
                         self.enter_recovery(now);
                         entered = true;
                     }
@@ -472,6 +496,13 @@ impl TcpSender {
                 }
                 self.restart_timer(now);
             }
+        } else if ack == self.snd_una
+            && self.snd_una < self.snd_max
+            && pkt.payload == 0
+            && self.ns2_rules
+        {
+            self.cc.on_ack_observed(0, None, now);
+            self.ns2_dupack(now, pkt, ece, dt);
         } else if ack == self.snd_una && self.snd_una < self.snd_max && pkt.payload == 0 {
             self.cc.on_ack_observed(0, None, now);
             if sack {
@@ -493,7 +524,7 @@ impl TcpSender {
                 let allowed = match self.cfg.variant {
                     Variant::Reno => true,
                     Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
-                    Variant::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+                    Variant::Sack => self.may_recover(self.snd_una),
                 };
                 if trigger && allowed {
                     self.enter_recovery(now);
@@ -511,7 +542,7 @@ impl TcpSender {
         if self.lt_blocks || ecn_only {
             self.lt_after_ack(now);
         }
-        if self.in_recovery && sack {
+        if self.in_recovery && sack && !self.ns2_rules {
             self.pipe = self.sb.pipe(self.high_rxt);
             if self.cfg.prr {
                 // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
@@ -634,6 +665,46 @@ impl TcpSender {
         Some(gain * self.win.cwnd as f64 / srtt)
     }
 
+    /// SACK's re-entry guard at cumulative ACK `ack`: RFC 6675 (HighACK >
+    /// RecoveryPoint, the last byte sent: `ack >= recover`); ns-2's `Sack1`
+    /// (`highest_ack_ > recover_` in packets: `ack > recover`).
+    fn may_recover(&self, ack: u64) -> bool {
+        self.recover
+            .is_none_or(|r| if self.ns2_rules { ack > r } else { ack >= r })
+    }
+
+    /// A duplicate ACK under ns-2's Sack1 rules (`Sack1TcpAgent::recv`):
+    /// ignored after a timeout until new data is acknowledged; counted when
+    /// its SACK blocks tell something new; fast retransmit at exactly the
+    /// `dt`-th, if the re-entry guard allows (else the timer must fire).
+    fn ns2_dupack(&mut self, now: Time, pkt: &Packet, ece: bool, dt: u32) {
+        if self.in_recovery {
+            self.ns2_pipe -= self.seg_size() as i64;
+        }
+        let newly = !self.ns2_after_timeout && self.apply_sack(pkt, now);
+        if newly {
+            self.dupacks += 1;
+            self.reactive_trigger();
+        }
+        if self.in_recovery {
+            return;
+        }
+        if newly && self.dupacks == dt && self.may_recover(self.snd_una) {
+            self.enter_recovery(now);
+        } else if ece {
+            self.ecn_response(now);
+        }
+    }
+
+    /// Pipe for the sending decision in SACK recovery (bytes; ns-2's may be negative).
+    fn recovery_pipe(&self) -> i64 {
+        if self.ns2_rules {
+            self.ns2_pipe
+        } else {
+            self.pipe as i64
+        }
+    }
+
     fn count_timeout(&mut self) {
         self.stats.timeouts += 1;
         if self.rtt.backoff_count() == 0 {
@@ -655,7 +726,7 @@ impl TcpSender {
                 let dt = self.cfg.dupack_threshold.max(1);
                 if !self.in_recovery
                     && self.sack_loss_detected(dt)
-                    && self.recover.is_none_or(|r| self.snd_una >= r)
+                    && self.may_recover(self.snd_una)
                 {
                     self.enter_recovery(now);
                 }
@@ -730,6 +801,8 @@ impl TcpSender {
                 }
                 self.high_rxt = self.snd_una;
                 self.pipe = 0;
+                self.ns2_pipe = 0;
+                self.ns2_after_timeout = self.ns2_rules;
                 self.fec_out.clear();
                 self.repair_credit = 0;
                 self.fec_pipe = 0;
@@ -816,8 +889,16 @@ impl TcpSender {
         if !sack_recovery {
             return self.send_in_order(now, true);
         }
-        if self.win.cwnd < self.pipe + self.fec_pipe + self.seg_size() {
+        if self.recovery_pipe() + (self.fec_pipe + self.seg_size()) as i64 > self.win.cwnd as i64 {
             return None;
+        }
+        if self.ns2_rules {
+            // tcp-sack1.cc send_much: the first hole below the highest SACK not
+            // yet resent (GetNextRetran), else the next segment in order.
+            if let Some(p) = self.send_hole(now) {
+                return Some(p);
+            }
+            return self.send_in_order(now, false);
         }
         // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt
         // (LT-TCP: not in a block that FEC in flight can still rebuild).
@@ -844,6 +925,12 @@ impl TcpSender {
         if self.rack.is_some() {
             return None;
         }
+        self.send_hole(now)
+    }
+
+    /// Resend the first unSACKed segment above HighRxt and below the highest
+    /// SACKed byte (LT-TCP: not one that FEC in flight can still rebuild).
+    fn send_hole(&mut self, now: Time) -> Option<Packet> {
         let mut from = self.high_rxt;
         loop {
             let idx = self.sb.next_hole(from)?;
@@ -909,7 +996,8 @@ impl TcpSender {
         while self.snd_nxt < self.snd_max {
             let idx = self.sb.index_of(self.snd_nxt)?;
             let seg = self.sb.get(idx)?;
-            if seg.sacked {
+            // ns-2 (go-back-N from t_seqno_) resends SACKed data too.
+            if seg.sacked && !self.ns2_rules {
                 self.snd_nxt = seg.end();
                 continue;
             }
@@ -1051,6 +1139,7 @@ impl TcpSender {
         }
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.pipe += u64::from(seg.len);
+            self.ns2_pipe += i64::from(seg.len);
             self.prr_out += u64::from(seg.len);
             if retransmit && self.rack.is_none() {
                 self.high_rxt = self.high_rxt.max(seg.end());
@@ -1133,6 +1222,11 @@ impl TcpSender {
                 }
                 self.high_rxt = self.snd_una;
                 self.pipe = self.sb.pipe(self.high_rxt);
+                // ns-2: pipe_ = maxseq_ − highest_ack_ − numdupacks_, and the
+                // fast retransmit goes out without adding to it.
+                let seg = self.seg_size() as i64;
+                let outstanding = (self.snd_max - self.snd_una) as i64;
+                self.ns2_pipe = outstanding - i64::from(self.cfg.dupack_threshold) * seg - seg;
             }
         }
     }
@@ -1269,7 +1363,7 @@ impl TcpSender {
         let b = self.blocks[idx];
         let size = u64::from(b.mss);
         let fits = if sack_recovery {
-            self.pipe + self.fec_pipe + size <= self.win.cwnd
+            self.recovery_pipe() + (self.fec_pipe + size) as i64 <= self.win.cwnd as i64
         } else {
             self.snd_nxt - self.snd_una + self.fec_pipe + size <= self.win.cwnd
         };

@@ -782,6 +782,8 @@ proptest! {
         for v in VARIANTS {
             random_run(v, ecn, seed, p_data, p_ack, total);
         }
+        let ns2 = TcpConfig { ecn, ..sack_rules_cfg(SackRules::Ns2) };
+        random_transfer(ns2, seed, p_data, 1.0, p_ack, total);
     }
 }
 
@@ -1430,4 +1432,58 @@ fn ecn_cut_covers_a_loss_in_its_window_when_asked() {
     let (st, cuts, _) = run(false);
     assert_eq!((st.ecn_reductions, st.fast_retransmits), (1, 1));
     assert_eq!(cuts, 2, "ECN, then the loss: ssthresh set twice");
+}
+
+/// A SACK sender, 1000-byte segments, no handshake, with `rules`.
+fn sack_rules_cfg(rules: SackRules) -> TcpConfig {
+    TcpConfig {
+        variant: Variant::Sack,
+        mss: 1000,
+        rwnd: 10_000_000,
+        handshake: false,
+        sack_rules: rules,
+        ..TcpConfig::default()
+    }
+}
+
+/// ns-2's Sack1 re-entry guard after a timeout (`highest_ack_ > recover_`):
+/// segment 20 is lost twice (original and fast retransmit), so the timer
+/// fires with `recover` = the highest byte sent; its third copy is
+/// acknowledged together with everything up to `recover`. The first new
+/// segment after that (at exactly `recover`) is lost: RFC 6675 allows a fast
+/// retransmit once the ACK reaches `recover`; ns-2 only beyond it, so its
+/// sender waits for the timer a second time.
+#[test]
+fn ns2_sack1_rules_forbid_a_fast_retransmit_at_recover_after_a_timeout() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let run = |rules: SackRules| {
+        let mut h = Harness::new(sack_rules_cfg(rules), App::Bulk, MBPS10, ms(10));
+        let after_rto = Rc::new(Cell::new(false));
+        let dropped_new = Rc::new(Cell::new(None));
+        let (a, d) = (after_rto.clone(), dropped_new.clone());
+        h.data_hook = Box::new(move |p, n| match (p.seq, n) {
+            (20_000, 1 | 2) => Fate::Drop,
+            (20_000, 3) => {
+                a.set(true);
+                Fate::Deliver
+            }
+            (seq, 1) if a.get() && d.get().is_none() => {
+                d.set(Some(seq));
+                Fate::Drop
+            }
+            _ => Fate::Deliver,
+        });
+        h.start();
+        h.run_until(Time::from_secs(10));
+        (h.s.stats().clone(), dropped_new.get(), h.r.delivered())
+    };
+    let (st, lost, delivered) = run(SackRules::Rfc6675);
+    assert!(lost.is_some(), "a new segment after the timeout was lost");
+    assert_eq!((st.timeouts, st.fast_retransmits), (1, 2), "RFC 6675");
+    assert!(delivered > 1_000_000);
+    let (st, lost2, delivered) = run(SackRules::Ns2);
+    assert_eq!(lost2, lost, "the same segment is lost");
+    assert_eq!((st.timeouts, st.fast_retransmits), (2, 1), "ns-2 Sack1");
+    assert!(delivered > 1_000_000);
 }
