@@ -128,6 +128,10 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         # so does the ns2 profile (min RTO 200 ms, 10 ms tick, ...)
         ns2_differs += v["ns-2 TCP"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
         assert (row["published"] is not None) == (c["aqm"] == "droptail")
+        # The two cells: a drop-tail row's goodput cell is its own check.
+        cells = v["as run"]["cells_within"]
+        if c["aqm"] == "droptail":
+            assert cells["goodput"] == same["checks"][0]["pass"]
     assert differs >= 20 and ns2_differs >= 12
 
 

@@ -38,3 +38,27 @@ def test_bad_profile_is_one_line_exit_2(cli: CliRunner, tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "profile" in line and "ns2" in line, line
+
+
+@pytest.mark.parametrize(
+    ("keys", "words"),
+    [
+        ('sack_rules = "ns3"', ("sack_rules", "rfc6675", "ns2")),
+        ('sack_rules = "ns2"\nprr = true', ("prr", "sack_rules")),
+        ('profile = "ns2"\nrack = true', ("rack", "sack_rules")),
+    ],
+)
+def test_bad_sack_rules_are_one_line_exit_2(
+    cli: CliRunner, tmp_path: Path, keys: str, words: tuple[str, ...]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY.replace("[tcp]", f"[tcp]\n{keys}"))
+    proc = cli("run", path)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and all(w in line for w in words), line
+
+
+def test_ns2_sack_rules_run() -> None:
+    s = linklab.run(TINY.replace("[tcp]", '[tcp]\nprofile = "ns2"')).summary
+    assert s["aggregate"]["goodput_bps"] > 1e6, s["aggregate"]
