@@ -398,11 +398,11 @@ def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
     limit, ecn, q = f"{model['qlimit']}p", bool(model["ecn"]), model["queue"]
     if q == "red":
         return {"kind": "red", "limit": limit, "minth": 75, "maxth": 225, "ecn": ecn,
-                "mean_pkt_size": 500}  # fmt: skip
+                "mean_pkt_size": 500, "ns2": True, "idle": "ns2"}  # fmt: skip
     if q == "dctcp":  # RED as DCTCP's marker: QW 1, MinTh K, MaxTh 3K, UseHardDrop false
         k = model["dctcp_k"]
         return {"kind": "red", "limit": limit, "minth": k, "maxth": 3 * k, "wq": 1.0, "ecn": ecn,
-                "hard_drop": False, "mean_pkt_size": 500}  # fmt: skip
+                "hard_drop": False, "mean_pkt_size": 500, "ns2": True}  # fmt: skip
     if q == "droptail":
         return {"limit": limit}
     if q == "pie":  # dumbbell.cc sets PieQueueDisc::MeanPktSize to the 500-byte packets

@@ -93,8 +93,9 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
             "reactive",
         }
     assert t2[1]["published"]["goodput"] == 5.36
-    # FEC overheads are measured: none without erasures, some at 10 %.
-    assert t2[0]["proactive"]["mean"] == 0 and t2[1]["proactive"]["mean"] > 5
+    # FEC overheads are measured: little without erasures (RED's few drops read as
+    # erasures; Table 2 has 2 %), more at 10 %.
+    assert t2[0]["proactive"]["mean"] < 3 and t2[1]["proactive"]["mean"] > 5
     hybrid = result["tables"]["table4"]["rows"]
     assert all(abs(r["link_fec_overhead"]["mean"] - 10.0) < 1e-9 for r in hybrid)
     checks = [c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]]
