@@ -129,17 +129,15 @@ impl RttEstimator {
 
     /// The timer expired: double the RTO (RFC 6298 §5.5), capped at `max_rto`.
     pub fn backoff(&mut self) {
-        if self.ns2.is_some() {
+        if let Some(min_after_backoff) = self.ns2.map(|c| c.min_after_backoff) {
             // tcp.cc `rtt_backoff`: double up to 64, and with `rfc2988_`
             // further while the timeout is below `maxrto_`.
-            let rfc2988 = self.ns2.is_some_and(|c| !c.min_after_backoff);
+            let rfc2988 = !min_after_backoff;
             if self.backoff < 6 || (rfc2988 && self.backoff < 40 && self.rto() < self.max_rto) {
                 self.backoff += 1;
             }
-            if let Some(c) = self.ns2.as_mut() {
-                if self.backoff > 3 {
-                    c.t_srtt = 0;
-                }
+            if let (true, Some(c)) = (self.backoff > 3, self.ns2.as_mut()) {
+                c.t_srtt = 0;
             }
             return;
         }

@@ -496,43 +496,40 @@ impl TcpSender {
                 }
                 self.restart_timer(now);
             }
-        } else if ack == self.snd_una
-            && self.snd_una < self.snd_max
-            && pkt.payload == 0
-            && self.ns2_rules
-        {
-            self.cc.on_ack_observed(0, None, now);
-            self.ns2_dupack(now, pkt, ece, dt);
         } else if ack == self.snd_una && self.snd_una < self.snd_max && pkt.payload == 0 {
             self.cc.on_ack_observed(0, None, now);
-            if sack {
-                self.apply_sack(pkt, now);
-                self.mark_losses(now);
-            }
-            self.dupacks += 1;
-            self.reactive_trigger();
-            if !self.in_recovery {
-                let trigger = match self.cfg.variant {
-                    Variant::Reno | Variant::NewReno => self.dupacks == dt,
-                    Variant::Sack => self.sack_loss_detected(dt),
-                };
-                // Re-entry guard. NewReno (RFC 6582 §3.2 step 2): the ACK must
-                // cover more than `recover` (= snd_max at entry, one past the
-                // highest byte sent). SACK (RFC 6675 §5): HighACK > RecoveryPoint,
-                // where RecoveryPoint = HighData is the last byte sent, so an
-                // ACK equal to `recover` already qualifies (as in ns-3).
-                let allowed = match self.cfg.variant {
-                    Variant::Reno => true,
-                    Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
-                    Variant::Sack => self.may_recover(self.snd_una),
-                };
-                if trigger && allowed {
-                    self.enter_recovery(now);
-                } else if ece {
-                    self.ecn_response(now);
+            if self.ns2_rules {
+                self.ns2_dupack(now, pkt, ece, dt);
+            } else {
+                if sack {
+                    self.apply_sack(pkt, now);
+                    self.mark_losses(now);
                 }
-            } else if !sack {
-                self.win.cwnd += mss; // RFC 5681 step 4: inflate
+                self.dupacks += 1;
+                self.reactive_trigger();
+                if !self.in_recovery {
+                    let trigger = match self.cfg.variant {
+                        Variant::Reno | Variant::NewReno => self.dupacks == dt,
+                        Variant::Sack => self.sack_loss_detected(dt),
+                    };
+                    // Re-entry guard. NewReno (RFC 6582 §3.2 step 2): the ACK must
+                    // cover more than `recover` (= snd_max at entry, one past the
+                    // highest byte sent). SACK (RFC 6675 §5): HighACK > RecoveryPoint,
+                    // where RecoveryPoint = HighData is the last byte sent, so an
+                    // ACK equal to `recover` already qualifies (as in ns-3).
+                    let allowed = match self.cfg.variant {
+                        Variant::Reno => true,
+                        Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
+                        Variant::Sack => self.may_recover(self.snd_una),
+                    };
+                    if trigger && allowed {
+                        self.enter_recovery(now);
+                    } else if ece {
+                        self.ecn_response(now);
+                    }
+                } else if !sack {
+                    self.win.cwnd += mss; // RFC 5681 step 4: inflate
+                }
             }
         }
         if ecn_only && ece && self.in_recovery {
