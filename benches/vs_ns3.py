@@ -67,6 +67,7 @@ CCS = ("newreno", "cubic", "bbr", "westwood", "dctcp")
 # scenario, drop-tail 1 BDP (10 Mbit/s x 44 ms base RTT / 500 B = 110 p), AQMs 1000 p.
 QUEUES = {"red": 500, "droptail": 110, "codel": 1000, "fq_codel": 1000, "pie": 1000, "dctcp": 500}
 DEFAULT_MODEL = {"cc": "newreno", "queue": "red", "qlimit": 500, "ecn": True, "dctcp_k": 20}
+NS3_CLASSIC_RECOVERY = "ns3::TcpClassicRecovery"  # --recovery classic (default: TcpPrrRecovery)
 
 # Two-sided 95 % Student t quantiles, df = 1..30.
 T95 = (
@@ -281,6 +282,8 @@ class Ns3Runner:
                     "dctcpk": model["dctcp_k"],
                 }
             cmd = self.cmd_prefix + [f"--{k}={v}" for k, v in args.items()]
+            if model.get("recovery") == "classic":
+                cmd.append(f"--ns3::TcpL4Protocol::RecoveryType={NS3_CLASSIC_RECOVERY}")
         else:
             if model != DEFAULT_MODEL:
                 raise BenchError("--cc/--queue need the native ns-3 twin (--ns3-impl native)")
@@ -415,6 +418,8 @@ def linklab_overlay(scenario: dict[str, Any], model: dict[str, Any]) -> dict[str
     ``model``; the other links and every other key unchanged."""
     out = json.loads(json.dumps(scenario))
     out.setdefault("tcp", {})["ecn"] = bool(model["ecn"])
+    if model.get("recovery") == "classic":
+        out["tcp"]["prr"] = False
     if model["cc"] != "newreno":
         out["tcp"]["cc"] = model["cc"]
     (bottleneck,) = [x for x in out["links"] if (x.get("a"), x.get("b")) == ("L", "R")]
@@ -621,7 +626,8 @@ def model_label(model: dict[str, Any]) -> str:
     if model == DEFAULT_MODEL:
         return "RED/ECN"
     ecn = "ECN" if model["ecn"] else "no ECN"
-    return f"{model['cc']} over {model['queue']} {model['qlimit']}p, {ecn}"
+    recovery = ", classic recovery (no PRR)" if model.get("recovery") == "classic" else ""
+    return f"{model['cc']} over {model['queue']} {model['qlimit']}p, {ecn}{recovery}"
 
 
 def host_info() -> dict[str, Any]:
@@ -756,6 +762,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--qlimit", type=int, metavar="P", help="queue limit in packets")
     p.add_argument("--no-ecn", action="store_true", help="ECN off in TCP and the queue")
     p.add_argument("--dctcp-k", type=int, default=20, metavar="P", help="DCTCP marking threshold")
+    p.add_argument(
+        "--recovery",
+        choices=("prr", "classic"),
+        default="prr",
+        help="SACK loss recovery on both sides: PRR (ns-3's default, the scenario's) or "
+        "classic RFC 6675 (ns-3 TcpClassicRecovery, linklab prr = false)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
         "--ns3-venv",
@@ -808,13 +821,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def model_of(a: argparse.Namespace) -> dict[str, Any]:
     """The CC/queue choice of the arguments, keyed as in DEFAULT_MODEL."""
-    return {
+    model = {
         "cc": a.cc,
         "queue": a.queue,
         "qlimit": a.qlimit or QUEUES[a.queue],
         "ecn": not a.no_ecn,
         "dctcp_k": a.dctcp_k,
     }
+    if a.recovery == "classic":  # only when set, so that saved PRR runs keep their keys
+        model["recovery"] = "classic"
+    return model
 
 
 CacheKey = tuple[int, float, float, int, str]
@@ -832,6 +848,8 @@ def load_ns3_cache(path: Path | None) -> dict[CacheKey, dict[str, Any]]:
     out = {}
     for r in data["runs"]:
         model = {k: r.get(k, v) for k, v in DEFAULT_MODEL.items()}
+        if "recovery" in r:  # set only for --recovery classic (see model_of)
+            model["recovery"] = r["recovery"]
         out[cache_key(r["flows"], r["simtime"], r["per"], r["seed"], model)] = r
     return out
 

@@ -62,8 +62,28 @@ def test_cache_keys_of_old_runs_are_the_default_model(tmp_path: Path) -> None:
     assert cache[cubic]["goodput_bps"] == 2.0
 
 
+def test_classic_recovery_is_its_own_model(tmp_path: Path) -> None:
+    """`--recovery classic` turns PRR off on both sides, and its saved ns-3 runs never
+    stand in for the PRR runs of the same CC and queue (or the other way round)."""
+    prr, classic = (
+        _model(cc="cubic", queue="droptail"),
+        _model(cc="cubic", queue="droptail", recovery="classic"),
+    )
+    assert "recovery" not in prr and classic == prr | {"recovery": "classic"}
+    assert vs.linklab_overlay(SCENARIO, classic)["tcp"]["prr"] is False
+    assert vs.linklab_overlay(SCENARIO, prr)["tcp"]["prr"] == SCENARIO["tcp"]["prr"]
+    base = {"flows": 10, "simtime": 100.0, "per": 0.0, "seed": 1}
+    runs = [base | prr | {"goodput_bps": 1.0}, base | classic | {"goodput_bps": 2.0}]
+    path = tmp_path / "ns3.json"
+    path.write_text(json.dumps({"runs": runs}))
+    cache = vs.load_ns3_cache(path)
+    assert cache[vs.cache_key(10, 100.0, 0.0, 1, prr)]["goodput_bps"] == 1.0
+    assert cache[vs.cache_key(10, 100.0, 0.0, 1, classic)]["goodput_bps"] == 2.0
+    assert "classic recovery" in vs.model_label(classic)
+
+
 def test_bad_bench_flags_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["--qlimit=0"], ["--cc=vegas"], ["--queue=sfq"]):
+    for argv in (["--qlimit=0"], ["--cc=vegas"], ["--queue=sfq"], ["--recovery=fack"]):
         with pytest.raises(SystemExit) as e:
             vs.parse_args(argv)
         assert e.value.code == 2

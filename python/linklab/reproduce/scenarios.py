@@ -134,7 +134,8 @@ def lt_dumbbell(scheme: str, channel: dict[str, Any] | None = None) -> dict[str,
     """Seed 002's dumbbell (10 flows, 10 Mbit/s / 20 ms RED/ECN bottleneck,
     500-byte packets) for ``scheme``: ``sack``, ``lt-tcp`` (every building
     block a parameter), ``ll-fec`` or ``ll-hybrid``: the shipped file with PRR
-    off (as in ns-2) and TCP timestamps a parameter ``ts``. Erasures at ``per``
+    off and SACK information discarded at a timeout (as in ns-2) and TCP
+    timestamps a parameter ``ts``. Erasures at ``per``
     on the bottleneck's data direction, or ``channel`` (a Gilbert-Elliott
     table) instead."""
     if scheme not in _LT_FILES:
@@ -145,7 +146,10 @@ def lt_dumbbell(scheme: str, channel: dict[str, Any] | None = None) -> dict[str,
         "tcp.timestamps": "${ts}",
         "tcp.prr": "${prr}",
     }
+    doc = shipped(_LT_FILES[scheme])
+    if "rto_keeps_sack" in doc.get("params", {}):
+        changes["params.rto_keeps_sack"] = False
     if channel is not None:
         changes["links[1].ab.loss"] = None
         changes["links[1].ab.channel"] = {"kind": "gilbert_elliott", **channel}
-    return overlay(shipped(_LT_FILES[scheme]), changes)
+    return overlay(doc, changes)

@@ -118,6 +118,9 @@ pub struct TcpSender {
     first_partial: bool,
     /// One past the highest byte retransmitted in this SACK recovery (HighRxt + 1).
     high_rxt: u64,
+    /// RFC 6675's pipe, recounted on every ACK of a SACK recovery (or of the
+    /// go-back-N after a timeout that kept the scoreboard) and raised by
+    /// every segment sent in it.
     pipe: u64,
     /// `sack_rules = "ns2"` (with SACK): ns-2's Sack1 recovery.
     ns2_rules: bool,
@@ -197,13 +200,16 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
     pub fn new(mut cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
-        if cfg.lt.ecn_only {
-            // PRR paces a loss-triggered *reduction*; ECN-only makes none.
+        let cc = cc::build(&cfg.cc);
+        if cfg.lt.ecn_only || cc.wants_rate_samples() {
+            // PRR paces a loss-triggered *reduction*; ECN-only makes none, and
+            // a rate-sample algorithm (BBR) sets the window itself on every
+            // ACK, recovery included (ns-3 runs PRR only without
+            // `HasCongControl`; Linux's `cong_control` replaces it).
             cfg.prr = false;
         }
         let mss = u64::from(cfg.mss.max(1));
         let iw = u64::from(cfg.initial_window.max(1));
-        let cc = cc::build(&cfg.cc);
         let rate = cc
             .wants_rate_samples()
             .then(|| Box::new(RateSampler::default()));
@@ -539,6 +545,9 @@ impl TcpSender {
         if self.lt_blocks || ecn_only {
             self.lt_after_ack(now);
         }
+        if self.rto_sack_recovery() {
+            self.pipe = self.sb.pipe(self.high_rxt);
+        }
         if self.in_recovery && sack && !self.ns2_rules {
             self.pipe = self.sb.pipe(self.high_rxt);
             if self.cfg.prr {
@@ -621,6 +630,31 @@ impl TcpSender {
         } else {
             (self.snd_nxt - self.snd_una).saturating_sub(u64::from(self.dupacks) * self.win.mss)
         }
+    }
+
+    /// After a timeout that kept the SACK scoreboard, until its recovery
+    /// point: every unSACKed segment sent before the timeout is marked lost
+    /// and the go-back-N resends only those (ns-3 `ReTxTimeout`, Linux).
+    fn rto_sack_recovery(&self) -> bool {
+        self.cfg.rto_keeps_sack
+            && self.cfg.variant == Variant::Sack
+            && self.rack.is_none()
+            && !self.in_recovery
+            && self.recover.is_some_and(|r| self.snd_una < r)
+    }
+
+    /// What the congestion window is checked against outside SACK recovery:
+    /// the bytes between `snd_una` and `snd_nxt` (FlightSize), or after a
+    /// timeout that kept the scoreboard, RFC 6675's pipe — resent holes and
+    /// new data, not the SACKed blocks the go-back-N skips nor the segments
+    /// marked lost (ns-3 `BytesInFlight`: sent − SACKed − lost + retransmitted).
+    fn cwnd_flight(&self) -> u64 {
+        let flight = if self.rto_sack_recovery() {
+            self.pipe // recounted on every ACK, + each segment sent
+        } else {
+            self.snd_nxt - self.snd_una
+        };
+        flight + self.fec_pipe
     }
 
     /// Hand the congestion control this ACK's rate sample; its window stands.
@@ -999,7 +1033,7 @@ impl TcpSender {
                 continue;
             }
             let (len, end) = (u64::from(seg.len), seg.end());
-            if check_cwnd && self.snd_nxt - self.snd_una + self.fec_pipe + len > self.win.cwnd {
+            if check_cwnd && self.cwnd_flight() + len > self.win.cwnd {
                 return None;
             }
             if end - self.snd_una > self.rwnd {
@@ -1024,7 +1058,7 @@ impl TcpSender {
             self.win.mss
         };
         let len = (limit - self.snd_max).min(seg_size);
-        let flight = self.snd_nxt - self.snd_una + self.fec_pipe;
+        let flight = self.cwnd_flight();
         if check_cwnd && flight + len > self.win.cwnd {
             if flight + len > self.win.cwnd + self.limited_transmit_allowance() {
                 return None;
@@ -1133,6 +1167,12 @@ impl TcpSender {
         }
         if seg.seq == self.snd_nxt {
             self.snd_nxt = seg.end();
+        }
+        if self.rto_sack_recovery() {
+            self.pipe += u64::from(seg.len);
+            if retransmit {
+                self.high_rxt = self.high_rxt.max(seg.end());
+            }
         }
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.pipe += u64::from(seg.len);

@@ -909,6 +909,48 @@ fn cumulative_ack_with_new_sack_is_the_first_duplicate_ack() {
     assert_eq!(s.stats().fast_retransmits, 1);
 }
 
+/// Segments of 1000 bytes: (retransmission?, seq) of everything sendable now.
+fn sendable(s: &mut TcpSender, now: Time) -> Vec<(bool, u64)> {
+    std::iter::from_fn(|| s.poll_transmit(now))
+        .map(|p| (p.retransmit, p.seq))
+        .collect()
+}
+
+#[test]
+fn timeout_that_keeps_sack_checks_the_window_against_pipe() {
+    // Six segments out; 2000–4000 SACKed (too little for a fast retransmit);
+    // the timer fires. Keeping the scoreboard (ns-3, Linux), every unSACKed
+    // segment is lost and the window is checked against RFC 6675's pipe:
+    // after the ACK of 0 (cwnd 2000) the sender resends 1000 and then 4000,
+    // skipping the SACKed block, which is not in flight. Discarding it
+    // (RFC 2018 §8), the window is checked against snd_nxt − snd_una, which
+    // counts the block the go-back-N skips (relearnt from the ACK): only
+    // 1000 goes.
+    let run = |keep: bool| {
+        let c = TcpConfig {
+            initial_window: 6,
+            handshake: false,
+            rto_keeps_sack: keep,
+            ..cfg(Variant::Sack)
+        };
+        let mut s = TcpSender::new(c, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+        s.start(Time::ZERO);
+        assert_eq!(new_segments(&mut s, Time::ZERO).len(), 6);
+        s.on_packet(ms(20), &ack_pkt(0, &[(2000, 4000)]));
+        assert!(!s.in_recovery());
+        let rto = s.poll_timeout().expect("timer armed");
+        s.handle_timeout(rto);
+        assert_eq!(s.stats().timeouts, 1);
+        assert_eq!(sendable(&mut s, rto), vec![(true, 0)]);
+        let t = rto + ms(20);
+        s.on_packet(t, &ack_pkt(1000, &[(2000, 4000)]));
+        assert_eq!(s.cwnd(), 2000);
+        sendable(&mut s, t)
+    };
+    assert_eq!(run(true), vec![(true, 1000), (true, 4000)]);
+    assert_eq!(run(false), vec![(true, 1000)]);
+}
+
 #[test]
 fn cumulative_ack_revealing_a_loss_starts_sack_recovery() {
     // RFC 6675 §5 step 2 on a cumulative ACK that SACKs new data: with three

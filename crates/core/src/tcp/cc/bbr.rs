@@ -197,6 +197,9 @@ pub struct BbrCc {
     packet_conservation: bool,
     conservation_round: u64,
     in_recovery: bool,
+    /// Fast recovery began on this ACK: the window becomes what is in
+    /// flight plus what it delivered, once the ACK's sample is in.
+    recovery_entry: bool,
     /// Round-robin start of the ProbeBW cycle (Linux draws it at random; a
     /// fixed sequence keeps runs deterministic and still spreads flows).
     starts: u64,
@@ -228,6 +231,7 @@ impl BbrCc {
             prior_cwnd: 0,
             packet_conservation: false,
             conservation_round: 0,
+            recovery_entry: false,
             in_recovery: false,
             starts: 0,
             mss: 0,
@@ -487,7 +491,7 @@ impl CongestionControl for BbrCc {
         self.mss = w.mss;
     }
 
-    fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: Time) {
+    fn on_congestion(&mut self, w: &mut Window, signal: Signal, _flight: u64, _now: Time) {
         self.mss = w.mss;
         match signal {
             Signal::FastRetransmit => {
@@ -495,7 +499,7 @@ impl CongestionControl for BbrCc {
                 self.in_recovery = true;
                 self.packet_conservation = true;
                 self.conservation_round = self.round_count + 1;
-                w.cwnd = flight.max(self.mss);
+                self.recovery_entry = true;
             }
             Signal::Timeout => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
@@ -519,6 +523,12 @@ impl CongestionControl for BbrCc {
             self.in_recovery = false;
             self.packet_conservation = false;
             w.cwnd = w.cwnd.max(self.prior_cwnd);
+        }
+        if std::mem::take(&mut self.recovery_entry) {
+            // Draft §4.2.3.5 (Linux `bbr_set_cwnd_to_recover_or_restore`,
+            // ns-3 `CongestionStateSet(CA_RECOVERY)`): packets in flight plus
+            // those this ACK delivered, at least a segment's worth.
+            w.cwnd = ctx.inflight + rs.acked_sacked.max(self.mss);
         }
         let delivered = ctx.delivered;
         self.update_btl_bw(rs, delivered);

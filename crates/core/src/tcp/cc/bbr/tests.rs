@@ -151,24 +151,40 @@ fn fast_recovery_conserves_then_restores() {
         p.round(&mut b, &mut w, 10);
     }
     let before = w.cwnd;
-    b.on_congestion(&mut w, Signal::FastRetransmit, before / 2, p.now);
-    assert_eq!(w.cwnd, before / 2);
-    // In recovery, the window does not fall below what is in flight plus
-    // what was delivered.
+    // The window stands until the ACK's rate sample is in (the FlightSize
+    // handed over is not what BBR uses).
+    b.on_congestion(&mut w, Signal::FastRetransmit, before, p.now);
+    assert_eq!(w.cwnd, before);
+    // Entering recovery: packets in flight plus those the ACK delivered
+    // (draft §4.2.3.5; ns-3 `CongestionStateSet(CA_RECOVERY)`), here
+    // 7 + 2 segments; packet conservation holds it there for the round.
     let rs = RateSample {
-        acked_sacked: MSS,
+        acked_sacked: 2 * MSS,
         ..RateSample::default()
     };
     let ctx = AckContext {
         now: p.now,
-        inflight: before / 2,
-        prior_inflight: before / 2,
+        inflight: 7 * MSS,
+        prior_inflight: 9 * MSS,
         delivered: p.delivered,
         in_recovery: true,
         srtt: Some(MS(40)),
     };
+    assert!(before > 9 * MSS, "window too small for the test: {before}");
     b.on_rate_sample(&mut w, &rs, &ctx);
-    assert!(w.cwnd >= before / 2 + MSS);
+    assert_eq!(w.cwnd, 9 * MSS);
+    // The next ACK of the round: no lower than in flight plus delivered.
+    let rs1 = RateSample {
+        acked_sacked: MSS,
+        ..RateSample::default()
+    };
+    let ctx1 = AckContext {
+        inflight: 9 * MSS,
+        ..ctx
+    };
+    b.on_rate_sample(&mut w, &rs1, &ctx1);
+    assert_eq!(w.cwnd, 10 * MSS);
+    let rs = rs1;
     // Recovery over: the window from before it.
     let ctx = AckContext {
         in_recovery: false,
