@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +13,13 @@ import pytest
 import tomli_w
 
 from conftest import CliRunner, assert_bad_input
+from linklab.reproduce.lt_tcp import five_run_range
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = (
     "table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity",
-    "sensitivity-timeouts", "causes",
+    "sensitivity-timeouts", "causes", "spread",
 )  # fmt: skip
 
 
@@ -128,6 +130,26 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     assert [r["config"]["per"] for r in lt] == [0.1, 0.3]
     assert all(r["proactive_after"]["mean"] > r["proactive_before"]["mean"] for r in lt)
     assert "ns2" in result["tcp_profile"]
+    # The wide misses under the DelAck sink: the range of a 5-run mean, and whether
+    # the paper's number is in it.
+    spread = result["tables"]["spread"]["rows"]
+    assert spread
+    delack = {(r["config"]["scheme"], r["config"]["per"]): r for r in sens}
+    for r in spread:
+        cell = delack[(r["config"]["scheme"], r["config"]["per"])]
+        assert r["goodput"] == cell["goodput_mbit_delack"]  # quick: no extra runs
+        assert r["five_run_range"] == pytest.approx(list(five_run_range(r["goodput"])))
+        lo, hi = r["five_run_range"]
+        assert r["inside"] == (lo <= r["published"] <= hi)
+        assert abs(r["goodput"]["mean"] / r["published"] - 1) > 0.1
+
+
+def test_five_run_range_is_the_prediction_interval_of_a_5_run_mean() -> None:
+    """mean ± ci·√(n/5 + 1): with ci = t·s/√n, that is t·s·√(1/5 + 1/n)."""
+    lo, hi = five_run_range({"mean": 1.0, "ci": 0.1, "n": 5})
+    assert (lo, hi) == pytest.approx((1 - 0.1 * math.sqrt(2), 1 + 0.1 * math.sqrt(2)))
+    lo, hi = five_run_range({"mean": 2.0, "ci": 0.2, "n": 20})
+    assert hi - 2.0 == pytest.approx(0.2 * math.sqrt(5)) and lo == pytest.approx(4.0 - hi)
 
 
 def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
