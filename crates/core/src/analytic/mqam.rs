@@ -1,5 +1,5 @@
 //! Uncoded M-QAM over a flat channel and adaptive modulation from a predicted
-//! channel (seed 004, WIPEMU, and its reference [17], Sternad & Falahati,
+//! channel (seed 004, WIPEMU, and its reference \[17\], Sternad & Falahati,
 //! "Maximizing throughput with adaptive M-QAM based on imperfect channel
 //! predictions").
 //!

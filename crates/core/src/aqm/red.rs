@@ -297,7 +297,7 @@ impl AqmConfig for RedConfig {
 }
 
 impl Red {
-    /// A RED policy with parameters `cfg` (assumed to pass [`RedConfig::check`]).
+    /// A RED policy with parameters `cfg` (assumed to pass [`RedConfig::validate`]).
     pub fn new(cfg: RedConfig) -> Red {
         let s = f64::from(cfg.mean_pkt_size) * 8.0 / (cfg.link_rate_bps.max(1) as f64);
         Red {

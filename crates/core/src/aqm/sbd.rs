@@ -173,7 +173,7 @@ pub struct Sbd {
 }
 
 impl Sbd {
-    /// An SBD policy with parameters `cfg` (assumed to pass [`SbdConfig::check`]).
+    /// An SBD policy with parameters `cfg` (assumed to pass [`SbdConfig::validate`]).
     pub fn new(cfg: SbdConfig) -> Sbd {
         Sbd {
             cfg,

@@ -6,7 +6,7 @@
 //! errors").
 //!
 //! - **Fast fading**: a tapped delay line; tap i is an independent
-//!   sum-of-sinusoids Rayleigh process ([`Sos`], Zheng & Xiao) of power p_i
+//!   sum-of-sinusoids Rayleigh process (`Sos`, Zheng & Xiao) of power p_i
 //!   (normalised to Σ p_i = 1) and delay τ_i, all with the maximum Doppler
 //!   f_d = v·f_c/c. The bin's gain is the channel's frequency response at the
 //!   bin's offset f from the reference: h = Σ_i h_i·e^(−j2π f τ_i), so

@@ -6,7 +6,7 @@
 //! default. [`deserialize_tagged`] reads the table, takes the tag (or the
 //! default), and deserializes the variant's own struct with its key paths
 //! intact; a bare string is the shorthand for a table with only the tag
-//! (`cc = "cubic"` is `cc = { kind = "cubic" }`); [`tagged_enum!`](crate::config::kind::tagged_enum) declares such an
+//! (`cc = "cubic"` is `cc = { kind = "cubic" }`); `tagged_enum!` declares such an
 //! enum from one list of `Variant(Type) = "key"` arms.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};

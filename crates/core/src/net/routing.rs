@@ -6,7 +6,7 @@
 //! lowest-coded link direction out of `x` whose far end is one hop closer to
 //! `d`. (This is what a breadth-first search from every node with "ties to the
 //! link added first" produced when the simulator kept a node × node first-hop
-//! table; [`all_pairs_first_hop`] keeps that algorithm as the test oracle.)
+//! table; `all_pairs_first_hop` keeps that algorithm as the test oracle.)
 //!
 //! To find routes on large graphs quickly, [`Router::new`] first peels nodes of
 //! degree 1 (counting links, so parallel links stay) until only the 2-core is

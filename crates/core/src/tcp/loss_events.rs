@@ -142,7 +142,7 @@ impl LossEventEstimator {
 }
 
 /// Receiver-side loss detection (RFC 5348 §5.1–5.2; seed 001 §III-B, its
-/// ref. [17]): a packet is lost once [`NDUPACK`] packets with higher numbers
+/// ref. \[17\]): a packet is lost once [`NDUPACK`] packets with higher numbers
 /// have arrived. Its loss time is interpolated between the arrivals of the
 /// nearest received packets below and above it, and the estimator groups it
 /// into a loss event with the round trip time the caller supplies (in TFRC

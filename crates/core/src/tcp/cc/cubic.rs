@@ -3,7 +3,7 @@
 //!
 //! Window quantities of the cubic function are in segments (`f64`), as in the
 //! RFC; the sender's window is in bytes. Only `+ − × ÷` and comparisons are
-//! used on floats (the cube root is [`cbrt`], Newton's method), so a run
+//! used on floats (the cube root is `cbrt`, Newton's method), so a run
 //! gives the same bits on every machine.
 
 use schemars::JsonSchema;

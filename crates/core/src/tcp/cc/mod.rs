@@ -147,7 +147,9 @@ pub trait CongestionControl: fmt::Debug + Send {
 
     /// Whether the algorithm takes delivery-rate samples
     /// ([`on_rate_sample`](Self::on_rate_sample)) and sets its own pacing
-    /// rate. Default false.
+    /// rate. Such an algorithm sets the window itself on every ACK, loss
+    /// recovery included, so the sender runs no PRR for it (ns-3's
+    /// `HasCongControl`, Linux's `cong_control`). Default false.
     fn wants_rate_samples(&self) -> bool {
         false
     }
