@@ -545,17 +545,15 @@ impl TcpSender {
         if self.lt_blocks || ecn_only {
             self.lt_after_ack(now);
         }
-        if self.rto_sack_recovery() {
+        let sack_recovery = self.in_recovery && sack && !self.ns2_rules;
+        if sack_recovery || self.rto_sack_recovery() {
             self.pipe = self.sb.pipe(self.high_rxt);
         }
-        if self.in_recovery && sack && !self.ns2_rules {
-            self.pipe = self.sb.pipe(self.high_rxt);
-            if self.cfg.prr {
-                // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
-                let delivered = (self.snd_una - una_before + self.sb.sacked_bytes())
-                    .saturating_sub(sacked_before);
-                self.prr_update(delivered);
-            }
+        if sack_recovery && self.cfg.prr {
+            // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
+            let delivered =
+                (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            self.prr_update(delivered);
         }
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
@@ -635,9 +633,11 @@ impl TcpSender {
     /// After a timeout that kept the SACK scoreboard, until its recovery
     /// point: every unSACKed segment sent before the timeout is marked lost
     /// and the go-back-N resends only those (ns-3 `ReTxTimeout`, Linux).
+    /// Not under ns-2's rules, whose go-back-N resends SACKed data too.
     fn rto_sack_recovery(&self) -> bool {
         self.cfg.rto_keeps_sack
             && self.cfg.variant == Variant::Sack
+            && !self.ns2_rules
             && self.rack.is_none()
             && !self.in_recovery
             && self.recover.is_some_and(|r| self.snd_una < r)
@@ -1168,19 +1168,16 @@ impl TcpSender {
         if seg.seq == self.snd_nxt {
             self.snd_nxt = seg.end();
         }
-        if self.rto_sack_recovery() {
+        let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
+        if sack_recovery || self.rto_sack_recovery() {
             self.pipe += u64::from(seg.len);
-            if retransmit {
-                self.high_rxt = self.high_rxt.max(seg.end());
-            }
-        }
-        if self.in_recovery && self.cfg.variant == Variant::Sack {
-            self.pipe += u64::from(seg.len);
-            self.ns2_pipe += i64::from(seg.len);
-            self.prr_out += u64::from(seg.len);
             if retransmit && self.rack.is_none() {
                 self.high_rxt = self.high_rxt.max(seg.end());
             }
+        }
+        if sack_recovery {
+            self.ns2_pipe += i64::from(seg.len);
+            self.prr_out += u64::from(seg.len);
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += u64::from(seg.len);
