@@ -500,34 +500,15 @@ impl Queue {
 
     /// Offer `pkt` at `now`. Returns the packet discarded because of this
     /// arrival, if any: the arrival itself, or an older one for a front-dropping AQM.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Option<(Packet, DropCause)> {
-        self.occ.stats_mut().arrivals += 1;
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
         if self.fq.is_some() {
+            self.occ.stats_mut().arrivals += 1;
             return self.fq_enqueue(now, pkt);
         }
-        let view = self.view();
-        self.aqm.on_tick(now, &view);
-        let verdict = self.aqm.on_arrival(now, &view, &pkt, &mut self.rng);
-        let full = match self.limit {
-            Limit::Packets(n) => view.packets >= n,
-            Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
+        let (pkt, verdict) = match self.admit(now, pkt) {
+            Ok(admitted) => admitted,
+            Err(refused) => return Some(refused),
         };
-        let refuse = match verdict {
-            Verdict::Drop(c) => Some(c),
-            Verdict::DropFront(c) if self.pkts.is_empty() => Some(c),
-            // The front packet goes instead, which makes room for the arrival.
-            Verdict::DropFront(_) => None,
-            _ if full => Some(DropCause::Overflow),
-            _ => None,
-        };
-        if let Some(c) = refuse {
-            self.occ.stats_mut().count_drop(c);
-            return Some((pkt, c));
-        }
-        if verdict == Verdict::Mark {
-            pkt.ecn = Ecn::Ce;
-            self.occ.stats_mut().ecn_marks += 1;
-        }
         let mut bytes = self.occ.bytes() + u64::from(pkt.size());
         self.pkts.push_back(pkt);
         if let Some(s) = self.stamps.as_mut() {
@@ -546,6 +527,65 @@ impl Queue {
         }
         self.changed(now, bytes);
         dropped
+    }
+
+    /// The arrival of `pkt` at `now` as the AQM and the limit judge it: the
+    /// packet (marked CE if so decided) and the verdict, or the packet refused.
+    // The refused packet goes back by value, as from `enqueue`: no allocation per drop.
+    #[allow(clippy::result_large_err)]
+    fn admit(
+        &mut self,
+        now: Time,
+        mut pkt: Packet,
+    ) -> Result<(Packet, Verdict), (Packet, DropCause)> {
+        self.occ.stats_mut().arrivals += 1;
+        let view = self.view();
+        self.aqm.on_tick(now, &view);
+        let verdict = self.aqm.on_arrival(now, &view, &pkt, &mut self.rng);
+        let full = match self.limit {
+            Limit::Packets(n) => view.packets >= n,
+            Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
+        };
+        let refuse = match verdict {
+            Verdict::Drop(c) => Some(c),
+            Verdict::DropFront(c) if self.pkts.is_empty() => Some(c),
+            // The front packet goes instead, which makes room for the arrival.
+            Verdict::DropFront(_) => None,
+            _ if full => Some(DropCause::Overflow),
+            _ => None,
+        };
+        if let Some(c) = refuse {
+            self.occ.stats_mut().count_drop(c);
+            return Err((pkt, c));
+        }
+        if verdict == Verdict::Mark {
+            pkt.ecn = Ecn::Ce;
+            self.occ.stats_mut().ecn_marks += 1;
+        }
+        Ok((pkt, verdict))
+    }
+
+    /// Whether [`Queue::pass_through`] applies: nothing waits, and the AQM
+    /// neither decides at dequeue nor keeps per-flow queues.
+    pub fn can_pass_through(&self) -> bool {
+        self.fq.is_none() && self.stamps.is_none() && self.pkts.is_empty()
+    }
+
+    /// `pkt` arrives at `now` at an idle transmitter: exactly
+    /// [`Queue::enqueue`] followed by [`Queue::dequeue`] at the same instant
+    /// (counters, occupancy record, AQM calls), without storing the packet —
+    /// with thousands of links, the queue's buffer would be one more cache
+    /// miss per packet. Needs [`Queue::can_pass_through`].
+    #[allow(clippy::result_large_err)]
+    pub fn pass_through(&mut self, now: Time, pkt: Packet) -> Result<Packet, (Packet, DropCause)> {
+        debug_assert!(self.can_pass_through());
+        // An empty queue refuses a front drop: the verdict is Accept or Mark.
+        let (pkt, _) = self.admit(now, pkt)?;
+        self.occ.set(now, 1, u64::from(pkt.size()));
+        self.occ.set(now, 0, 0);
+        self.occ.stats_mut().departures += 1;
+        self.aqm.on_departure(now, &self.view());
+        Ok(pkt)
     }
 
     /// Take the head packet at `now`. A dequeue-time AQM may discard head
@@ -685,6 +725,72 @@ mod tests {
         assert_eq!(dropped.uid, 0, "the front goes, not the arrival");
         assert_eq!(q.stats().drops_overflow, 0);
         assert_eq!(q.len(), 2);
+    }
+
+    /// The queue from a TOML table (as in a scenario's `queue = { … }`).
+    fn queue_from(toml_text: &str) -> Queue {
+        let cfg: QueueConfig = toml::from_str(toml_text).unwrap();
+        // A slow link: RED forgets its average slowly over idle time.
+        cfg.build(100_000, Rng::stream(7, "q")).unwrap()
+    }
+
+    proptest::proptest! {
+        /// `pass_through` at an empty queue is `enqueue` then `dequeue` at the
+        /// same instant: same packet out (or the same refusal), same counters,
+        /// same occupancy record, same AQM state afterwards — whatever the
+        /// AQM, with bursts in between that give RED an average to decide on.
+        #[test]
+        fn pass_through_is_enqueue_then_dequeue(
+            which in 0usize..4,
+            ops in proptest::collection::vec((1u64..50, 0usize..6, 40u32..1500), 1..60),
+        ) {
+            let text = [
+                "limit = \"3000B\"",
+                "kind = \"red\"\nlimit = \"12p\"\nminth = 1\nmaxth = 4\nmaxp = 0.5\nwq = 0.3\necn = true",
+                "kind = \"red\"\nlimit = \"12p\"\nminth = 1\nmaxth = 3\nmaxp = 0.9\nwq = 0.5",
+                "kind = \"sbd\"\nlimit = \"12p\"\nminth = 3\nmaxth = 8\nalpha = 1\ntr = \"5ms\"",
+            ][which];
+            let (mut fast, mut slow) = (queue_from(text), queue_from(text));
+            fast.occupancy_mut().watch_busy();
+            slow.occupancy_mut().watch_busy();
+            let mut now = Time::ZERO;
+            for (dt, burst, size) in ops {
+                now += Time::from_millis(dt);
+                let mut p = pkt(size);
+                p.ecn = Ecn::Ect0;
+                if burst > 0 {
+                    // A burst: both queues alike, then emptied.
+                    for _ in 0..burst {
+                        fast.enqueue(now, p);
+                        slow.enqueue(now, p);
+                    }
+                    while fast.dequeue(now).is_some() {}
+                    while slow.dequeue(now).is_some() {}
+                    continue;
+                }
+                proptest::prop_assert!(fast.can_pass_through());
+                let a = fast.pass_through(now, p).map_err(|(q, c)| (q.uid, c));
+                let b = match slow.enqueue(now, p) {
+                    Some((q, c)) => Err((q.uid, c)),
+                    None => Ok(slow.dequeue(now).unwrap()),
+                };
+                proptest::prop_assert_eq!(a.as_ref().map(|q| q.ecn), b.as_ref().map(|q| q.ecn));
+                proptest::prop_assert_eq!(a.map(|_| ()), b.map(|_| ()));
+                proptest::prop_assert_eq!(fast.stats(), slow.stats());
+                proptest::prop_assert_eq!(fast.occupancy().busy_changes(), slow.occupancy().busy_changes());
+                proptest::prop_assert!(slow.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn pass_through_needs_an_empty_fifo() {
+        let mut q = queue_from("limit = \"10p\"");
+        assert!(q.can_pass_through());
+        q.enqueue(Time::ZERO, pkt(100));
+        assert!(!q.can_pass_through(), "a packet waits");
+        let codel = queue_from("kind = \"codel\"");
+        assert!(!codel.can_pass_through(), "CoDel decides at dequeue");
     }
 
     #[test]

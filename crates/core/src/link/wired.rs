@@ -238,6 +238,16 @@ impl WiredDirection {
     /// Offer `pkt` at `now`; returns the packet discarded because of it, if any.
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
         self.advance(now);
+        if self.server.is_none() && self.busy_until <= now && self.queue.can_pass_through() {
+            // Idle transmitter, empty queue: the packet leaves at once.
+            return match self.queue.pass_through(now, pkt) {
+                Ok(p) => {
+                    self.transmit(now, p, None);
+                    None
+                }
+                Err(refused) => Some(refused),
+            };
+        }
         let dropped = self.queue.enqueue(now, pkt);
         if let Some(s) = self.server.as_mut() {
             // A trace-driven transmitter takes the packet at its next

@@ -59,9 +59,12 @@ pub struct FlowMetrics {
 }
 
 /// A link of a built network: its model and where its directions go.
+///
+/// Kept small (32 bytes, the names behind a pointer): every packet hop reads
+/// a slot, and with tens of thousands of links the slots then stay in cache.
 pub struct NetLink {
     /// Direction names, "A->B" and "B->A".
-    pub names: [String; 2],
+    pub names: Box<[String; 2]>,
     /// Where each direction arrives: b for AB, a for BA.
     pub to: [NodeId; 2],
     /// The link model.
@@ -292,7 +295,7 @@ impl NetworkBuilder {
             .map(|(a, b, model)| {
                 let (na, nb) = (&nodes[a.0 as usize], &nodes[b.0 as usize]);
                 NetLink {
-                    names: [format!("{na}->{nb}"), format!("{nb}->{na}")],
+                    names: Box::new([format!("{na}->{nb}"), format!("{nb}->{na}")]),
                     to: [b, a],
                     model,
                 }
