@@ -26,7 +26,7 @@ use std::fmt::Debug;
 
 use crate::config::kind::tagged_enum;
 use crate::config::Result;
-use crate::packet::{Ecn, Packet};
+use crate::packet::{pool, Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -373,7 +373,8 @@ impl Occupancy {
 /// A FIFO queue with a size limit and an AQM policy.
 #[derive(Debug)]
 pub struct Queue {
-    pkts: VecDeque<Packet>,
+    /// The waiting packets, boxed ([`pool`]: the queue's buffer holds pointers).
+    pkts: VecDeque<Box<Packet>>,
     limit: Limit,
     aqm: Box<dyn Aqm>,
     rng: Rng,
@@ -510,13 +511,13 @@ impl Queue {
             Err(refused) => return Some(refused),
         };
         let mut bytes = self.occ.bytes() + u64::from(pkt.size());
-        self.pkts.push_back(pkt);
+        self.pkts.push_back(pool::boxed(pkt));
         if let Some(s) = self.stamps.as_mut() {
             s.push_back(now);
         }
         let mut dropped = None;
         if let Verdict::DropFront(c) = verdict {
-            if let Some(front) = self.pkts.pop_front() {
+            if let Some(front) = self.pkts.pop_front().map(pool::unboxed) {
                 if let Some(s) = self.stamps.as_mut() {
                     s.pop_front();
                 }
@@ -595,7 +596,7 @@ impl Queue {
             return self.fq_dequeue(now);
         }
         loop {
-            let Some(mut pkt) = self.pkts.pop_front() else {
+            let Some(mut pkt) = self.pkts.pop_front().map(pool::unboxed) else {
                 if self.stamps.is_some() {
                     self.aqm.on_empty(now);
                 }

@@ -24,7 +24,7 @@ use super::{check_schedule_times, pick, Delivery, Dir, Files, Link, LinkKind, Li
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
 use crate::config::{check_range, join, Bytes, ConfigError, Probability, Rate, Result};
-use crate::packet::Packet;
+use crate::packet::{pool, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -61,7 +61,7 @@ pub struct WiredDirection {
     /// When the transmitter finishes the packet it is sending (≤ now: idle).
     busy_until: Time,
     /// Packets on the wire: (arrival time at the far end, packet, lost).
-    wire: VecDeque<(Time, Packet, bool)>,
+    wire: VecDeque<(Time, Box<Packet>, bool)>,
     stats: LinkStats,
     /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
     fec: Option<Box<FecState>>,
@@ -176,7 +176,8 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire.push_back((end + self.cfg.delay, pkt, lost));
+        self.wire
+            .push_back((end + self.cfg.delay, pool::boxed(pkt), lost));
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -302,11 +303,11 @@ impl WiredDirection {
             if self.netem.is_some() {
                 return self.poll_netem(now);
             }
-            let &(t, pkt, lost) = self.wire.front()?;
-            if t > now {
+            if self.wire.front()?.0 > now {
                 return None;
             }
-            self.wire.pop_front();
+            let (_, pkt, lost) = self.wire.pop_front()?;
+            let pkt = pool::unboxed(pkt);
             return Some(self.count(if lost {
                 Delivery::Lost(pkt, DropCause::LinkLoss)
             } else {
@@ -320,14 +321,16 @@ impl WiredDirection {
             if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
                 return Some(self.count(d));
             }
-            match self.wire.front() {
-                Some(&(t, pkt, _)) if t <= now => {
+            match self.wire.front().map(|w| w.0) {
+                Some(t) if t <= now => {
                     // Transmissions that start before this arrival go first;
                     // its feedback can only affect later ones.
                     self.advance(t);
-                    self.wire.pop_front();
+                    let Some((_, pkt, _)) = self.wire.pop_front() else {
+                        continue;
+                    };
                     if let Some(f) = self.fec.as_mut() {
-                        f.on_arrival(t, pkt);
+                        f.on_arrival(t, pool::unboxed(pkt));
                     }
                 }
                 _ => {
@@ -353,6 +356,7 @@ impl WiredDirection {
                 (w, Some(o)) if w.is_none_or(|w| o <= w) => n.pop(o),
                 (Some(_), _) => {
                     let (t, pkt, lost) = self.wire.pop_front()?;
+                    let pkt = pool::unboxed(pkt);
                     if lost {
                         Some(Delivery::Lost(pkt, DropCause::LinkLoss))
                     } else {
