@@ -13,7 +13,7 @@ import pytest
 import tomli_w
 
 from conftest import CliRunner, assert_bad_input
-from linklab.reproduce.lt_tcp import five_run_range
+from linklab.reproduce.lt_tcp import five_run_range, time_mean
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
@@ -105,7 +105,18 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     comp = [r for r in result["tables"]["fig3"]["rows"] if r["config"]["variant"] != "checks"]
     assert len(comp) == 6
     assert comp[0]["config"]["ecn_only"] is False and comp[5]["config"]["reactive"] is True
-    for name in ("fig6-goodput-vs-per", "fig3-components", "fig4-adaptive-mss", "fig5-estimator"):
+    # Fig. 2: SACK's window and queue against LT-TCP's, at 10 and 20 % PER.
+    fig2 = result["tables"]["fig2"]["rows"]
+    assert [(r["config"]["scheme"], r["config"]["per"]) for r in fig2[:4]] == [
+        ("sack", 0.1), ("lt-tcp", 0.1), ("sack", 0.2), ("lt-tcp", 0.2),
+    ]  # fmt: skip
+    for sack, lt in (fig2[0:2], fig2[2:4]):
+        assert 0 < sack["cwnd_bytes_mean"] < lt["cwnd_bytes_mean"]
+        assert 0 <= sack["queue_packets_mean"] < lt["queue_packets_mean"]
+        assert 0 <= lt["queue_empty_fraction"] <= 1
+    assert len(fig2[4]["checks"]) == 4
+    for name in ("fig6-goodput-vs-per", "fig3-components", "fig4-adaptive-mss", "fig5-estimator",
+                 "fig2-cwnd-queue"):  # fmt: skip
         assert (out / "figures" / f"{name}.png").stat().st_size > 1000
     assert (out / "report.html").read_text().count("<img") >= 4
     assert (out / "traces" / "fig4-mss" / "lt_blocks.parquet").is_file()
@@ -142,6 +153,14 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
         lo, hi = r["five_run_range"]
         assert r["inside"] == (lo <= r["published"] <= hi)
         assert abs(r["goodput"]["mean"] / r["published"] - 1) > 0.1
+
+
+def test_time_mean_weights_each_value_by_how_long_it_held() -> None:
+    # 2 from 0 to 1 s, 4 from 1 to 4 s: (2 + 12) / 4.
+    assert time_mean([0.0, 1.0], [2.0, 4.0], 4.0) == 3.5
+    # A change after the end is cut off; the window starts at the first row.
+    assert time_mean([1.0, 3.0, 9.0], [1.0, 0.0, 5.0], 5.0) == 0.5
+    assert math.isnan(time_mean([], [], 5.0))
 
 
 def test_five_run_range_is_the_prediction_interval_of_a_5_run_mean() -> None:

@@ -852,10 +852,16 @@ impl TcpSender {
     pub fn poll_timeout(&self) -> Option<Time> {
         let pace = self.pace_blocked.then_some(self.next_send);
         let rack = self.rack.as_ref().and_then(|r| r.deadline);
-        [self.rto_deadline, pace, rack, self.tlp_deadline]
-            .into_iter()
-            .flatten()
-            .min()
+        // The earliest of those set (a plain fold: `flatten().min()` over the
+        // four costs ~100 instructions on every flush of every sender).
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        earliest(
+            earliest(self.rto_deadline, pace),
+            earliest(rack, self.tlp_deadline),
+        )
     }
 
     /// Next packet to send; call until `None` after every other call.
