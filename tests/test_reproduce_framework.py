@@ -139,3 +139,20 @@ def test_a_table_too_wide_is_cut_into_blocks_of_columns() -> None:
             assert text.count(f"{td}.{tb} ± 0.1{tb} ") + text.count(f"{td}.{tb} ± 0.1{tb}\n") == 1
     # a table that fits is one block, as before
     assert "\n\n" not in text_table(headers[:3], [r[:3] for r in rows], width=120)
+
+
+def test_judge_records_the_checks_and_notes_each_with_its_numbers() -> None:
+    t = Table("k", "title", ["a"])
+    t.judge({"scheme": "checks"}, [Check("holds", True, "3 vs 2"), Check("fails", False, "1 vs 2")])
+    assert t.records == [
+        {
+            "config": {"scheme": "checks"},
+            "published": None,
+            "checks": [
+                {"check": "holds", "pass": True, "detail": "3 vs 2"},
+                {"check": "fails", "pass": False, "detail": "1 vs 2"},
+            ],
+        }
+    ]
+    assert t.notes == ["holds: 3 vs 2 -> ok", "fails: 1 vs 2 -> MISS: 1 vs 2"]
+    assert t.judged and [c.name for c in t.checks] == ["holds", "fails"]

@@ -158,6 +158,13 @@ class Table:
             self.records.append({**record, "checks": [c.json() for c in checks]})
             self.checks += checks
 
+    def judge(self, config: Mapping[str, Any], checks: Sequence[Check]) -> None:
+        """Checks that stand for the whole table: a record of ``config`` with
+        them (no measurements, nothing published) and a note per check with
+        our numbers and its verdict."""
+        self.record({"config": dict(config), "published": None}, checks)
+        self.notes += [f"{c.name}: {c.detail} -> {verdict([c])}" for c in checks]
+
     def json(self) -> dict[str, Any]:
         return {"title": self.title, "notes": self.notes, "figures": self.figures,
                 "rows": self.records}  # fmt: skip

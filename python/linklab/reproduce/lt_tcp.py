@@ -28,7 +28,6 @@ from linklab.reproduce.framework import (
     plot_lines,
     rel,
     stat,
-    verdict,
 )
 from linklab.reproduce.scenarios import lt_dumbbell, ns2_tcp, overlay
 
@@ -564,8 +563,7 @@ def _components(c: LtTcp) -> list[Table]:
             f"{tos[5]:.0f} vs {tos[2]:.0f}",
         ),
     ]
-    t.record({"config": {"variant": "checks"}, "published": None}, chks)
-    t.notes += [f"{x.name}: {x.detail} -> {verdict([x])}" for x in chks]
+    t.judge({"variant": "checks"}, chks)
     if not chks[2].passed:
         t.notes.append(
             "Why the full scheme is not the best here: with ECN-only a loss costs no window, "
@@ -658,8 +656,7 @@ def _mss(c: LtTcp) -> list[Table]:
         ok_all and blocks.height > 0,
         f"{blocks.height} blocks",
     )
-    t.record({"config": {"flow": "all"}, "published": None}, [chk])
-    t.notes.append(f"{chk.name}: {verdict([chk])}")
+    t.judge({"flow": "all"}, [chk])
     if blocks.height:
         f0 = blocks.filter(pl.col("flow") == blocks["flow"][0])
         t.figures.append(
@@ -788,8 +785,7 @@ def _fig2(c: LtTcp) -> list[Table]:
                 f"{sack['queue_packets_mean']:.1f} vs {lt['queue_packets_mean']:.1f} packets",
             )
         )
-    t.record({"config": {"scheme": "checks"}, "published": None}, checks)
-    t.notes += [f"{k.name}: {verdict([k])}" for k in checks]
+    t.judge({"scheme": "checks"}, checks)
     t.notes.append(
         "The paper: 'at 20 % PER, TCP-SACK is operating with a very small window compared "
         "to LT-TCP' and 'with TCP SACK at high PER (10-20 %), cwnd is small and queues are "
@@ -927,8 +923,7 @@ def _estimator(c: LtTcp) -> list[Table]:
                     f"{mean_e:.3f} vs {mean_new:.3f}",
                 )
             )
-    t.record({"config": {"erasures": "checks"}, "published": None}, checks)
-    t.notes += [f"{x.name}: {x.detail} -> {verdict([x])}" for x in checks]
+    t.judge({"erasures": "checks"}, checks)
     t.notes.append(
         "new_l: the fraction of a window's segments the sender saw erased (from SACK); E: "
         "the estimate in use (eq. 1 with the adaptive weights of eq. 2). One run per row, "
