@@ -113,8 +113,10 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         (r["config"]["rate_kbit"], r["config"]["flows"], r["config"]["aqm"]): r
         for r in result_rows(quick, "table6")
     }
-    labels = ["as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs", "ns-2 TCP"]
-    differs = ns2_differs = 0
+    labels = [
+        "as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs", "ns-2 TCP", "RED front drop",
+    ]  # fmt: skip
+    differs = ns2_differs = front_differs = 0
     for row in rows:
         c = row["config"]
         v = row["variants"]
@@ -127,12 +129,16 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         differs += v["delayed ACKs"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
         # so does the ns2 profile (min RTO 200 ms, 10 ms tick, ...)
         ns2_differs += v["ns-2 TCP"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
+        # RED's front drop changes RED's rows only; the others are the main table's runs.
+        front = v["RED front drop"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
+        assert not front or c["aqm"] == "red"
+        front_differs += front
         assert (row["published"] is not None) == (c["aqm"] == "droptail")
         # The two cells: a drop-tail row's goodput cell is its own check.
         cells = v["as run"]["cells_within"]
         if c["aqm"] == "droptail":
             assert cells["goodput"] == same["checks"][0]["pass"]
-    assert differs >= 20 and ns2_differs >= 12
+    assert differs >= 20 and ns2_differs >= 12 and front_differs >= 4
 
 
 def result_rows(quick: tuple[dict, Path], key: str) -> list[dict]:

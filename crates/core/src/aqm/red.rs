@@ -96,6 +96,13 @@ pub struct RedConfig {
     /// `count·pb ≥ 2`. Default false (Floyd & Jacobson's Figure 2).
     #[serde(default)]
     pub ns2: bool,
+    /// Discard the oldest waiting packet instead of the arrival (for a radio
+    /// bearer's buffer: the first SDU whose transmission has not started, as
+    /// Slope Based Discard does), in the early and the forced region; an
+    /// arrival at an empty queue is itself discarded. ECN marks still go to
+    /// the arrival. Default false.
+    #[serde(default)]
+    pub drop_front: bool,
 }
 
 /// How RED decays its average over an idle period (`idle`).
@@ -148,6 +155,7 @@ impl Default for RedConfig {
             link_rate_bps: 1_500_000,
             idle: IdleDecay::Fractional,
             ns2: false,
+            drop_front: false,
         }
     }
 }
@@ -381,6 +389,8 @@ impl Red {
         let ect = pkt.ecn != Ecn::NotEct;
         if self.cfg.ecn && ect && !(cause == DropCause::AqmForced && self.cfg.hard_drop) {
             Verdict::Mark
+        } else if self.cfg.drop_front {
+            Verdict::DropFront(cause)
         } else {
             Verdict::Drop(cause)
         }
@@ -416,7 +426,7 @@ impl Aqm for Red {
         };
         // A drop into an empty queue leaves it empty: the idle period goes on,
         // with the average already decayed up to `now`.
-        if matches!(verdict, Verdict::Drop(_)) && q.packets == 0 {
+        if matches!(verdict, Verdict::Drop(_) | Verdict::DropFront(_)) && q.packets == 0 {
             self.idle = true;
             self.idle_since = now;
         }
@@ -999,5 +1009,56 @@ mod tests {
             assert_eq!(v, Verdict::Accept);
         }
         assert_eq!(red.count, -1);
+    }
+
+    /// `drop_front`: a drop decision discards the oldest waiting packet and
+    /// keeps the arrival (the queue's front drop); a mark still marks the
+    /// arrival; at an empty queue the arrival itself goes.
+    #[test]
+    fn drop_front_discards_the_oldest_packet_instead_of_the_arrival() {
+        let front = |ecn: bool| RedConfig {
+            limit: Some(Limit::Packets(10)),
+            instantaneous: true,
+            gentle: false,
+            max_p: 1.0,
+            ecn,
+            drop_front: true,
+            ..RedConfig::new(1.0, 2.0)
+        };
+        // Three packets wait (forced region: above maxth 2): the arrival stays,
+        // the first one goes.
+        let mut q = Queue::new(
+            Limit::Packets(10),
+            Box::new(Red::new(front(false))),
+            Rng::stream(1, "q"),
+        );
+        for seq in 0..3 {
+            let mut p = pkt(500, Ecn::NotEct);
+            p.seq = seq;
+            q.enqueue(Time::ZERO, p);
+        }
+        let mut p = pkt(500, Ecn::NotEct);
+        p.seq = 9;
+        let (gone, cause) = q.enqueue(Time::ZERO, p).expect("a discard");
+        assert_eq!((gone.seq, cause), (1, DropCause::AqmForced));
+        let left: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO))
+            .map(|p| p.seq)
+            .collect();
+        assert_eq!(left, vec![2, 9]);
+        // The first early decision (between the thresholds): with ECN a mark of
+        // the arrival, whatever `drop_front` says; without, a front drop.
+        let first = |ecn: bool| {
+            let mut red = Red::new(RedConfig {
+                max_th: 8.0,
+                ..front(ecn)
+            });
+            let mut rng = Rng::stream(1, "m");
+            let e = if ecn { Ecn::Ect0 } else { Ecn::NotEct };
+            (0..1000)
+                .map(|_| red.on_arrival(Time::ZERO, &view(5), &pkt(500, e), &mut rng))
+                .find(|v| *v != Verdict::Accept)
+        };
+        assert_eq!(first(true), Some(Verdict::Mark));
+        assert_eq!(first(false), Some(Verdict::DropFront(DropCause::AqmEarly)));
     }
 }
