@@ -318,17 +318,18 @@ class RlcAqm(Reproduction):
         the main table (first column, the same runs) it explains.
         """
         half = self.duration_s // 2
+        # (label, run length, delayed ACKs, store prefix, ns-2 TCP, RED front drop)
         variants = (
-            ("as run", self.duration_s, False, "table6", False),
-            (f"{half} s runs", half, False, f"sensitivity/{half}s", False),
-            (f"{half} s, delayed ACKs", half, True, f"sensitivity/{half}s-delack", False),
-            ("delayed ACKs", self.duration_s, True, "sensitivity/delack", False),
-            ("ns-2 TCP", self.duration_s, False, "sensitivity/ns2", True),
-            ("RED front drop", self.duration_s, False, "sensitivity/red-front", False),
+            ("as run", self.duration_s, False, "table6", False, False),
+            (f"{half} s runs", half, False, f"sensitivity/{half}s", False, False),
+            (f"{half} s, delayed ACKs", half, True, f"sensitivity/{half}s-delack", False, False),
+            ("delayed ACKs", self.duration_s, True, "sensitivity/delack", False, False),
+            ("ns-2 TCP", self.duration_s, False, "sensitivity/ns2", True, False),
+            ("RED front drop", self.duration_s, False, "sensitivity/red-front", False, True),
         )
         results = {
-            label: self._table6_runs(dur, delack, prefix, ns2, label == "RED front drop")
-            for label, dur, delack, prefix, ns2 in variants
+            label: self._table6_runs(dur, delack, prefix, ns2, front)
+            for label, dur, delack, prefix, ns2, front in variants
         }
         self.log(f"reproduce: sensitivity done ({self.runs} runs so far)")
         t = Table(
