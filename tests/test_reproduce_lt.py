@@ -140,6 +140,11 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     lt = [r for r in causes if r["config"]["scheme"] == "lt-tcp"]
     assert [r["config"]["per"] for r in lt] == [0.1, 0.3]
     assert all(r["proactive_after"]["mean"] > r["proactive_before"]["mean"] for r in lt)
+    # Ideal link ARQ feedback: a retry costs only its own transmission, so the
+    # hybrid's round trip shrinks and its goodput at 10 % rises.
+    ideal = [r for r in causes if r["config"]["change"] == "ideal ARQ feedback"]
+    assert [r["config"]["per"] for r in ideal] == [0.1]
+    assert ideal[0]["goodput_after"]["mean"] > 1.5 * ideal[0]["goodput_before"]["mean"]
     assert "ns2" in result["tcp_profile"]
     # The wide misses under the DelAck sink: the range of a 5-run mean, and whether
     # the paper's number is in it.

@@ -1128,6 +1128,8 @@ CAUSES = (
      {"links[1].rate": "11111111bit"}, (0.0,)),
     ("ll-hybrid", "ARQ feedback in 1 ms",
      {"links[1].ab.fec.feedback_delay": "1ms"}, (0.1, 0.2)),
+    ("ll-hybrid", "ideal ARQ feedback",
+     {"links[1].ab.fec.feedback": "ideal"}, (0.1, 0.2)),
 )  # fmt: skip
 
 
@@ -1173,7 +1175,10 @@ def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
         "bottleneck runs at 10 x 10/9 Mbit/s so that they do not. ARQ feedback in 1 ms: "
         "the retransmission of a failed block waits for feedback from the "
         "far end of the 20 ms link in our model (feedback_delay, docs/models/ll-fec.md); "
-        "the paper does not give the timing of its (simplified) link ARQ."
+        "the paper does not give the timing of its (simplified) link ARQ. Ideal ARQ "
+        "feedback: the sender knows when an attempt ends whether it decodes and resends "
+        'at once (feedback = "ideal", the assumption of analytic ARQ models), so a '
+        "retry costs only its transmission time."
     )
     return t
 

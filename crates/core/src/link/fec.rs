@@ -57,6 +57,22 @@ pub enum FragmentErasure {
     },
 }
 
+/// How the sender of a hybrid FEC/ARQ direction learns that an attempt did
+/// not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArqFeedback {
+    /// A NACK reaches the sender this long after the last fragment of the
+    /// failed attempt arrived at the far end (one link round trip plus this
+    /// delay per retry).
+    Nack(Time),
+    /// The sender knows at the end of the attempt's transmission, without
+    /// delay, error or any frame on the reverse channel, and may resend at
+    /// once: the assumption of analytic ARQ models (retransmission in the next
+    /// slot, as seed 001's Markov model) and of link models that draw a
+    /// packet's attempts back to back.
+    Ideal,
+}
+
 /// Parameters of link-level FEC on one link direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FecConfig {
@@ -69,9 +85,8 @@ pub struct FecConfig {
     pub fragment_header: u32,
     /// Retransmissions of a packet whose block did not decode (0: pure FEC).
     pub persistence: u32,
-    /// Time from the arrival of the last fragment of an undecodable attempt
-    /// until the sender may start the retransmission (the NACK's way back).
-    pub feedback_delay: Time,
+    /// How the sender learns that an attempt did not decode.
+    pub feedback: ArqFeedback,
     /// Deliver packets to IP in order of first transmission.
     pub in_order: bool,
     /// How fragments are erased.
@@ -144,6 +159,9 @@ struct Attempt {
     pub attempt: u32,
     /// Fragments of this attempt erased.
     pub erased: u32,
+    /// Already handed back for retransmission ([`ArqFeedback::Ideal`]): its
+    /// arrival only ends its time on the wire.
+    pub resent: bool,
 }
 
 /// The FEC/ARQ state of a link direction.
@@ -164,6 +182,9 @@ pub(super) struct FecState {
     out: VecDeque<Delivery>,
     /// Entries of `pending` that are resolved (waiting for an earlier one).
     waiting: usize,
+    /// Attempts on the wire already resent ([`ArqFeedback::Ideal`]): the
+    /// wire holds a copy of a packet that is also in `retx` or beyond.
+    resent_on_wire: usize,
 }
 
 impl FecState {
@@ -183,6 +204,7 @@ impl FecState {
             pending: BTreeMap::new(),
             out: VecDeque::new(),
             waiting: 0,
+            resent_on_wire: 0,
         }
     }
 
@@ -241,12 +263,22 @@ impl FecState {
         self.stats.fragments_sent += u64::from(n);
         self.stats.repair_fragments_sent += u64::from(n - self.cfg.k);
         self.stats.fragments_erased += u64::from(erased);
+        let end = start + Time(frag_time.0 * u64::from(n));
+        let resent = self.cfg.feedback == ArqFeedback::Ideal
+            && !decodable(n - erased, self.cfg.k)
+            && attempt < self.cfg.persistence;
+        if resent {
+            self.resent_on_wire += 1;
+            self.stats.retransmissions += 1;
+            self.retx.push_back((end, *pkt, seq, attempt + 1));
+        }
         self.on_wire.push_back(Attempt {
             seq,
             attempt,
             erased,
+            resent,
         });
-        start + Time(frag_time.0 * u64::from(n))
+        end
     }
 
     /// The last fragment of the oldest attempt on the wire, one of `pkt`,
@@ -258,17 +290,21 @@ impl FecState {
             .pop_front()
             .expect("an arrival on a link FEC direction matches an attempt on the wire");
         let received = self.cfg.n - a.erased;
-        if decodable(received, self.cfg.k) {
+        if a.resent {
+            // Its retransmission was queued when it was sent.
+            self.resent_on_wire -= 1;
+        } else if decodable(received, self.cfg.k) {
             if a.attempt > 0 {
                 self.stats.recovered_by_arq += 1;
             } else if a.erased > 0 {
                 self.stats.recovered_by_fec += 1;
             }
             self.resolve(a.seq, Delivery::Arrived(pkt));
-        } else if a.attempt < self.cfg.persistence {
+        } else if let (ArqFeedback::Nack(delay), true) =
+            (self.cfg.feedback, a.attempt < self.cfg.persistence)
+        {
             self.stats.retransmissions += 1;
-            self.retx
-                .push_back((t + self.cfg.feedback_delay, pkt, a.seq, a.attempt + 1));
+            self.retx.push_back((t + delay, pkt, a.seq, a.attempt + 1));
         } else {
             self.stats.lost_after_persistence += 1;
             self.resolve(a.seq, Delivery::Lost(pkt, DropCause::LinkLoss));
@@ -305,6 +341,12 @@ impl FecState {
     /// but waiting for an earlier one (in-order delivery), or ready for IP.
     pub fn held(&self) -> usize {
         self.retx.len() + self.waiting + self.out.len()
+    }
+
+    /// Attempts on the wire that are copies of a packet already resent
+    /// ([`ArqFeedback::Ideal`]), so counted elsewhere too.
+    pub fn copies_on_wire(&self) -> usize {
+        self.resent_on_wire
     }
 }
 
@@ -382,12 +424,29 @@ fec_scheme_config! {
         /// Retransmissions of a packet whose block did not decode (0..=255). Default 3.
         #[schemars(range(max = 255))]
         pub persistence: Option<u32>,
-        /// From the last fragment of a failed attempt to the retransmission's
-        /// earliest start. Default: the direction's propagation delay.
+        /// How the sender learns that an attempt failed: "nack" (default: a
+        /// NACK from the far end, `feedback_delay` after the attempt's last
+        /// fragment arrived there) or "ideal" (at the end of the attempt's
+        /// transmission, at once: the retransmission follows it directly).
+        pub feedback: Option<FeedbackKind>,
+        /// With feedback = "nack": from the last fragment of a failed attempt
+        /// to the retransmission's earliest start. Default: the direction's
+        /// propagation delay.
         pub feedback_delay: Option<Time>,
         /// Deliver packets to IP in order of first transmission. Default true.
         pub in_order: Option<bool>,
     }
+}
+
+/// `feedback` of a hybrid FEC/ARQ direction ([`ArqFeedback`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackKind {
+    /// A NACK from the far end.
+    #[default]
+    Nack,
+    /// Known at the end of the attempt's transmission.
+    Ideal,
 }
 
 /// A packet erasure rate to match the code to.
@@ -435,8 +494,9 @@ pub trait FecScheme: fmt::Debug {
     fn default_code(&self) -> Option<(u32, u32)>;
     /// Retransmissions of an undecodable packet.
     fn persistence(&self) -> u32;
-    /// The NACK's way back, if given.
-    fn feedback_delay(&self) -> Option<Time>;
+    /// How the sender learns of a failed attempt, on a direction of
+    /// propagation delay `link_delay`; an error names the key at fault.
+    fn feedback(&self, link_delay: Time) -> Result<ArqFeedback>;
     /// In-order delivery to IP.
     fn in_order(&self) -> bool;
 }
@@ -451,8 +511,8 @@ impl FecScheme for LlFecConfig {
     fn persistence(&self) -> u32 {
         0
     }
-    fn feedback_delay(&self) -> Option<Time> {
-        None
+    fn feedback(&self, link_delay: Time) -> Result<ArqFeedback> {
+        Ok(ArqFeedback::Nack(link_delay))
     }
     fn in_order(&self) -> bool {
         true
@@ -469,8 +529,15 @@ impl FecScheme for HybridFecConfig {
     fn persistence(&self) -> u32 {
         self.persistence.unwrap_or(3)
     }
-    fn feedback_delay(&self) -> Option<Time> {
-        self.feedback_delay
+    fn feedback(&self, link_delay: Time) -> Result<ArqFeedback> {
+        match (self.feedback.unwrap_or_default(), self.feedback_delay) {
+            (FeedbackKind::Nack, d) => Ok(ArqFeedback::Nack(d.unwrap_or(link_delay))),
+            (FeedbackKind::Ideal, None) => Ok(ArqFeedback::Ideal),
+            (FeedbackKind::Ideal, Some(_)) => Err(ConfigError::at_key(
+                "feedback_delay",
+                "applies to feedback = \"nack\"; with feedback = \"ideal\" the sender knows at once",
+            )),
+        }
     }
     fn in_order(&self) -> bool {
         self.in_order.unwrap_or(true)
@@ -565,7 +632,7 @@ impl LinkFecConfig {
             k,
             fragment_header,
             persistence,
-            feedback_delay: s.feedback_delay().unwrap_or(link.delay),
+            feedback: s.feedback(link.delay)?,
             in_order: s.in_order(),
             erasure,
         };
@@ -773,7 +840,7 @@ mod tests {
             k,
             fragment_header: 0,
             persistence,
-            feedback_delay: Time::from_millis(feedback_ms),
+            feedback: ArqFeedback::Nack(Time::from_millis(feedback_ms)),
             in_order,
             erasure: FragmentErasure::Channel,
         }
@@ -955,6 +1022,38 @@ mod tests {
     }
 
     #[test]
+    fn ideal_feedback_resends_right_after_the_failed_attempt() {
+        // n = 4, k = 3, 1.336 ms per block, 10 ms delay. Packet 0's first
+        // attempt loses two fragments; with ideal feedback its retransmission
+        // starts when that attempt ends (1.336 ms), before packet 1, and
+        // arrives at 2.672 + 10 ms; packet 1 follows at 4.008 + 10 ms. With a
+        // NACK after 5 ms the retransmission waits for 11.336 + 5 ms.
+        let fail = [true, true, false, false];
+        let ok = [false; 4];
+        let script: Vec<bool> = [fail, ok, ok].concat();
+        let mut c = cfg(4, 3, 1, 0, true);
+        c.feedback = ArqFeedback::Ideal;
+        let mut l = link(c, &script);
+        assert!(l.enqueue(Time::ZERO, pkt(0, 1000)).is_none());
+        assert!(l.enqueue(Time::ZERO, pkt(1, 1000)).is_none());
+        let got = drain(&mut l);
+        assert_eq!(got, vec![(us(12_672), 0, true), (us(14_008), 1, true)]);
+        let f = l.fec_stats().unwrap();
+        assert_eq!((f.retransmissions, f.recovered_by_arq), (1, 1));
+        assert_eq!(f.fragments_sent, 12);
+        // Persistence spent: both attempts fail, the packet is lost when the
+        // last one arrives (2.672 + 10 ms), and nothing more is sent.
+        let mut c = cfg(4, 3, 1, 0, true);
+        c.feedback = ArqFeedback::Ideal;
+        let mut l = link(c, &[fail, fail].concat());
+        assert!(l.enqueue(Time::ZERO, pkt(0, 1000)).is_none());
+        assert_eq!(drain(&mut l), vec![(us(12_672), 0, false)]);
+        let f = l.fec_stats().unwrap();
+        assert_eq!((f.retransmissions, f.lost_after_persistence), (1, 1));
+        assert_eq!(f.fragments_sent, 8);
+    }
+
+    #[test]
     fn packet_rate_conversion_erases_fragments_at_the_converted_rate() {
         // per = 0.3 for 500-byte packets; 500-byte packets with k = 10 make
         // 50-byte fragments, each erased with 1 − 0.7^(1/10).
@@ -987,6 +1086,8 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// Every packet offered is delivered once or counted lost once, the
+        /// link counts each packet inside it once (also while a failed copy
+        /// travels beside its retransmission, with ideal feedback), the
         /// counters add up, in-order delivery keeps the order, and the link
         /// ends empty.
         #[test]
@@ -997,16 +1098,21 @@ mod tests {
             q in 0.0f64..0.6,
             in_order in any::<bool>(),
             fb_ms in 0u64..30,
+            ideal in any::<bool>(),
             gaps in proptest::collection::vec(0u64..3000, 1..120),
             seed in any::<u64>(),
         ) {
             let n = k + extra;
+            let mut fec = cfg(n, k, persistence, fb_ms, in_order);
+            if ideal {
+                fec.feedback = ArqFeedback::Ideal;
+            }
             let q_cfg = Queue::new(Limit::Packets(1000), Box::new(DropTail), Rng::stream(seed, "q"));
             let mut l = WiredDirection::with_fec(
                 WiredConfig { schedule: Vec::new(), rate_bps: 8_000_000, delay: Time::from_millis(5), overhead_bytes: 3, trace: None, immediate: false },
                 q_cfg,
                 Box::new(Bernoulli::new(q, Rng::stream(seed, "ch"))),
-                cfg(n, k, persistence, fb_ms, in_order),
+                fec,
                 Rng::stream(seed, "fec"),
             );
             let mut now = Time::ZERO;
@@ -1016,6 +1122,8 @@ mod tests {
                 while let Some(t) = l.poll_timeout().filter(|t| *t <= now) {
                     while let Some(d) = l.poll_deliver(t) { seen.push(d); }
                 }
+                // Each packet offered and not yet out is counted once inside.
+                prop_assert_eq!(l.in_transit(), i - seen.len());
                 prop_assert!(l.enqueue(now, pkt(i as u64, 100 + (i as u32 * 37) % 1400)).is_none());
             }
             while let Some(t) = l.poll_timeout() {

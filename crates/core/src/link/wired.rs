@@ -412,9 +412,8 @@ impl WiredDirection {
 
     /// Packets queued, on the wire, or held by the FEC/ARQ layer.
     pub fn in_transit(&self) -> usize {
-        self.queue.len()
-            + self.queue.dropped_waiting()
-            + self.wire.len()
+        self.queue.len() + self.queue.dropped_waiting() + self.wire.len()
+            - self.fec.as_ref().map_or(0, |f| f.copies_on_wire())
             + usize::from(self.stuck.is_some())
             + self.netem.as_ref().map_or(0, |n| n.held())
             + self.fec.as_ref().map_or(0, |f| f.held())

@@ -540,7 +540,14 @@ fn link_fec_conserves_packets_in_a_network() {
     // in-order release) are counted inside the link.
     let text =
         chain_fec("{ scheme = \"hybrid\", loss_unit = \"fragment\", feedback_delay = \"30ms\" }");
-    let loaded = load(parse(&text).unwrap(), &[("loss".into(), "0.15".into())]).unwrap();
+    link_fec_conserves(&text);
+    link_fec_conserves(&chain_fec(
+        "{ scheme = \"hybrid\", loss_unit = \"fragment\", feedback = \"ideal\" }",
+    ));
+}
+
+fn link_fec_conserves(text: &str) {
+    let loaded = load(parse(text).unwrap(), &[("loss".into(), "0.15".into())]).unwrap();
     let (mut sim, d) = build(&loaded, 4).unwrap();
     for step in 1..=7u64 {
         sim.run(Time(d.0 * step / 7));
@@ -581,6 +588,14 @@ fn link_fec_bad_input_names_the_key() {
         (
             "{ scheme = \"hybrid\", feedback_delay = \"soon\" }",
             "links[1].ab.fec.feedback_delay",
+        ),
+        (
+            "{ scheme = \"hybrid\", feedback = \"ideal\", feedback_delay = \"1ms\" }",
+            "links[1].ab.fec.feedback_delay",
+        ),
+        (
+            "{ scheme = \"hybrid\", feedback = \"soon\" }",
+            "links[1].ab.fec.feedback",
         ),
         (
             "{ scheme = \"ll-fec\", k = 9, matched_per = 1.5 }",
