@@ -135,6 +135,14 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     # ns-2's two sinks are two different runs.
     assert any(r["goodput_mbit_delack"] != r["goodput_mbit"] for r in sens)
     assert len(result["tables"]["sensitivity-timeouts"]["rows"]) == len(sens)
+    for r in result["tables"]["sensitivity-timeouts"]["rows"]:
+        pub, ratio = r["published"], r["delack_over_paper"]
+        if pub:
+            assert ratio == pytest.approx(r["timeouts"]["ns2_delack"]["mean"] / pub)
+        else:
+            assert ratio is None
+    assert any("times the paper's timeouts" in n
+               for n in result["tables"]["sensitivity-timeouts"]["notes"])  # fmt: skip
     # Each cause experiment changes its runs: LT-TCP's doubled FEC raises its overhead.
     causes = result["tables"]["causes"]["rows"]
     lt = [r for r in causes if r["config"]["scheme"] == "lt-tcp"]
