@@ -13,13 +13,13 @@ import pytest
 import tomli_w
 
 from conftest import CliRunner, assert_bad_input
-from linklab.reproduce.lt_tcp import five_run_range, time_mean
+from linklab.reproduce.lt_tcp import block_loss, five_run_range, log_interp, time_mean
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = (
     "table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity",
-    "sensitivity-timeouts", "causes", "spread",
+    "sensitivity-timeouts", "causes", "spread", "ll-fec-as-sack",
 )  # fmt: skip
 
 
@@ -154,6 +154,12 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     assert [r["config"]["per"] for r in ideal] == [0.1]
     assert ideal[0]["goodput_after"]["mean"] > 1.5 * ideal[0]["goodput_before"]["mean"]
     assert "ns2" in result["tcp_profile"]
+    # LL-FEC at 10 % beside TCP-SACK at the (10, 9) block's loss rate, ours and the paper's.
+    eq = result["tables"]["ll-fec-as-sack"]["rows"]
+    assert eq[0]["config"]["loss"] == pytest.approx(block_loss(10, 9, 0.1))
+    assert eq[0]["ll_fec"]["mean"] > 0 and eq[0]["sack_at_block_loss"]["mean"] > 0
+    assert eq[1]["ll_fec"] == 0.086 and 0.048 < eq[1]["sack_at_block_loss"] < 0.233
+    assert len(eq[2]["checks"]) == 1
     # The wide misses under the DelAck sink: the range of a 5-run mean, and whether
     # the paper's number is in it.
     spread = result["tables"]["spread"]["rows"]
@@ -166,6 +172,16 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
         lo, hi = r["five_run_range"]
         assert r["inside"] == (lo <= r["published"] <= hi)
         assert abs(r["goodput"]["mean"] / r["published"] - 1) > 0.1
+
+
+def test_block_loss_and_log_interpolation() -> None:
+    # (10, 9) at q = 0.1: fails unless 9 or 10 fragments arrive.
+    assert block_loss(10, 9, 0.1) == pytest.approx(1 - 0.9**10 - 10 * 0.1 * 0.9**9)
+    assert block_loss(4, 1, 0.5) == pytest.approx(0.5**4)
+    assert block_loss(3, 3, 0.0) == 0.0
+    # Halfway in x on a log scale is the geometric mean.
+    assert log_interp(0.25, 0.2, 4.0, 0.3, 1.0) == pytest.approx(2.0)
+    assert log_interp(0.2, 0.2, 4.0, 0.3, 1.0) == pytest.approx(4.0)
 
 
 def test_time_mean_weights_each_value_by_how_long_it_held() -> None:
