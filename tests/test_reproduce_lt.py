@@ -145,7 +145,7 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
                for n in result["tables"]["sensitivity-timeouts"]["notes"])  # fmt: skip
     # Each cause experiment changes its runs: LT-TCP's doubled FEC raises its overhead.
     causes = result["tables"]["causes"]["rows"]
-    lt = [r for r in causes if r["config"]["scheme"] == "lt-tcp"]
+    lt = [r for r in causes if r["config"]["change"] == "proactive FEC x2"]
     assert [r["config"]["per"] for r in lt] == [0.1, 0.3]
     assert all(r["proactive_after"]["mean"] > r["proactive_before"]["mean"] for r in lt)
     # Ideal link ARQ feedback: a retry costs only its own transmission, so the

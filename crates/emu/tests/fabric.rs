@@ -92,8 +92,11 @@ fn round_trip_is_twice_the_link_delay() {
         te.p50 * 1e6,
         te.p99 * 1e6
     );
-    // A loose bound for shared CI machines; benches report the real figure.
-    assert!(te.p99 < 0.010, "p99 lateness {} s", te.p99);
+    // The median is robust to a shared machine's scheduling hiccups; the
+    // p99 of some 80 packets is their worst one, so only a broken clock
+    // fails its bound. Benches report the real figures.
+    assert!(te.p50 < 0.001, "median lateness {} s", te.p50);
+    assert!(te.p99 < 0.050, "p99 lateness {} s", te.p99);
 }
 
 #[test]

@@ -755,6 +755,36 @@ fn lt_tcp_beats_sack_under_erasures_and_reports_its_blocks() {
 }
 
 #[test]
+fn lt_tcp_initial_estimate_sets_e_before_the_first_window() {
+    // Without erasures E stays where it starts (eq. 1: a window without
+    // erasures leaves it unchanged): 0 gives no proactive repairs, 0.2 gives
+    // repairs from the first block on and keeps E at 0.2.
+    let run_with = |e0: &str| {
+        let text = LT_TCP.replace(
+            "estimator = \"${estimator}\"",
+            &format!("estimator = \"${{estimator}}\"\ninitial_estimate = {e0}"),
+        );
+        let opts = RunOptions {
+            seed: Some(1),
+            params: [("flows", "2"), ("duration", "5s"), ("per", "0")]
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..RunOptions::default()
+        };
+        run(Source::Toml(text), &opts).unwrap().summary.to_json()
+    };
+    let (zero, start) = (run_with("0.0"), run_with("0.2"));
+    let repairs = |s: &Value| s["flows"][0]["lt"]["repairs_proactive"].as_u64().unwrap();
+    assert_eq!(repairs(&zero), 0);
+    assert!(repairs(&start) > 100, "{}", repairs(&start));
+    let e = start["flows"][0]["lt"]["erasure_estimate"]
+        .as_f64()
+        .unwrap();
+    assert!((e - 0.2).abs() < 1e-12, "E = {e}");
+}
+
+#[test]
 fn lt_tcp_bad_input_names_the_key() {
     let cases: &[(&str, &str, &str)] = &[
         (
@@ -787,6 +817,11 @@ fn lt_tcp_bad_input_names_the_key() {
             "estimator = \"${estimator}\"",
             "estimator = \"oracle\"",
             "tcp.lt.estimator",
+        ),
+        (
+            "mss_min = \"${mss_min}\"",
+            "mss_min = 100\ninitial_estimate = 1.0",
+            "tcp.lt.initial_estimate",
         ),
         (
             "mss_min = \"${mss_min}\"",

@@ -190,6 +190,8 @@ pub struct LtOverlay {
     /// Longest FEC block n (data + all repairs) of the shortened RS code, 2 to 255. Default 255.
     #[schemars(range(min = 2, max = 255))]
     pub block_max: Option<u16>,
+    /// E before the first window, 0 <= E < 1. Default 0.
+    pub initial_estimate: Option<f64>,
 }
 
 /// `*dst = v` where `v` is given.
@@ -255,6 +257,7 @@ impl LtOverlay {
         set(&mut c.mss_min, self.mss_min);
         set(&mut c.mss_max, self.mss_max);
         set(&mut c.block_max, self.block_max);
+        set(&mut c.initial_estimate, self.initial_estimate);
         if let Some(b) = &self.proactive_bins {
             c.proactive_bins = b.clone();
         }

@@ -56,6 +56,8 @@ pub struct LtConfig {
     /// Longest code (n of the shortened RS code): data, proactive and reactive
     /// repairs of one block together, at most 255.
     pub block_max: u16,
+    /// E before the first window, in [0, 1) (the paper does not give it).
+    pub initial_estimate: f64,
 }
 
 impl Default for LtConfig {
@@ -86,6 +88,7 @@ impl Default for LtConfig {
             ]),
             reactive_bins: bins(&[(0.001, 0), (0.30, 1), (1.0, 2)]),
             block_max: 255,
+            initial_estimate: 0.0,
         }
     }
 }
@@ -128,6 +131,13 @@ impl LtConfig {
                 "block_max",
                 self.block_max.to_string(),
                 format!("packets: {m}"),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.initial_estimate) {
+            return Err(ConfigError::new(
+                "initial_estimate",
+                self.initial_estimate.to_string(),
+                "0 <= initial_estimate < 1",
             ));
         }
         check_bins("proactive_bins", &self.proactive_bins)?;
@@ -204,6 +214,14 @@ pub struct ErasureEstimator {
 }
 
 impl ErasureEstimator {
+    /// An estimator that starts at `e` (clamped to [0, 1]) before any window.
+    pub fn starting_at(e: f64) -> Self {
+        ErasureEstimator {
+            e: e.clamp(0.0, 1.0),
+            windows: 0,
+        }
+    }
+
     /// Fold in the erasure fraction `new_l` ∈ [0, 1] of one window; returns the new E.
     pub fn update(&mut self, new_l: f64) -> f64 {
         let new_l = new_l.clamp(0.0, 1.0);
@@ -291,6 +309,20 @@ mod tests {
         let mut z = ErasureEstimator::default();
         assert_eq!(z.update(0.0), 0.0);
         assert_eq!(z.windows(), 1);
+        // A start at E0 = 0.3 (initial_estimate): a window without erasures keeps
+        // it, and the first sample is weighed against it, not taken whole.
+        let mut s = ErasureEstimator::starting_at(0.3);
+        assert_eq!((s.value(), s.windows()), (0.3, 0));
+        assert_eq!(s.update(0.0), 0.3);
+        // new = 0.1, E = 0.3: (0.01 + 0.09) / 0.4 = 0.25.
+        assert!((s.update(0.1) - 0.25).abs() < 1e-12);
+        let mut c = LtConfig::default();
+        for bad in [1.0, -0.1, f64::NAN] {
+            c.initial_estimate = bad;
+            assert_eq!(c.validate().unwrap_err().path, "initial_estimate");
+        }
+        c.initial_estimate = 0.5;
+        assert!(c.validate().is_ok());
     }
 
     #[test]

@@ -92,8 +92,11 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     /// A receiver at `node` for `flow`, acknowledging to `peer`.
     pub fn new(cfg: TcpConfig, flow: FlowId, node: NodeId, peer: NodeId) -> Self {
-        let rx_est = (cfg.lt.blocks() && cfg.lt.estimator == EstimatorSide::Receiver)
-            .then(RxEstimate::default);
+        let rx_est =
+            (cfg.lt.blocks() && cfg.lt.estimator == EstimatorSide::Receiver).then(|| RxEstimate {
+                est: ErasureEstimator::starting_at(cfg.lt.initial_estimate),
+                ..RxEstimate::default()
+            });
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
             header: cfg.base_header(),
