@@ -9,11 +9,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import tomli_w
 
 from conftest import CliRunner, assert_bad_input
-from linklab.reproduce.lt_tcp import block_loss, five_run_range, log_interp, time_mean
+from linklab.reproduce.lt_tcp import (
+    block_loss,
+    five_run_range,
+    log_interp,
+    step_envelope,
+    time_mean,
+)
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
@@ -190,6 +197,22 @@ def test_time_mean_weights_each_value_by_how_long_it_held() -> None:
     # A change after the end is cut off; the window starts at the first row.
     assert time_mean([1.0, 3.0, 9.0], [1.0, 0.0, 5.0], 5.0) == 0.5
     assert math.isnan(time_mean([], [], 5.0))
+    # Arrays as well as lists.
+    assert time_mean(np.array([0.0, 1.0]), np.array([2.0, 4.0]), 4.0) == 3.5
+
+
+def test_step_envelope_keeps_each_slice_s_peak() -> None:
+    # Four slices of 1 s over [0, 4]: 1 from 0.5, a spike to 9 inside slice 2,
+    # back to 0 at 2.5; nothing before 0.5, so slice 0 starts undefined.
+    starts, peak = step_envelope([0.5, 1.2, 1.3, 2.5], [1.0, 9.0, 3.0, 0.0], 4.0, bins=4)
+    assert list(starts) == [0.0, 1.0, 2.0, 3.0]
+    assert peak[0] == 1.0 and peak[1] == 9.0 and peak[2] == 3.0 and peak[3] == 0.0
+    starts, peak = step_envelope([1.0], [5.0], 4.0, bins=4)
+    assert math.isnan(peak[0]) and list(peak[1:]) == [5.0, 5.0, 5.0]
+    # A million rows become `bins` points.
+    t = np.linspace(0, 200, 1_000_000, endpoint=False)
+    starts, peak = step_envelope(t, np.sin(t), 200.0)
+    assert len(starts) == len(peak) == 2000 and peak.max() <= 1.0
 
 
 def test_five_run_range_is_the_prediction_interval_of_a_5_run_mean() -> None:

@@ -693,21 +693,48 @@ BOTTLENECK = "L->R"  # the bottleneck's data direction in the dumbbell files
 
 def time_mean(times: Sequence[float], values: Sequence[float], end: float) -> float:
     """Time average over ``[times[0], end]`` of the step function that takes
-    ``values[i]`` from ``times[i]`` to the next change (a trace's change rows)."""
-    if not times or end <= times[0]:
+    ``values[i]`` from ``times[i]`` to the next change (a trace's change rows,
+    in time order; lists or arrays)."""
+    import numpy as np
+
+    t = np.asarray(times, dtype=float)
+    if t.size == 0 or end <= t[0]:
         return math.nan
-    area = 0.0
-    for i, v in enumerate(values):
-        if times[i] >= end:
-            break
-        t1 = times[i + 1] if i + 1 < len(times) else end
-        area += v * (min(t1, end) - times[i])
-    return area / (end - times[0])
+    v = np.asarray(values, dtype=float)
+    keep = t < end
+    t, v = t[keep], v[keep]
+    nxt = np.minimum(np.append(t[1:], end), end)
+    return float(np.sum(v * (nxt - t)) / (end - t[0]))
+
+
+def step_envelope(
+    times: Sequence[float], values: Sequence[float], end: float, bins: int = 2000
+) -> tuple[Any, Any]:
+    """The step function of a trace's change rows, as its maximum over each of
+    ``bins`` equal slices of ``[0, end]`` (the value in force at the slice's
+    start included; NaN before the first row): what a plot ``bins`` pixels wide
+    shows of it, in bounded memory however many rows the trace has. Returns the
+    slice starts and the maxima."""
+    import numpy as np
+
+    t = np.asarray(times, dtype=float)
+    v = np.asarray(values, dtype=float)
+    starts = np.linspace(0.0, end, bins + 1)[:-1]
+    before = np.searchsorted(t, starts, side="right") - 1
+    peak = np.where(before >= 0, v[np.clip(before, 0, None)] if v.size else np.nan, np.nan)
+    inside = (t >= 0) & (t < end)
+    if inside.any():
+        k = np.minimum((t[inside] / end * bins).astype(int), bins - 1)
+        most = np.full(bins, -np.inf)
+        np.maximum.at(most, k, v[inside])
+        peak = np.where(np.isinf(most), peak, np.fmax(peak, most))
+    return starts, peak
 
 
 def _fig2(c: LtTcp) -> list[Table]:
     """Fig. 2: one traced run per scheme and PER (10 and 20 %): every flow's
     window and the bottleneck queue over time, and their time averages."""
+    import numpy as np
     import polars as pl
 
     end = float(c.trace_s)
@@ -737,17 +764,26 @@ def _fig2(c: LtTcp) -> list[Table]:
                 per_flow.append(
                     time_mean(one["time_s"].to_list(), one["cwnd_bytes"].to_list(), end)
                 )
-            qt, qv = q["time_s"].to_list(), q["packets"].to_list()
-            queue = time_mean([0.0, *qt], [0, *qv], end)
-            empty = time_mean([0.0, *qt], [1.0, *(float(v == 0) for v in qv)], end)
+            qt = np.concatenate(([0.0], q["time_s"].to_numpy()))
+            qv = np.concatenate(([0.0], q["packets"].to_numpy().astype(float)))
+            del q
+            queue = time_mean(qt, qv, end)
+            empty = time_mean(qt, (qv == 0).astype(float), end)
             cwnd = sum(per_flow) / len(per_flow) if per_flow else math.nan
             goodput = run.summary["aggregate"]["goodput_bps"] / 1e6
             first = cw.filter(pl.col("flow") == flows[0]) if flows else cw
+            # The figure's series: each step function's envelope, not its rows
+            # (a 200 s LT-TCP run changes the queue a million times).
+            cwnd_t, cwnd_kb = step_envelope(
+                first["time_s"].to_numpy(), first["cwnd_bytes"].to_numpy() / 1000, end
+            )
+            queue_t, queue_p = step_envelope(qt, qv, end)
+            del qt, qv
             series[(scheme, per)] = {
-                "cwnd_t": first["time_s"].to_list(),
-                "cwnd": [b / 1000 for b in first["cwnd_bytes"].to_list()],
-                "queue_t": qt,
-                "queue": qv,
+                "cwnd_t": cwnd_t,
+                "cwnd": cwnd_kb,
+                "queue_t": queue_t,
+                "queue": queue_p,
             }
             t.add(
                 [
@@ -823,9 +859,9 @@ def _fig2_plot(series: dict[tuple[str, float], dict[str, Any]], out: str) -> Non
             bottom.step(s["queue_t"], s["queue"], where="post", color=colors[scheme], lw=0.5,
                         label=label)  # fmt: skip
         top.set_title(f"congestion window, flow 1 ({per:.0%} PER)", fontsize=9)
-        top.set_ylabel("cwnd (kB)")
+        top.set_ylabel("cwnd (kB, peak per 0.1 s)")
         bottom.set_title(f"bottleneck queue ({per:.0%} PER)", fontsize=9)
-        bottom.set_ylabel("packets")
+        bottom.set_ylabel("packets (peak per 0.1 s)")
         bottom.set_xlabel("time (s)")
         for ax in (top, bottom):
             ax.grid(True, alpha=0.3)
