@@ -824,6 +824,16 @@ fn lt_tcp_bad_input_names_the_key() {
             "tcp.lt.initial_estimate",
         ),
         (
+            "reactive_limit = \"inventory\"",
+            "reactive_limit = \"holes\"",
+            "tcp.lt.reactive_limit",
+        ),
+        (
+            "reactive_in_window = false",
+            "reactive_in_window = \"yes\"",
+            "tcp.lt.reactive_in_window",
+        ),
+        (
             "mss_min = \"${mss_min}\"",
             "mss_min = 100\nmss_max = 1000",
             "tcp.lt.mss_max",

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
-use super::{Bin, CcConfig, EstimatorSide, LtConfig, SackRules, TcpConfig, Variant};
+use super::{Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, SackRules, TcpConfig, Variant};
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
 
@@ -192,6 +192,13 @@ pub struct LtOverlay {
     pub block_max: Option<u16>,
     /// E before the first window, 0 <= E < 1. Default 0.
     pub initial_estimate: Option<f64>,
+    /// Reactive repairs of a block: "inventory" (g(E) per duplicate ACK while
+    /// the code has repairs left, the paper's rule) or "deficit" (no more in
+    /// all than the block's known holes / (1 - E)). Default "inventory".
+    pub reactive_limit: Option<ReactiveLimit>,
+    /// Reactive repairs wait for room in the window (true) or go out at the
+    /// duplicate ACK on top of it, as in the paper (false). Default false.
+    pub reactive_in_window: Option<bool>,
 }
 
 /// `*dst = v` where `v` is given.
@@ -258,6 +265,8 @@ impl LtOverlay {
         set(&mut c.mss_max, self.mss_max);
         set(&mut c.block_max, self.block_max);
         set(&mut c.initial_estimate, self.initial_estimate);
+        set(&mut c.reactive_limit, self.reactive_limit);
+        set(&mut c.reactive_in_window, self.reactive_in_window);
         if let Some(b) = &self.proactive_bins {
             c.proactive_bins = b.clone();
         }

@@ -30,6 +30,20 @@ pub enum EstimatorSide {
     Sender,
 }
 
+/// How many reactive repairs a block may get (`reactive_limit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReactiveLimit {
+    /// The paper's rule (§2: "for every dupack, the sender transmits R
+    /// reactive FEC packets"): `g(E)` repairs per duplicate ACK while the
+    /// block's code has repairs left (`block_max`).
+    #[default]
+    Inventory,
+    /// linklab's cap: no more repairs for a block in all (proactive
+    /// included) than its known holes / (1 − E).
+    Deficit,
+}
+
 /// LT-TCP switches and parameters. With every switch off the sender is plain TCP.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LtConfig {
@@ -58,6 +72,13 @@ pub struct LtConfig {
     pub block_max: u16,
     /// E before the first window, in [0, 1) (the paper does not give it).
     pub initial_estimate: f64,
+    /// How many reactive repairs a block may get.
+    pub reactive_limit: ReactiveLimit,
+    /// Reactive repairs wait for room in the window and occupy it (true), or
+    /// go out at the duplicate ACK on top of the window, as in the paper's
+    /// implementation (false: its §4 lists "ensure that reactive FEC packets
+    /// also honor the TCP window" as work to do).
+    pub reactive_in_window: bool,
 }
 
 impl Default for LtConfig {
@@ -89,6 +110,8 @@ impl Default for LtConfig {
             reactive_bins: bins(&[(0.001, 0), (0.30, 1), (1.0, 2)]),
             block_max: 255,
             initial_estimate: 0.0,
+            reactive_limit: ReactiveLimit::Inventory,
+            reactive_in_window: false,
         }
     }
 }

@@ -37,7 +37,7 @@ use crate::time::Time;
 pub use cc::{CcConfig, CongestionControl, Signal, Window};
 pub use config::{LtOverlay, Profile, TcpOverlay};
 pub use loss_events::{LossEventEstimator, ReceiverLossDetector};
-pub use lt::{Bin, EstimatorSide, LtConfig};
+pub use lt::{Bin, EstimatorSide, LtConfig, ReactiveLimit};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};

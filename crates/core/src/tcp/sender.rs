@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
-use super::lt::{self, ErasureEstimator, EstimatorSide};
+use super::lt::{self, ErasureEstimator, EstimatorSide, ReactiveLimit};
 use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
@@ -1380,16 +1380,18 @@ impl TcpSender {
                     return None;
                 }
                 let una = self.snd_una;
-                // Repairs stop at the block's deficit: no more than its
-                // known holes / (1 − E) repairs in all (proactive included).
+                // With the deficit limit, repairs stop at no more than the
+                // block's known holes / (1 − E) in all (proactive included).
+                let deficit = self.cfg.lt.reactive_limit == ReactiveLimit::Deficit;
                 let keep = 1.0 - self.erasure_estimate().min(0.9);
                 let found = self.blocks.iter().position(|b| {
                     !b.open
                         && b.start <= una
                         && una < b.end
                         && b.k + b.next_index < self.cfg.lt.block_max
-                        && f64::from(b.next_index)
-                            < (self.sb.holes_in(b.start, b.end) as f64 / keep).ceil()
+                        && (!deficit
+                            || f64::from(b.next_index)
+                                < (self.sb.holes_in(b.start, b.end) as f64 / keep).ceil())
                 });
                 match found {
                     Some(i) => i,
@@ -1402,7 +1404,12 @@ impl TcpSender {
         };
         let b = self.blocks[idx];
         let size = u64::from(b.mss);
-        let fits = if sack_recovery {
+        // A reactive repair outside the window neither waits for room in it
+        // nor occupies it (nor clocks its growth).
+        let outside = proactive.is_none() && !self.cfg.lt.reactive_in_window;
+        let fits = if outside {
+            true
+        } else if sack_recovery {
             self.recovery_pipe() + (self.fec_pipe + size) as i64 <= self.win.cwnd as i64
         } else {
             self.snd_nxt - self.snd_una + self.fec_pipe + size <= self.win.cwnd
@@ -1428,9 +1435,10 @@ impl TcpSender {
         let len = std::num::NonZeroU32::new(len).expect("a closed block holds data");
         self.stats.wire_bytes += size + u64::from(self.header);
         self.order += 1;
-        self.fec_out.push_back((self.order, size, start));
-        self.fec_pipe += size;
-        if sack_recovery {
+        let counted = if outside { 0 } else { size };
+        self.fec_out.push_back((self.order, counted, start));
+        self.fec_pipe += counted;
+        if sack_recovery && !outside {
             self.prr_out += size;
         }
         if self.rto_deadline.is_none() {

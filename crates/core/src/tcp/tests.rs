@@ -1367,36 +1367,76 @@ fn proactive_fec_rebuilds_single_losses_without_retransmission() {
     assert!(st.wire_bytes > 300_000);
 }
 
+/// One lost segment, `g(E) = 1`: with the paper's rule (inventory, outside
+/// the window) every duplicate ACK sends a repair at once; inside the window
+/// repairs wait for room, so fewer go out; the deficit limit sends one (the
+/// block's single hole), wherever the window stands.
 #[test]
 fn reactive_fec_answers_duplicate_acks_from_the_inventory() {
-    let lt = LtConfig {
-        reactive_fec: true,
-        ecn_only: true,
-        adaptive_mss: true,
-        reactive_bins: vec![Bin {
-            upto: 1.0,
-            packets: 1,
-        }],
-        ..LtConfig::default()
+    let run = |limit: ReactiveLimit, in_window: bool| {
+        let lt = LtConfig {
+            reactive_fec: true,
+            ecn_only: true,
+            adaptive_mss: true,
+            reactive_bins: vec![Bin {
+                upto: 1.0,
+                packets: 1,
+            }],
+            reactive_limit: limit,
+            reactive_in_window: in_window,
+            ..LtConfig::default()
+        };
+        let mut h = Harness::new(lt_cfg(lt), App::Bytes(100_000), MBPS10, ms(10));
+        h.data_hook = drop_data(vec![40_000]);
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(10)));
+        let st = h.s.stats();
+        assert_eq!(st.repairs_proactive, 0);
+        assert_eq!(st.timeouts, 0, "{st:?}");
+        assert_eq!(h.r.delivered(), 100_000);
+        let repairs: Vec<&Packet> = h
+            .data_sent
+            .iter()
+            .filter_map(|(_, p)| p.repair.as_ref().map(|_| p))
+            .collect();
+        assert_eq!(repairs.len() as u64, st.repairs_reactive);
+        for p in &repairs {
+            let r = p.repair.unwrap();
+            assert!(p.seq <= 40_000 && 40_000 < p.seq + u64::from(r.block_len.get()));
+        }
+        // Duplicate ACKs: those for 40 000 after the first; new data sent
+        // while they arrive (until the ACK of the rebuilt block).
+        let at_40k: Vec<Time> = h
+            .acks_arrived
+            .iter()
+            .filter(|(_, p)| p.ack == 40_000)
+            .map(|(t, _)| *t)
+            .collect();
+        let rebuilt = h
+            .acks_arrived
+            .iter()
+            .find(|(_, p)| p.ack > 40_000)
+            .unwrap()
+            .0;
+        let new_data = h
+            .data_sent
+            .iter()
+            .filter(|(t, p)| *t > at_40k[0] && *t < rebuilt && p.repair.is_none() && !p.retransmit)
+            .count();
+        (st.repairs_reactive, at_40k.len() as u64 - 1, new_data)
     };
-    let mut h = Harness::new(lt_cfg(lt), App::Bytes(100_000), MBPS10, ms(10));
-    h.data_hook = drop_data(vec![40_000]);
-    h.start();
-    assert!(h.run_to_completion(Time::from_secs(10)));
-    let st = h.s.stats();
-    assert_eq!(st.repairs_proactive, 0);
-    // One hole: the deficit rule caps the reactive repairs of its block at 1.
-    assert_eq!(st.repairs_reactive, 1, "{st:?}");
-    assert_eq!(st.timeouts, 0);
-    assert_eq!(h.r.delivered(), 100_000);
-    let repairs: Vec<&Packet> = h
-        .data_sent
-        .iter()
-        .filter_map(|(_, p)| p.repair.as_ref().map(|_| p))
-        .collect();
-    assert_eq!(repairs.len(), 1);
-    let r = repairs[0].repair.unwrap();
-    assert!(repairs[0].seq <= 40_000 && 40_000 < repairs[0].seq + u64::from(r.block_len.get()));
+    for in_window in [true, false] {
+        assert_eq!(run(ReactiveLimit::Deficit, in_window).0, 1);
+    }
+    // Every duplicate ACK sends a repair.
+    let (outside, dupacks, data_outside) = run(ReactiveLimit::Inventory, false);
+    assert!(dupacks >= 3, "{dupacks}");
+    assert_eq!(outside, dupacks);
+    // Inside the window each repair takes the room a duplicate ACK frees,
+    // so less new data goes out meanwhile; outside it, repairs take none.
+    let (inside, _, data_inside) = run(ReactiveLimit::Inventory, true);
+    assert!(1 <= inside && inside <= outside, "{inside} {outside}");
+    assert!(data_inside < data_outside, "{data_inside} {data_outside}");
 }
 
 fn lt_random_run(seed: u64, p_data: f64, p_ack: f64, total: u64, lt: LtConfig) {
@@ -1414,7 +1454,7 @@ proptest! {
         p_data in 0.0f64..0.4,
         p_ack in 0.0f64..0.2,
         total in 1u64..150_000,
-        switches in 0u8..16,
+        switches in 0u8..64,
         receiver_side in any::<bool>(),
     ) {
         let lt = LtConfig {
@@ -1423,6 +1463,8 @@ proptest! {
             proactive_fec: switches & 4 != 0,
             reactive_fec: switches & 8 != 0,
             estimator: if receiver_side { EstimatorSide::Receiver } else { EstimatorSide::Sender },
+            reactive_limit: if switches & 16 != 0 { ReactiveLimit::Deficit } else { ReactiveLimit::Inventory },
+            reactive_in_window: switches & 32 != 0,
             mss_min: 50,
             g_min_segments: 6,
             ..LtConfig::default()
