@@ -25,8 +25,8 @@ pub struct RttEstimator {
 }
 
 /// ns-2's retransmission timer (`tcp.cc`, `TcpAgent::rtt_update`,
-/// `rtt_timeout`, `rtt_backoff`): RTT samples rounded to whole ticks of
-/// `tcpTick_`; `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional
+/// `rtt_timeout`, `rtt_backoff`): RTT samples in whole ticks of
+/// `tcpTick_` (the ticks a segment spans, or a timestamp echo rounded); `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional
 /// bits; RTO = (srtt + 4·rttvar) in whole ticks, clamped below by
 /// `minrto_` before the back-off (`rfc2988_`), above by `maxrto_`, and to at
 /// least two ticks; the back-off doubles to 64 (with `rfc2988_`, on while
@@ -82,11 +82,39 @@ impl RttEstimator {
     }
 
     /// Take an RTT measurement `r` (RFC 6298 §2.2–2.4); clears the back-off.
+    /// With ns-2's clock `r` is rounded to whole ticks, as ns-2 does for
+    /// timestamp echoes (`ts_option_`).
     pub fn sample(&mut self, r: Time) {
-        self.latest = Some(r);
+        if let Some(tick) = self.ns2.map(|c| c.tick.0) {
+            self.latest = Some(r);
+            self.ns2_update(((r.0 + tick / 2) / tick).max(1) as i64);
+            return;
+        }
+        self.rfc6298_update(r);
+    }
+
+    /// The RTT of a segment sent at `sent` and acknowledged at `now`. With
+    /// ns-2's clock (no timestamps) it is the number of clock ticks between
+    /// the two instants, at least one (`rtt_update`: `(tao + tickoff) /
+    /// tcp_tick_` with the send time's offset into its tick) — ns-2 adds a
+    /// random `boot_time_` to the clock; linklab's flows start at random
+    /// times (`start_jitter`), which randomises the phase the same way.
+    /// Otherwise the same as [`RttEstimator::sample`].
+    pub fn sample_between(&mut self, sent: Time, now: Time) {
+        let r = now.saturating_sub(sent);
+        if let Some(tick) = self.ns2.map(|c| c.tick.0) {
+            self.latest = Some(r);
+            let ticks = (now.0 / tick).saturating_sub(sent.0 / tick);
+            self.ns2_update(ticks.max(1) as i64);
+            return;
+        }
+        self.rfc6298_update(r);
+    }
+
+    /// ns-2's `rtt_update` with a sample of `t_rtt` ticks; clears the back-off.
+    fn ns2_update(&mut self, t_rtt: i64) {
         if let Some(c) = self.ns2.as_mut() {
             let tick = c.tick.0;
-            let t_rtt = ((r.0 + tick / 2) / tick).max(1) as i64;
             if c.t_srtt != 0 {
                 let mut delta = t_rtt - (c.t_srtt >> 3);
                 c.t_srtt += delta;
@@ -108,8 +136,12 @@ impl RttEstimator {
             self.rttvar = Time((c.t_rttvar as u64 * tick) >> 2);
             self.base_rto = Time(ticks as u64 * tick);
             self.backoff = 0;
-            return;
         }
+    }
+
+    /// RFC 6298 §2.2–2.4 with sample `r`; clears the back-off.
+    fn rfc6298_update(&mut self, r: Time) {
+        self.latest = Some(r);
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -292,6 +324,33 @@ mod tests {
             old.backoff();
         }
         assert_eq!((old.backoff_count(), old.rto()), (6, ms(38_400)));
+    }
+
+    #[test]
+    fn ns2_clock_counts_the_ticks_between_send_and_ack() {
+        // tcpTick_ 0.1 s: a segment's RTT is the number of tick boundaries it
+        // spans, at least one (ns-2's `rtt_update` without timestamps).
+        let first = |sent: u64, now: u64| {
+            let mut e = RttEstimator::ns2(ms(3000), ms(200), ms(64_000), ms(100), false);
+            e.sample_between(ms(sent), ms(now));
+            (e.srtt(), e.latest())
+        };
+        // 250 ms from 40 ms: boundaries at 100, 200 -> 2 ticks (rounding: 3).
+        assert_eq!(first(40, 290), (Some(ms(200)), Some(ms(250))));
+        // 250 ms from 90 ms: boundaries at 100, 200, 300 -> 3 ticks.
+        assert_eq!(first(90, 340).0, Some(ms(300)));
+        // Within one tick: at least one.
+        assert_eq!(first(110, 150).0, Some(ms(100)));
+        // Timestamp echoes are rounded instead (`ts_option_`).
+        let mut e = RttEstimator::ns2(ms(3000), ms(200), ms(64_000), ms(100), false);
+        e.sample(ms(250));
+        assert_eq!(e.srtt(), Some(ms(300)));
+        // Without ns-2's clock both are the plain RFC 6298 sample.
+        let mut a = est();
+        let mut b = est();
+        a.sample(ms(250));
+        b.sample_between(ms(40), ms(290));
+        assert_eq!((a.srtt(), a.rto()), (b.srtt(), b.rto()));
     }
 
     #[test]

@@ -339,7 +339,7 @@ impl TcpSender {
                 if self.cfg.timestamps {
                     self.rtt.sample(now.saturating_sub(pkt.ts_echo));
                 } else if self.syn_tx == 1 {
-                    self.rtt.sample(now.saturating_sub(self.syn_sent_at));
+                    self.rtt.sample_between(self.syn_sent_at, now);
                 }
                 self.check_complete(now);
             }
@@ -394,6 +394,8 @@ impl TcpSender {
                 match self.timed {
                     Some((end, at)) if ack >= end => {
                         self.timed = None;
+                        // In whole ticks between send and ACK (`rtt_update`).
+                        self.rtt.sample_between(at, now);
                         Some(now.saturating_sub(at))
                     }
                     _ => None,
@@ -403,7 +405,7 @@ impl TcpSender {
                     .filter(|s| s.tx_count == 1)
                     .map(|s| now.saturating_sub(s.first_sent))
             };
-            if let Some(r) = sample {
+            if let (Some(r), false) = (sample, self.ns2_timed()) {
                 self.rtt.sample(r);
             }
             rtt_sample = sample;
@@ -1226,6 +1228,13 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
         self.note_loss(now);
+        if self.cfg.rto_tick.is_some() {
+            // ns-2's fast retransmit (`reset_rtx_timer(1, 0)` in every
+            // agent's `dupack_action`) restarts the timer and drops the
+            // segment being timed (`rtt_active_ = 0`).
+            self.restart_timer(now);
+            self.timed = None;
+        }
         // RFC 5681 §3.2 step 2: data sent by limited transmit does not count.
         let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_bytes);
         self.lt_bytes = 0;
@@ -1537,6 +1546,12 @@ impl TcpSender {
             self.abc_bytes -= unit;
             self.cc.on_ack(&mut self.win, unit, sample, now);
         }
+    }
+
+    /// Whether RTT samples come from ns-2's one timed segment (its clock,
+    /// no timestamps); those are fed to the estimator where they are taken.
+    fn ns2_timed(&self) -> bool {
+        !self.cfg.timestamps && self.cfg.rto_tick.is_some()
     }
 
     fn restart_timer(&mut self, now: Time) {

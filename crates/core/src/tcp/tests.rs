@@ -1530,6 +1530,47 @@ fn sack_rules_cfg(rules: SackRules) -> TcpConfig {
     }
 }
 
+/// ns-2's fast retransmit (`reset_rtx_timer(1, 0)`): the first segment,
+/// which is the one being timed, is lost and repaired by fast retransmit.
+/// With ns-2's clock the timer restarts at the fast retransmit and the
+/// segment is no longer timed (Karn: its ACK, a round trip after the
+/// retransmission, would give a sample of two round trips), so the first RTT
+/// sample comes from a later segment and is one round trip.
+#[test]
+fn ns2_fast_retransmit_restarts_the_timer_and_stops_timing() {
+    let cfg = TcpConfig {
+        initial_window: 10,
+        rto_tick: Some(ms(10)),
+        min_rto: ms(200),
+        ..sack_rules_cfg(SackRules::Ns2)
+    };
+    let mut h = Harness::new(cfg, App::Bytes(100_000), MBPS10, ms(10));
+    h.data_hook = drop_data(vec![0]);
+    h.start();
+    let limit = Time::from_secs(5);
+    let fast_rtx = |h: &Harness| {
+        h.data_sent
+            .iter()
+            .find(|(_, p)| p.seq == 0 && p.retransmit)
+            .map(|(t, _)| *t)
+    };
+    while fast_rtx(&h).is_none() {
+        assert!(h.step(limit));
+    }
+    let t = fast_rtx(&h).unwrap();
+    assert_eq!(h.s.stats().fast_retransmits, 1);
+    // Restarted at the fast retransmit: no sample yet, so the initial RTO.
+    assert_eq!(h.s.poll_timeout(), Some(t + Time::from_secs(1)));
+    while h.s.srtt().is_none() {
+        assert!(h.step(limit));
+    }
+    // One round trip (20 ms of propagation, under 2 ms of transmission) in
+    // 10 ms ticks, not the 40 ms of segment 0's first copy to its ACK.
+    assert_eq!(h.s.srtt(), Some(ms(20)), "{:?}", h.s.srtt());
+    assert!(h.run_to_completion(limit));
+    assert_eq!(h.s.stats().timeouts, 0);
+}
+
 /// ns-2's Sack1 re-entry guard after a timeout (`highest_ack_ > recover_`):
 /// segment 20 is lost twice (original and fast retransmit), so the timer
 /// fires with `recover` = the highest byte sent; its third copy is
