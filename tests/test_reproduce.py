@@ -115,6 +115,7 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
     }
     labels = [
         "as run", "10 s runs", "10 s, delayed ACKs", "delayed ACKs", "ns-2 TCP", "RED front drop",
+        "10 s, RED front drop",
     ]  # fmt: skip
     differs = ns2_differs = front_differs = 0
     for row in rows:
@@ -133,12 +134,17 @@ def test_quick_sensitivity_reuses_table6_and_varies(quick: tuple[dict, Path]) ->
         front = v["RED front drop"]["goodput_kbit"]["mean"] != same["goodput_kbit"]["mean"]
         assert not front or c["aqm"] == "red"
         front_differs += front
+        # With short runs too: its other rows are the short runs' own.
+        short = v["10 s, RED front drop"]["goodput_kbit"] != v["10 s runs"]["goodput_kbit"]
+        assert short == (c["aqm"] == "red")
         assert (row["published"] is not None) == (c["aqm"] == "droptail")
         # The issue's two cells: a drop-tail row's goodput cell is its own check.
         cells = v["as run"]["cells_within"]
         if c["aqm"] == "droptail":
             assert cells["goodput"] == same["checks"][0]["pass"]
     assert differs >= 20 and ns2_differs >= 12 and front_differs >= 4
+    gain = [n for n in quick[0]["tables"]["sensitivity"]["notes"] if "one-flow goodput gain" in n]
+    assert len(gain) == 1 and "10 s, RED front drop" in gain[0] and "+12.0 / +19.0 %" in gain[0]
 
 
 def result_rows(quick: tuple[dict, Path], key: str) -> list[dict]:
