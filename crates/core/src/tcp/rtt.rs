@@ -26,10 +26,11 @@ pub struct RttEstimator {
 
 /// ns-2's retransmission timer (`tcp.cc`, `TcpAgent::rtt_update`,
 /// `rtt_timeout`, `rtt_backoff`): RTT samples in whole ticks of
-/// `tcpTick_` (the ticks a segment spans, or a timestamp echo rounded); `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional
-/// bits; RTO = (srtt + 4·rttvar) in whole ticks, clamped below by
-/// `minrto_` before the back-off (`rfc2988_`), above by `maxrto_`, and to at
-/// least two ticks; the back-off doubles to 64 (with `rfc2988_`, on while
+/// `tcpTick_` (the ticks a segment spans, or a timestamp echo rounded);
+/// `t_srtt` and `t_rttvar` in ticks with 3 and 2 fractional bits;
+/// RTO = (srtt + 4·rttvar) in whole ticks, clamped below by `minrto_`
+/// before the back-off (`rfc2988_`), above by `maxrto_`, and to at least
+/// two ticks; the back-off doubles to 64 (with `rfc2988_`, on while
 /// the timeout is below `maxrto_`) and past 8 clears srtt, so the next
 /// sample starts afresh. One timed segment per RTT is the
 /// sender's part ([`super::sender`]).

@@ -337,9 +337,9 @@ impl TcpSender {
                 self.syn_pending = false;
                 self.rto_deadline = None;
                 if self.cfg.timestamps {
-                    self.rtt.sample(now.saturating_sub(pkt.ts_echo));
+                    self.rtt_sample(pkt.ts_echo, now);
                 } else if self.syn_tx == 1 {
-                    self.rtt.sample_between(self.syn_sent_at, now);
+                    self.rtt_sample(self.syn_sent_at, now);
                 }
                 self.check_complete(now);
             }
@@ -387,27 +387,25 @@ impl TcpSender {
             self.lt_bytes = 0;
             self.rto_retransmitted = false;
             self.reactive_pending = 0;
-            let sample = if self.cfg.timestamps {
-                Some(now.saturating_sub(pkt.ts_echo))
+            // When the measured segment was sent.
+            let sent = if self.cfg.timestamps {
+                Some(pkt.ts_echo)
             } else if self.cfg.rto_tick.is_some() {
                 // ns-2: one timed segment per RTT (Karn: never a retransmission).
                 match self.timed {
                     Some((end, at)) if ack >= end => {
                         self.timed = None;
-                        // In whole ticks between send and ACK (`rtt_update`).
-                        self.rtt.sample_between(at, now);
-                        Some(now.saturating_sub(at))
+                        Some(at)
                     }
                     _ => None,
                 }
             } else {
-                newest
-                    .filter(|s| s.tx_count == 1)
-                    .map(|s| now.saturating_sub(s.first_sent))
+                newest.filter(|s| s.tx_count == 1).map(|s| s.first_sent)
             };
-            if let (Some(r), false) = (sample, self.ns2_timed()) {
-                self.rtt.sample(r);
+            if let Some(at) = sent {
+                self.rtt_sample(at, now);
             }
+            let sample = sent.map(|at| now.saturating_sub(at));
             rtt_sample = sample;
             self.cc.on_ack_numbers(ack, self.snd_max);
             self.cc.on_ack_observed(acked, sample, now);
@@ -1548,10 +1546,15 @@ impl TcpSender {
         }
     }
 
-    /// Whether RTT samples come from ns-2's one timed segment (its clock,
-    /// no timestamps); those are fed to the estimator where they are taken.
-    fn ns2_timed(&self) -> bool {
-        !self.cfg.timestamps && self.cfg.rto_tick.is_some()
+    /// Feed the RTT of a segment sent at `sent` to the estimator: a
+    /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
+    /// interval between the two instants (ns-2's clock counts its ticks).
+    fn rtt_sample(&mut self, sent: Time, now: Time) {
+        if self.cfg.timestamps {
+            self.rtt.sample(now.saturating_sub(sent));
+        } else {
+            self.rtt.sample_between(sent, now);
+        }
     }
 
     fn restart_timer(&mut self, now: Time) {
