@@ -140,6 +140,16 @@ fn bad_input_names_the_key() {
         ),
         ("mss = 1460", "mss = 0", "tcp.mss"),
         (
+            "mss = 1460",
+            "mss = 1460\nwindow_cuts = \"ns3\"",
+            "tcp.window_cuts",
+        ),
+        (
+            "mss = 1460",
+            "mss = 1460\ncc = \"cubic\"\nwindow_cuts = \"ns2\"",
+            "tcp.window_cuts",
+        ),
+        (
             "initial_window = 2",
             "initial_window = 11",
             "tcp.initial_window",

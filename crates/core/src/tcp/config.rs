@@ -7,7 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
-use super::{Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, SackRules, TcpConfig, Variant};
+use super::{
+    Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, SackRules, TcpConfig, Variant,
+    WindowCuts,
+};
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
 
@@ -44,6 +47,7 @@ impl Profile {
                 limited_transmit: true,                // singledup_ 1
                 ecn_cut_covers_loss: true,             // dupack_action after an ECN cut
                 sack_rules: SackRules::Ns2,            // Agent/TCP/Sack1
+                window_cuts: WindowCuts::Ns2,          // TcpAgent::slowdown, precisionReduce_
                 ..d
             },
             Profile::Ns3 => TcpConfig {
@@ -150,6 +154,13 @@ pub struct TcpOverlay {
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
+    /// Window cuts at a congestion signal: "rfc5681" (the congestion
+    /// control's own rule), "ns2" (ns-2.35's slowdown: cwnd halved without a
+    /// floor of two segments, ssthresh halved at every timeout) or
+    /// "ns2-integer" (ns-2 before 2006: whole-segment halves); the ns-2 rules
+    /// need cc = "newreno" or "reno". Default "rfc5681" ("ns2" with profile
+    /// "ns2"; a cc given beside the profile keeps its own rule).
+    pub window_cuts: Option<WindowCuts>,
     /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
     pub rack: Option<bool>,
     /// TCP-L (seed 004): accept segments whose bit errors are all in the
@@ -241,6 +252,11 @@ impl TcpOverlay {
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.sack_rules, self.sack_rules);
+        if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
+            // A congestion control given here cuts by its own rule.
+            c.window_cuts = WindowCuts::Rfc5681;
+        }
+        set(&mut c.window_cuts, self.window_cuts);
         set(&mut c.rack, self.rack);
         set(&mut c.tcp_l, self.tcp_l);
         // LT-TCP's largest segment follows the TCP mss unless given.
@@ -342,6 +358,19 @@ impl TcpConfig {
                 }
             }
         }
+        if self.window_cuts != WindowCuts::Rfc5681 && !self.cc.is_newreno() {
+            return Err(ConfigError::new(
+                "window_cuts",
+                crate::config::quoted(match self.window_cuts {
+                    WindowCuts::Ns2Integer => "ns2-integer",
+                    _ => "ns2",
+                }),
+                format!(
+                    "is the window arithmetic of ns-2's Reno-family agents and does not go with cc = {}; allowed: \"rfc5681\", or cc = \"newreno\" / \"reno\"",
+                    crate::config::quoted(self.cc.kind())
+                ),
+            ));
+        }
         self.cc.model().validate().map_err(|e| e.at("cc"))?;
         if self.cc.model().needs_ecn() && !self.ecn {
             return Err(ConfigError::new(
@@ -409,6 +438,23 @@ mod tests {
         assert!(!ns2.timestamps && !ns2.delayed_ack && !ns2.rto_keeps_sack);
         assert!(ns2.ecn_cut_covers_loss && !TcpConfig::default().ecn_cut_covers_loss);
         assert_eq!(ns2.sack_rules, SackRules::Ns2);
+        assert_eq!(ns2.window_cuts, WindowCuts::Ns2);
+        // A congestion control beside the profile cuts by its own rule; the
+        // ns-2 arithmetic asked for with one that is not NewReno is an error.
+        let cubic = overlay("profile = \"ns2\"\ncc = \"cubic\"").apply(&TcpConfig::default());
+        assert_eq!(cubic.window_cuts, WindowCuts::Rfc5681);
+        cubic.validate().unwrap();
+        let reno = overlay("profile = \"ns2\"\ncc = \"reno\"").apply(&TcpConfig::default());
+        assert_eq!(reno.window_cuts, WindowCuts::Ns2);
+        let e = overlay("cc = \"cubic\"\nwindow_cuts = \"ns2-integer\"")
+            .apply(&TcpConfig::default())
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("window_cuts") && e.contains("ns2-integer") && e.contains("rfc5681"),
+            "{e}"
+        );
         // ns-2's Sack1 counts its own pipe: neither PRR nor RACK on top.
         let mut c = overlay("profile = \"ns2\"\nvariant = \"sack\"\nprr = true")
             .apply(&TcpConfig::default());

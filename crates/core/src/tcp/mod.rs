@@ -76,6 +76,29 @@ pub enum SackRules {
     Ns2,
 }
 
+/// How the window is cut at a congestion signal (`window_cuts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+pub enum WindowCuts {
+    /// The congestion control's own rule (RFC 5681 for NewReno: ssthresh =
+    /// max(FlightSize / 2, 2·MSS), cwnd = ssthresh; at a timeout ssthresh is
+    /// set on the first expiry of a segment only, cwnd = 1 MSS).
+    #[default]
+    #[serde(rename = "rfc5681")]
+    Rfc5681,
+    /// ns-2.35's `TcpAgent::slowdown` (`precisionReduce_` true): from the
+    /// window w = min(cwnd, rwnd) in segments, ssthresh = max(⌊w/2⌋, 2) and
+    /// cwnd = max(w/2, 1) at a fast retransmit or ECN-Echo (so a window of
+    /// three falls to 1.5 segments, one in flight); at every timeout ssthresh
+    /// = max(⌊w/2⌋, 2) again and cwnd = 1, except during the window of an ECN
+    /// reduction, where ssthresh stays (`TcpAgent::timeout`).
+    #[serde(rename = "ns2")]
+    Ns2,
+    /// As `Ns2` with ns-2's integer reductions (`precisionReduce_` false, its
+    /// default until 2006-01-23): w/2 is ⌊⌊w⌋/2⌋ whole segments.
+    #[serde(rename = "ns2-integer")]
+    Ns2Integer,
+}
+
 /// Configuration shared by a flow's sender and receiver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -142,6 +165,9 @@ pub struct TcpConfig {
     pub ecn_cut_covers_loss: bool,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
+    /// The window arithmetic at a congestion signal (NewReno only for the
+    /// ns-2 rules).
+    pub window_cuts: WindowCuts,
     /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's duplicate
     /// threshold (SACK only).
     pub rack: bool,
@@ -180,6 +206,7 @@ impl Default for TcpConfig {
             rto_keeps_sack: false,
             ecn_cut_covers_loss: false,
             sack_rules: SackRules::Rfc6675,
+            window_cuts: WindowCuts::Rfc5681,
             rack: false,
             tcp_l: false,
             lt: LtConfig::default(),

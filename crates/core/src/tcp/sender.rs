@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, SackRules, TcpConfig, Variant};
+use super::{App, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -424,8 +424,7 @@ impl TcpSender {
                     self.tlp_end = None;
                     if retrans && !self.in_recovery {
                         let flight = self.snd_nxt - self.snd_una;
-                        self.cc
-                            .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+                        self.cut(Signal::FastRetransmit, flight, now);
                         self.win.cwnd = self.win.cwnd.max(self.win.mss);
                         self.stats.tlp_responses += 1;
                     }
@@ -805,11 +804,16 @@ impl TcpSender {
                     flight = flight.min(self.recovery_cwnd);
                 }
                 let ssthresh = self.win.ssthresh;
-                self.cc
-                    .on_congestion(&mut self.win, Signal::Timeout, flight, now);
-                if self.rto_retransmitted {
+                self.cut(Signal::Timeout, flight, now);
+                let keep = match self.cfg.window_cuts {
                     // RFC 5681 §3.1: ssthresh is set only on the first
                     // timeout of a given segment.
+                    WindowCuts::Rfc5681 => self.rto_retransmitted,
+                    // ns-2 halves it at every timeout, except in the window
+                    // of an ECN reduction (`TcpAgent::timeout`).
+                    _ => self.last_cut_ecn && self.ecn_recover.is_some_and(|r| self.snd_una < r),
+                };
+                if keep {
                     self.win.ssthresh = ssthresh;
                 }
                 self.win.cwnd = self.win.cwnd.max(self.win.mss);
@@ -1245,8 +1249,7 @@ impl TcpSender {
         {
             // ns-2: the ECN reduction of this window stands for the loss.
         } else {
-            self.cc
-                .on_congestion(&mut self.win, Signal::FastRetransmit, flight, now);
+            self.cut(Signal::FastRetransmit, flight, now);
             self.ecn_recover = Some(self.snd_max);
         }
         self.last_cut_ecn = false;
@@ -1278,6 +1281,28 @@ impl TcpSender {
         }
     }
 
+    /// The window cut at a congestion signal: the congestion control's rule
+    /// from `flight`, or ns-2's `slowdown` from the window
+    /// ([`TcpConfig::window_cuts`]).
+    fn cut(&mut self, signal: Signal, flight: u64, now: Time) {
+        let m = self.win.mss;
+        // ns-2's windowd(): min(cwnd_, wnd_).
+        let w = self.win.cwnd.min(self.rwnd);
+        let half = match self.cfg.window_cuts {
+            WindowCuts::Rfc5681 => {
+                self.cc.on_congestion(&mut self.win, signal, flight, now);
+                return;
+            }
+            WindowCuts::Ns2 => w / 2,
+            WindowCuts::Ns2Integer => w / m / 2 * m,
+        };
+        self.win.ssthresh = (half / m).max(2) * m;
+        self.win.cwnd = match signal {
+            Signal::Timeout => m,
+            Signal::FastRetransmit | Signal::Ecn => half.max(m),
+        };
+    }
+
     /// RFC 6675 §5 steps 1–2: DupAcks ≥ DupThresh, or IsLost(HighACK + 1).
     fn sack_loss_detected(&self, dt: u32) -> bool {
         if self.rack.is_some() {
@@ -1298,8 +1323,7 @@ impl TcpSender {
         if self.in_recovery {
             flight = flight.min(self.recovery_cwnd);
         }
-        self.cc
-            .on_congestion(&mut self.win, Signal::Ecn, flight, now);
+        self.cut(Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         if self.in_recovery {
             // ECN-only: the window recovery returns to is the reduced one.

@@ -777,12 +777,14 @@ proptest! {
         segs in 1u64..120,
         tail in 0u64..1000,
         ecn in any::<bool>(),
+        integer in any::<bool>(),
     ) {
         let total = (segs - 1) * 1000 + tail.max(1);
         for v in VARIANTS {
             random_run(v, ecn, seed, p_data, p_ack, total);
         }
-        let ns2 = TcpConfig { ecn, ..sack_rules_cfg(SackRules::Ns2) };
+        let window_cuts = if integer { WindowCuts::Ns2Integer } else { WindowCuts::Ns2 };
+        let ns2 = TcpConfig { ecn, window_cuts, ..sack_rules_cfg(SackRules::Ns2) };
         random_transfer(ns2, seed, p_data, 1.0, p_ack, total);
     }
 }
@@ -1611,4 +1613,60 @@ fn ns2_sack1_rules_forbid_a_fast_retransmit_at_recover_after_a_timeout() {
     assert_eq!(lost2, lost, "the same segment is lost");
     assert_eq!((st.timeouts, st.fast_retransmits), (2, 1), "ns-2 Sack1");
     assert!(delivered > 1_000_000);
+}
+
+fn cuts_cfg(cuts: WindowCuts, iw: u32) -> TcpConfig {
+    TcpConfig {
+        initial_window: iw,
+        window_cuts: cuts,
+        ..sack_rules_cfg(SackRules::Rfc6675)
+    }
+}
+
+/// A fast retransmit from a window of three segments (the first lost; two
+/// duplicate ACKs, limited transmit, a third): RFC 5681 keeps two segments
+/// (its floor), ns-2.35's `slowdown` halves the window to 1.5 segments with
+/// ssthresh 2, and ns-2's integer reductions (before 2006) to one segment.
+#[test]
+fn window_cuts_at_a_fast_retransmit_from_a_small_window() {
+    let cut = |cuts: WindowCuts| {
+        let mut h = Harness::new(cuts_cfg(cuts, 3), App::Bulk, MBPS10, ms(10));
+        h.data_hook = drop_data(vec![0]);
+        h.start();
+        while h.s.stats().fast_retransmits == 0 {
+            assert!(h.step(Time::from_secs(5)));
+        }
+        (h.s.cwnd(), h.s.ssthresh())
+    };
+    assert_eq!(cut(WindowCuts::Rfc5681), (2000, 2000));
+    assert_eq!(cut(WindowCuts::Ns2), (1500, 2000));
+    assert_eq!(cut(WindowCuts::Ns2Integer), (1000, 2000));
+}
+
+/// Back-to-back timeouts: a window of eight segments is lost whole, then the
+/// first retransmission too. RFC 5681 sets ssthresh at the first expiry only
+/// (half of eight); ns-2 halves the window of one segment again at the
+/// second (ssthresh 2, its floor).
+#[test]
+fn window_cuts_at_back_to_back_timeouts() {
+    let run = |cuts: WindowCuts| {
+        let mut h = Harness::new(cuts_cfg(cuts, 8), App::Bulk, MBPS10, ms(10));
+        h.data_hook = Box::new(|p, n| match (p.seq, n) {
+            (0, 1 | 2) => Fate::Drop,
+            (s, 1) if s < 8000 => Fate::Drop,
+            _ => Fate::Deliver,
+        });
+        h.start();
+        let mut after = vec![];
+        while after.len() < 2 {
+            assert!(h.step(Time::from_secs(30)));
+            if h.s.stats().timeouts as usize > after.len() {
+                after.push((h.s.cwnd(), h.s.ssthresh()));
+            }
+        }
+        after
+    };
+    assert_eq!(run(WindowCuts::Rfc5681), [(1000, 4000), (1000, 4000)]);
+    assert_eq!(run(WindowCuts::Ns2), [(1000, 4000), (1000, 2000)]);
+    assert_eq!(run(WindowCuts::Ns2Integer), [(1000, 4000), (1000, 2000)]);
 }

@@ -61,6 +61,13 @@ tagged_enum! {
     }
 }
 
+impl CcConfig {
+    /// RFC 5681's AIMD (`"newreno"` or its Linux name `"reno"`).
+    pub fn is_newreno(&self) -> bool {
+        matches!(self, CcConfig::NewReno(_) | CcConfig::Reno(_))
+    }
+}
+
 impl Default for CcConfig {
     fn default() -> Self {
         CcConfig::NewReno(NewRenoConfig::default())
