@@ -19,6 +19,7 @@ from linklab.reproduce.lt_tcp import (
     five_run_range,
     log_interp,
     step_envelope,
+    table1_at,
     time_mean,
 )
 from linklab.reproduce.scenarios import lt_dumbbell
@@ -168,12 +169,17 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     assert [r["config"]["per"] for r in ideal] == [0.1]
     assert ideal[0]["goodput_after"]["mean"] > 1.5 * ideal[0]["goodput_before"]["mean"]
     assert "ns2" in result["tcp_profile"]
-    # LL-FEC at 10 % beside TCP-SACK at the (10, 9) block's loss rate, ours and the paper's.
-    eq = result["tables"]["ll-fec-as-sack"]["rows"]
-    assert eq[0]["config"]["loss"] == pytest.approx(block_loss(10, 9, 0.1))
-    assert eq[0]["ll_fec"]["mean"] > 0 and eq[0]["sack_at_block_loss"]["mean"] > 0
-    assert eq[1]["ll_fec"] == 0.086 and 0.048 < eq[1]["sack_at_block_loss"] < 0.233
-    assert len(eq[2]["checks"]) == 1
+    # LL-FEC at each PER beside TCP-SACK at its block's loss rate, ours and the paper's.
+    eq = {r["config"]["per"]: r for r in result["tables"]["ll-fec-as-sack"]["rows"]}
+    assert sorted(eq) == [0.1, 0.3]
+    assert eq[0.1]["config"]["loss"] == pytest.approx(block_loss(10, 9, 0.1), abs=1e-4)
+    assert eq[0.3]["config"]["loss"] == pytest.approx(block_loss(10, 7, 0.3), abs=1e-4)
+    for r in eq.values():
+        assert r["ll_fec"]["mean"] > 0 and r["sack_at_block_loss"]["mean"] > 0
+        assert len(r["checks"]) == 1
+    # The paper's Table 1 between 20 and 30 % at the (10, 9) block's 26.4 % loss.
+    assert eq[0.1]["published"] == 0.086 and 0.048 < eq[0.1]["paper_sack_at_block_loss"] < 0.233
+    assert 0.01 < eq[0.3]["paper_sack_at_block_loss"] < 0.048
     # The wide misses under the DelAck sink: the range of a 5-run mean, and whether
     # the paper's number is in it.
     spread = result["tables"]["spread"]["rows"]
@@ -196,6 +202,10 @@ def test_block_loss_and_log_interpolation() -> None:
     # Halfway in x on a log scale is the geometric mean.
     assert log_interp(0.25, 0.2, 4.0, 0.3, 1.0) == pytest.approx(2.0)
     assert log_interp(0.2, 0.2, 4.0, 0.3, 1.0) == pytest.approx(4.0)
+    # Table 1 at a loss between two published PERs, and at a published PER.
+    assert table1_at(0.3) == pytest.approx(0.048)
+    assert table1_at(0.35) == pytest.approx((0.048 * 0.01) ** 0.5)
+    assert table1_at(0.25) == pytest.approx((0.233 * 0.048) ** 0.5)
 
 
 def test_time_mean_weights_each_value_by_how_long_it_held() -> None:
