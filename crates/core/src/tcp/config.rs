@@ -159,7 +159,8 @@ pub struct TcpOverlay {
     /// floor of two segments, ssthresh halved at every timeout) or
     /// "ns2-integer" (ns-2 before 2006: whole-segment halves); the ns-2 rules
     /// need cc = "newreno" or "reno". Default "rfc5681" ("ns2" with profile
-    /// "ns2"; a cc given beside the profile keeps its own rule).
+    /// "ns2"; a cc other than NewReno set in a table that does not set
+    /// window_cuts cuts by its own rule).
     pub window_cuts: Option<WindowCuts>,
     /// RACK-TLP loss detection (RFC 8985; needs variant = "sack"). Default false.
     pub rack: Option<bool>,
