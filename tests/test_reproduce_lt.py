@@ -168,6 +168,12 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     ideal = [r for r in causes if r["config"]["change"] == "ideal ARQ feedback"]
     assert [r["config"]["per"] for r in ideal] == [0.1]
     assert ideal[0]["goodput_after"]["mean"] > 1.5 * ideal[0]["goodput_before"]["mean"]
+    # TCP-SACK under ns-2 variants of its time and ACK clock, at every PER run.
+    for change, key in (("timer tick 100 ms (ns-2 before 2002)", "tcp.rto_tick"),
+                        ("delayed-ACK timer 200 ms", "tcp.delack_timeout")):  # fmt: skip
+        rows = [r for r in causes if r["config"]["change"] == change]
+        assert [r["config"]["per"] for r in rows] == [0.1, 0.3]
+        assert all(r["config"]["scheme"] == "sack" and key in r["config"]["keys"] for r in rows)
     assert "ns2" in result["tcp_profile"]
     # LL-FEC at each PER beside TCP-SACK at its block's loss rate, ours and the paper's.
     eq = {r["config"]["per"]: r for r in result["tables"]["ll-fec-as-sack"]["rows"]}
