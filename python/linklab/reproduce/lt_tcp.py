@@ -1189,11 +1189,6 @@ def log_interp(x: float, x0: float, y0: float, x1: float, y1: float) -> float:
     return math.exp(math.log(y0) + (x - x0) / (x1 - x0) * (math.log(y1) - math.log(y0)))
 
 
-#: LL-FEC's codes (n, k) at each PER > 0: fragments erased at the PER, repair matched
-#: to it (R / N = PER, docs/models/ll-fec.md).
-LL_FEC_CODES = {0.1: (10, 9), 0.2: (10, 8), 0.3: (10, 7), 0.4: (10, 6), 0.5: (10, 5)}
-
-
 def table1_at(loss: float) -> float:
     """The paper's Table 1 (TCP-SACK goodput) at ``loss``, log-linear between the
     PERs that bracket it."""
@@ -1208,10 +1203,15 @@ def _ll_fec_as_sack(c: LtTcp, delack: dict[tuple[str, float], dict[str, Any]]) -
     block's failure probability (its repairs cost capacity these flows do not use):
     run TCP-SACK at that loss rate and set it beside LL-FEC, and the paper's Table 1
     interpolated to it beside its Table 3."""
-    pers = [p for p in c.pers if p in LL_FEC_CODES]
+    pers = [p for p in c.pers if p > 0]
     if not pers:
         return None
-    losses = {p: round(block_loss(*LL_FEC_CODES[p], p), 4) for p in pers}
+    # The code each run used: n from the scenario, k from its measured repair share
+    # (repair fragments / all fragments = (n - k) / n; the link's matched rule).
+    n = int(lt_dumbbell("ll-fec")["params"]["n"])
+    codes = {p: (n, n - round(n * _mean(delack[("ll-fec", p)], "link_fec_overhead") / 100))
+             for p in pers}  # fmt: skip
+    losses = {p: round(block_loss(*codes[p], p), 4) for p in pers}
     rows = c.rows("sensitivity/sack-at-ll-fec-loss", _ns2("sack", delack=True),
                   {"per": sorted(losses.values()), "duration": [c.dur]})  # fmt: skip
     sack_at = {float(r["per"]): _metrics(r)["goodput"] for r in rows}
@@ -1223,7 +1223,7 @@ def _ll_fec_as_sack(c: LtTcp, delack: dict[tuple[str, float], dict[str, Any]]) -
          "ratio", "paper: LL-FEC", "Table 1 at the block loss", "ratio", "verdict"],
     )  # fmt: skip
     for per in pers:
-        (n, k), loss = LL_FEC_CODES[per], losses[per]
+        (n, k), loss = codes[per], losses[per]
         fec, sack = delack[("ll-fec", per)]["goodput"], sack_at[loss]
         paper_fec = PUBLISHED["ll-fec"]["goodput"][PERS.index(per)]
         paper_sack = table1_at(loss)
