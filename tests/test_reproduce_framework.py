@@ -23,7 +23,7 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
         "fig3", "fig4", "fig5", "fig6", "energy",
     )  # fmt: skip
     assert REPRODUCTIONS["lt-tcp"].experiments == (
-        "tables", "components", "fig2", "mss", "estimator", "sensitivity",
+        "tables", "components", "fig2", "mss", "estimator", "sensitivity", "ns2",
     )  # fmt: skip
     assert REPRODUCTIONS["rate-swing"].experiments == (
         "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies",

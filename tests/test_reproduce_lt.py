@@ -13,8 +13,15 @@ import numpy as np
 import pytest
 import tomli_w
 
-from conftest import CliRunner, assert_bad_input
+import linklab
+from conftest import CliRunner, assert_bad_input, cli_env
+from linklab.reproduce import lt_tcp
+from linklab.reproduce.framework import ReproduceError
 from linklab.reproduce.lt_tcp import (
+    BASE_SEED,
+    NS2_PAYLOAD,
+    _ns2,
+    agree,
     block_loss,
     five_run_range,
     log_interp,
@@ -22,12 +29,14 @@ from linklab.reproduce.lt_tcp import (
     table1_at,
     time_mean,
 )
+from linklab.reproduce.ns2_peer import parse_output, run_ns2, runs_ns2
 from linklab.reproduce.scenarios import lt_dumbbell
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = (
     "table1", "table2", "table3", "table4", "fig6", "fig3", "fig4", "fig5", "sensitivity",
-    "sensitivity-timeouts", "causes", "spread", "ll-fec-as-sack",
+    "sensitivity-timeouts", "causes", "spread", "ll-fec-as-sack", "ns2", "ns2-causes",
+    "ns2-hybrid",
 )  # fmt: skip
 
 
@@ -264,3 +273,86 @@ def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
 )
 def test_bad_flags_exit_2(cli: CliRunner, tmp_path: Path, args: tuple[str, ...]) -> None:
     assert_bad_input(cli("reproduce", "lt-tcp", "--quick", "--out", tmp_path / "o", *args), "error")
+
+
+# --- ns-2.35 itself (experiment ns2; Debian's ns2 package, installed by scripts/test) ----
+
+
+def test_quick_ns2_tables(quick: tuple[dict, Path]) -> None:
+    """The quick run sets ns-2.35's TCP-SACK beside ours for both sinks at each quick
+    PER, the causes' TCP-SACK changes, and the hybrid at its residual loss."""
+    tables = quick[0]["tables"]
+    rows = tables["ns2"]["rows"]
+    assert [(r["config"]["sink"], r["config"]["per"]) for r in rows] == [
+        (sink, p) for sink in ("delack", "segment") for p in (0.0, 0.1, 0.3)
+    ]
+    for r in rows:
+        assert r["ns2"]["goodput"]["n"] == 2 and r["ns2"]["goodput"]["mean"] > 0
+        assert all(c["pass"] for c in r["checks"]), r
+    # At 0 % PER both fill the 10 Mbit/s link with 460-byte payloads of 500-byte packets.
+    assert rows[0]["ns2"]["goodput"]["mean"] == pytest.approx(9.2, rel=0.05)
+    causes = tables["ns2-causes"]["rows"]
+    assert {r["config"]["ns2_args"].get("interval") for r in causes} >= {0.2}
+    hybrid = tables["ns2-hybrid"]["rows"]
+    assert [r["config"]["per"] for r in hybrid] == [0.3]
+    assert hybrid[0]["config"]["residual_loss"] == pytest.approx(block_loss(10, 9, 0.3) ** 4,
+                                                                 abs=1e-4)  # fmt: skip
+
+
+def test_ns2_profile_gives_what_ns2_itself_gives() -> None:
+    """TCP-SACK under [tcp] profile = "ns2" (DelAck sink) against ns-2.35 running the
+    same set-up: goodput within 10 % at 10 and 20 % PER (4 seeds of 300 s each)."""
+    seeds = [BASE_SEED + i for i in range(4)]
+    pers = [0.1, 0.2]
+    theirs = runs_ns2("lt_tcp.tcl", [{"per": p, "duration": 300} for p in pers], seeds, None)
+    for per, res in zip(pers, theirs, strict=True):
+        ns = np.mean([r["delivered"] * NS2_PAYLOAD * 8 / 300 for r in res])
+        ours = np.mean([
+            linklab.run(_ns2("sack", delack=True), seed=s,
+                        params={"per": per, "duration": "300s"}).summary["aggregate"]["goodput_bps"]
+            for s in seeds
+        ])  # fmt: skip
+        assert ours == pytest.approx(ns, rel=0.1), (per, ours, ns)
+
+
+def test_ns2_runs_are_deterministic_and_answer_bad_arguments() -> None:
+    a = run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})
+    assert a == run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})
+    assert set(a) == {"delivered", "timeouts", "sent", "resent"} and a["delivered"] > 0
+    assert a != run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 4, "duration": 20})
+    with pytest.raises(ReproduceError, match="status 2.*missing argument duration"):
+        run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3})
+
+
+def test_parse_output_reads_the_last_line_and_refuses_garbage() -> None:
+    assert parse_output("warning: x\ndelivered=5 timeouts=0\n\n") == {"delivered": 5,
+                                                                       "timeouts": 0}  # fmt: skip
+    for bad in ("", "delivered=5 timeouts=x", "delivered 5"):
+        with pytest.raises(ReproduceError):
+            parse_output(bad)
+
+
+def test_agree_is_within_10_percent_or_the_combined_interval() -> None:
+    assert agree({"mean": 1.09, "ci": 0.0}, {"mean": 1.0, "ci": 0.0})
+    assert not agree({"mean": 1.2, "ci": 0.1}, {"mean": 1.0, "ci": 0.1})
+    assert agree({"mean": 1.2, "ci": 0.15}, {"mean": 1.0, "ci": 0.15})
+    assert agree({"mean": 0.0, "ci": None}, {"mean": 0.0, "ci": None})
+
+
+def test_without_ns2_the_experiment_is_left_out_or_refused(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ns-2 on PATH: asked for by name, exit 2 saying how to install it; in a
+    default run, left out (said in the report's opening)."""
+    (tmp_path / "bin").mkdir()
+    env = cli_env() | {"PATH": str(tmp_path / "bin")}
+    p = subprocess.run(
+        [sys.executable, "-m", "linklab", "reproduce", "lt-tcp", "--quick", "--experiments",
+         "ns2", "--out", str(tmp_path / "o")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert_bad_input(p, "experiment ns2", "apt-get install ns2")
+    monkeypatch.setattr(lt_tcp, "ns2_binary", lambda: None)
+    c = lt_tcp.LtTcp(tmp_path / "d", quick=True, log=lambda _: None)
+    assert "ns2" not in c.chosen and "sensitivity" in c.chosen
+    assert any("ns2" in line and "apt-get install ns2" in line for line in c.intro())
