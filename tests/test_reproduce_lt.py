@@ -183,6 +183,13 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
         rows = [r for r in causes if r["config"]["change"] == change]
         assert [r["config"]["per"] for r in rows] == [0.1, 0.3]
         assert all(r["config"]["scheme"] == "sack" and key in r["config"]["keys"] for r in rows)
+    # Timestamps that end a back-off at every RTT sample lift TCP-SACK at 30 % above
+    # ns-2's Karn rule (which waits for the ACK of a segment sent for the first time).
+    ts = {(r["config"]["scheme"], r["config"]["per"]): r for r in causes
+          if r["config"]["keys"] == {"tcp.timestamps": True}}  # fmt: skip
+    assert sorted(ts) == [("sack", 0.1), ("sack", 0.3)]
+    after, before = (ts[("sack", 0.3)][k]["mean"] for k in ("goodput_after", "goodput_before"))
+    assert after > before, (after, before)
     assert "ns2" in result["tcp_profile"]
     # LL-FEC at each PER beside TCP-SACK at its block's loss rate, ours and the paper's.
     eq = {r["config"]["per"]: r for r in result["tables"]["ll-fec-as-sack"]["rows"]}

@@ -1265,6 +1265,11 @@ def _ll_fec_as_sack(c: LtTcp, delack: dict[tuple[str, float], dict[str, Any]]) -
 DOUBLED_BINS = [[0.001, 0], [0.05, 2], [0.10, 6], [0.15, 8], [0.20, 10], [0.30, 14],
                 [0.40, 18], [1.0, 22]]  # fmt: skip
 
+#: A cause row: timestamps, whose every RTT sample ends a back-off (ns-2's
+#: timestamps_ with ts_resetRTO_), where ns-2's Karn rule waits for the ACK of a
+#: segment sent for the first time.
+TS_RESET = "timestamps: every RTT sample ends the back-off"
+
 #: Experiments on the misses left under ns-2's TCP (DelAck sink): (scheme, what is
 #: changed, overlay keys, PERs, the same change as arguments of ns-2.35 itself
 #: (reproduce/ns2/lt_tcp.tcl) where it has it, or None).
@@ -1289,6 +1294,8 @@ CAUSES = (
      PERS[1:], {"precision_reduce": "false", "rtxcur_init": 6.0, "maxrto": 64}),
     ("sack", "delayed-ACK timer 200 ms", {"tcp.delack_timeout": "200ms"}, PERS[1:],
      {"interval": 0.2}),
+    ("sack", TS_RESET, {"tcp.timestamps": True}, PERS[1:], {"timestamps": "true"}),
+    ("lt-tcp", TS_RESET, {"tcp.timestamps": True}, (0.4, 0.5), None),
 )  # fmt: skip
 
 
@@ -1351,7 +1358,11 @@ def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
         "retry costs only its transmission time. E starts at the PER: the erasure "
         "estimate starts where it would settle (initial_estimate = the PER) instead of "
         "0, so the first windows carry FEC already; a test of start-up as the cause of "
-        "the collapse at 40-50 % PER (a goodput that does not move refutes it)."
+        "the collapse at 40-50 % PER (a goodput that does not move refutes it). "
+        "Timestamps: every ACK carries an RTT sample that ends a back-off (ns-2's "
+        "timestamps_ with ts_resetRTO_), where ns-2's Karn rule ends it only at the ACK of "
+        "a segment sent for the first time: a test of the back-off rule as the cause of "
+        "LT-TCP's collapse at 50 % (the TCP-SACK rows show what it does to Table 1)."
     )
     return t
 
@@ -1458,7 +1469,8 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
             )  # fmt: skip
     tc.notes.append(
         "ns-2's arguments for each change: tcpTick_ 0.1; precisionReduce_ false, "
-        "rtxcur_init_ 6, maxrto_ 64; Agent/TCPSink/Sack1/DelAck interval_ 0.2."
+        "rtxcur_init_ 6, maxrto_ 64; Agent/TCPSink/Sack1/DelAck interval_ 0.2; "
+        "timestamps_ and ts_resetRTO_ true."
     )
     th = Table(
         "ns2-hybrid",

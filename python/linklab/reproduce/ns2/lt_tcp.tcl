@@ -3,7 +3,7 @@
 #
 #   ns lt_tcp.tcl per=0.2 seed=1 duration=1000 [size=460] [sink=delack|segment]
 #                 [interval=0.1] [tick=0.01] [precision_reduce=true] [rtxcur_init=3]
-#                 [maxrto=60] [flows=10]
+#                 [maxrto=60] [timestamps=false] [flows=10]
 #
 # 10 one-way Agent/TCP/Sack1 senders (ECN) with FTP from S_i to D_i over 100 Mbit/s
 # 1 ms access links and a 10 Mbit/s 20 ms RED/ECN bottleneck (500 packets, thresh_ 75,
@@ -13,11 +13,12 @@
 # (`interval`) or Agent/TCPSink/Sack1. Every other value is ns-2.35's default except the
 # window (window_ 10000: linklab's 1 MiB receive window never limits either). `size` is
 # packetSize_, the payload: 460 bytes make the 500-byte packets of linklab's runs.
+# `timestamps` true sets timestamps_ and ts_resetRTO_ (every RTT sample ends a back-off).
 #
 # Prints one line at the end: key=value pairs summed over the flows.
 
 array set opt {size 460 sink delack interval 0.1 tick 0.01 precision_reduce true
-               rtxcur_init 3.0 maxrto 60 flows 10}
+               rtxcur_init 3.0 maxrto 60 timestamps false flows 10}
 foreach arg $argv {
     set kv [split $arg =]
     if {[llength $kv] != 2} {
@@ -44,6 +45,8 @@ Agent/TCP set tcpTick_ $opt(tick)
 Agent/TCP set precisionReduce_ $opt(precision_reduce)
 Agent/TCP set rtxcur_init_ $opt(rtxcur_init)
 Agent/TCP set maxrto_ $opt(maxrto)
+Agent/TCP set timestamps_ $opt(timestamps)
+Agent/TCP set ts_resetRTO_ $opt(timestamps)
 Agent/TCPSink/Sack1/DelAck set interval_ $opt(interval)
 Queue/RED set thresh_ 75
 Queue/RED set maxthresh_ 225
