@@ -15,7 +15,8 @@
 # packetSize_, the payload: 460 bytes make the 500-byte packets of linklab's runs.
 # `timestamps` true sets timestamps_ and ts_resetRTO_ (every RTT sample ends a back-off).
 #
-# Prints one line at the end: key=value pairs summed over the flows.
+# Prints one line at the end: key=value pairs summed over the flows, and run_us, the
+# wall time of `$ns run` in microseconds.
 
 array set opt {size 460 sink delack interval 0.1 tick 0.01 precision_reduce true
                rtxcur_init 3.0 maxrto 60 timestamps false flows 10}
@@ -105,8 +106,12 @@ proc finish {} {
         incr sent [$tcp($i) set ndatapack_]
         incr resent [$tcp($i) set nrexmitpack_]
     }
-    puts "delivered=$delivered timeouts=$timeouts sent=$sent resent=$resent"
+    global t0
+    set run_us [expr {[clock microseconds] - $t0}]
+    puts "delivered=$delivered timeouts=$timeouts sent=$sent resent=$resent run_us=$run_us"
     exit 0
 }
 $ns at $opt(duration) "finish"
+# run_us: the wall time of the event loop alone (benches/vs_ns2.py).
+set t0 [clock microseconds]
 $ns run

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: linklab vs ns-2.35 on the LT-TCP paper's TCP-SACK dumbbell.
+
+For every (PER, seed) it runs ns-2.35 itself (Debian's ``ns2``: ``ns`` on PATH) on
+``python/linklab/reproduce/ns2/lt_tcp.tcl`` — 10 ``Agent/TCP/Sack1`` flows with ECN and the
+delayed-ACK sink over a 10 Mbit/s 20 ms RED/ECN bottleneck, packets erased at the PER — and
+linklab on the same set-up under ``[tcp] profile = "ns2"`` (the lt-tcp reproduction's
+``ns2 DelAck`` scenario), one run at a time, and prints goodput (mean over seeds), the
+event loop's wall time of each (ns-2: ``$ns run``; linklab: the core's ``wall_time_s``), the
+speed-up and the peak RSS of each process. See docs/benchmarks.md.
+
+    python3 benches/vs_ns2.py --quick
+    python3 benches/vs_ns2.py --per 0,0.1,0.3 --seeds 3 --duration 1000 [--json]
+
+Exit status: 0 done, 2 bad flags or no ns-2 (one ``vs_ns2: error:`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+TCL = REPO / "python" / "linklab" / "reproduce" / "ns2" / "lt_tcp.tcl"
+PAYLOAD = 460  # packetSize_: 500-byte packets, as linklab's runs
+
+# The script that runs linklab in a child process (its own peak RSS), printing one JSON line.
+CHILD = """
+import json, sys, linklab
+from linklab.reproduce.lt_tcp import _ns2
+per, seed, dur = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+r = linklab.run(_ns2("sack", delack=True), seed=seed, params={"per": per, "duration": dur})
+a = r.summary["aggregate"]
+print(json.dumps({"goodput_mbit": a["goodput_bps"] / 1e6, "run_s": r.summary["wall_time_s"]}))
+"""
+
+
+def run_child(cmd: list[str]) -> tuple[str, float]:
+    """Run ``cmd`` to completion; its stdout and peak RSS in MiB (from wait4)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} exited with {code}: {err.strip()[-300:]}")
+    return out, usage.ru_maxrss / 1024
+
+
+def one(per: float, seed: int, duration: int) -> dict[str, Any]:
+    """ns-2 and linklab on one (PER, seed)."""
+    out, ns_rss = run_child(["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"])
+    ns = dict(kv.split("=") for kv in out.split())
+    child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s"]
+    out, ll_rss = run_child(child)
+    ll = json.loads(out.strip().splitlines()[-1])
+    return {
+        "per": per,
+        "seed": seed,
+        "ns2_goodput_mbit": int(ns["delivered"]) * PAYLOAD * 8 / duration / 1e6,
+        "ns2_run_s": int(ns["run_us"]) / 1e6,
+        "ns2_rss_mib": ns_rss,
+        "linklab_goodput_mbit": ll["goodput_mbit"],
+        "linklab_run_s": ll["run_s"],
+        "linklab_rss_mib": ll_rss,
+    }
+
+
+def pers(text: str) -> list[float]:
+    try:
+        out = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad --per list {text!r}; allowed: e.g. 0,0.1") from None
+    if not out or any(not 0 <= p < 1 for p in out):
+        raise argparse.ArgumentTypeError(f"bad --per list {text!r}; allowed: values in [0, 1)")
+    return out
+
+
+def positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}; allowed: an integer >= 1")
+    return v
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="vs_ns2", description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    p.add_argument("--per", type=pers, default=[0.0, 0.1, 0.3], help="PERs (default 0,0.1,0.3)")
+    p.add_argument("--seeds", type=positive, default=3, help="seeds 1..N (default 3)")
+    p.add_argument("--duration", type=positive, default=1000, help="simulated s (default 1000)")
+    p.add_argument("--quick", action="store_true", help="PER 0 and 0.1, 1 seed of 20 s")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.per, a.seeds, a.duration = [0.0, 0.1], 1, 20
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    if shutil.which("ns") is None:
+        print("vs_ns2: error: ns-2's `ns` is not on PATH; install it "
+              "(Debian/Ubuntu: apt-get install ns2)", file=sys.stderr)  # fmt: skip
+        return 2
+    rows = [one(per, seed, a.duration) for per in a.per for seed in range(1, a.seeds + 1)]
+    summary = []
+    for per in a.per:
+        rs = [r for r in rows if r["per"] == per]
+
+        def mean(key: str, rs: list[dict[str, Any]] = rs) -> float:
+            return statistics.fmean(r[key] for r in rs)
+
+        ns_run, ll_run = mean("ns2_run_s"), mean("linklab_run_s")
+        summary.append({
+            "per": per, "seeds": len(rs), "duration_s": a.duration,
+            "ns2_goodput_mbit": mean("ns2_goodput_mbit"),
+            "linklab_goodput_mbit": mean("linklab_goodput_mbit"),
+            "ns2_run_s": ns_run, "linklab_run_s": ll_run,
+            "speedup": ns_run / ll_run if ll_run > 0 else float("nan"),
+            "ns2_rss_mib": max(r["ns2_rss_mib"] for r in rs),
+            "linklab_rss_mib": max(r["linklab_rss_mib"] for r in rs),
+        })  # fmt: skip
+    if a.json:
+        print(json.dumps({"rows": rows, "summary": summary}, indent=1))
+        return 0
+    print(f"linklab vs ns-2.35, TCP-SACK dumbbell (10 flows, {a.duration} s, seeds 1-{a.seeds})")
+    head = ("PER", "goodput ns-2", "linklab", "diff", "run s ns-2", "linklab", "speed-up",
+            "RSS MiB ns-2", "linklab")  # fmt: skip
+    print("  ".join(f"{h:>12}" for h in head))
+    for s in summary:
+        diff = (s["linklab_goodput_mbit"] / s["ns2_goodput_mbit"] - 1) * 100
+        cells = (f"{s['per']:.0%}", f"{s['ns2_goodput_mbit']:.4g}",
+                 f"{s['linklab_goodput_mbit']:.4g}", f"{diff:+.1f} %", f"{s['ns2_run_s']:.3f}",
+                 f"{s['linklab_run_s']:.3f}", f"{s['speedup']:.2f}x",
+                 f"{s['ns2_rss_mib']:.0f}", f"{s['linklab_rss_mib']:.0f}")  # fmt: skip
+        print("  ".join(f"{c:>12}" for c in cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

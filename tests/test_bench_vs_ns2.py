@@ -1,0 +1,51 @@
+"""`benches/vs_ns2.py`: linklab beside ns-2.35 itself (Debian's ns2, installed by scripts/test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benches" / "vs_ns2.py"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_quick_runs_both_simulators_side_by_side() -> None:
+    p = _run("--quick", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [s["per"] for s in out["summary"]] == [0.0, 0.1]
+    assert len(out["rows"]) == 2
+    for s in out["summary"]:
+        assert s["ns2_run_s"] > 0 and s["linklab_run_s"] > 0 and s["speedup"] > 0
+        assert s["ns2_rss_mib"] > 1 and s["linklab_rss_mib"] > 1
+    # Error-free, both fill the 10 Mbit/s link alike (20 s).
+    s0 = out["summary"][0]
+    assert s0["linklab_goodput_mbit"] == pytest.approx(s0["ns2_goodput_mbit"], rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(("--per", "0.1,x"), "--per"), (("--per", "1.5"), "[0, 1)"), (("--seeds", "0"), "--seeds")],
+)
+def test_bad_flags_exit_2(args: tuple[str, ...], needle: str) -> None:
+    p = _run(*args)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "error:" in p.stderr and needle in p.stderr and p.stdout == ""
+
+
+def test_without_ns2_exit_2_saying_how_to_install_it(tmp_path: Path) -> None:
+    p = _run("--quick", env={"PATH": str(tmp_path)})
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == (
+        "vs_ns2: error: ns-2's `ns` is not on PATH; install it (Debian/Ubuntu: apt-get install ns2)"
+    )
