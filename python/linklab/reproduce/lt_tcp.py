@@ -1270,6 +1270,10 @@ DOUBLED_BINS = [[0.001, 0], [0.05, 2], [0.10, 6], [0.15, 8], [0.20, 10], [0.30, 
 #: segment sent for the first time.
 TS_RESET = "timestamps: every RTT sample ends the back-off"
 
+#: A cause row: the back-off stops at 64 x the 200 ms floor (12.8 s; ns-2 before
+#: rfc2988_, and the cap analytic TCP models assume) where ns-2.35 doubles to 60 s.
+CAP_64 = "back-off capped at 64 x 200 ms (max RTO 12.8 s)"
+
 #: Experiments on the misses left under ns-2's TCP (DelAck sink): (scheme, what is
 #: changed, overlay keys, PERs, the same change as arguments of ns-2.35 itself
 #: (reproduce/ns2/lt_tcp.tcl) where it has it, or None).
@@ -1296,6 +1300,9 @@ CAUSES = (
      {"interval": 0.2}),
     ("sack", TS_RESET, {"tcp.timestamps": True}, PERS[1:], {"timestamps": "true"}),
     ("lt-tcp", TS_RESET, {"tcp.timestamps": True}, (0.4, 0.5), None),
+    ("sack", CAP_64, {"tcp.max_rto": "12.8s"}, (0.3, 0.4, 0.5), {"maxrto": 12.8}),
+    ("ll-hybrid", CAP_64, {"tcp.max_rto": "12.8s"}, (0.3, 0.4, 0.5), None),
+    ("lt-tcp", CAP_64, {"tcp.max_rto": "12.8s"}, (0.4, 0.5), None),
 )  # fmt: skip
 
 
@@ -1362,7 +1369,11 @@ def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
         "Timestamps: every ACK carries an RTT sample that ends a back-off (ns-2's "
         "timestamps_ with ts_resetRTO_), where ns-2's Karn rule ends it only at the ACK of "
         "a segment sent for the first time: a test of the back-off rule as the cause of "
-        "LT-TCP's collapse at 50 % (the TCP-SACK rows show what it does to Table 1)."
+        "LT-TCP's collapse at 50 % (the TCP-SACK rows show what it does to Table 1). "
+        "Back-off capped at 64 x 200 ms: the timer stops doubling at 12.8 s (ns-2 without "
+        "rfc2988_ stopped at 64 doublings; ns-2.35 doubles up to maxrto_ = 60 s), how long "
+        "a flow in back-to-back timeouts waits between tries, for the cells at 30-50 % "
+        "where flows live in back-off."
     )
     return t
 
@@ -1470,7 +1481,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
     tc.notes.append(
         "ns-2's arguments for each change: tcpTick_ 0.1; precisionReduce_ false, "
         "rtxcur_init_ 6, maxrto_ 64; Agent/TCPSink/Sack1/DelAck interval_ 0.2; "
-        "timestamps_ and ts_resetRTO_ true."
+        "timestamps_ and ts_resetRTO_ true; maxrto_ 12.8."
     )
     th = Table(
         "ns2-hybrid",
