@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from linklab.reproduce.ns2_peer import parse_output
+
 REPO = Path(__file__).resolve().parents[1]
 TCL = REPO / "python" / "linklab" / "reproduce" / "ns2" / "lt_tcp.tcl"
 PAYLOAD = 460  # packetSize_: 500-byte packets, as linklab's runs
@@ -58,15 +60,15 @@ def run_child(cmd: list[str]) -> tuple[str, float]:
 def one(per: float, seed: int, duration: int) -> dict[str, Any]:
     """ns-2 and linklab on one (PER, seed)."""
     out, ns_rss = run_child(["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"])
-    ns = dict(kv.split("=") for kv in out.split())
+    ns = parse_output(out)
     child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s"]
     out, ll_rss = run_child(child)
     ll = json.loads(out.strip().splitlines()[-1])
     return {
         "per": per,
         "seed": seed,
-        "ns2_goodput_mbit": int(ns["delivered"]) * PAYLOAD * 8 / duration / 1e6,
-        "ns2_run_s": int(ns["run_us"]) / 1e6,
+        "ns2_goodput_mbit": ns["delivered"] * PAYLOAD * 8 / duration / 1e6,
+        "ns2_run_s": ns["run_us"] / 1e6,
         "ns2_rss_mib": ns_rss,
         "linklab_goodput_mbit": ll["goodput_mbit"],
         "linklab_run_s": ll["run_s"],
