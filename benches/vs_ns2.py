@@ -27,11 +27,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from linklab.reproduce.ns2_peer import parse_output
+from linklab.reproduce.lt_tcp import NS2_PAYLOAD
+from linklab.reproduce.ns2_peer import NS2_INSTALL, SCRIPTS, parse_output
 
-REPO = Path(__file__).resolve().parents[1]
-TCL = REPO / "python" / "linklab" / "reproduce" / "ns2" / "lt_tcp.tcl"
-PAYLOAD = 460  # packetSize_: 500-byte packets, as linklab's runs
+TCL = SCRIPTS / "lt_tcp.tcl"
 
 # The script that runs linklab in a child process (its own peak RSS), printing one JSON line.
 CHILD = """
@@ -67,7 +66,7 @@ def one(per: float, seed: int, duration: int) -> dict[str, Any]:
     return {
         "per": per,
         "seed": seed,
-        "ns2_goodput_mbit": ns["delivered"] * PAYLOAD * 8 / duration / 1e6,
+        "ns2_goodput_mbit": ns["delivered"] * NS2_PAYLOAD * 8 / duration / 1e6,
         "ns2_run_s": ns["run_us"] / 1e6,
         "ns2_rss_mib": ns_rss,
         "linklab_goodput_mbit": ll["goodput_mbit"],
@@ -115,8 +114,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if shutil.which("ns") is None:
-        print("vs_ns2: error: ns-2's `ns` is not on PATH; install it "
-              "(Debian/Ubuntu: apt-get install ns2)", file=sys.stderr)  # fmt: skip
+        print(f"vs_ns2: error: ns-2's `ns` is not on PATH; install it ({NS2_INSTALL})",
+              file=sys.stderr)  # fmt: skip
         return 2
     rows = [one(per, seed, a.duration) for per in a.per for seed in range(1, a.seeds + 1)]
     summary = []

@@ -47,5 +47,6 @@ def test_without_ns2_exit_2_saying_how_to_install_it(tmp_path: Path) -> None:
     p = _run("--quick", env={"PATH": str(tmp_path)})
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.strip() == (
-        "vs_ns2: error: ns-2's `ns` is not on PATH; install it (Debian/Ubuntu: apt-get install ns2)"
+        "vs_ns2: error: ns-2's `ns` is not on PATH; install it "
+        "(Debian/Ubuntu: apt-get install ns2, which is ns-2.35)"
     )

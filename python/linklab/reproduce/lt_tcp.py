@@ -1007,6 +1007,14 @@ def _ns2(scheme: str, delack: bool = False) -> dict[str, Any]:
     return doc
 
 
+def _ns2_column(c: LtTcp, scheme: str, delack: bool) -> dict[float, dict[str, Any]]:
+    """``scheme`` at every PER under ns-2's TCP (the sensitivity table's column; one
+    store, which the experiments that set other runs beside it reuse)."""
+    name = f"sensitivity/{scheme}" + ("-delack" if delack else "")
+    rows = c.rows(name, _ns2(scheme, delack), {"per": list(c.pers), "duration": [c.dur]})
+    return {float(r["per"]): _metrics(r) for r in rows}
+
+
 #: The TCPs of the sensitivity table: (key, column name, delayed-ACK sink).
 NS2_TCPS = (("ns2", "ns2", False), ("ns2_delack", "ns2 DelAck", True))
 
@@ -1032,10 +1040,8 @@ def _sensitivity(c: LtTcp) -> list[Table]:
     alt: dict[str, dict[tuple[str, float], dict[str, Any]]] = {k: {} for k, _, _ in NS2_TCPS}
     for scheme in SCHEMES:
         for key, _, delack in NS2_TCPS:
-            name = f"sensitivity/{scheme}" + ("-delack" if delack else "")
-            for r in c.rows(name, _ns2(scheme, delack), {"per": list(c.pers),
-                                                          "duration": [c.dur]}):  # fmt: skip
-                alt[key][(scheme, float(r["per"]))] = _metrics(r)
+            for per, m in _ns2_column(c, scheme, delack).items():
+                alt[key][(scheme, per)] = m
         for per in c.pers:
             base = c.main.get((scheme, per))
             if base is None:  # `tables` not chosen: the same sweep, from the store if run before
@@ -1306,6 +1312,14 @@ CAUSES = (
 )  # fmt: skip
 
 
+def _cause_runs(c: LtTcp, i: int, pers: list[float]) -> dict[float, dict[str, Any]]:
+    """The runs of ``CAUSES[i]`` (ns-2's TCP, DelAck sink, its keys changed) at ``pers``."""
+    scheme, _, keys, _, _ = CAUSES[i]
+    doc = overlay(_ns2(scheme, delack=True), keys)
+    rows = c.rows(f"sensitivity/cause{i}", doc, {"per": pers, "duration": [c.dur]})
+    return {float(r["per"]): _metrics(r) for r in rows}
+
+
 def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
     """The remaining misses under ns-2's TCP (DelAck sink): each identified cause
     changed, and where the goodput moves."""
@@ -1319,9 +1333,7 @@ def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
         pers = [p for p in chosen if p in c.pers]
         if not pers:
             continue
-        doc = overlay(_ns2(scheme, delack=True), keys)
-        rows = c.rows(f"sensitivity/cause{i}", doc, {"per": pers, "duration": [c.dur]})
-        after = {float(r["per"]): _metrics(r) for r in rows}
+        after = _cause_runs(c, i, pers)
         for per in pers:
             pub = PUBLISHED[scheme]["goodput"][PERS.index(per)]
             b, a = before[(scheme, per)], after[per]
@@ -1382,6 +1394,11 @@ def _causes(c: LtTcp, before: dict[tuple[str, float], dict[str, Any]]) -> Table:
 NS2_PAYLOAD = 460
 
 
+def _ratio(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """``a``'s mean over ``b``'s, two decimals ("-" when b's is 0)."""
+    return f"{a['mean'] / b['mean']:.2f}" if b["mean"] else "-"
+
+
 def _ns2_stats(c: LtTcp, results: list[dict[str, int]]) -> dict[str, dict[str, Any]]:
     """Goodput (Mbit/s) and timeouts per run of ns-2 runs, as ``{mean, ci, n}``."""
     scale = NS2_PAYLOAD * 8 / c.duration_s / 1e6
@@ -1406,9 +1423,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
          "timeouts: ns-2", "linklab", "verdict"],
     )  # fmt: skip
     for delack, sink in ((True, "delack"), (False, "segment")):
-        rows = c.rows(f"sensitivity/sack{'-delack' if delack else ''}", _ns2("sack", delack),
-                      {"per": list(c.pers), "duration": [c.dur]})  # fmt: skip
-        ours = {float(r["per"]): _metrics(r) for r in rows}
+        ours = _ns2_column(c, "sack", delack)
         runs = runs_ns2("lt_tcp.tcl", [{**base, "per": p, "sink": sink} for p in c.pers],
                         seeds, c.jobs)  # fmt: skip
         for per, res in zip(c.pers, runs, strict=True):
@@ -1420,7 +1435,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
                           f"{sink} {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}")  # fmt: skip
             t.add(
                 [("DelAck" if delack else "per segment"), f"{per:.0%}", fmt(ng, 4), fmt(g, 4),
-                 f"{g['mean'] / ng['mean']:.2f}" if ng["mean"] else "-", f"{pub:g}",
+                 _ratio(g, ng), f"{pub:g}",
                  pct(rel(ng["mean"], pub)), fmt(ns["timeouts"], 0),
                  fmt(us["timeouts"], 0)],
                 checks=[check],
@@ -1458,9 +1473,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
         pers = [p for p in chosen if p in c.pers]
         if args is None or not pers:
             continue
-        doc = overlay(_ns2(scheme, delack=True), keys)
-        rows = c.rows(f"sensitivity/cause{i}", doc, {"per": pers, "duration": [c.dur]})
-        ours = {float(r["per"]): _metrics(r)["goodput"] for r in rows}
+        ours = {p: m["goodput"] for p, m in _cause_runs(c, i, pers).items()}
         runs = runs_ns2("lt_tcp.tcl", [{**base, **args, "per": p} for p in pers], seeds,
                         c.jobs)  # fmt: skip
         for per, res in zip(pers, runs, strict=True):
@@ -1471,7 +1484,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
                           f"{change}, {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}")  # fmt: skip
             tc.add(
                 [change, f"{per:.0%}", fmt(ng, 4), fmt(g, 4),
-                 f"{g['mean'] / ng['mean']:.2f}" if ng["mean"] else "-", f"{pub:g}",
+                 _ratio(g, ng), f"{pub:g}",
                  pct(rel(ng["mean"], pub))],
                 checks=[check],
                 record={"config": {"scheme": scheme, "per": per, "change": change,
@@ -1495,9 +1508,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
     n, k, tries = int(fec["n"]), int(fec["k"]), int(fec["persistence"]) + 1
     pers = [p for p in c.pers if p >= 0.3]
     if pers:
-        rows = c.rows("sensitivity/ll-hybrid-delack", _ns2("ll-hybrid", delack=True),
-                      {"per": list(c.pers), "duration": [c.dur]})  # fmt: skip
-        ours = {float(r["per"]): _metrics(r)["goodput"] for r in rows}
+        ours = {p: m["goodput"] for p, m in _ns2_column(c, "ll-hybrid", True).items()}
         losses = [round(block_loss(n, k, p) ** tries, 4) for p in pers]
         runs = runs_ns2("lt_tcp.tcl", [{**base, "per": q} for q in losses], seeds, c.jobs)
         for per, loss, res in zip(pers, losses, runs, strict=True):
@@ -1508,7 +1519,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
                           f"{per:.0%}: {g['mean']:.3g} vs {ng['mean']:.3g}")  # fmt: skip
             th.add(
                 [f"{per:.0%}", f"{loss:.1%}", fmt(ng, 6), fmt(g, 6),
-                 f"{g['mean'] / ng['mean']:.2f}" if ng["mean"] else "-", f"{pub:g}",
+                 _ratio(g, ng), f"{pub:g}",
                  f"{pub / ng['mean']:.1f}" if ng["mean"] else "-"],
                 checks=[check],
                 record={"config": {"per": per, "n": n, "k": k, "attempts": tries,

@@ -29,7 +29,7 @@ __all__ = ["NS2_INSTALL", "SCRIPTS", "ns2_binary", "parse_output", "run_ns2", "r
 SCRIPTS = Path(__file__).with_name("ns2")
 
 #: How to get ns-2.35 (said in every message about it).
-NS2_INSTALL = "Debian/Ubuntu: apt-get install ns2 (ns-2.35)"
+NS2_INSTALL = "Debian/Ubuntu: apt-get install ns2, which is ns-2.35"
 
 
 def ns2_binary() -> str | None:
