@@ -125,6 +125,10 @@ impl Wakeups {
         target: T,
     ) {
         if let Some(at) = at {
+            // A time in the past means "at once": the queue runs it now, so
+            // the live time must be now too, or `fire` would never match it
+            // and the component would never be woken again.
+            let at = at.max(q.now());
             if at < self.live[i] {
                 self.live[i] = at;
                 q.push(at, target);
@@ -213,5 +217,23 @@ mod tests {
         let (t, _) = q.pop_until(Time::MAX).unwrap();
         assert_eq!(t, Time(10));
         assert!(!w.fire(0, t), "superseded wake-up must be skipped");
+    }
+
+    /// A wake-up asked for in the past ("at once") runs now and is the live
+    /// one: it fires, and later wake-ups can be scheduled again. (It used to
+    /// keep the past time as live, so `fire` never matched and the component
+    /// was never woken again: CoDel's dequeue drops stranded a link's wire.)
+    #[test]
+    fn a_wakeup_in_the_past_fires_and_the_component_stays_schedulable() {
+        let mut q = EventQueue::new();
+        let mut w = Wakeups::new(1);
+        q.push(Time(100), 1u8);
+        assert_eq!(q.pop_until(Time::MAX), Some((Time(100), 1)));
+        w.schedule(&mut q, 0, Some(Time::ZERO), 0u8);
+        let (t, _) = q.pop_until(Time::MAX).unwrap();
+        assert_eq!(t, Time(100));
+        assert!(w.fire(0, t), "the wake-up at once must fire");
+        w.schedule(&mut q, 0, Some(Time(300)), 0u8);
+        assert_eq!(q.pop_until(Time::MAX).map(|e| e.0), Some(Time(300)));
     }
 }
