@@ -198,3 +198,27 @@ def test_lt_tcp_bins_must_cover_0_to_1(cli: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "bins.toml"
     path.write_text(LT_TCP.read_text().replace("[1.0, 11]]", "[0.9, 11]]"))
     assert_bad_input(cli("run", path), "tcp.lt.proactive_bins", "[0, 1]")
+
+
+def test_a_broken_packet_account_is_exit_3_with_one_line(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The core raises AccountingError when a run's packet account does not
+    # close (crates/core/src/net/account.rs; its Rust tests break a link on
+    # purpose). Here: that the CLI maps it to exit 3 with the core's message.
+    from linklab import _core, cli
+
+    message = (
+        "packet account broken in scenario 'tiny', seed 1: link direction a->b: departed 10 "
+        "+ copies 0 != delivered 7 + lost 0 (none) + in transit 1 (wire 1)"
+    )
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise _core.AccountingError(message)
+
+    monkeypatch.setattr(_core, "run", broken)
+    assert cli.main(["run", str(tiny)]) == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip() == f"linklab: internal error: {message}"
+    assert issubclass(_core.AccountingError, _core.InternalError)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from linklab._core import json_schema, version
 from linklab.api import Result, run
-from linklab.errors import InternalError, ScenarioError, ScenarioFileError
+from linklab.errors import AccountingError, InternalError, ScenarioError, ScenarioFileError
 from linklab.sweep import SweepResult, sweep
 
 __version__: str = version()
 
 __all__ = [
+    "AccountingError",
     "InternalError",
     "Result",
     "ScenarioError",

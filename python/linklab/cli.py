@@ -3,7 +3,10 @@
 Exit status: 0 success; 2 bad input (bad flag or value, unreadable scenario,
 invalid scenario, unwritable output), with one line on stderr
 ``linklab: error: <what was wrong>; <what is allowed>``; 1 internal error (a bug
-in the core); 130 interrupted (Ctrl-C). Outputs are written only after the run
+in the core); 3 a run whose packet account did not close (a bug in the core: a
+packet counted nowhere or twice; ``linklab: internal error: packet account
+broken …`` names the link or flow, the counts, the scenario and the seed); 130
+interrupted (Ctrl-C). Outputs are written only after the run
 succeeded, each atomically, so nothing already on disk is lost or corrupted.
 """
 
@@ -27,6 +30,7 @@ from linklab._format import json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
 from linklab._scenario import read_scenario_file
 from linklab.errors import (
+    AccountingError,
     InternalError,
     ScenarioError,
     ScenarioFileError,
@@ -39,6 +43,7 @@ __all__ = ["main"]
 PROG = "linklab"
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_ACCOUNTING = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -1353,6 +1358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         _fail(error_text(e))
         return EXIT_BAD_INPUT
+    except AccountingError as e:
+        print(f"{PROG}: internal error: {one_line(str(e))}", file=sys.stderr)
+        return EXIT_ACCOUNTING
     except InternalError as e:
         print(f"{PROG}: internal error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL

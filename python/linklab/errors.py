@@ -7,16 +7,20 @@ core raises it, and so does the Python loader for a scenario dict of the wrong
 shape (:func:`scenario_error`). ``ScenarioFileError`` (an ``OSError``) is a
 scenario file that cannot be read: missing, a directory, not a regular file,
 too large, not UTF-8. ``InternalError`` (a ``RuntimeError``) is a bug in the
-core: a Rust panic turned into a Python exception. ``EmulationError`` (a
+core: a Rust panic turned into a Python exception. ``AccountingError`` (an
+``InternalError``) is a run whose packet account did not close at its end (a
+packet counted nowhere, or twice): also a bug, its message naming the link
+direction or flow, the counts, the scenario and the seed. ``EmulationError`` (a
 ``ValueError``) is a scenario or option live emulation cannot run, or a machine
 that cannot emulate (not Linux, no root, no ``/dev/net/tun``).
 """
 
 from __future__ import annotations
 
-from linklab._core import EmulationError, InternalError, ScenarioError
+from linklab._core import AccountingError, EmulationError, InternalError, ScenarioError
 
 __all__ = [
+    "AccountingError",
     "EmulationError",
     "InternalError",
     "ScenarioError",

@@ -31,7 +31,13 @@ fn main() {
             let t1 = Instant::now();
             while !run.advance(u64::MAX) {}
             let t2 = Instant::now();
-            let output = run.finish();
+            let output = match run.finish() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("internal error: {e}");
+                    std::process::exit(3);
+                }
+            };
             let t3 = Instant::now();
             let s = &output.summary.to_json();
             let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();

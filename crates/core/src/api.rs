@@ -29,6 +29,7 @@
 use crate::capture::Format;
 pub use crate::config::ConfigError;
 pub use crate::metrics::{Column, Table};
+pub use crate::net::account::AccountingError;
 pub use crate::net::summary::Summary;
 use crate::net::Simulation;
 use crate::scenario::{self};
@@ -79,8 +80,15 @@ pub struct RunOutput {
 }
 
 /// Load, validate and run a scenario.
+///
+/// # Panics
+/// If a packet account does not close at the end of the run (a bug in the
+/// core); `start(src, opts)?.finish()` returns it as an [`AccountingError`].
 pub fn run(src: Source, opts: &RunOptions) -> Result<RunOutput, ConfigError> {
-    Ok(start(src, opts)?.finish())
+    match start(src, opts)?.finish() {
+        Ok(out) => Ok(out),
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// A scenario loaded and built, with its traces and captures switched on,
@@ -121,20 +129,29 @@ impl Run {
         }
     }
 
-    /// Run to the end; the summary and the traces and captures not yet taken.
-    pub fn finish(mut self) -> RunOutput {
+    /// Run to the end; the summary and the traces and captures not yet
+    /// taken. Fails if a packet account does not close (a bug in the core;
+    /// the message names the link or flow, the counts, the scenario and
+    /// the seed).
+    pub fn finish(mut self) -> Result<RunOutput, AccountingError> {
         self.sim.run(self.duration);
+        let accounts = self.sim.close_accounts().map_err(|e| AccountingError {
+            message: format!(
+                "packet account broken in scenario '{}', seed {}: {}",
+                self.name, self.seed, e.message
+            ),
+        })?;
         let summary = Summary {
             scenario: self.name,
             seed: self.seed,
             params: self.params,
-            network: self.sim.summary(),
+            network: self.sim.summary_with(Some(accounts)),
         };
-        RunOutput {
+        Ok(RunOutput {
             summary,
             traces: self.sim.take_traces(),
             pcaps: self.sim.take_captures(),
-        }
+        })
     }
 }
 

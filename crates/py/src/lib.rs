@@ -55,6 +55,15 @@ pyo3::create_exception!(
 
 pyo3::create_exception!(
     linklab._core,
+    AccountingError,
+    InternalError,
+    "A packet account that does not close at the end of a run: a bug in the linklab \
+     core. The message names the link direction or flow, the counts that do not add up, \
+     the scenario and the seed."
+);
+
+pyo3::create_exception!(
+    linklab._core,
     EmulationError,
     PyValueError,
     "A scenario or option that live emulation cannot run (a congestion control the \
@@ -344,7 +353,15 @@ impl Phases {
 }
 
 /// What the worker hands back: `None` if it was asked to stop.
-type Outcome = thread::Result<(Option<Result<RunOutput, ConfigError>>, Phases)>;
+type Outcome = thread::Result<(Option<Result<RunOutput, Failure>>, Phases)>;
+
+/// Why a run produced no output.
+enum Failure {
+    /// The scenario cannot be run.
+    Config(ConfigError),
+    /// A packet account did not close (a bug).
+    Account(api::AccountingError),
+}
 
 /// A message from the worker.
 enum Msg {
@@ -382,7 +399,7 @@ fn run_on_worker(
                     phases.build = t0.elapsed();
                     let mut run = match started {
                         Ok(r) => r,
-                        Err(e) => return Some(Err(e)),
+                        Err(e) => return Some(Err(Failure::Config(e))),
                     };
                     let t1 = Instant::now();
                     while !run.advance(SLICE_EVENTS) {
@@ -399,7 +416,7 @@ fn run_on_worker(
                     phases.run = t2 - t1;
                     let out = run.finish();
                     phases.finish = t2.elapsed();
-                    Some(Ok(out))
+                    Some(out.map_err(Failure::Account))
                 })();
                 (result, phases)
             }));
@@ -506,7 +523,8 @@ fn run<'py>(
             }
             PyTuple::new(py, [summary, traces.into_any(), pcaps.into_any()])
         }
-        Ok((Some(Err(e)), _)) => Err(scenario_error(py, &e)),
+        Ok((Some(Err(Failure::Config(e))), _)) => Err(scenario_error(py, &e)),
+        Ok((Some(Err(Failure::Account(e))), _)) => Err(AccountingError::new_err(e.message)),
         Ok((None, _)) => Err(InternalError::new_err(
             "internal error: the simulation stopped without being asked to",
         )),
@@ -1067,6 +1085,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("EmulationError", py.get_type::<EmulationError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("AccountingError", py.get_type::<AccountingError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

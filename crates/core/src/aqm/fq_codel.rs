@@ -223,6 +223,15 @@ impl FqCodel {
         self.bytes
     }
 
+    /// Visit every packet held, flow queue by flow queue.
+    pub fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
+        for q in &self.queues {
+            for (_, p) in &q.pkts {
+                f(p);
+            }
+        }
+    }
+
     /// The queue of `pkt`'s flow: a hash of its flow id and ends (the
     /// simulator's 5-tuple) with the perturbation, modulo `flows`.
     fn bucket(&self, pkt: &Packet) -> usize {

@@ -138,8 +138,11 @@ pub(crate) fn check_threshold(key: &str, v: f64, limit: Option<Limit>) -> Result
 // Run time
 // ---------------------------------------------------------------------------
 
-/// Why a packet was discarded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a packet was discarded. Every packet the core discards leaves its
+/// model with one of these causes and is counted once, by the network, on
+/// the link direction where it happened (`docs/metrics.md`, "The packet
+/// account").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DropCause {
     /// The queue was full.
     Overflow,
@@ -151,9 +154,24 @@ pub enum DropCause {
     LinkLoss,
     /// The link's ARQ gave up on it (RLC `MaxDAT` reached; SDU discarded).
     LinkArq,
+    /// A netem stage's `limit` was reached.
+    NetemLimit,
+    /// Corrupted on the link (netem `corrupt`): the receiver's checksum discards it.
+    Corrupt,
 }
 
 impl DropCause {
+    /// Every cause, in the order of [`DropCause::index`].
+    pub const ALL: [DropCause; 7] = [
+        DropCause::Overflow,
+        DropCause::AqmEarly,
+        DropCause::AqmForced,
+        DropCause::LinkLoss,
+        DropCause::LinkArq,
+        DropCause::NetemLimit,
+        DropCause::Corrupt,
+    ];
+
     /// Stable lower-case name used in metrics and traces.
     pub fn name(self) -> &'static str {
         match self {
@@ -162,7 +180,102 @@ impl DropCause {
             DropCause::AqmForced => "aqm_forced",
             DropCause::LinkLoss => "link_loss",
             DropCause::LinkArq => "link_arq",
+            DropCause::NetemLimit => "netem_limit",
+            DropCause::Corrupt => "corrupt",
         }
+    }
+
+    /// Position in [`DropCause::ALL`].
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the cause discards a packet in the buffer in front of the
+    /// transmitter (the queue), rather than after it left the buffer (the link).
+    pub fn at_queue(self) -> bool {
+        matches!(
+            self,
+            DropCause::Overflow | DropCause::AqmEarly | DropCause::AqmForced
+        )
+    }
+}
+
+/// Packets counted by [`DropCause`] (serialised as an object of the
+/// non-zero counts by cause name).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Causes([u64; DropCause::ALL.len()]);
+
+impl Causes {
+    /// Count one packet of cause `c`.
+    #[inline]
+    pub fn add(&mut self, c: DropCause) {
+        self.0[c.index()] += 1;
+    }
+
+    /// Count `n` packets of cause `c`.
+    pub fn add_n(&mut self, c: DropCause, n: u64) {
+        self.0[c.index()] += n;
+    }
+
+    /// Packets of cause `c`.
+    pub fn get(&self, c: DropCause) -> u64 {
+        self.0[c.index()]
+    }
+
+    /// Packets of every cause.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// The non-zero counts, in cause order.
+    pub fn iter(&self) -> impl Iterator<Item = (DropCause, u64)> + '_ {
+        DropCause::ALL
+            .iter()
+            .map(|&c| (c, self.get(c)))
+            .filter(|&(_, n)| n > 0)
+    }
+
+    /// The counts of the causes `keep` selects.
+    pub fn only(&self, keep: impl Fn(DropCause) -> bool) -> Causes {
+        let mut out = Causes::default();
+        for (c, n) in self.iter().filter(|&(c, _)| keep(c)) {
+            out.add_n(c, n);
+        }
+        out
+    }
+}
+
+impl std::ops::AddAssign for Causes {
+    fn add_assign(&mut self, o: Causes) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+impl serde::Serialize for Causes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (c, n) in self.iter() {
+            m.serialize_entry(c.name(), &n)?;
+        }
+        m.end()
+    }
+}
+
+impl std::fmt::Display for Causes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for (c, n) in self.iter() {
+            write!(f, "{}{} {n}", if first { "" } else { ", " }, c.name())?;
+            first = false;
+        }
+        if first {
+            write!(f, "none")?;
+        }
+        Ok(())
     }
 }
 
@@ -271,6 +384,16 @@ pub struct QueueStats {
 }
 
 impl QueueStats {
+    /// The drops of the buffer itself by cause (overflow and the AQM's;
+    /// not the link's ARQ discards an RLC buffer also counts).
+    pub fn queue_drops(&self) -> Causes {
+        let mut dropped = Causes::default();
+        dropped.add_n(DropCause::Overflow, self.drops_overflow);
+        dropped.add_n(DropCause::AqmEarly, self.drops_aqm_early);
+        dropped.add_n(DropCause::AqmForced, self.drops_aqm_forced);
+        dropped
+    }
+
     /// Count a drop by cause (link losses are counted by links, not here).
     pub fn count_drop(&mut self, cause: DropCause) {
         match cause {
@@ -278,7 +401,7 @@ impl QueueStats {
             DropCause::AqmEarly => self.drops_aqm_early += 1,
             DropCause::AqmForced => self.drops_aqm_forced += 1,
             DropCause::LinkArq => self.drops_link_arq += 1,
-            DropCause::LinkLoss => {}
+            DropCause::LinkLoss | DropCause::NetemLimit | DropCause::Corrupt => {}
         }
     }
 }
@@ -419,6 +542,22 @@ impl Queue {
     /// Whether nothing waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Visit every packet waiting (not those discarded at dequeue and not
+    /// yet taken: they are already counted as dropped).
+    pub fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
+        match &self.fq {
+            Some(fq) => fq.for_each(f),
+            None => self.pkts.iter().for_each(|p| f(p)),
+        }
+    }
+
+    /// The queue's part of a link direction's packet account: arrivals,
+    /// drops by cause (at arrival or at dequeue) and departures.
+    pub fn account(&self) -> (u64, Causes, u64) {
+        let st = self.stats();
+        (st.arrivals, st.queue_drops(), st.departures)
     }
 
     /// Bytes waiting.

@@ -29,7 +29,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::Delivery;
+use super::{Delivery, Place};
 use crate::aqm::DropCause;
 use crate::channel::{Channel, ChannelConfig};
 use crate::config::kind::tagged_enum;
@@ -341,6 +341,26 @@ impl FecState {
     /// but waiting for an earlier one (in-order delivery), or ready for IP.
     pub fn held(&self) -> usize {
         self.retx.len() + self.waiting + self.out.len()
+    }
+
+    /// Visit the packets the FEC layer holds off the wire: waiting for a
+    /// retransmission ([`Place::Arq`]), resolved but waiting for an earlier
+    /// one or for IP ([`Place::Settled`]).
+    pub fn for_each_held(&self, f: &mut dyn FnMut(Place, &Packet)) {
+        for (_, p, _, _) in &self.retx {
+            f(Place::Arq, p);
+        }
+        let settled = self.pending.values().flatten().chain(&self.out);
+        for d in settled {
+            let (Delivery::Arrived(p) | Delivery::Lost(p, _)) = d;
+            f(Place::Settled, p);
+        }
+    }
+
+    /// For each attempt on the wire, in order: whether it is a copy of a
+    /// packet already resent (counted where that is).
+    pub fn wire_copies(&self) -> impl Iterator<Item = bool> + '_ {
+        self.on_wire.iter().map(|a| a.resent)
     }
 
     /// Attempts on the wire that are copies of a packet already resent

@@ -37,7 +37,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ArqStats, Delivery, Dir, Link, LinkKind, LinkStats, WiredConfig, WiredDirection};
+use super::{
+    Account, ArqStats, Delivery, Dir, Link, LinkKind, LinkStats, Place, WiredConfig, WiredDirection,
+};
 use crate::analytic::mqam::{self, Modulation, Qam8};
 use crate::aqm::{DropCause, DropTail, Occupancy, Queue, QueueConfig};
 use crate::channel::fading::{FadingChannel, FadingConfig, FrameChannel};
@@ -777,7 +779,49 @@ impl Link for FrameArqLink {
     }
 
     fn in_transit(&self) -> usize {
-        self.packets.len() + self.out.len() + self.uplink.in_transit()
+        self.queue.len() + self.packets.len() + self.out.len() + self.uplink.in_transit()
+    }
+
+    fn account(&self, dir: Dir) -> Account {
+        if dir == Dir::BA {
+            return self.uplink.account();
+        }
+        let (offered, queue_dropped, departed) = self.queue.account();
+        Account {
+            offered,
+            queue_dropped,
+            departed,
+            copies: 0,
+            delivered: self.stats.rx_packets,
+            lost: self.stats.lost_by,
+        }
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(Dir, Place, &Packet)) {
+        self.queue.for_each(&mut |p| f(Dir::AB, Place::Queue, p));
+        for p in self.packets.values() {
+            // Frames still out (or to be resent): the ARQ holds it; all
+            // frames through but an earlier packet not: the far end holds it.
+            let place = if p.done.is_some() {
+                Place::Reassembly
+            } else {
+                Place::Arq
+            };
+            f(Dir::AB, place, &p.pkt);
+        }
+        for (_, p) in &self.out {
+            f(Dir::AB, Place::Wire, p);
+        }
+        self.uplink
+            .for_each_held(&mut |place, p| f(Dir::BA, place, p));
+    }
+
+    fn for_each_copies(&self, f: &mut dyn FnMut(Dir, crate::packet::FlowId, bool, u64)) {
+        if let Some(n) = self.uplink.netem() {
+            for (flow, ack, copies) in n.copies_by_flow() {
+                f(Dir::BA, flow, ack, copies);
+            }
+        }
     }
 
     fn arq_stats(&self, dir: Dir, _now: Time) -> Option<ArqStats> {

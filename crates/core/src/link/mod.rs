@@ -13,7 +13,7 @@ pub mod frame_arq;
 pub mod netem;
 pub mod rlc;
 pub mod trace;
-mod wired;
+pub(crate) mod wired;
 
 pub use fec::{FecConfig, FecStats, FragmentErasure, LinkFecConfig};
 pub use frame_arq::FrameArqLinkConfig;
@@ -23,10 +23,10 @@ pub use wired::{
     WiredRateStep,
 };
 
-use crate::aqm::{DropCause, Occupancy};
+use crate::aqm::{Causes, DropCause, Occupancy};
 use crate::config::kind::tagged_enum;
 use crate::config::Result;
-use crate::packet::Packet;
+use crate::packet::{FlowId, Packet};
 use crate::tcp::EstimatorSide;
 use crate::time::Time;
 
@@ -149,6 +149,81 @@ pub enum Delivery {
     Lost(Packet, DropCause),
 }
 
+/// Where a packet held inside a link direction is (the "in transit" part of
+/// the packet account, `docs/metrics.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    /// Waiting in the buffer in front of the transmitter.
+    Queue,
+    /// On the wire or the air: transmitted (or being transmitted), not yet at the far end.
+    Wire,
+    /// Held by a link-layer ARQ: waiting for (re)transmission or for its
+    /// acknowledgement, after it left the buffer.
+    Arq,
+    /// Held in a netem stage (delay, jitter, rate, reordering).
+    Netem,
+    /// Partly received: the far end reassembles or reorders it.
+    Reassembly,
+    /// Its fate (delivered or lost) is decided; not yet handed over.
+    Settled,
+    /// Taken by a transmitter that will never send again (a trace played
+    /// once has ended).
+    Stuck,
+}
+
+impl Place {
+    /// Every place, in the order of [`Place::index`].
+    pub const ALL: [Place; 7] = [
+        Place::Queue,
+        Place::Wire,
+        Place::Arq,
+        Place::Netem,
+        Place::Reassembly,
+        Place::Settled,
+        Place::Stuck,
+    ];
+
+    /// Stable lower-case name used in the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::Queue => "queue",
+            Place::Wire => "wire",
+            Place::Arq => "arq",
+            Place::Netem => "netem",
+            Place::Reassembly => "reassembly",
+            Place::Settled => "settled",
+            Place::Stuck => "stuck",
+        }
+    }
+
+    /// Position in [`Place::ALL`].
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A link direction's own account of the packets offered to it, from its
+/// model's counters (`docs/metrics.md`, "The packet account"). With the
+/// packets it holds ([`Link::for_each_held`]) it closes:
+/// `offered = queue_dropped + departed + held in the queue`, and
+/// `departed + copies = delivered + lost + held after the queue`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Account {
+    /// Packets offered to the direction ([`Link::enqueue`]).
+    pub offered: u64,
+    /// Packets the buffer discarded (at arrival or at dequeue), by cause.
+    pub queue_dropped: Causes,
+    /// Packets that left the buffer for transmission (each once).
+    pub departed: u64,
+    /// Copies the link made of packets (netem `duplicate`).
+    pub copies: u64,
+    /// Packets handed over at the far end.
+    pub delivered: u64,
+    /// Packets lost after they left the buffer, by cause.
+    pub lost: Causes,
+}
+
 /// Counters every link direction reports (the queue has its own).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkStats {
@@ -162,6 +237,8 @@ pub struct LinkStats {
     pub rx_bytes: u64,
     /// Packets lost in transit.
     pub lost: u64,
+    /// The same, by cause.
+    pub lost_by: Causes,
     /// Link-level FEC / ARQ counters, on directions that use it.
     pub fec: Option<FecStats>,
     /// netem counters, on directions with impairments.
@@ -285,6 +362,18 @@ pub trait Link: std::fmt::Debug + Send {
     /// balance (default: none).
     fn duplicated(&self) -> u64 {
         0
+    }
+    /// Direction `dir`'s packet account from the model's own counters.
+    fn account(&self, dir: Dir) -> Account;
+    /// Visit every packet the link holds, with its direction and where it
+    /// is: each packet once, [`Link::in_transit`] of them in all. Meant for
+    /// the end of a run (it may walk every buffer).
+    fn for_each_held(&self, f: &mut dyn FnMut(Dir, Place, &Packet));
+    /// Visit the copies the link made of packets (netem `duplicate`), by
+    /// direction, flow and leg (whether they were ACKs): `(dir, flow, ack,
+    /// copies)`, adding up to each direction's [`Account::copies`]. Default: none.
+    fn for_each_copies(&self, f: &mut dyn FnMut(Dir, FlowId, bool, u64)) {
+        let _ = f;
     }
     /// Cross-layer input (seed 001 §III): `p_tcp` is the end-to-end loss
     /// event rate now measured by a TCP flow whose data crosses direction

@@ -25,17 +25,17 @@
 //! `paretonormal.c` generate (computed here with the same formulas).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::Delivery;
+use super::{Delivery, Place};
 use crate::aqm::DropCause;
 use crate::config::kind::tagged_enum;
 use crate::config::{check_range, ConfigError, Probability, Rate, Result};
-use crate::packet::{Ecn, Packet};
+use crate::packet::{Ecn, FlowId, Kind, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -344,6 +344,7 @@ impl NetemConfig {
             last_send: None,
             last_out: Time::ZERO,
             stats: NetemStats::default(),
+            copies_by_flow: BTreeMap::new(),
         }
     }
 }
@@ -670,6 +671,8 @@ pub struct Netem {
     /// When the last packet left (`pfifo`: the next leaves no earlier).
     last_out: Time,
     stats: NetemStats,
+    /// Copies made, by (flow, whether of an ACK): for the packet account.
+    copies_by_flow: BTreeMap<(u32, bool), u64>,
 }
 
 impl Netem {
@@ -681,6 +684,25 @@ impl Netem {
     /// Packets held or waiting to be reported.
     pub fn held(&self) -> usize {
         self.heap.len() + self.fifo.len() + self.now_out.len()
+    }
+
+    /// The copies made so far, by flow and leg: (flow, of ACKs, copies).
+    pub fn copies_by_flow(&self) -> impl Iterator<Item = (FlowId, bool, u64)> + '_ {
+        self.copies_by_flow
+            .iter()
+            .map(|(&(f, ack), &n)| (FlowId(f), ack, n))
+    }
+
+    /// Visit the packets held: delayed in the stage ([`Place::Netem`]) or
+    /// decided at admission and not yet reported ([`Place::Settled`]).
+    pub fn for_each_held(&self, f: &mut dyn FnMut(Place, &Packet)) {
+        for h in self.heap.iter().chain(&self.fifo) {
+            f(Place::Netem, &h.pkt);
+        }
+        for (_, d) in &self.now_out {
+            let (Delivery::Arrived(p) | Delivery::Lost(p, _)) = d;
+            f(Place::Settled, p);
+        }
     }
 
     /// Take `pkt`, which left the wire at `now` (`netem_enqueue`).
@@ -716,6 +738,11 @@ impl Netem {
         if count > 1 {
             // The copy goes through the stage again, duplication off.
             self.stats.duplicated += 1;
+            let e = self
+                .copies_by_flow
+                .entry((pkt.flow.0, pkt.kind == Kind::Ack))
+                .or_default();
+            *e += 1;
             self.enqueue(now, pkt, false);
         }
         let corrupted = self.corrupt != 0 && self.corrupt >= self.corrupt_cor.next(&mut self.rng);
@@ -725,7 +752,7 @@ impl Netem {
         if self.heap.len() + self.fifo.len() >= self.limit {
             self.stats.overflow += 1;
             self.now_out
-                .push_back((now, Delivery::Lost(pkt, DropCause::Overflow)));
+                .push_back((now, Delivery::Lost(pkt, DropCause::NetemLimit)));
             return;
         }
         if self.gap == 0
@@ -767,7 +794,7 @@ impl Netem {
             self.counter = 0;
             self.stats.reordered += 1;
             let d = if corrupted {
-                Delivery::Lost(pkt, DropCause::LinkLoss)
+                Delivery::Lost(pkt, DropCause::Corrupt)
             } else {
                 Delivery::Arrived(pkt)
             };
@@ -804,7 +831,7 @@ impl Netem {
         }
         Some(if held.corrupted {
             // The receiver's checksum discards it.
-            Delivery::Lost(held.pkt, DropCause::LinkLoss)
+            Delivery::Lost(held.pkt, DropCause::Corrupt)
         } else {
             Delivery::Arrived(held.pkt)
         })

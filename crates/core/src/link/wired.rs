@@ -20,11 +20,13 @@ use serde::Deserialize;
 use super::fec::{FecConfig, FecLink, FecState, FragmentErasure, LinkFecConfig};
 use super::netem::{Netem, NetemConfig};
 use super::trace::{TraceConfig, TraceFile, TraceServer};
-use super::{check_schedule_times, pick, Delivery, Dir, Files, Link, LinkKind, LinkStats};
+use super::{
+    check_schedule_times, pick, Account, Delivery, Dir, Files, Link, LinkKind, LinkStats, Place,
+};
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
 use crate::config::{check_range, join, Bytes, ConfigError, Probability, Rate, Result};
-use crate::packet::{pool, Packet};
+use crate::packet::{pool, FlowId, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -375,7 +377,10 @@ impl WiredDirection {
     /// Count a delivery in the link's counters (and copy the FEC counters).
     fn count(&mut self, d: Delivery) -> Delivery {
         match d {
-            Delivery::Lost(..) => self.stats.lost += 1,
+            Delivery::Lost(_, c) => {
+                self.stats.lost += 1;
+                self.stats.lost_by.add(c);
+            }
             Delivery::Arrived(p) => {
                 self.stats.rx_packets += 1;
                 self.stats.rx_bytes += u64::from(p.size());
@@ -417,6 +422,46 @@ impl WiredDirection {
             + usize::from(self.stuck.is_some())
             + self.netem.as_ref().map_or(0, |n| n.held())
             + self.fec.as_ref().map_or(0, |f| f.held())
+    }
+
+    /// The direction's packet account ([`Link::account`]).
+    pub fn account(&self) -> Account {
+        let (offered, queue_dropped, departed) = self.queue.account();
+        Account {
+            offered,
+            queue_dropped,
+            departed,
+            copies: self.netem.as_ref().map_or(0, |n| n.stats().duplicated),
+            delivered: self.stats.rx_packets,
+            lost: self.stats.lost_by,
+        }
+    }
+
+    /// Visit every packet the direction holds ([`Link::for_each_held`]).
+    pub fn for_each_held(&self, f: &mut dyn FnMut(Place, &Packet)) {
+        self.queue.for_each(&mut |p| f(Place::Queue, p));
+        match &self.fec {
+            None => self.wire.iter().for_each(|(_, p, _)| f(Place::Wire, p)),
+            Some(fec) => {
+                for ((_, p, _), copy) in self.wire.iter().zip(fec.wire_copies()) {
+                    if !copy {
+                        f(Place::Wire, p);
+                    }
+                }
+                fec.for_each_held(f);
+            }
+        }
+        if let Some(n) = &self.netem {
+            n.for_each_held(f);
+        }
+        if let Some(p) = &self.stuck {
+            f(Place::Stuck, p);
+        }
+    }
+
+    /// The netem stage at the far end, if any.
+    pub fn netem(&self) -> Option<&Netem> {
+        self.netem.as_deref()
     }
 
     /// Counters of the FEC layer (None without FEC).
@@ -481,6 +526,26 @@ impl Link for WiredLink {
 
     fn in_transit(&self) -> usize {
         self.dirs[0].in_transit() + self.dirs[1].in_transit()
+    }
+
+    fn account(&self, dir: Dir) -> Account {
+        self.dirs[dir.index()].account()
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(Dir, Place, &Packet)) {
+        for d in Dir::BOTH {
+            self.dirs[d.index()].for_each_held(&mut |place, p| f(d, place, p));
+        }
+    }
+
+    fn for_each_copies(&self, f: &mut dyn FnMut(Dir, FlowId, bool, u64)) {
+        for d in Dir::BOTH {
+            if let Some(n) = self.dirs[d.index()].netem() {
+                for (flow, ack, copies) in n.copies_by_flow() {
+                    f(d, flow, ack, copies);
+                }
+            }
+        }
     }
 
     fn duplicated(&self) -> u64 {
@@ -986,13 +1051,15 @@ impl LinkKind for WiredLinkConfig {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::aqm::{DropTail, Limit};
     use crate::channel::{Bernoulli, Perfect};
     use crate::rng::Rng;
 
-    fn link(rate: u64, delay_ms: u64, limit: u32) -> WiredDirection {
+    /// A loss-free drop-tail direction of `rate` bit/s, `delay_ms` and a
+    /// `limit`-packet queue (also the network tests' plain link).
+    pub(crate) fn link(rate: u64, delay_ms: u64, limit: u32) -> WiredDirection {
         let q = Queue::new(
             Limit::Packets(limit),
             Box::new(DropTail),

@@ -1,6 +1,7 @@
 //! The network: nodes, link directions, static shortest-path routes, flows,
 //! and the [`Simulation`] that drives them all from the event engine.
 
+pub mod account;
 pub mod limits;
 pub mod monitor;
 pub mod routing;
@@ -346,6 +347,8 @@ impl NetworkBuilder {
             }
         }
         Ok(Simulation {
+            seen: vec![account::DirSeen::default(); 2 * links.len()],
+            legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
             touched: vec![Time::ZERO; links.len()],
             held_queue_rows: Vec::new(),
@@ -360,8 +363,6 @@ impl NetworkBuilder {
             taps: Vec::new(),
             flows,
             next_uid: 0,
-            delivered_pkts: 0,
-            dropped_pkts: 0,
             traces: None,
             end: Time::ZERO,
             feeds,
@@ -389,8 +390,6 @@ pub struct Simulation {
     taps: Vec<[Vec<(u32, u32)>; 4]>,
     flows: Vec<FlowSlot>,
     next_uid: u64,
-    delivered_pkts: u64,
-    dropped_pkts: u64,
     traces: Option<Traces>,
     end: Time,
     feeds: Vec<Feed>,
@@ -406,6 +405,10 @@ pub struct Simulation {
     queue_rows_final: Time,
     /// `[monitor]`'s watch, if any.
     monitor: Option<monitor::Monitor>,
+    /// Per link direction (code 2·link + dir), what crossed its boundary.
+    seen: Vec<account::DirSeen>,
+    /// Per flow, its data and ACK legs as the network saw them.
+    legs: Vec<[account::Leg; 2]>,
 }
 
 impl Simulation {
@@ -609,20 +612,6 @@ impl Simulation {
         }
     }
 
-    /// Packet accounting: (sent by endpoints and copied by links, delivered
-    /// to endpoints, dropped, inside links). Conservation: sent = delivered +
-    /// dropped + inside.
-    pub fn packet_balance(&self) -> (u64, u64, u64, u64) {
-        let inside = self.links.iter().map(|l| l.model.in_transit() as u64).sum();
-        let copies: u64 = self.links.iter().map(|l| l.model.duplicated()).sum();
-        (
-            self.next_uid + copies,
-            self.delivered_pkts,
-            self.dropped_pkts,
-            inside,
-        )
-    }
-
     fn service_link(&mut self, i: usize, now: Time) {
         if self.traces.is_some() {
             self.touched[i] = now;
@@ -630,6 +619,7 @@ impl Simulation {
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
+                    self.seen[2 * i + dir.index()].arrived += 1;
                     // `taps` is empty unless capturing: no memory touched.
                     self.tap(i, 2 + dir.index(), now, &p);
                     let at = self.links[i].to[dir.index()];
@@ -648,8 +638,8 @@ impl Simulation {
             self.forward(node, p, now);
             return;
         }
-        self.delivered_pkts += 1;
         let f = p.flow.0 as usize;
+        self.legs[f][account::leg_index(&p)].delivered += 1;
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
@@ -681,6 +671,7 @@ impl Simulation {
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
         self.tap(l, dir.index(), now, &p);
+        self.seen[code].offered += 1;
         debug_assert_eq!(
             self.links[l].to[1 - dir.index()],
             node,
@@ -696,7 +687,10 @@ impl Simulation {
 
     /// Packet `p` was lost on link direction `code` (2·link + dir).
     fn dropped(&mut self, p: &Packet, cause: DropCause, now: Time, code: usize) {
-        self.dropped_pkts += 1;
+        self.seen[code].dropped.add(cause);
+        if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
+            legs[account::leg_index(p)].drop(code, cause);
+        }
         if let Some(m) = self.monitor.as_mut() {
             if m.shared == code {
                 m.drops.push((now, cause, p.size()));
@@ -713,6 +707,7 @@ impl Simulation {
         while let Some(mut p) = self.flows[f].sender.poll_transmit(now) {
             p.uid = self.next_uid;
             self.next_uid += 1;
+            self.legs[f][account::leg_index(&p)].sent += 1;
             let src = self.flows[f].spec.src;
             self.forward(src, p, now);
         }
@@ -789,6 +784,7 @@ impl Simulation {
         while let Some(mut p) = self.flows[f].receiver.poll_transmit(now) {
             p.uid = self.next_uid;
             self.next_uid += 1;
+            self.legs[f][account::leg_index(&p)].sent += 1;
             let dst = self.flows[f].spec.dst;
             self.forward(dst, p, now);
         }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::account::{Accounts, FlowAccount, LinkAccount};
 use super::{NetLink, Simulation};
 use crate::link::{ArqStats, Dir, FecStats};
 use crate::metrics::histogram::Histogram;
@@ -152,6 +153,9 @@ pub struct FlowSummary {
     /// Segments that arrived with bit errors (seed 004's frame link), when any did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub corrupted: Option<FlowCorruption>,
+    /// The flow's closed packet account (simulated runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<FlowAccount>,
 }
 
 /// Segments with bit errors at one flow's receiver.
@@ -219,6 +223,9 @@ pub struct LinkSummary {
     /// Link-layer ARQ measurements, keyed by protocol (`rlc`), on links with ARQ.
     #[serde(flatten)]
     pub arq: BTreeMap<&'static str, ArqSummary>,
+    /// The direction's closed packet account (simulated runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<LinkAccount>,
 }
 
 /// Link-level FEC counters of a direction.
@@ -387,11 +394,27 @@ impl Counts {
 }
 
 impl Simulation {
-    /// Close the books and build the summary (see `docs/metrics.md`).
+    /// Close the books and build the summary (see `docs/metrics.md`), with
+    /// the packet accounts if they close ([`Simulation::close_accounts`];
+    /// [`crate::api::Run::finish`] fails the run when they do not).
     pub fn summary(&mut self) -> NetworkSummary {
+        let accounts = self.close_accounts().ok();
+        self.summary_with(accounts)
+    }
+
+    /// The summary with these `accounts` (from [`Simulation::close_accounts`]).
+    pub fn summary_with(&mut self, accounts: Option<Accounts>) -> NetworkSummary {
         let end = self.end;
-        let (links, queues) = link_summaries(&mut self.links, end);
-        let (flows, aggregate) = self.flow_summaries();
+        let (mut links, queues) = link_summaries(&mut self.links, end);
+        let (mut flows, aggregate) = self.flow_summaries();
+        if let Some(a) = accounts {
+            for (l, acc) in links.iter_mut().zip(a.links) {
+                l.account = Some(acc);
+            }
+            for (f, acc) in flows.iter_mut().zip(a.flows) {
+                f.account = Some(acc);
+            }
+        }
         let monitor = self.monitor.as_ref().map(|m| {
             let busy = std::iter::once(&m.shared)
                 .chain(&m.links)
@@ -471,6 +494,7 @@ impl Simulation {
                             / (f.receiver.delivered() as f64 * 8.0).max(1.0),
                     })
                 },
+                account: None,
             });
         }
         let aggregate = AggregateSummary {
@@ -524,6 +548,7 @@ pub fn link_summaries(links: &mut [NetLink], end: Time) -> (Vec<LinkSummary>, Ve
                     .map(|a| (a.protocol, ArqSummary::of(a, secs)))
                     .into_iter()
                     .collect(),
+                account: None,
             });
             let qs = l.model.occupancy(d).stats();
             queues.push(QueueSummary {

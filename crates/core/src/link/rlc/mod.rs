@@ -36,7 +36,7 @@ use self::pdu::{AirPdu, StatusPdu};
 use self::rx::Rx;
 use self::tx::{Mrw, PduState, Tx, TxPdu};
 use super::adaptive_arq::{AdaptiveArq, GeParams, SduLossWindow};
-use super::{ArqStats, Delivery, Dir, Link, LinkStats};
+use super::{Account, ArqStats, Delivery, Dir, Link, LinkStats, Place};
 use crate::aqm::{Aqm, DequeueVerdict, DropCause, FqCodel, Limit, Occupancy, QueueView, Verdict};
 use crate::channel::Channel;
 use crate::packet::{Ecn, Packet};
@@ -490,6 +490,9 @@ struct Half {
     stats: LinkStats,
     counters: RlcCounters,
     inside: usize,
+    /// SDUs whose segmentation started: they left the buffer's queue (the
+    /// packet account's `departed`).
+    segmented: u64,
     /// `P_LL`: fates of the last SDUs at the sender.
     p_ll: SduLossWindow,
     /// The cross-layer controller of MaxDAT, if adaptive.
@@ -697,6 +700,7 @@ impl RlcBearer {
                 stats: LinkStats::default(),
                 counters: RlcCounters::default(),
                 inside: 0,
+                segmented: 0,
                 p_ll: SduLossWindow::new(cfg.sdu_loss_window),
                 adaptive,
                 max_sdu: 0,
@@ -1030,11 +1034,13 @@ impl RlcBearer {
                 s.first_sn = Some(sn);
             }
             s.unacked += 1;
+            let extent = s.extent;
+            h.segmented += u64::from(off == 0);
             space -= take;
             first.get_or_insert(id);
             last = id;
-            if off + take == s.extent {
-                s.last_sn = Some(sn);
+            if off + take == extent {
+                h.sdu_mut(id).expect("unsegmented SDU").last_sn = Some(sn);
                 h.tx.seg_next += 1;
                 h.tx.seg_off = 0;
                 h.normalize_seg();
@@ -1267,6 +1273,7 @@ impl RlcBearer {
             self.out.push_back((t, dir, Delivery::Arrived(pkt)));
         } else {
             h.stats.lost += 1;
+            h.stats.lost_by.add(DropCause::LinkArq);
             h.counters.sdus_lost += 1;
             h.occ.stats_mut().count_drop(DropCause::LinkArq);
             self.out
@@ -1621,6 +1628,40 @@ impl Link for RlcBearer {
         // SDUs in the buffers and on the air, and those settled but not yet
         // handed over (`out`).
         self.h[0].inside + self.h[1].inside + self.out.len()
+    }
+
+    /// Counted when decided (`out` holds decided SDUs until their instant,
+    /// which a run always reaches before it ends).
+    fn account(&self, dir: Dir) -> Account {
+        let h = &self.h[dir.index()];
+        let st = h.occ.stats();
+        Account {
+            offered: st.arrivals,
+            queue_dropped: st.queue_drops(),
+            departed: h.segmented,
+            copies: 0,
+            delivered: h.stats.rx_packets,
+            lost: h.stats.lost_by,
+        }
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(Dir, Place, &Packet)) {
+        for (c, h) in self.h.iter().enumerate() {
+            let dir = Dir::from_index(c);
+            if let Some(fq) = &h.fq {
+                fq.for_each(&mut |p| f(dir, Place::Queue, p));
+            }
+            for s in h.sdus.iter().filter(|s| s.rx == RxFate::Pending) {
+                // Not yet segmented: in the buffer's queue; segmented: the
+                // ARQ holds it until the receiver settles it.
+                let place = if s.first_sn.is_none() {
+                    Place::Queue
+                } else {
+                    Place::Arq
+                };
+                f(dir, place, &s.pkt);
+            }
+        }
     }
 
     /// Adaptive MaxDAT (seed 001 §III): with [`RlcConfig::adaptive_alpha`]
