@@ -17,3 +17,9 @@ def info(line: str) -> None:
     """A progress or stage line on stderr, unless quiet."""
     if not quiet:
         print(line, file=sys.stderr, flush=True)
+
+
+def warning(line: str) -> None:
+    """A warning on stderr, ``linklab: warning: LINE``; printed even when quiet
+    (a warning says the results may not mean what they seem)."""
+    print(f"linklab: warning: {line}", file=sys.stderr, flush=True)

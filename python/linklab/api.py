@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _core, _pcap, _stream
+from linklab import _checks, _core, _pcap, _stream
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
@@ -33,7 +33,8 @@ class Result:
     """What one run produced.
 
     ``summary``: the run summary (see ``docs/metrics.md``), including
-    ``wall_time_s``; ``traces``: trace tables by name (empty unless the run
+    ``wall_time_s``; ``warnings``: what the summary hides, one line each;
+    ``traces``: trace tables by name (empty unless the run
     asked for traces); ``pcaps``: capture file bytes by link spec (``"A->B"``,
     ``"A-B"``, ``"A->B@rx"``).
     """
@@ -41,6 +42,14 @@ class Result:
     summary: dict[str, Any]
     traces: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     pcaps: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the numbers alone would hide, one line each (``linklab run`` prints
+        them on stderr): e.g. that the receive window, not the congestion
+        control, limited every flow for most of the run (``docs/metrics.md``,
+        "Warnings"). Empty when there is nothing to say."""
+        return _checks.warnings(self.summary)
 
     @property
     def flows(self) -> pl.DataFrame:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from linklab import _core, _log, _stream
+from linklab import _checks, _core, _log, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
 from linklab._format import json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
@@ -723,6 +723,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             f"\n{result.runs.height} runs ({result.executed} run now, {result.reused} reused) "
             f"-> {args.out}"
         )
+    sys.stdout.flush()  # the tables first, then what they hide
+    for line in result.warnings:
+        _log.warning(line)
     if result.failed:
         import polars as pl
 
@@ -909,6 +912,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "give a path in an existing, writable directory"
         ) from None
 
+    warnings = _checks.warnings(summary)
     summary = select_rows(summary, brief=args.brief, links=args.links)
     if output_format == "json":
         print(json.dumps(json_safe(summary)))
@@ -916,6 +920,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_csv(summary))
     else:
         print(render_summary(summary))
+    sys.stdout.flush()  # the summary first, then what it hides
+    for line in warnings:
+        _log.warning(line)
     return 0
 
 
@@ -1140,10 +1147,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         print(render_summary(summary))
     emu = summary["emulation"]
     if emu["tun_drops"]:
-        print(
-            f"{PROG}: warning: the kernel dropped {emu['tun_drops']} packets at the TUN devices "
-            "(the emulator fell behind); the results understate what the link carries",
-            file=sys.stderr,
+        _log.warning(
+            f"the kernel dropped {emu['tun_drops']} packets at the TUN devices "
+            "(the emulator fell behind); the results understate what the link carries"
         )
     return 0
 

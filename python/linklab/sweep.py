@@ -33,7 +33,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _core
+from linklab import _checks, _core
 from linklab._format import fmt_param, text_table
 from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
@@ -79,9 +79,10 @@ METRICS: tuple[str, ...] = (
     "events",
     "sim_time_s",
     "wall_time_s",
+    "rwnd_limited_fraction",
 )
 _AGGREGATE = METRICS[:11]
-_TOP = METRICS[11:]
+_TOP = METRICS[11:14]
 _FLOW = ("goodput_bps", "delay_mean_s", "timeouts", "retransmits")
 _QUEUE = ("ecn_marks", "drops_overflow", "drops_aqm_early", "drops_aqm_forced", "mean_packets")
 _LINK = ("throughput_bps",)
@@ -121,6 +122,38 @@ class SweepResult:
     reused: int = 0
     failed: int = 0
     files: list[Path] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the tables alone would hide, one line each (``linklab sweep``
+        prints them on stderr): the runs in which the receive window, not the
+        congestion control, limited every flow for most of the time it had data
+        to send (``rwnd_limited_fraction`` above ``RWND_LIMITED``;
+        ``docs/metrics.md``, "Warnings")."""
+        line = _rwnd_sweep_warning(self.runs, [str(p) for p in self.meta.get("params") or {}])
+        return [] if line is None else [line]
+
+
+def _rwnd_sweep_warning(runs: pl.DataFrame, names: Sequence[str]) -> str | None:
+    import polars as pl
+
+    if "rwnd_limited_fraction" not in runs.columns:
+        return None
+    ok = runs.filter(pl.col("status") == "ok")
+    hit = ok.filter(pl.col("rwnd_limited_fraction") > _checks.RWND_LIMITED)
+    if hit.height == 0:
+        return None
+    first = hit.row(0, named=True)
+    where = " ".join(f"{n}={fmt_param(first.get(n))}" for n in names)
+    pct = [100 * float(x) for x in hit["rwnd_limited_fraction"]]
+    lo, hi = f"{min(pct):.0f}", f"{max(pct):.0f}"
+    return (
+        f"in {hit.height} of {ok.height} runs (e.g. {where} seed {first['seed']}) the receive "
+        "window, not the congestion control, limited every flow for most of the time it had "
+        f"data to send ({lo if lo == hi else f'{lo}-{hi}'} %; column rwnd_limited_fraction): "
+        "there the choice of cc changes little; raise [tcp] rwnd above the path's "
+        "bandwidth-delay product and its buffer ('linklab run' on one of them gives the numbers)"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -365,6 +398,8 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         out[m] = _num(agg.get(m))
     for m in _TOP:
         out[m] = _num(summary.get(m))
+    # How far every flow was limited by its receive window (docs/metrics.md).
+    out["rwnd_limited_fraction"] = _num(_checks.rwnd_limited_fraction(summary))
     lt = agg.get("lt")
     if isinstance(lt, Mapping):  # LT-TCP totals (proactive/reactive FEC overhead, ...)
         for k, v in lt.items():

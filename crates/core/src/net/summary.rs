@@ -150,6 +150,9 @@ pub struct FlowSummary {
     pub lt: Option<FlowLt>,
     /// When a finite transfer completed, seconds (`null`: not completed or bulk).
     pub completed_s: Option<f64>,
+    /// How long the receive window, the congestion control and the sender
+    /// itself limited the sending (RFC 4898 `SndLimTime*`).
+    pub send_limits: crate::tcp::SendLimits,
     /// Segments that arrived with bit errors (seed 004's frame link), when any did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub corrupted: Option<FlowCorruption>,
@@ -485,6 +488,7 @@ impl Simulation {
                 segments_sent: st.segments_sent,
                 lt,
                 completed_s: st.completed_at.map(|t| t.as_secs_f64()),
+                send_limits: f.sender.send_limits(self.end),
                 corrupted: {
                     let rs = f.receiver.stats();
                     (rs.corrupt_discarded + rs.corrupt_accepted > 0).then(|| FlowCorruption {

@@ -13,6 +13,52 @@ use super::{App, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
+/// What stopped the sender the last time it stopped sending: the three
+/// states of RFC 4898's `SndLimTime*` (§4, `tcpEStatsPerfSndLimTimeRwin`,
+/// `…Cwnd`, `…Snd`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// The next segment would have ended beyond `snd_una + rwnd` while the
+    /// congestion window (and pacing) allowed it ("Receiver Limited"; Linux's
+    /// `is_rwnd_limited` in `tcp_write_xmit`, which tests the congestion
+    /// window first too).
+    Rwnd = 0,
+    /// The congestion control held it back: the congestion window (or, in
+    /// SACK recovery, `pipe` against it) left no room for the next segment,
+    /// or pacing at the congestion control's rate made it wait ("Congestion
+    /// Limited"; a retransmission timeout counts here).
+    Cwnd = 1,
+    /// Anything else ("Sender Limited": RFC 4898 puts every stop that is
+    /// neither of the above here): the application had no more data while
+    /// some was unacknowledged, or an LT-TCP block waited for its repairs.
+    Sender = 2,
+}
+
+/// How long a flow's sending was limited by the receive window, the
+/// congestion control and the sender itself (RFC 4898's `SndLimTimeRwin`,
+/// `SndLimTimeCwnd`, `SndLimTimeSnd`; Linux's `tcpi_busy_time` and
+/// `tcpi_rwnd_limited`): `flows[].send_limits` of the summary
+/// (docs/metrics.md). The three times add up to `busy_s`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SendLimits {
+    /// Time the flow had data to send, seconds: from the end of the
+    /// handshake until every byte the application offered was acknowledged
+    /// (a finite transfer's `completed_s`), else the end of the run.
+    pub busy_s: f64,
+    /// Of `busy_s`, the time the receive window stopped the sender while the
+    /// congestion window would have let it send.
+    pub rwnd_s: f64,
+    /// Of `busy_s`, the time the congestion window or pacing stopped it.
+    pub cwnd_s: f64,
+    /// Of `busy_s`, the rest: the application had nothing more to send
+    /// while data was unacknowledged (or another sender-side hold).
+    pub sender_s: f64,
+    /// The receive window the sender was held to, bytes.
+    pub rwnd_bytes: u64,
+    /// The smallest RTT sample the sender took, seconds (`null`: none).
+    pub min_rtt_s: Option<f64>,
+}
+
 /// Sender counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -195,6 +241,16 @@ pub struct TcpSender {
     /// The TLP episode in progress: `TLP.end_seq` and whether the probe was
     /// a retransmission.
     tlp_end: Option<(u64, bool)>,
+    /// Why the transmission under way would stop (set as it runs).
+    why: Limit,
+    /// The state since the sender last stopped sending (`None`: not yet
+    /// established, or complete), since when, and the nanoseconds spent in
+    /// each [`Limit`] before that.
+    limit: Option<Limit>,
+    limit_since: Time,
+    limit_ns: [u64; 3],
+    /// The smallest RTT sample.
+    min_rtt: Option<Time>,
 }
 
 impl TcpSender {
@@ -222,6 +278,11 @@ impl TcpSender {
             tlp_deadline: None,
             tlp_pending: false,
             tlp_end: None,
+            why: Limit::Sender,
+            limit: None,
+            limit_since: Time::ZERO,
+            limit_ns: [0; 3],
+            min_rtt: None,
             cc,
             win: Window {
                 cwnd: iw * mss,
@@ -900,7 +961,47 @@ impl TcpSender {
                     ..Packet::default()
                 })
             }
-            Phase::Established => self.transmit_data(now),
+            Phase::Established => {
+                self.why = Limit::Sender;
+                let p = self.transmit_data(now);
+                if p.is_none() {
+                    self.stopped(now);
+                }
+                p
+            }
+        }
+    }
+
+    /// The sender stopped sending at `now` for the reason in `self.why`:
+    /// close the interval of the previous state and enter that one (none
+    /// once the transfer is complete: the flow has nothing left to send).
+    fn stopped(&mut self, now: Time) {
+        if let Some(l) = self.limit {
+            self.limit_ns[l as usize] += now.saturating_sub(self.limit_since).0;
+        }
+        self.limit_since = now;
+        self.limit = if self.stats.completed_at.is_none() {
+            Some(self.why)
+        } else {
+            None
+        };
+    }
+
+    /// How long the sending was limited by what, up to `end` (the end of
+    /// the run); see [`SendLimits`].
+    pub fn send_limits(&self, end: Time) -> SendLimits {
+        let mut ns = self.limit_ns;
+        if let Some(l) = self.limit {
+            ns[l as usize] += end.saturating_sub(self.limit_since).0;
+        }
+        let s = |n: u64| n as f64 * 1e-9;
+        SendLimits {
+            busy_s: s(ns.iter().sum()),
+            rwnd_s: s(ns[Limit::Rwnd as usize]),
+            cwnd_s: s(ns[Limit::Cwnd as usize]),
+            sender_s: s(ns[Limit::Sender as usize]),
+            rwnd_bytes: self.rwnd,
+            min_rtt_s: self.min_rtt.map(Time::as_secs_f64),
         }
     }
 
@@ -908,6 +1009,7 @@ impl TcpSender {
         if self.pacing {
             self.pace_blocked = now < self.next_send;
             if self.pace_blocked {
+                self.why = Limit::Cwnd;
                 return None;
             }
         }
@@ -931,6 +1033,7 @@ impl TcpSender {
             return self.send_in_order(now, true);
         }
         if self.recovery_pipe() + (self.fec_pipe + self.seg_size()) as i64 > self.win.cwnd as i64 {
+            self.why = Limit::Cwnd;
             return None;
         }
         if self.ns2_rules {
@@ -1044,9 +1147,11 @@ impl TcpSender {
             }
             let (len, end) = (u64::from(seg.len), seg.end());
             if check_cwnd && self.cwnd_flight() + len > self.win.cwnd {
+                self.why = Limit::Cwnd;
                 return None;
             }
             if end - self.snd_una > self.rwnd {
+                self.why = Limit::Rwnd;
                 return None;
             }
             return Some(self.send_segment(idx, now));
@@ -1071,11 +1176,13 @@ impl TcpSender {
         let flight = self.cwnd_flight();
         if check_cwnd && flight + len > self.win.cwnd {
             if flight + len > self.win.cwnd + self.limited_transmit_allowance() {
+                self.why = Limit::Cwnd;
                 return None;
             }
             self.lt_bytes += len;
         }
         if self.snd_max + len - self.snd_una > self.rwnd {
+            self.why = Limit::Rwnd;
             return None;
         }
         self.sb.push(Segment::new(self.snd_max, len as u32, now));
@@ -1574,6 +1681,8 @@ impl TcpSender {
     /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
     /// interval between the two instants (ns-2's clock counts its ticks).
     fn rtt_sample(&mut self, sent: Time, now: Time) {
+        let r = now.saturating_sub(sent);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         if self.cfg.timestamps {
             self.rtt.sample(now.saturating_sub(sent));
         } else {
