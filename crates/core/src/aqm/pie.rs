@@ -291,16 +291,21 @@ impl Aqm for Pie {
     }
 
     /// Timestamps give the queueing delay (RFC 8033 §5.3, ns-3's default):
-    /// the sojourn of the packet leaving.
+    /// the sojourn of the packet leaving, or 0 when it leaves the queue
+    /// empty (Linux `pie_process_dequeue`: `if (backlog == 0) qdelay = 0`;
+    /// ns-3 `DoDequeue`: `if (GetNBytes () == 0) m_qDelay = 0`). Without
+    /// the reset the last sojourn stood for the delay of an empty queue
+    /// through every idle period and the updates kept raising the
+    /// probability toward 1 (docs/models/pie.md, Validation).
     fn on_dequeue(
         &mut self,
         now: Time,
         sojourn: Time,
-        _q: &QueueView,
+        q: &QueueView,
         _pkt: &Packet,
     ) -> DequeueVerdict {
         self.catch_up(now);
-        self.qdelay = sojourn;
+        self.qdelay = if q.bytes == 0 { Time::ZERO } else { sojourn };
         DequeueVerdict::Deliver
     }
 
@@ -394,6 +399,48 @@ mod tests {
         assert_eq!(pie.next_update, ms(45), "updates at 0, 15, 30 ms");
         pie.catch_up(ms(45));
         assert_eq!(pie.next_update, ms(60));
+    }
+
+    /// The dequeue that leaves the queue empty sets the delay to 0 (Linux
+    /// `pie_process_dequeue`, ns-3 `DoDequeue`), so an idle queue lets the
+    /// probability decay. The minimal case of the trace-link collapse
+    /// (docs/models/pie.md, Validation): a standing queue of 30 ms for
+    /// 300 ms, then the queue drains and the link idles for 2 s. With the
+    /// last sojourn kept as the delay of the empty queue, every update of
+    /// the idle time raised the probability (to 1 within the 2 s) and the
+    /// next arrivals were dropped as soon as 3 packets waited.
+    #[test]
+    fn an_emptied_queue_has_no_delay() {
+        let pkt = Packet {
+            payload: 1460,
+            header: 40,
+            ..Packet::default()
+        };
+        let waiting = QueueView {
+            packets: 20,
+            bytes: 30_000,
+            limit: Limit::Packets(1000),
+        };
+        let empty = QueueView {
+            packets: 0,
+            bytes: 0,
+            ..waiting
+        };
+        let mut pie = Pie::new(PieConfig::default());
+        for t in 0..300 {
+            pie.on_dequeue(ms(t), ms(30), &waiting, &pkt);
+        }
+        pie.on_dequeue(ms(300), ms(30), &empty, &pkt);
+        assert_eq!(pie.qdelay, Time::ZERO, "the dequeue emptied the queue");
+        let busy = pie.drop_prob();
+        assert!(busy > 0.0);
+        pie.catch_up(ms(2300));
+        assert!(
+            pie.drop_prob() < busy / 10.0,
+            "2 s of an empty queue took p from {busy} to {}",
+            pie.drop_prob()
+        );
+        assert_eq!(pie.burst_allowance, PieConfig::default().max_burst);
     }
 
     #[test]

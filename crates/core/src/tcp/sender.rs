@@ -1345,7 +1345,17 @@ impl TcpSender {
             self.timed = None;
         }
         // RFC 5681 §3.2 step 2: data sent by limited transmit does not count.
-        let flight = (self.snd_nxt - self.snd_una).saturating_sub(self.lt_bytes);
+        // FlightSize is the data outstanding in the network; past a recovery
+        // whose retransmissions were lost again (RACK resends them within the
+        // episode, snd_una stays behind), snd_nxt − snd_una also spans
+        // segments known lost and can be many windows: half of it raised
+        // the window at every loss, and under PIE one flow settled at 50 %
+        // loss (docs/models/tcp.md). No more than the window the sender had:
+        // Linux cuts from cwnd, ns-3 from its in-flight estimate (sent −
+        // SACKed − lost + retransmitted, never above cwnd).
+        let flight = (self.snd_nxt - self.snd_una)
+            .saturating_sub(self.lt_bytes)
+            .min(self.win.cwnd);
         self.lt_bytes = 0;
         if self.cfg.lt.ecn_only {
             // LT-TCP: loss is taken for an erasure; repair it, keep the window.

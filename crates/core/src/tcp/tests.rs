@@ -1738,3 +1738,59 @@ fn send_limits_rwnd_below_and_far_above_the_bdp() {
     assert_eq!(finite.rwnd_s, 0.0, "{finite:?}");
     assert!(finite.sender_s >= 0.040, "{finite:?}");
 }
+
+/// Regression (issue 33): a fast retransmit never sets ssthresh above half
+/// the window the sender had. Under heavy loss with RACK-TLP (lost
+/// retransmissions resent within the episode, snd_una far behind snd_nxt),
+/// RFC 5681's FlightSize (snd_nxt − snd_una) spanned several windows of data
+/// known lost, and half of it *raised* the window at every loss: one NewReno
+/// flow over PIE settled at 50 % loss with a window of 2–5 BDP
+/// (docs/models/tcp.md). Here every transmission is lost with probability
+/// 0.4, as under PIE at that drop probability.
+#[test]
+fn a_fast_retransmit_never_raises_the_window() {
+    const LOSS: f64 = 0.2;
+    for (cc, beta) in [
+        (CcConfig::NewReno(Default::default()), 0.5),
+        (CcConfig::Cubic(Default::default()), 0.7),
+    ] {
+        let c = TcpConfig {
+            rack: true,
+            prr: true,
+            initial_window: 10,
+            rwnd: 1 << 22,
+            handshake: false,
+            cc,
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(20));
+        let mut rng = crate::rng::Rng::stream(7, "heavy-loss");
+        h.data_hook = Box::new(move |_, _| {
+            if rng.bernoulli(LOSS) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        h.start();
+        let end = Time::from_secs(20);
+        let mut checked = 0;
+        loop {
+            let (cwnd, frs) = (h.s.cwnd(), h.s.stats().fast_retransmits);
+            if !h.step(end) {
+                break;
+            }
+            if h.s.stats().fast_retransmits > frs {
+                checked += 1;
+                let bound = ((cwnd as f64 * beta) as u64).max(2 * 1000);
+                assert!(
+                    h.s.ssthresh() <= bound,
+                    "{}: ssthresh {} after a loss from cwnd {cwnd}",
+                    h.s.stats().fast_retransmits,
+                    h.s.ssthresh()
+                );
+            }
+        }
+        assert!(checked > 10, "only {checked} recoveries: {:?}", h.s.stats());
+    }
+}
