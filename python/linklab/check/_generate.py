@@ -923,16 +923,21 @@ def _rlc_link(ctx: _Ctx, a: str, b: str) -> tuple[dict[str, Any], float]:
             link[key] = c.chance(0.5)
     if c.chance(0.2):
         link["status_prohibit"] = c.pick(["60ms", "off", "10ms", "200ms"])
-    if c.chance(0.15) and delay <= tti:
+    if c.chance(0.15):
         link["feedback"] = c.pick(["status", "ideal"])
+        if link["feedback"] == "ideal" and delay > tti:
+            delay = tti  # seed 001's idealisation needs delay <= tti
+            link["delay"] = fmt_time(delay)
     if c.chance(0.15):
         link["epc"] = c.pick(["auto", "off", "20ms", "200ms"])
     if c.chance(0.1):
         link["mrw_timer"] = c.pick(["60ms", "10ms", "500ms"])
     if c.chance(0.1):
-        link["li"] = c.pick([1, 2])
-    if c.chance(0.1):
         link["pdu_header"] = c.pick([2, 0, 1, 4])
+    if c.chance(0.1):
+        # 7-bit LIs (1 byte) only up to 126-byte PDUs (TS 25.322 §9.2.2.8).
+        header = int(link.get("pdu_header", 2))
+        link["li"] = c.pick([1, 2]) if payload + header <= 126 else 2
     buffer = 40  # the bearer's default
     if c.chance(0.6):
         buffer = c.pick([40, 1, 5, 10, 100, 1000, 100_000])

@@ -284,8 +284,14 @@ class Direction:
         # Cycle k's opportunity at t = 0 is (k - 1)'s period end; both count: loose.
         return count
 
-    def cap_bytes(self, t_end: float, max_packet: float) -> float:
-        """Most bytes (IP bytes plus ``overhead`` per packet) carried in [0, t_end]."""
+    def cap_bytes(self, t_end: float, max_packet: float, netem: bool = True) -> float:
+        """Most bytes (IP bytes plus ``overhead`` per packet) carried in [0, t_end].
+
+        With ``netem``, also no more than netem's own rate lets through (the stage
+        is after the wire: what the wire sends may wait there). Slack: one packet
+        (``max_packet`` and the framing ``overhead``).
+        """
+        max_packet += self.overhead
         if self.kind == "trace":
             cap = self.opportunities(t_end) * self.opportunity
         elif self.kind == "radio":
@@ -302,7 +308,7 @@ class Direction:
         else:
             return math.inf
         n = self.netem
-        if n and n.get("rate"):
+        if netem and n and n.get("rate"):
             cap = min(cap, bits_per_s(n["rate"]) * t_end / 8 + max_packet)
         return cap + max_packet
 

@@ -10,11 +10,13 @@ the run was long enough to be sliced (traces kept whole), and checks:
 ``causality``   every segment received was sent before, and no earlier than the
                 sum of its path's propagation delays (plus the least serialisation
                 of a 41-byte packet on plain wired hops) after its first sending;
-                no segment is sent before its flow's start.
+                no segment is sent before its flow's start; no link direction
+                delivers more packets than it sent (netem's duplicates aside).
 ``capacity``    on every link direction, the bytes delivered to the receivers of the
                 flows that cross it, with 40 header bytes (and the direction's framing
                 overhead) per full segment, fit in what the direction can carry in the
-                run (:meth:`Direction.cap_bytes`) plus one packet.
+                run (:meth:`Direction.cap_bytes`) plus one packet; and so do the bytes
+                its transmitter started (every packet: data, ACKs, retransmissions).
 ``progress``    a bulk flow whose data and ACK paths have no random loss and bounded
                 queues delivers a new segment in every window of ``W`` seconds (see
                 :func:`progress_window`), unless one of its segments was dropped (a
@@ -237,6 +239,34 @@ def check_causality(model: Model, seq: pl.DataFrame) -> list[str]:
     return problems
 
 
+def check_links(model: Model, summary: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Per link direction: what its transmitter started fits its capacity (plus the
+    packet in transmission at the end: ``capacity``), and no more packets arrived at
+    its far end than were sent, netem's duplicates included (``causality``)."""
+    over: list[str] = []
+    more: list[str] = []
+    t = model.duration
+    for link in summary.get("links", []):
+        d = model.directions.get(link["name"])
+        if d is None:
+            continue
+        sent = float(link["tx_bytes"]) + float(link["tx_packets"]) * d.overhead
+        cap = d.cap_bytes(t, model.max_packet, netem=False) + model.max_packet + d.overhead
+        if sent > cap * (1 + 1e-9):
+            over.append(
+                f"{d.name}: its transmitter started {sent:.0f} bytes ({link['tx_packets']} "
+                f"packets) in {t:g} s; the direction can carry at most {cap:.0f} "
+                f"({d.kind}, {_describe_rate(d)})"
+            )
+        dup = int((link.get("netem") or {}).get("duplicated", 0))
+        if int(link["rx_packets"]) > int(link["tx_packets"]) + dup:
+            more.append(
+                f"{d.name}: {link['rx_packets']} packets arrived at the far end, "
+                f"{link['tx_packets']} were sent ({dup} duplicated by netem)"
+            )
+    return over, more
+
+
 def check_capacity(model: Model, summary: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     delivered = {int(f["id"]): float(f["delivered_bytes"]) for f in summary["flows"]}
@@ -433,6 +463,9 @@ def check_draw(draw: Draw) -> Outcome:
         out.failures.append(("causality", problem))
     for problem in check_capacity(model, traced.summary):
         out.failures.append(("capacity", problem))
+    over, more = check_links(model, traced.summary)
+    out.failures.extend(("capacity", problem) for problem in over)
+    out.failures.extend(("causality", problem) for problem in more)
     problems, out.progress_flows = check_progress(model, traced.summary, seq)
     for problem in problems:
         out.failures.append(("progress", problem))
