@@ -314,6 +314,7 @@ def test_command_small_batch() -> None:
         ["--replay", "does-not-exist.toml"],
         ["--draws", "3", "--out", __file__],
         ["--draws", "3", "--bogus"],
+        ["envelopes", "--quick"],
     ],
 )
 def test_command_bad_flags(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:

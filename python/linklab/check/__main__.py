@@ -16,10 +16,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 PROG = "python -m linklab.check"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: Other checks, run as ``python -m linklab.check NAME …``: the module whose
+#: ``main(argv) -> int`` runs them (none yet; envelope grids are to come).
+COMMANDS: dict[str, str] = {}
 
 
 class UsageError(Exception):
@@ -155,6 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-"):
+        if argv[0] not in COMMANDS:
+            known = ", ".join(sorted(COMMANDS)) or "none yet"
+            print(
+                f"{PROG}: error: unknown command {argv[0]!r}; allowed: --draws N, --replay FILE "
+                f"(commands: {known}); see '{PROG} --help'",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        import importlib
+
+        command: Any = importlib.import_module(COMMANDS[argv[0]])
+        return int(command.main(argv[1:]))
     try:
         args = build_parser().parse_args(argv)
         if args.out is not None and args.out.exists() and not args.out.is_dir():
