@@ -31,7 +31,7 @@ impl Profile {
     /// The TCP configuration this profile starts from.
     pub fn base(self) -> TcpConfig {
         let d = TcpConfig::default();
-        match self {
+        let mut c = match self {
             Profile::Ns2 => TcpConfig {
                 mss: 1000,                             // packetSize_ (useHeaders_: + 40 header bytes)
                 initial_window: 2,                     // windowInit_
@@ -84,7 +84,11 @@ impl Profile {
                 rack: true, // tcp_recovery
                 ..d
             },
-        }
+        };
+        // LT-TCP's largest segment follows the profile's mss (as it follows a
+        // `mss` key), not linklab's default 1460.
+        c.lt.mss_max = c.mss;
+        c
     }
 }
 
@@ -420,6 +424,22 @@ mod tests {
 
     fn overlay(toml: &str) -> TcpOverlay {
         toml::from_str(toml).unwrap()
+    }
+
+    /// LT-TCP beside a profile: its largest segment is the profile's mss
+    /// (found by `python -m linklab.check`: `profile = "linux"` with `[tcp.lt]`
+    /// was refused, "mss_max: 1460 is above the TCP mss (1448)").
+    #[test]
+    fn lt_beside_a_profile_follows_its_mss() {
+        for (p, mss) in [("ns2", 1000), ("ns3", 536), ("linux", 1448)] {
+            let text =
+                format!("profile = \"{p}\"\nvariant = \"sack\"\nlt = {{ adaptive_mss = true }}");
+            let c = overlay(&text).apply(&TcpConfig::default());
+            assert_eq!((c.mss, c.lt.mss_max), (mss, mss), "{p}");
+            c.validate().unwrap();
+        }
+        let c = overlay("profile = \"linux\"\nmss = 500").apply(&TcpConfig::default());
+        assert_eq!(c.lt.mss_max, 500);
     }
 
     /// Each profile is a valid configuration with its documented values, and

@@ -258,6 +258,11 @@ impl Scoreboard {
         let Some(start) = self.index_of(from.max(self.segs[0].seq)) else {
             return 0;
         };
+        if start >= top {
+            // Nothing of [from, to) lies below the highest SACKed segment (RACK
+            // may ask about a segment above it): no holes.
+            return 0;
+        }
         self.segs
             .range(start..top)
             .take_while(|s| s.seq < to.min(top_seq))
@@ -477,6 +482,12 @@ mod tests {
         assert!(b.apply_sack(&[(240, 280)]));
         assert_eq!(b.holes_in(0, 570), 3);
         assert_eq!(b.holes_in(100, 240), 2);
+        // At or above the highest SACKed segment there are no holes (RACK asks
+        // LT-TCP's FEC hold about such segments; this panicked, found by
+        // `python -m linklab.check`).
+        assert_eq!(b.holes_in(240, 570), 0);
+        assert_eq!(b.holes_in(280, 570), 0);
+        assert_eq!(b.holes_in(400, 570), 0);
         let holes: Vec<bool> = b.iter().map(|s| s.hole).collect();
         assert_eq!(holes, [true, true, true, false, false, false]);
         // IsLost's byte rule counts segments of the current size: 250 SACKed

@@ -382,6 +382,9 @@ impl RlcLinkConfig {
         };
         set(self.pdu_payload, &mut c.pdu_payload_bytes);
         set(self.pdu_header, &mut c.header_bytes);
+        // Without `li`: 7-bit length indicators (1 byte) for PDUs of at most
+        // 126 bytes, 15-bit ones (2 bytes) above (TS 25.322 §9.2.2.8).
+        c.li_bytes = if c.pdu_bytes() > 126 { 2 } else { 1 };
         set(self.li, &mut c.li_bytes);
         c.tti = self.tti.unwrap_or(c.tti);
         c.one_way_delay = self.delay.unwrap_or(c.one_way_delay);

@@ -1328,3 +1328,25 @@ proptest! {
         prop_assert_eq!(b.buffered_sdus(Dir::AB), 0);
     }
 }
+
+/// Without `li`, a PDU above 126 bytes gets 15-bit (2-byte) length indicators,
+/// as docs/models/rlc-am.md and TS 25.322 §9.2.2.8 say (found by
+/// `python -m linklab.check`: `pdu_payload = 160` alone was refused, "li_bytes
+/// must be 2"); `li = 1` on such a PDU is still an error.
+#[test]
+fn li_defaults_to_two_bytes_above_126_byte_pdus() {
+    let read = |extra: &str| -> crate::link::RlcLinkConfig {
+        toml::from_str(&format!(
+            "a = \"RNC\"\nb = \"UE\"\nrate = \"384kbit\"\n{extra}"
+        ))
+        .unwrap()
+    };
+    assert_eq!(read("").protocol().unwrap().li_bytes, 1);
+    assert_eq!(read("pdu_payload = 124").protocol().unwrap().li_bytes, 1);
+    let big = read("pdu_payload = 160").protocol().unwrap();
+    assert_eq!(big.li_bytes, 2);
+    big.check().unwrap();
+    assert_eq!(read("pdu_payload = 125").protocol().unwrap().li_bytes, 2);
+    let e = read("pdu_payload = 160\nli = 1").protocol().unwrap_err();
+    assert!(e.allowed.contains("li_bytes must be 2"), "{e}");
+}

@@ -1,0 +1,449 @@
+"""linklab.check: properties over random scenarios (docs/checking.md).
+
+The fixed batch (``test_fixed_batch``) checks every property on BATCH_DRAWS draws
+of seed BATCH_SEED with two worker processes; the other tests pin the checker
+itself (each property flags a fabricated violation) and the command (bad flags,
+a failure written as a TOML file that reproduces). Measured on the 2-core
+machine: the whole file in about 100 s, the batch about 80 s of it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+pytest.importorskip("hypothesis")
+
+from linklab.check import (  # noqa: E402
+    KNOWN_BUGS,
+    check_random,
+    draw_at,
+    features,
+    render,
+)
+from linklab.check._model import Model, pairs  # noqa: E402
+from linklab.check._properties import (  # noqa: E402
+    _diff,
+    check_capacity,
+    check_causality,
+    check_progress,
+    event_bound,
+    min_one_way,
+    progress_window,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+
+#: The fixed batch: a few hundred draws, every property must hold on each.
+BATCH_SEED = 20260601
+BATCH_DRAWS = 600
+
+#: Model families the fixed batch must have drawn at least once (the generator
+#: covers the model space; a family missing here means the batch checks less
+#: than it claims).
+REQUIRED = {
+    *(f"topology:{t}" for t in ("single", "dumbbell", "chain", "trace", "rlc", "fanout", "frame")),
+    *(f"link:{k}" for k in ("wired", "rlc_am", "frame_arq")),
+    *(f"rate:{k}" for k in ("rate", "rate_schedule", "trace")),
+    "loss:random",
+    "channel:bernoulli",
+    "channel:gilbert_elliott",
+    "channel:rayleigh",
+    "netem",
+    "netem:loss",
+    "netem:jitter",
+    "netem:duplicate",
+    "fec:ll-fec",
+    "fec:hybrid",
+    *(f"queue:{k}" for k in ("droptail", "red", "sbd", "codel", "fq_codel", "pie")),
+    "limit:packets",
+    "limit:bytes",
+    *(f"cc:{k}" for k in ("newreno", "reno", "cubic", "westwood", "dctcp", "bbr")),
+    "tcp:variant=reno",
+    "tcp:variant=newreno",
+    "tcp:variant=sack",
+    "tcp:profile=ns2",
+    "tcp:profile=ns3",
+    "tcp:profile=linux",
+    "tcp:ecn",
+    "tcp:rack",
+    "tcp:prr",
+    "tcp:pacing",
+    "tcp:delayed_ack",
+    "tcp:lt",
+    "tcp:tcp_l",
+    "tcp:rto_tick",
+    "flow:count",
+    "flow:start_jitter",
+    "flow:bytes",
+    "flow:stop",
+    "flow:tcp",
+    "allocation:step",
+    "allocation:burst",
+    "monitor",
+}
+# `pacing = true` is left out of the batch while finding F6 is open (KNOWN_BUGS).
+if "pacing-srtt-after-recovery" in KNOWN_BUGS:
+    REQUIRED.discard("tcp:pacing")
+
+
+def test_fixed_batch(tmp_path: Path) -> None:
+    report = check_random(
+        BATCH_DRAWS,
+        seed=BATCH_SEED,
+        out=tmp_path,
+        jobs=2,
+        timeout=60,
+        shrink_per_property=1,
+        shrink_budget_s=60,
+        avoid=frozenset(KNOWN_BUGS),
+    )
+    text = render(report)
+    assert not report.failed, text + "".join(
+        f"\n--- {f.file}\n{f.file.read_text()}" for f in report.failures if f.file
+    )
+    assert report.outcomes["ok"] + report.outcomes["refused"] == BATCH_DRAWS, text
+    # Valid draws: refusals are rare (each reason is listed in the text).
+    assert report.outcomes["refused"] <= BATCH_DRAWS // 50, text
+    missing = REQUIRED - set(report.features)
+    assert not missing, f"the batch never drew {sorted(missing)}"
+    # The properties had something to check.
+    assert report.progress_flows >= 20, text
+    assert report.sliced >= 1, text
+
+
+def test_draws_are_deterministic() -> None:
+    for i in (0, 7, 13):
+        a, b = draw_at(3, i), draw_at(3, i)
+        assert (a.scenario, a.seed, a.files) == (b.scenario, b.seed, b.files)
+    assert draw_at(3, 0).scenario != draw_at(4, 0).scenario
+
+
+# ---------------------------------------------------------------------------
+# The checker flags fabricated violations (and passes the honest cases)
+# ---------------------------------------------------------------------------
+
+LINK: dict[str, Any] = {
+    "duration": "2s",
+    "links": [{"a": "S", "b": "D", "rate": "1000000bit", "delay": "10ms"}],
+    "flows": [{"from": "S", "to": "D"}],
+}
+
+
+def _seq(rows: list[tuple[int, float, str, int]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        rows,
+        schema={"flow": pl.UInt64, "time_s": pl.Float64, "event": pl.String, "seq": pl.UInt64},
+        orient="row",
+    )
+
+
+def test_causality() -> None:
+    m = Model(LINK, {})
+    lb = min_one_way(m, m.flows[0])
+    assert lb == pytest.approx(0.010 + 41 * 8 / 1e6)
+    ok = _seq([(0, 0.1, "sent", 0), (0, 0.1 + lb, "received", 0)])
+    assert check_causality(m, ok) == []
+    early = _seq([(0, 0.1, "sent", 0), (0, 0.1 + lb - 1e-6, "received", 0)])
+    assert "below the path's least one-way time" in check_causality(m, early)[0]
+    orphan = _seq([(0, 0.2, "received", 1460)])
+    assert "never sent" in check_causality(m, orphan)[0]
+    started = dict(LINK, flows=[{"from": "S", "to": "D", "start": "1s"}])
+    assert "before its start" in check_causality(Model(started, {}), ok)[0]
+
+
+def _summary(delivered: float, drops: int = 0) -> dict[str, Any]:
+    return {
+        "flows": [{"id": 0, "delivered_bytes": delivered}],
+        "queues": [
+            {"link": "S->D", "drops": {"overflow": 0}},
+            {"link": "D->S", "drops": {"overflow": drops}},
+        ],
+        "links": [{"name": "S->D", "lost": 0}, {"name": "D->S", "lost": 0}],
+    }
+
+
+def test_capacity() -> None:
+    m = Model(LINK, {})
+    cap = m.directions["S->D"].cap_bytes(2.0, m.max_packet)
+    payload = cap * 1460 / 1500  # payload that fills the link with 40-byte headers
+    assert check_capacity(m, _summary(payload * 0.99)) == []
+    problems = check_capacity(m, _summary(payload * 1.01))
+    assert problems and problems[0].startswith("S->D:")
+
+
+def test_capacity_of_a_trace_and_a_schedule() -> None:
+    trace = dict(
+        LINK,
+        links=[
+            {"a": "S", "b": "D", "delay": "0s", "ab": {"trace": "t.down"}, "ba": {"rate": "1Mbit"}}
+        ],
+    )
+    m = Model(trace, {"t.down": "1\n1\n4\n"})  # 3 opportunities per 4 ms
+    d = m.directions["S->D"]
+    assert d.opportunities(2.0) == 1500
+    assert d.cap_bytes(2.0, 0) == 1500 * 1500
+    sched = dict(
+        LINK,
+        links=[
+            {
+                "a": "S",
+                "b": "D",
+                "rate_schedule": [{"at": "0s", "rate": "1Mbit"}, {"at": "1s", "rate": "3Mbit"}],
+            }
+        ],
+    )
+    d = Model(sched, {}).directions["S->D"]
+    assert d.cap_bytes(2.0, 0) == pytest.approx(4e6 / 8)
+    assert d.cap_bytes(0.5, 0) == pytest.approx(0.5e6 / 8)
+
+
+def test_progress() -> None:
+    m = Model(LINK, {})
+    w = progress_window(m, m.flows[0])
+    # Three round trips, each with a full 100-packet queue drained at 1 Mbit/s.
+    assert w > 3 * 100 * 1500 * 8 / 1e6
+    long = dict(LINK, duration="20s")
+    m = Model(long, {})
+    w = progress_window(m, m.flows[0])
+    steady = [(0, 0.1 * i, "received", 1460 * i) for i in range(200)]
+    assert check_progress(m, _summary(1.0), _seq(steady)) == ([], 1)
+    stall = [(0, 0.1, "received", 0), (0, 0.1 + w + 0.5, "received", 1460)]
+    problems, checked = check_progress(m, _summary(1.0), _seq(stall))
+    assert checked == 1 and "delivered nothing new" in problems[0]
+    # A segment dropped and not delivered when the stall began excuses it ...
+    dropped = [*stall, (0, 0.05, "dropped", 1460)]
+    assert check_progress(m, _summary(1.0), _seq(dropped))[0] == []
+    # ... one delivered before does not.
+    redundant = [*stall, (0, 0.05, "dropped", 0)]
+    assert check_progress(m, _summary(1.0), _seq(redundant))[0]
+    # A loss on the ACK path excuses the flow throughout.
+    assert check_progress(m, _summary(1.0, drops=1), _seq(stall)) == ([], 0)
+    # Lossy paths and finite transfers are not checked.
+    lossy = dict(long, links=[dict(LINK["links"][0], loss=0.01)])
+    assert check_progress(Model(lossy, {}), _summary(1.0), _seq(stall)) == ([], 0)
+    finite = dict(long, flows=[{"from": "S", "to": "D", "bytes": 10_000}])
+    assert check_progress(Model(finite, {}), _summary(1.0), _seq(stall)) == ([], 0)
+
+
+def test_event_bound_and_diff() -> None:
+    m = Model(LINK, {})
+    two = event_bound(Model(dict(LINK, duration="4s"), {}))
+    assert two > event_bound(m) > 16 * 2 * 1e6 * 2 / 8 / 40
+    assert (
+        _diff({"a": [1, {"b": 2.0}], "wall_time_s": 1}, {"a": [1, {"b": 2.0}], "wall_time_s": 2})
+        is None
+    )
+    assert _diff({"a": [1, {"b": 2.0}]}, {"a": [1, {"b": 2.5}]}) == ".a[1].b: 2.0 vs 2.5"
+    assert math.isinf(
+        Model(dict(LINK, links=[dict(LINK["links"][0], queue={"limit": "inf"})]), {})
+        .directions["S->D"]
+        .worst_s(1500)
+    )
+
+
+def test_model_reads_ranges_and_routes() -> None:
+    assert pairs("BTS{1..2}", "MS{1..4}") == [
+        ("BTS1", "MS1"),
+        ("BTS1", "MS2"),
+        ("BTS2", "MS3"),
+        ("BTS2", "MS4"),
+    ]
+    d = draw_at(1, 0)
+    assert features(d)
+    sc = {
+        "duration": "1s",
+        "links": [
+            {"a": "S{1..2}", "b": "L", "rate": "1Gbit"},
+            {"a": "L", "b": "R", "rate": "10Mbit", "delay": "5ms"},
+            {"a": "R", "b": "D{1..2}", "rate": "1Gbit"},
+        ],
+        "flows": [{"from": "S{1..2}", "to": "D{1..2}", "count": 2}],
+    }
+    m = Model(sc, {})
+    assert [f.dst for f in m.flows] == ["D1", "D1", "D2", "D2"]
+    assert m.flows[2].path == ["S2->L", "L->R", "R->D2"]
+    assert m.flows[2].ack_path == ["D2->R", "R->L", "L->S2"]
+
+
+# ---------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------
+
+
+def _check(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "linklab.check", *args],
+        capture_output=True,
+        text=True,
+        env=env or ENV,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_command_small_batch() -> None:
+    r = _check("--draws", "4", "--seed", "5", "-q", "--coverage")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "linklab.check: 4 draws of seed 5" in r.stdout
+    assert "failures: none" in r.stdout and "coverage: " in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--draws", "0"],
+        ["--draws", "x"],
+        ["--draws", "3", "--jobs", "0"],
+        ["--draws", "3", "--timeout", "-1"],
+        ["--draws", "3", "--seed", "-2"],
+        ["--draws", "3", "--shrink-time", "nan"],
+        ["--draws", "3", "--replay", "x.toml"],
+        ["--replay", "does-not-exist.toml"],
+        ["--draws", "3", "--out", __file__],
+        ["--draws", "3", "--bogus"],
+        ["envelopes", "--quick"],
+    ],
+)
+def test_command_bad_flags(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from linklab.check.__main__ import main
+
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m linklab.check: error: "), err
+    assert out == ""
+
+
+def test_command_bad_flag_exit_status() -> None:
+    r = _check("--draws", "-1")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("python -m linklab.check: error: argument --draws: --draws '-1'")
+
+
+def test_failure_is_written_shrunk_and_reproduces(tmp_path: Path) -> None:
+    inject = {**ENV, "LINKLAB_CHECK_INJECT": "always"}
+    out = tmp_path / "out"
+    r = _check(
+        "--draws",
+        "2",
+        "--seed",
+        "9",
+        "--out",
+        str(out),
+        "--shrink",
+        "1",
+        "--shrink-time",
+        "60",
+        "-q",
+        env=inject,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "failures by property: injected 2" in r.stdout
+    files = sorted(out.glob("*.toml"))
+    assert [f.name for f in files] == ["injected-000000.toml", "injected-000001.toml"]
+    text = files[0].read_text()
+    assert "(shrunk by hypothesis)" in text
+    doc = tomllib.loads(text)
+    # Shrunk to the simplest draw: one plain link, one plain flow, no [tcp].
+    assert len(doc["links"]) == 1 and "tcp" not in doc
+    assert doc["flows"] == [{"from": "S", "to": "D"}]
+    assert "(as drawn, not shrunk)" in files[1].read_text()
+    seed = str(doc["seed"])
+    run = subprocess.run(
+        [sys.executable, "-m", "linklab", "run", files[0].name, "--seed", seed],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=out,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    again = _check("--replay", str(files[0]), env=inject)
+    assert again.returncode == 1 and "injected: injected failure" in again.stdout
+    clean = _check("--replay", str(files[0]))
+    assert clean.returncode == 0 and ": ok" in clean.stdout.splitlines()[0]
+
+
+# ---------------------------------------------------------------------------
+# Regressions: the minimal scenarios of the findings fixed here (docs/checking.md)
+# ---------------------------------------------------------------------------
+
+
+def test_f5_lt_tcp_with_rack_does_not_panic() -> None:
+    """F5: LT-TCP's FEC hold asked the scoreboard about a segment RACK marked lost
+    above the highest SACKed one, and ``holes_in`` panicked (draw 1793 of seed 1,
+    shrunk)."""
+    import linklab
+
+    scenario = {
+        "duration": "46800us",
+        "tcp": {
+            "profile": "ns3",
+            "mss": 1460,
+            "handshake": False,
+            "rack": True,
+            "lt": {
+                "adaptive_mss": True,
+                "proactive_fec": True,
+                "mss_min": 155,
+                "mss_max": 159,
+                "block_max": 2,
+            },
+        },
+        "links": [
+            {
+                "a": "N0",
+                "b": "N1",
+                "delay": "1000us",
+                "rate": "100000000bit",
+                "queue": {"kind": "droptail", "limit": "1p"},
+            },
+            {"a": "N1", "b": "N2", "delay": "0s", "rate": "1000000000bit"},
+        ],
+        "flows": [{"from": "N0", "to": "N2"}],
+    }
+    r = linklab.run(scenario, seed=1)
+    assert r.summary["flows"][0]["delivered_bytes"] > 0
+
+
+def test_f1_f3_documented_defaults_are_accepted() -> None:
+    """F1: LT-TCP beside a profile takes the profile's mss as its ``mss_max``; F3:
+    an RLC PDU above 126 bytes gets 2-byte length indicators without ``li``. Both
+    were refused."""
+    import linklab
+
+    for profile, mss in (("ns2", 1000), ("ns3", 536), ("linux", 1448)):
+        r = linklab.run(
+            {
+                "duration": "1s",
+                "tcp": {"profile": profile, "variant": "sack", "lt": {"adaptive_mss": True}},
+                "links": [{"a": "S", "b": "D", "rate": "2Mbit", "delay": "10ms"}],
+                "flows": [{"from": "S", "to": "D"}],
+            },
+            seed=1,
+        )
+        assert r.summary["flows"][0]["lt"]["mss"] <= mss
+    r = linklab.run(
+        {
+            "duration": "2s",
+            "links": [
+                {"a": "RNC", "b": "UE", "kind": "rlc_am", "rate": "384kbit", "pdu_payload": 160}
+            ],
+            "flows": [{"from": "RNC", "to": "UE"}],
+        },
+        seed=1,
+    )
+    assert r.summary["flows"][0]["delivered_bytes"] > 0
