@@ -29,11 +29,13 @@ from linklab.check import (  # noqa: E402
     features,
     render,
 )
+from linklab.check._generate import Draw  # noqa: E402
 from linklab.check._model import Model, pairs  # noqa: E402
 from linklab.check._properties import (  # noqa: E402
     _diff,
     check_capacity,
     check_causality,
+    check_draw,
     check_progress,
     event_bound,
     min_one_way,
@@ -447,3 +449,39 @@ def test_f1_f3_documented_defaults_are_accepted() -> None:
         seed=1,
     )
     assert r.summary["flows"][0]["delivered_bytes"] > 0
+
+
+@pytest.mark.parametrize(
+    "tcp",
+    [
+        # F6 (shrunk, draw of seed 3): after a recovery the cumulative ACK that covers the
+        # retransmission also covers a segment sent once long before; its "RTT" (the
+        # recovery's length) inflated srtt and pacing at 2 x cwnd / srtt idled.
+        {
+            "variant": "sack",
+            "cc": "cubic",
+            "rwnd": 1048576,
+            "min_rto": "200000us",
+            "pacing": True,
+        },
+        # F7: ns-2's 300 ms clock tick made srtt whole ticks and pacing crawled.
+        {"pacing": True, "rto_tick": "300ms"},
+    ],
+    ids=["f6-karn-over-the-whole-ack", "f7-pacing-on-exact-rtt"],
+)
+def test_f6_f7_pacing_makes_progress(tcp: dict[str, Any]) -> None:
+    """F6 and F7, fixed: each minimal scenario passes every property (progress failed)."""
+    if "rto_tick" in tcp:
+        link = {"a": "S", "b": "D", "rate": "10Mbit", "delay": "20ms"}
+        duration = "2s"
+    else:
+        link = {"a": "S", "b": "D", "delay": "55550ns", "rate": "952189535bit"}
+        duration = "1890000us"
+    scenario = {
+        "duration": duration,
+        "tcp": tcp,
+        "links": [link],
+        "flows": [{"from": "S", "to": "D"}],
+    }
+    outcome = check_draw(Draw(scenario, seed=1))
+    assert outcome.status == "ok", outcome

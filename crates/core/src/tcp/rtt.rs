@@ -22,6 +22,9 @@ pub struct RttEstimator {
     max_rto: Time,
     granularity: Time,
     ns2: Option<Ns2Clock>,
+    /// The smoothed RTT of the exact samples (RFC 6298's EWMA), whatever
+    /// clock the timer runs on: what pacing and rate-based controls use.
+    exact: Option<Time>,
 }
 
 /// ns-2's retransmission timer (`tcp.cc`, `TcpAgent::rtt_update`,
@@ -59,6 +62,7 @@ impl RttEstimator {
             max_rto,
             granularity,
             ns2: None,
+            exact: None,
         }
     }
 
@@ -86,6 +90,7 @@ impl RttEstimator {
     /// With ns-2's clock `r` is rounded to whole ticks, as ns-2 does for
     /// timestamp echoes (`ts_option_`).
     pub fn sample(&mut self, r: Time) {
+        self.smooth_exact(r);
         if let Some(tick) = self.ns2.map(|c| c.tick.0) {
             self.latest = Some(r);
             self.ns2_update(((r.0 + tick / 2) / tick).max(1) as i64);
@@ -103,6 +108,7 @@ impl RttEstimator {
     /// Otherwise the same as [`RttEstimator::sample`].
     pub fn sample_between(&mut self, sent: Time, now: Time) {
         let r = now.saturating_sub(sent);
+        self.smooth_exact(r);
         if let Some(tick) = self.ns2.map(|c| c.tick.0) {
             self.latest = Some(r);
             let ticks = (now.0 / tick).saturating_sub(sent.0 / tick);
@@ -110,6 +116,14 @@ impl RttEstimator {
             return;
         }
         self.rfc6298_update(r);
+    }
+
+    /// Fold the exact sample `r` into [`RttEstimator::smoothed`].
+    fn smooth_exact(&mut self, r: Time) {
+        self.exact = Some(match self.exact {
+            None => r,
+            Some(s) => Time((7 * s.0 + r.0) / 8),
+        });
     }
 
     /// ns-2's `rtt_update` with a sample of `t_rtt` ticks; clears the back-off.
@@ -205,6 +219,14 @@ impl RttEstimator {
         self.srtt
     }
 
+    /// The smoothed RTT of the exact samples (RFC 6298 §2.3's EWMA). It is
+    /// [`RttEstimator::srtt`] except under ns-2's clock, whose `srtt` is in
+    /// whole ticks for the timer's sake: pacing, BBR and RACK-TLP time
+    /// packets from this one (issue 33, finding F7).
+    pub fn smoothed(&self) -> Option<Time> {
+        self.exact
+    }
+
     /// RTT variation.
     pub fn rttvar(&self) -> Time {
         self.rttvar
@@ -231,6 +253,24 @@ mod tests {
 
     fn est() -> RttEstimator {
         RttEstimator::new(ms(1000), ms(200), ms(60_000), ms(1))
+    }
+
+    /// F7 (issue 33): under ns-2's clock srtt is whole ticks (the timer's),
+    /// but the smoothed RTT pacing uses is the exact one; without the clock
+    /// the two are the same.
+    #[test]
+    fn smoothed_is_exact_under_a_tick() {
+        let mut ns2 = RttEstimator::ns2(ms(3000), ms(200), ms(60_000), ms(300), false);
+        let mut plain = est();
+        for r in [40, 41, 40, 43] {
+            ns2.sample_between(ms(1000), ms(1000 + r));
+            plain.sample(ms(r));
+        }
+        assert!(ns2.srtt().unwrap() >= ms(300), "{:?}", ns2.srtt());
+        let exact = ns2.smoothed().unwrap();
+        assert!(exact > ms(40) && exact < ms(42), "{exact:?}");
+        assert_eq!(plain.smoothed(), plain.srtt());
+        assert_eq!(plain.smoothed(), Some(exact));
     }
 
     #[test]

@@ -432,7 +432,14 @@ impl TcpSender {
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             let (rate, rack) = (&mut self.rate, &mut self.rack);
+            // Karn's rule over the whole ACK (RFC 6298 §3; Linux's
+            // FLAG_RETRANS_DATA_ACKED): an ACK that covers a retransmission
+            // gives no RTT sample, even from a newer segment sent once —
+            // after a recovery, that segment waited behind the hole, and
+            // its "RTT" is the recovery's length (issue 33, finding F6).
+            let mut covers_retransmission = false;
             let newest = self.sb.ack_visit(ack, |s| {
+                covers_retransmission |= s.tx_count > 1;
                 if let Some(r) = rate.as_deref_mut() {
                     r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
                 }
@@ -461,7 +468,9 @@ impl TcpSender {
                     _ => None,
                 }
             } else {
-                newest.filter(|s| s.tx_count == 1).map(|s| s.first_sent)
+                newest
+                    .filter(|s| s.tx_count == 1 && !covers_retransmission)
+                    .map(|s| s.first_sent)
             };
             if let Some(at) = sent {
                 self.rtt_sample(at, now);
@@ -650,7 +659,7 @@ impl TcpSender {
             Some(r) => {
                 let recovering =
                     self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp);
-                let wnd = r.reo_wnd(recovering, self.sb.sacked_count(), dt, self.rtt.srtt());
+                let wnd = r.reo_wnd(recovering, self.sb.sacked_count(), dt, self.rtt.smoothed());
                 r.detect_loss(&mut self.sb, now, wnd);
             }
         }
@@ -665,7 +674,7 @@ impl TcpSender {
         if self.rack.is_none() || self.tlp_end.is_some() || self.in_recovery {
             return;
         }
-        let (Some(srtt), Some(rto)) = (self.rtt.srtt(), self.rto_deadline) else {
+        let (Some(srtt), Some(rto)) = (self.rtt.smoothed(), self.rto_deadline) else {
             return;
         };
         if self.snd_una >= self.snd_max || self.recover.is_some_and(|rp| self.snd_una < rp) {
@@ -731,7 +740,7 @@ impl TcpSender {
             prior_inflight,
             delivered: r.delivered(),
             in_recovery: self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp),
-            srtt: self.rtt.srtt(),
+            srtt: self.rtt.smoothed(),
         };
         self.cc.on_rate_sample(&mut self.win, &rs, &ctx);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
@@ -744,7 +753,7 @@ impl TcpSender {
         if let Some(r) = self.cc.pacing_rate() {
             return Some(r);
         }
-        let srtt = self.rtt.srtt()?.as_secs_f64();
+        let srtt = self.rtt.smoothed()?.as_secs_f64();
         if srtt <= 0.0 {
             return None;
         }
