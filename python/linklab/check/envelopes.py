@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
 __all__ = [
+    "BUGS",
     "CCS",
     "KNOWN",
     "QUEUES",
@@ -48,6 +49,7 @@ __all__ = [
     "Known",
     "Outcome",
     "delay_bound",
+    "diagnose",
     "durations",
     "evaluate",
     "grid",
@@ -510,12 +512,238 @@ class Known:
     """
 
     check: str
-    where: Callable[[Cell], bool]
+    where: Callable[[Cell, Outcome], bool]
     why: str
 
 
-#: Explained misses (each found by experiment; see docs/validation.md).
-KNOWN: tuple[Known, ...] = ()
+def _no_congestion_signal(o: Outcome) -> bool:
+    """No drop, mark or data timeout at the bottleneck in the whole window."""
+    m = o.measures
+    return sum(m["drops"].values()) == 0 and m["ecn_marks"] == 0 and m["timeouts"] == 0
+
+
+def _slow_regrowth(cell: Cell, o: Outcome) -> bool:
+    """Growing by a BDP at ½ MSS per RTT (delayed ACKs) takes longer than the window."""
+    span = o.measures["t1_s"] - o.measures["t0_s"]
+    return 2 * cell.bdp_packets * cell.rtt_ms / 1000 > span
+
+
+def _slowest_flow_unsignalled(o: Outcome) -> bool:
+    """The flow with the least goodput saw no congestion signal in the window."""
+    m = o.measures
+    slowest = min(range(len(m["flow_goodput_bps"])), key=lambda i: m["flow_goodput_bps"][i])
+    return m["flow_events"][slowest] == 0
+
+
+def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
+    def where(cell: Cell, o: Outcome) -> bool:
+        d = o.diagnosis or {}
+        found = {k: v for k, v in d.items() if k in RTO_KINDS}
+        return bool(found) and set(found) <= kinds and sum(found.values()) >= o.measures["timeouts"]
+
+    return where
+
+
+#: Explained misses: known properties of the combination, each found by experiment
+#: (the numbers quoted were measured in the cells named; docs/validation.md).
+KNOWN: tuple[Known, ...] = (
+    Known(
+        "util",
+        lambda c, o: c.cc != "bbr" and _no_congestion_signal(o) and _slow_regrowth(c, o),
+        "not yet back from slow start: no drop, mark or timeout in the whole window, so "
+        "the window is still growing (½ MSS per RTT with delayed ACKs) from below the "
+        "sawtooth's trough, where slow start's end left it — Westwood+'s ssthresh is its "
+        "bandwidth estimate, which lags slow start's exponential growth (61 337 B = 0.16 "
+        "BDP in westwood/droptail/b1/n1/mss1448/rtt300, utilisation 0.28; TCPW-A's "
+        "motivation, Wang et al., ICC 2004), DCTCP's α = 1 makes its first marks halve "
+        "twice (295 392 B = 0.79 BDP in dctcp/red/b1/n1/mss1448/rtt300), an AQM can cut "
+        "several times while slow start's overshoot drains; regaining a BDP of 250–638 "
+        "packets at 300 ms takes minutes, beyond the 30-s window (the bound holds from "
+        "the first congestion event of the sawtooth, Appenzeller et al. 2004)",
+    ),
+    Known(
+        "fair",
+        lambda c, o: _slowest_flow_unsignalled(o),
+        "the slowest flow saw no congestion signal in the window: its own window, still "
+        "growing from a cut at slow start's end, not the queue, limited it, and FQ-CoDel "
+        "shares the link equally between backlogged queues only (RFC 8290 §4.2): in "
+        "dctcp/fq_codel/b-/n2/mss536/rtt300 flow 2's window grew from 114 268 to 137 562 B "
+        "without a mark, below its share BDP/2 = 187 500 B (Jain 0.937)",
+    ),
+    Known(
+        "rto",
+        _timeouts_all_of({"rto-small-window"}),
+        "every timeout came from a window of at most 4 segments (16 flows sharing 33–85 "
+        "packets of pipe and queue): too few packets behind a loss for duplicate ACKs, "
+        "RACK or a tail-loss probe that is not itself lost — timeouts dominate when flows "
+        "have a few packets each (Morris, 'TCP behavior with many flows', ICNP 1997)",
+    ),
+    Known(
+        "rto",
+        lambda c, o: (
+            c.cc == "newreno"
+            and _timeouts_all_of({"rto-small-window", "rto-lost-retransmission", "rto-other"})(c, o)
+        ),
+        "NewReno without SACK (RFC 6582) repairs one loss per RTT and re-arms its timer "
+        "at the first partial ACK only (§4, 'impatient'), and cannot see a lost "
+        "retransmission: a timeout is its only recovery when a retransmission is lost or "
+        "a burst of losses takes longer than the RTO to repair (Fall & Floyd, CCR 1996)",
+    ),
+    Known(
+        "delay",
+        lambda c, o: c.cc == "dctcp" and c.queue in ("codel", "fq_codel"),
+        "DCTCP cuts by α/2 per window, α the EWMA (g = 1/16) of the fraction of its "
+        "packets marked, which is built for a step marker that marks every packet above "
+        "K (RFC 8257 §3.1); CoDel marks one packet per interval/√count, so α stays small "
+        "and the queue stands above the target (17–61 ms with 4–16 flows at 4–40 ms, "
+        "1 014–1 845 marks in 5 s): a scalable control behind a classic AQM (RFC 9330 §1)",
+    ),
+    Known(
+        "delay",
+        lambda c, o: c.cc == "bbr" and c.queue in ("codel", "fq_codel") and c.flows > 1,
+        "BBR v1 takes no drop as a congestion signal (draft-cardwell-iccrg-bbr-"
+        "congestion-control-00 §4.2.3): flows sharing a bottleneck over-estimate their "
+        "share, keep up to 2·BtlBw·RTprop in flight and hold a standing queue (Hock, Bless "
+        "& Zitterbart, ICNP 2017, §V); CoDel's drops (218 per second in "
+        "bbr/codel/b-/n4/mss536/rtt40, queue 41 ms) shrink the delivery but not the queue",
+    ),
+)
+
+
+# ---------------------------------------------------------------------------
+# Diagnosis: signatures of model bugs in a cell's traces
+# ---------------------------------------------------------------------------
+
+#: Model bugs the grid found, by the signature :func:`diagnose` detects in a cell's
+#: traces (docs/validation.md has each one's minimal scenario).
+BUGS: dict[str, str] = {
+    "early-rto": (
+        "a timeout fired sooner than RTT + 200 ms after the last transmission of the "
+        "segment it resent, which Linux's timer cannot: under profile 'linux' the RTO is "
+        "max(min_rto, SRTT + 4·RTTVAR) (RFC 6298's formula with Linux's 200 ms floor), "
+        "where Linux has SRTT + max(RTTVAR, 200 ms) (tcp_rtt_estimator: rttvar ≥ "
+        "tcp_rto_min) and re-arms the timer when it retransmits the head; with a "
+        "standing queue RTTVAR is small and the fast retransmission's ACK (or RACK's "
+        "detection of its loss) comes after the timer"
+    ),
+    "cut-raises-window": (
+        "a fast-recovery 'reduction' set ssthresh above the window it cut: ssthresh = "
+        "β·FlightSize with FlightSize = snd_nxt − snd_una, which counts the SACKed data "
+        "above a hole (Linux cuts cwnd, ns-3 BytesInFlight); under sustained AQM drops the "
+        "window grows from one recovery to the next"
+    ),
+    "rack-loss-left-to-rto": (
+        "a timeout resent a segment whose last copy was dropped although data sent after "
+        "that copy had arrived an RTT before: RACK (RFC 8985 §6.2) finds such a loss "
+        "within an RTT, but after a timeout with rack = true the go-back-N neither resends "
+        "what RACK marks lost nor counts the window without the SACKed data "
+        "(Sender::rto_sack_recovery excludes RACK), so the sender stalls to the next RTO"
+    ),
+}
+
+
+#: Kinds of a data timeout in the window that are not bugs (:func:`diagnose`).
+RTO_KINDS: dict[str, str] = {
+    "rto-small-window": "the flow's window was at most 4 segments before the timeout",
+    "rto-spurious": "a copy sent before the timeout arrived (the RTT rose past the RTO)",
+    "rto-lost-retransmission": (
+        "NewReno without SACK: the segment's last copy was a retransmission, dropped"
+    ),
+    "rto-other": "none of the kinds above",
+}
+
+
+def diagnose(cell: Cell) -> dict[str, int]:
+    """Bug signatures (:data:`BUGS`) in the cell's run to T and the kind of each data
+    timeout in its window (:data:`RTO_KINDS`), with counts.
+
+    Reruns the cell with traces (cwnd, seq). A ``cut-raises-window`` is a change of
+    ssthresh, other than at a timeout (the window falls to 1 MSS), to more than one
+    MSS above the window before it (not for Westwood+, whose ssthresh is its
+    bandwidth estimate). Each timeout is judged by the segment it resends first: an
+    ``early-rto`` if it fired less than the propagation RTT + 200 ms after that
+    segment's last transmission; a ``rack-loss-left-to-rto`` (RACK stacks) if its
+    last copy was dropped while a segment sent after that copy arrived more than one
+    propagation RTT before the timeout; else, in the window, one of
+    :data:`RTO_KINDS` (``rto-spurious`` if a copy sent before it arrived).
+    """
+    import polars as pl
+
+    from linklab import api
+
+    t0, t1 = durations(cell)
+    r = api.run(scenario(cell, t1), trace=True)
+    cw = r.traces["cwnd"].sort(["flow", "time_s"], maintain_order=True)
+    seq = r.traces["seq"]
+    mss = cell.mss
+    cw = cw.with_columns(
+        pl.col("cwnd_bytes").shift(1).over("flow").alias("prev_cwnd"),
+        pl.col("ssthresh_bytes").shift(1).over("flow").alias("prev_ss"),
+    )
+    out: dict[str, int] = {}
+
+    def add(label: str) -> None:
+        out[label] = out.get(label, 0) + 1
+
+    if cell.cc != "westwood":
+        raised = cw.filter(
+            (pl.col("ssthresh_bytes") != pl.col("prev_ss"))
+            & (pl.col("cwnd_bytes") > mss)
+            & (pl.col("ssthresh_bytes") > pl.col("prev_cwnd") + mss)
+        )
+        if raised.height:
+            out["cut-raises-window"] = raised.height
+    rtos = cw.filter((pl.col("cwnd_bytes") == mss) & (pl.col("prev_cwnd") > mss))
+    sent = seq.filter(pl.col("event") == "sent").sort("time_s", maintain_order=True)
+    received = seq.filter(pl.col("event") == "received").sort("time_s", maintain_order=True)
+    dropped = seq.filter(pl.col("event") == "dropped")
+    rtt = cell.rtt_ms / 1000
+    rack = cell.cc != "newreno"
+    # Each received copy's send time: the latest send of that segment at least the
+    # one-way propagation delay before it arrived.
+    arrivals = received.with_columns(
+        (pl.col("time_s") - cell.rtt_ms / 2000 + 1e-9).alias("sent_by")
+    ).join_asof(
+        sent.select("flow", "seq", pl.col("time_s").alias("sent_s")),
+        left_on="sent_by",
+        right_on="sent_s",
+        by=["flow", "seq"],
+        strategy="backward",
+        check_sortedness=False,  # both sorted by time above
+    )
+    for flow, t, before in rtos.select("flow", "time_s", "prev_cwnd").iter_rows():
+        resent = sent.filter((pl.col("flow") == flow) & (pl.col("time_s") >= t)).head(1)
+        if resent.height == 0:
+            continue
+        s = resent["seq"][0]
+        mine = (pl.col("flow") == flow) & (pl.col("seq") == s)
+        copies = sent.filter(mine & (pl.col("time_s") < t))
+        if copies.height == 0:
+            continue
+        last = copies["time_s"].max()
+        if t < last + rtt + 0.2:
+            add("early-rto")
+            continue
+        # A copy sent before the timeout that arrived (before or after it): nothing
+        # of that segment was lost.
+        spurious = arrivals.filter(mine & (pl.col("sent_s") < t)).height > 0
+        lost = dropped.filter(mine & (pl.col("time_s") >= last)).height > 0
+        later = arrivals.filter(
+            (pl.col("flow") == flow) & (pl.col("sent_s") > last) & (pl.col("time_s") < t - rtt)
+        )
+        if rack and lost and later.height:
+            add("rack-loss-left-to-rto")
+        elif t < t0:
+            continue
+        elif spurious:
+            add("rto-spurious")
+        elif before <= 4 * mss:
+            add("rto-small-window")
+        elif not rack and lost and copies.height > 1:
+            add("rto-lost-retransmission")
+        else:
+            add("rto-other")
+    return dict(sorted(out.items()))
 
 
 # ---------------------------------------------------------------------------
@@ -544,14 +772,27 @@ class Outcome:
     checks: list[Check] = field(default_factory=list)
     error: str | None = None
     wall_s: float = 0.0
+    #: What :func:`diagnose` found in the traces of a cell that missed (None when
+    #: not diagnosed): bug signatures and the kinds of the window's timeouts.
+    diagnosis: dict[str, int] | None = None
+
+    @property
+    def bugs(self) -> list[str]:
+        """The model bugs whose signature the diagnosis found, ``name ×count``."""
+        return [f"{k} ×{v}" for k, v in (self.diagnosis or {}).items() if k in BUGS]
 
     @property
     def verdict(self) -> str:
+        """PASS; BUG (a miss in a run that shows a model bug's signature,
+        :data:`BUGS`: its envelope cannot be judged until the bug is fixed);
+        EXPLAINED (every miss a known property, :data:`KNOWN`); else MISS."""
         if self.error is not None:
             return "MISS"
         failed = [c for c in self.checks if not c.ok]
         if not failed:
             return "PASS"
+        if self.bugs:
+            return "BUG"
         if all(c.explained for c in failed):
             return "EXPLAINED"
         return "MISS"
@@ -561,11 +802,14 @@ class Outcome:
         if self.error is not None:
             return f"run: {self.error}"
         failed = [c for c in self.checks if not c.ok]
-        return "; ".join(
+        text = "; ".join(
             f"{c.name}: {c.measured}, expected {c.expected} ({c.source})"
             + (f" [explained: {c.explained}]" if c.explained else "")
             for c in failed
         )
+        if self.bugs:
+            text += f" [model bug: {', '.join(self.bugs)}]"
+        return text
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -579,6 +823,7 @@ class Outcome:
             "measures": self.measures,
             "checks": [asdict(c) for c in self.checks],
             "error": self.error,
+            "diagnosis": self.diagnosis,
             "wall_s": self.wall_s,
         }
 
@@ -620,7 +865,26 @@ def measure(cell: Cell, early: dict[str, Any], late: dict[str, Any]) -> dict[str
         "queue_delay_s": backlog * 8 / cell.rate_bps,
         "jain": jain,
         "flow_goodput_bps": per_flow,
-        "timeouts": agg1["timeouts"] - agg0["timeouts"],
+        # Timeouts of the data phase: of flows that had sent data by T0. A flow whose
+        # SYN was still being retried at T0 ("late") can only recover a lost SYN by
+        # its timer (RFC 9293 §3.8.1); its timeouts are counted apart.
+        "timeouts": sum(
+            f1["timeouts"] - f0["timeouts"]
+            for f0, f1 in zip(early["flows"], late["flows"], strict=True)
+            if f0["segments_sent"] > 0
+        ),
+        "late_flows": sum(f0["segments_sent"] == 0 for f0 in early["flows"]),
+        # Congestion events each flow saw in the window (cuts on ECN, fast
+        # retransmits, timeouts).
+        "flow_events": [
+            sum(f1[k] - f0[k] for k in ("ecn_reductions", "fast_retransmits", "timeouts"))
+            for f0, f1 in zip(early["flows"], late["flows"], strict=True)
+        ],
+        "late_flow_timeouts": sum(
+            f1["timeouts"] - f0["timeouts"]
+            for f0, f1 in zip(early["flows"], late["flows"], strict=True)
+            if f0["segments_sent"] == 0
+        ),
         "timeouts_warmup": agg0["timeouts"],
         "retransmits": agg1["retransmits"] - agg0["retransmits"],
         "drops": drops,
@@ -671,22 +935,28 @@ def evaluate(cell: Cell, m: dict[str, Any]) -> list[Check]:
                 "rto",
                 m["timeouts"] == 0,
                 "0 timeouts",
-                f"{m['timeouts']} timeouts",
+                f"{m['timeouts']} data timeouts",
                 "nothing is lost in bulk: SACK/NewReno recovery repairs the losses "
                 "without a timeout (RFC 6675, RFC 8985, RFC 6582)",
             )
         )
-    for c in checks:
-        if not c.ok:
-            for k in KNOWN:
-                if k.check == c.name and k.where(cell):
-                    c.explained = k.why
-                    break
     return checks
 
 
-def run_cell(cell: Cell) -> Outcome:
-    """Run a cell (two runs: to T0 and to T) and evaluate its envelope."""
+def explain(out: Outcome) -> None:
+    """Mark each failed check of ``out`` that a :data:`KNOWN` property explains."""
+    for c in out.checks:
+        if not c.ok and c.explained is None:
+            for k in KNOWN:
+                if k.check == c.name and k.where(out.cell, out):
+                    c.explained = k.why
+                    break
+
+
+def run_cell(cell: Cell, diagnose_misses: bool = True) -> Outcome:
+    """Run a cell (two runs: to T0 and to T) and evaluate its envelope; a cell with an
+    unexplained miss is diagnosed (:func:`diagnose`) unless ``diagnose_misses`` is
+    false."""
     from linklab import api
 
     start = time.perf_counter()
@@ -697,23 +967,33 @@ def run_cell(cell: Cell) -> Outcome:
         late = api.run(scenario(cell, t1)).summary
         out.measures = measure(cell, early, late)
         out.checks = evaluate(cell, out.measures)
+        if diagnose_misses and any(not c.ok for c in out.checks):
+            out.diagnosis = diagnose(cell)
+        explain(out)
     except Exception as e:  # any failure of a run is a miss
         out.error = f"{type(e).__name__}: {e}".splitlines()[0]
     out.wall_s = time.perf_counter() - start
     return out
 
 
-def run_grid(cells: Sequence[Cell], jobs: int = 1) -> list[Outcome]:
+def run_grid(cells: Sequence[Cell], jobs: int = 1, diagnose_misses: bool = True) -> list[Outcome]:
     """Run ``cells`` in ``jobs`` processes; results in the order of ``cells``."""
     if jobs <= 1 or len(cells) <= 1:
-        return [run_cell(c) for c in cells]
+        return [run_cell(c, diagnose_misses) for c in cells]
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
     # The longest cells first keeps the pool busy to the end; results keep `cells`' order.
     order = sorted(range(len(cells)), key=lambda i: -_cost(cells[i]))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        done = list(pool.map(run_cell, [cells[i] for i in order], chunksize=4))
+        done = list(
+            pool.map(
+                run_cell,
+                [cells[i] for i in order],
+                [diagnose_misses] * len(order),
+                chunksize=4,
+            )
+        )
     results: list[Outcome | None] = [None] * len(cells)
     for i, o in zip(order, done, strict=True):
         results[i] = o
@@ -769,13 +1049,25 @@ def summary_matrix(outcomes: Sequence[Outcome]) -> str:
                 continue
             p = sum(o.verdict == "PASS" for o in sel)
             e = sum(o.verdict == "EXPLAINED" for o in sel)
-            cell = f"{p}/{len(sel)}" + (f" +{e}" if e else "")
+            b = sum(o.verdict == "BUG" for o in sel)
+            cell = f"{p}/{len(sel)}" + (f" +{e}e" if e else "") + (f" {b}b" if b else "")
             line += f"{cell:>14}"
         out.append(line)
     total = len(outcomes)
-    p = sum(o.verdict == "PASS" for o in outcomes)
-    e = sum(o.verdict == "EXPLAINED" for o in outcomes)
-    out.append(f"total: {p} pass, {e} explained, {total - p - e} miss of {total} cells")
+    counts = {v: sum(o.verdict == v for o in outcomes) for v in ("PASS", "EXPLAINED", "BUG")}
+    miss = total - sum(counts.values())
+    out.append(
+        f"total: {counts['PASS']} pass, {counts['EXPLAINED']} explained (e), "
+        f"{counts['BUG']} model bug (b), {miss} unexplained miss of {total} cells"
+    )
+    if counts["BUG"]:
+        seen: dict[str, int] = {}
+        for o in outcomes:
+            for sig in o.bugs or []:
+                name = sig.split(" ×")[0]
+                seen[name] = seen.get(name, 0) + 1
+        for name, n in sorted(seen.items()):
+            out.append(f"  {name} in {n} cells: {BUGS[name]}")
     return "\n".join(out)
 
 
@@ -831,6 +1123,11 @@ def _parser() -> _Parser:
         "--jobs", type=_jobs, default=os.cpu_count() or 1, help="worker processes (all cores)"
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--no-diagnose",
+        action="store_true",
+        help="do not rerun missed cells with traces for model-bug signatures",
+    )
     p.add_argument("--cc", type=_list_of(CCS, "--cc"), default=list(CCS), help="ccs to run")
     p.add_argument(
         "--queue", type=_list_of(QUEUES, "--queue"), default=list(QUEUES), help="queues to run"
@@ -847,7 +1144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     cells = (quick_grid if args.quick else grid)(args.cc, args.queue)
     start = time.perf_counter()
-    outcomes = run_grid(cells, args.jobs)
+    outcomes = run_grid(cells, args.jobs, diagnose_misses=not args.no_diagnose)
     wall = time.perf_counter() - start
     if args.json:
         json.dump(
