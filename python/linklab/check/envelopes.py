@@ -522,10 +522,11 @@ def _no_congestion_signal(o: Outcome) -> bool:
     return sum(m["drops"].values()) == 0 and m["ecn_marks"] == 0 and m["timeouts"] == 0
 
 
-def _slow_regrowth(cell: Cell, o: Outcome) -> bool:
-    """Growing by a BDP at ½ MSS per RTT (delayed ACKs) takes longer than the window."""
+def _below_bound_at_t0(cell: Cell, o: Outcome) -> bool:
+    """The flows' windows at T0 added up to less than the bound's share of the BDP."""
     span = o.measures["t1_s"] - o.measures["t0_s"]
-    return 2 * cell.bdp_packets * cell.rtt_ms / 1000 > span
+    have = (o.diagnosis or {}).get("cwnd_t0_bdp")
+    return have is not None and have < utilisation_bound(cell, span)[0]
 
 
 def _slowest_flow_unsignalled(o: Outcome) -> bool:
@@ -544,12 +545,21 @@ def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     return where
 
 
+_RTO_ANY = {"rto-small-window", "rto-spurious"}
+_RTO_NEWRENO = {"rto-lost-retransmission", "rto-other"}
+
+
+def _timeouts_explained(cell: Cell, o: Outcome) -> bool:
+    kinds = _RTO_ANY | (_RTO_NEWRENO if cell.cc == "newreno" else set())
+    return _timeouts_all_of(kinds)(cell, o)
+
+
 #: Explained misses: known properties of the combination, each found by experiment
 #: (the numbers quoted were measured in the cells named; docs/validation.md).
 KNOWN: tuple[Known, ...] = (
     Known(
         "util",
-        lambda c, o: c.cc != "bbr" and _no_congestion_signal(o) and _slow_regrowth(c, o),
+        lambda c, o: c.cc != "bbr" and _no_congestion_signal(o) and _below_bound_at_t0(c, o),
         "not yet back from slow start: no drop, mark or timeout in the whole window, so "
         "the window is still growing (½ MSS per RTT with delayed ACKs) from below the "
         "sawtooth's trough, where slow start's end left it — Westwood+'s ssthresh is its "
@@ -557,9 +567,16 @@ KNOWN: tuple[Known, ...] = (
         "BDP in westwood/droptail/b1/n1/mss1448/rtt300, utilisation 0.28; TCPW-A's "
         "motivation, Wang et al., ICC 2004), DCTCP's α = 1 makes its first marks halve "
         "twice (295 392 B = 0.79 BDP in dctcp/red/b1/n1/mss1448/rtt300), an AQM can cut "
-        "several times while slow start's overshoot drains; regaining a BDP of 250–638 "
-        "packets at 300 ms takes minutes, beyond the 30-s window (the bound holds from "
-        "the first congestion event of the sawtooth, Appenzeller et al. 2004)",
+        "several times while slow start's overshoot drains; regaining a BDP of 42–638 "
+        "packets at 300 ms takes up to minutes (the bound holds from the first congestion "
+        "event of the sawtooth, Appenzeller et al. 2004); the flows' windows at T0 add up "
+        "to less than the bound × BDP (diagnosis cwnd_t0_bdp)",
+    ),
+    Known(
+        "util",
+        lambda c, o: o.measures["timeouts"] > 0 and _timeouts_explained(c, o),
+        "the window held timeouts of the kinds explained for the rto check (each "
+        "restarts its flow's window from one segment)",
     ),
     Known(
         "fair",
@@ -572,18 +589,19 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "rto",
-        _timeouts_all_of({"rto-small-window"}),
-        "every timeout came from a window of at most 4 segments (16 flows sharing 33–85 "
-        "packets of pipe and queue): too few packets behind a loss for duplicate ACKs, "
-        "RACK or a tail-loss probe that is not itself lost — timeouts dominate when flows "
-        "have a few packets each (Morris, 'TCP behavior with many flows', ICNP 1997)",
+        _timeouts_all_of(_RTO_ANY),
+        "every timeout is of a kind any stack has: from a window of at most 4 segments "
+        "(16 flows sharing 33–85 packets of pipe and queue), too few packets behind a "
+        "loss for duplicate ACKs, RACK or a tail-loss probe that is not itself lost — "
+        "timeouts dominate when flows have a few packets each (Morris, 'TCP behavior "
+        "with many flows', ICNP 1997); or spurious, the RTT rising faster than the "
+        "estimator follows and than Linux's SRTT + 200 ms would have waited (one-way "
+        "delay 1.08 → 1.35 s within an RTT behind SBD's 1.2-s queue in "
+        "cubic/sbd/b4/n1/mss8948/rtt300; Ludwig & Katz, 'The Eifel algorithm', CCR 2000)",
     ),
     Known(
         "rto",
-        lambda c, o: (
-            c.cc == "newreno"
-            and _timeouts_all_of({"rto-small-window", "rto-lost-retransmission", "rto-other"})(c, o)
-        ),
+        lambda c, o: c.cc == "newreno" and _timeouts_all_of(_RTO_ANY | _RTO_NEWRENO)(c, o),
         "NewReno without SACK (RFC 6582) repairs one loss per RTT and re-arms its timer "
         "at the first partial ACK only (§4, 'impatient'), and cannot see a lost "
         "retransmission: a timeout is its only recovery when a retransmission is lost or "
@@ -618,8 +636,8 @@ KNOWN: tuple[Known, ...] = (
 #: traces (docs/validation.md has each one's minimal scenario).
 BUGS: dict[str, str] = {
     "early-rto": (
-        "a timeout fired sooner than RTT + 200 ms after the last transmission of the "
-        "segment it resent, which Linux's timer cannot: under profile 'linux' the RTO is "
+        "a timeout fired sooner than the flow's RTT + 200 ms after the last transmission "
+        "of the segment it resent, which Linux's timer cannot: under profile 'linux' the RTO is "
         "max(min_rto, SRTT + 4·RTTVAR) (RFC 6298's formula with Linux's 200 ms floor), "
         "where Linux has SRTT + max(RTTVAR, 200 ms) (tcp_rtt_estimator: rttvar ≥ "
         "tcp_rto_min) and re-arms the timer when it retransmits the head; with a "
@@ -653,7 +671,7 @@ RTO_KINDS: dict[str, str] = {
 }
 
 
-def diagnose(cell: Cell) -> dict[str, int]:
+def diagnose(cell: Cell) -> dict[str, float]:
     """Bug signatures (:data:`BUGS`) in the cell's run to T and the kind of each data
     timeout in its window (:data:`RTO_KINDS`), with counts.
 
@@ -661,11 +679,14 @@ def diagnose(cell: Cell) -> dict[str, int]:
     ssthresh, other than at a timeout (the window falls to 1 MSS), to more than one
     MSS above the window before it (not for Westwood+, whose ssthresh is its
     bandwidth estimate). Each timeout is judged by the segment it resends first: an
-    ``early-rto`` if it fired less than the propagation RTT + 200 ms after that
-    segment's last transmission; a ``rack-loss-left-to-rto`` (RACK stacks) if its
+    ``early-rto`` if it fired less than the flow's RTT then (the median one-way delay
+    of its data arriving in the two RTTs before, plus half the propagation RTT) +
+    200 ms after that segment's last transmission, and that copy's ACK, or the SACK
+    of data sent after it, was back before then; a ``rack-loss-left-to-rto`` (RACK stacks) if its
     last copy was dropped while a segment sent after that copy arrived more than one
     propagation RTT before the timeout; else, in the window, one of
-    :data:`RTO_KINDS` (``rto-spurious`` if a copy sent before it arrived).
+    :data:`RTO_KINDS` (``rto-spurious`` if a copy sent before it arrived). Also
+    ``cwnd_t0_bdp``: the flows' windows at T0, summed, in BDPs.
     """
     import polars as pl
 
@@ -680,7 +701,9 @@ def diagnose(cell: Cell) -> dict[str, int]:
         pl.col("cwnd_bytes").shift(1).over("flow").alias("prev_cwnd"),
         pl.col("ssthresh_bytes").shift(1).over("flow").alias("prev_ss"),
     )
-    out: dict[str, int] = {}
+    out: dict[str, float] = {}
+    at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
+    out["cwnd_t0_bdp"] = round(float(at_t0["cwnd_bytes"].sum()) / cell.bdp_bytes, 4)
 
     def add(label: str) -> None:
         out[label] = out.get(label, 0) + 1
@@ -721,17 +744,40 @@ def diagnose(cell: Cell) -> dict[str, int]:
         if copies.height == 0:
             continue
         last = copies["time_s"].max()
-        if t < last + rtt + 0.2:
-            add("early-rto")
-            continue
+        # The flow's RTT then, as SRTT would have it: the median one-way delay of its
+        # data arriving in the two propagation RTTs before that transmission, plus the
+        # ACK's way back.
+        recent = arrivals.filter(
+            (pl.col("flow") == flow)
+            & (pl.col("time_s") <= last)
+            & (pl.col("time_s") > last - 2 * rtt)
+        )
+        owd = (recent["time_s"] - recent["sent_s"]).median() if recent.height else None
+        srtt = max(rtt, float(owd) + rtt / 2) if owd is not None else rtt
         # A copy sent before the timeout that arrived (before or after it): nothing
         # of that segment was lost.
-        spurious = arrivals.filter(mine & (pl.col("sent_s") < t)).height > 0
+        copies_in = arrivals.filter(mine & (pl.col("sent_s") < t))
+        spurious = copies_in.height > 0
         lost = dropped.filter(mine & (pl.col("time_s") >= last)).height > 0
-        later = arrivals.filter(
-            (pl.col("flow") == flow) & (pl.col("sent_s") > last) & (pl.col("time_s") < t - rtt)
-        )
-        if rack and lost and later.height:
+
+        def later_by(when: float, flow: int = flow, last: float = last) -> bool:
+            # Data sent after that copy arrived by `when` (RACK's evidence of its loss).
+            return (
+                arrivals.filter(
+                    (pl.col("flow") == flow) & (pl.col("sent_s") > last) & (pl.col("time_s") < when)
+                ).height
+                > 0
+            )
+
+        linux_timer = last + srtt + 0.2
+        acked_in_time = spurious and float(copies_in["time_s"].min()) < linux_timer - rtt / 2
+        if t < linux_timer and (
+            acked_in_time or (rack and lost and later_by(linux_timer - rtt / 2))
+        ):
+            # Linux's timer would still have been running when the copy's ACK (or the
+            # SACK of later data that lets RACK resend it) came back.
+            add("early-rto")
+        elif rack and lost and later_by(t - rtt):
             add("rack-loss-left-to-rto")
         elif t < t0:
             continue
@@ -773,13 +819,14 @@ class Outcome:
     error: str | None = None
     wall_s: float = 0.0
     #: What :func:`diagnose` found in the traces of a cell that missed (None when
-    #: not diagnosed): bug signatures and the kinds of the window's timeouts.
-    diagnosis: dict[str, int] | None = None
+    #: not diagnosed): bug signatures, the kinds of the window's timeouts, and the
+    #: flows' windows at T0 (``cwnd_t0_bdp``).
+    diagnosis: dict[str, float] | None = None
 
     @property
     def bugs(self) -> list[str]:
         """The model bugs whose signature the diagnosis found, ``name ×count``."""
-        return [f"{k} ×{v}" for k, v in (self.diagnosis or {}).items() if k in BUGS]
+        return [f"{k} ×{v:g}" for k, v in (self.diagnosis or {}).items() if k in BUGS]
 
     @property
     def verdict(self) -> str:
