@@ -20,8 +20,7 @@ from linklab.check import envelopes as E
 
 
 def _cell(label: str) -> E.Cell:
-    cc, q, b, n, mss, rtt = label.split("/")
-    return E.Cell(cc, q, None if b == "b-" else float(b[1:]), int(n[1:]), int(mss[3:]), int(rtt[3:]))
+    return E.parse_label(label)
 
 
 def test_bounds_are_the_literature_s() -> None:
@@ -94,8 +93,9 @@ def test_a_miss_names_its_expectation_and_source() -> None:
         ("reno/droptail/b0.5/n1/mss8948/rtt300", "early-rto"),
         # One CUBIC flow over CoDel: ssthresh 102 804 → 106 181 → … → 301 285 B.
         ("cubic/codel/b-/n1/mss536/rtt40", "cut-raises-window"),
-        # One BBR flow stalls at ~40 kbit/s after a retransmission RED dropped.
-        ("bbr/red/b4/n1/mss536/rtt300", "rack-loss-left-to-rto"),
+        # One NewReno-AIMD flow over RED: after a timeout at 6.8 s a loss RACK saw is left
+        # to the next timeout at 11.0 s.
+        ("reno/red/b4/n1/mss8948/rtt300", "rack-loss-left-to-rto"),
     ],
 )
 def test_known_model_bugs_still_show(label: str, bug: str) -> None:
@@ -129,6 +129,25 @@ def test_quick_command() -> None:
             assert c["reason"], c
 
 
+def test_scenario_command_prints_the_cell() -> None:
+    """``--scenario CELL`` prints TOML that runs to the cell's summary."""
+    from linklab import api
+
+    label = "reno/pie/b-/n2/mss1448/rtt40"
+    r = subprocess.run(
+        [sys.executable, "-m", "linklab.check.envelopes", "--scenario", label],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    cell = _cell(label)
+    mine = api.run(r.stdout).summary["aggregate"]
+    grid = api.run(E.scenario(cell, E.durations(cell)[1])).summary["aggregate"]
+    assert mine == grid
+
+
 @pytest.mark.parametrize(
     ("flags", "needle"),
     [
@@ -136,6 +155,7 @@ def test_quick_command() -> None:
         (["--cc", "vegas"], "invalid --cc 'vegas'; allowed: a comma list of reno, newreno"),
         (["--queue", "codel,sfq"], "invalid --queue 'codel,sfq'"),
         (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--scenario", "cubic/codel/b1/n4/mss1448/rtt40"], "no cell 'cubic/codel/b1/n4/"),
     ],
 )
 def test_bad_flags(flags: list[str], needle: str) -> None:

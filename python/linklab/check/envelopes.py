@@ -54,6 +54,7 @@ __all__ = [
     "evaluate",
     "grid",
     "main",
+    "parse_label",
     "quick_grid",
     "rto_expected",
     "run_cell",
@@ -148,6 +149,29 @@ class Cell:
         """A short name: ``cubic/codel/b-/n4/mss1448/rtt40``."""
         b = "-" if self.buffer_bdp is None else f"{self.buffer_bdp:g}"
         return f"{self.cc}/{self.queue}/b{b}/n{self.flows}/mss{self.mss}/rtt{self.rtt_ms}"
+
+
+def parse_label(label: str) -> Cell:
+    """The cell named ``cc/queue/bB/nN/mssM/rttR`` (``b-`` for the 1000-packet AQMs);
+    ValueError naming what is allowed if it is no cell of the grid."""
+    allowed = (
+        "a cell label cc/queue/bB/nN/mssM/rttR of the grid, e.g. cubic/codel/b-/n4/mss1448/rtt40"
+    )
+    try:
+        cc, q, b, n, mss, rtt = label.split("/")
+        cell = Cell(
+            cc,
+            q,
+            None if b == "b-" else float(b.removeprefix("b")),
+            int(n.removeprefix("n")),
+            int(mss.removeprefix("mss")),
+            int(rtt.removeprefix("rtt")),
+        )
+    except ValueError:
+        raise ValueError(f"invalid cell {label!r}; allowed: {allowed}") from None
+    if cell not in set(grid()):
+        raise ValueError(f"no cell {label!r} in the grid; allowed: {allowed}")
+    return cell
 
 
 def bottleneck_rate(mss: int, rtt_ms: int) -> int:
@@ -657,6 +681,10 @@ BUGS: dict[str, str] = {
         "what RACK marks lost nor counts the window without the SACKed data "
         "(Sender::rto_sack_recovery excludes RACK), so the sender stalls to the next RTO"
     ),
+    "rack-loss-left-to-first-rto": (
+        "as rack-loss-left-to-rto, but the flow had had no timeout before: RACK did not "
+        "mark the loss, or the sender did not resend what it marked"
+    ),
 }
 
 
@@ -756,8 +784,10 @@ def diagnose(cell: Cell) -> dict[str, float]:
         srtt = max(rtt, float(owd) + rtt / 2) if owd is not None else rtt
         # A copy sent before the timeout that arrived (before or after it): nothing
         # of that segment was lost.
-        copies_in = arrivals.filter(mine & (pl.col("sent_s") < t))
-        spurious = copies_in.height > 0
+        # More arrivals of the segment than copies sent from the timeout on: one came
+        # from a copy sent before it (each copy arrives once, in order of sending).
+        copies_in = received.filter(mine).sort("time_s")
+        spurious = copies_in.height > sent.filter(mine & (pl.col("time_s") >= t)).height
         lost = dropped.filter(mine & (pl.col("time_s") >= last)).height > 0
 
         def later_by(when: float, flow: int = flow, last: float = last) -> bool:
@@ -778,7 +808,8 @@ def diagnose(cell: Cell) -> dict[str, float]:
             # SACK of later data that lets RACK resend it) came back.
             add("early-rto")
         elif rack and lost and later_by(t - rtt):
-            add("rack-loss-left-to-rto")
+            earlier = rtos.filter((pl.col("flow") == flow) & (pl.col("time_s") < t)).height
+            add("rack-loss-left-to-rto" if earlier else "rack-loss-left-to-first-rto")
         elif t < t0:
             continue
         elif spurious:
@@ -1171,6 +1202,12 @@ def _parser() -> _Parser:
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument(
+        "--scenario",
+        metavar="CELL",
+        help="print the TOML scenario of one cell (e.g. cubic/codel/b-/n4/mss1448/rtt40) "
+        "for `linklab run`, and exit",
+    )
+    p.add_argument(
         "--no-diagnose",
         action="store_true",
         help="do not rerun missed cells with traces for model-bug signatures",
@@ -1189,6 +1226,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.scenario is not None:
+        try:
+            cell = parse_label(args.scenario)
+        except ValueError as e:
+            print(f"error: --scenario: {e}", file=sys.stderr)
+            return 2
+        import tomli_w
+
+        print(f"# {cell.label}: warm-up to {durations(cell)[0]:g} s, window to the end")
+        print(tomli_w.dumps(scenario(cell, durations(cell)[1])), end="")
+        return 0
     cells = (quick_grid if args.quick else grid)(args.cc, args.queue)
     start = time.perf_counter()
     outcomes = run_grid(cells, args.jobs, diagnose_misses=not args.no_diagnose)
