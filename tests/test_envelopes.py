@@ -64,7 +64,7 @@ def test_the_window_is_the_tail_of_the_longer_run() -> None:
         a = early[name]
         b = late[name].filter(late[name]["time_s"] < t0)
         a = a.filter(a["time_s"] < t0)
-        assert a.height > 1000
+        assert a.height > 500  # non-trivial tables (847 cwnd, ~15 000 seq rows)
         assert a.equals(b), name
 
 
@@ -80,7 +80,7 @@ def test_a_miss_names_its_expectation_and_source() -> None:
     }
     out = E.Outcome(cell, measures=m, checks=E.evaluate(cell, m))
     assert out.verdict == "MISS"
-    assert "util: 0.500, expected ≥ 0.750" in out.reason
+    assert "util: 0.500, expected ≥ 0.755" in out.reason  # B = 17 packets = 0.51 BDP
     assert "Appenzeller" in out.reason
     assert "rto: 1 data timeouts, expected 0 timeouts" in out.reason
 

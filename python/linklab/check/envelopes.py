@@ -1117,19 +1117,19 @@ def summary_matrix(outcomes: Sequence[Outcome]) -> str:
     """Pass counts per cc × queue: ``passed/cells`` (``+k`` explained)."""
     cols = [q for q in QUEUES if any(o.cell.queue == q for o in outcomes)]
     rows = [c for c in CCS if any(o.cell.cc == c for o in outcomes)]
-    out = [f"{'cc':<9}" + "".join(f"{q:>14}" for q in cols)]
+    out = [f"{'cc':<9}" + "".join(f"{q:>17}" for q in cols)]
     for cc in rows:
         line = f"{cc:<9}"
         for q in cols:
             sel = [o for o in outcomes if o.cell.cc == cc and o.cell.queue == q]
             if not sel:
-                line += f"{'n/a':>14}"
+                line += f"{'n/a':>17}"
                 continue
             p = sum(o.verdict == "PASS" for o in sel)
             e = sum(o.verdict == "EXPLAINED" for o in sel)
             b = sum(o.verdict == "BUG" for o in sel)
             cell = f"{p}/{len(sel)}" + (f" +{e}e" if e else "") + (f" {b}b" if b else "")
-            line += f"{cell:>14}"
+            line += f"{cell:>17}"
         out.append(line)
     total = len(outcomes)
     counts = {v: sum(o.verdict == v for o in outcomes) for v in ("PASS", "EXPLAINED", "BUG")}
