@@ -1,0 +1,183 @@
+"""The envelope grid (issue 33 item 4): what any correct stack does on a clean path.
+
+``test_grid`` runs the whole grid (every cc × queue × flows × MSS × buffer × RTT,
+2 376 cells, at the full durations of ``envelopes.durations``) in two processes and
+fails on any cell that misses its envelope without an explanation: neither a known
+property (``envelopes.KNOWN``) nor a run showing a model bug's signature
+(``envelopes.BUGS``, each pinned below by a cell that shows it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cli_env
+from linklab.check import envelopes as E
+
+
+def _cell(label: str) -> E.Cell:
+    return E.parse_label(label)
+
+
+def test_bounds_are_the_literature_s() -> None:
+    """The bounds the grid checks, at the points the literature states them."""
+    # One NewReno flow over ½ BDP of drop-tail: ≥ 75 % (Appenzeller et al. 2004).
+    half = _cell("reno/droptail/b0.5/n1/mss1448/rtt40")
+    assert E.utilisation_bound(half, 5)[0] == pytest.approx(0.75, abs=0.01)
+    # Over 1 BDP: ≈ 100 % (capped at FULL for the discreteness).
+    assert E.utilisation_bound(_cell("reno/droptail/b1/n1/mss1448/rtt40"), 5)[0] == E.FULL
+    # CUBIC's β = 0.7 fills the pipe over ½ BDP.
+    assert E.utilisation_bound(_cell("cubic/droptail/b0.5/n1/mss1448/rtt40"), 5)[0] == E.FULL
+    # CoDel: the window falls to β·(BDP + target·C).
+    codel = _cell("reno/codel/b-/n1/mss1448/rtt40")
+    assert E.utilisation_bound(codel, 5)[0] == pytest.approx(0.5 * (1 + 5 / 40), rel=0.02)
+    # BBR: ProbeRTT's 200 ms + 2 RTTs once in a 30-s window at 300 ms: 0.99·(1 − 3·0.8/30).
+    bbr = _cell("bbr/pie/b-/n1/mss1448/rtt300")
+    assert E.utilisation_bound(bbr, 30)[0] == pytest.approx(0.99 * (1 - 3 * 0.8 / 30))
+    # Near the target: three targets plus a packet.
+    d, _ = E.delay_bound(codel)
+    assert d == pytest.approx(0.015 + 1500 * 8 / 10e6)
+
+
+def test_the_grid_is_whole() -> None:
+    cells = E.grid()
+    # 5 ccs × (3 queues × 3 buffers + 3 AQMs) + DCTCP × (RED × 3 + 3 AQMs), × 36.
+    assert len(cells) == (5 * 12 + 6) * 36 == 2376
+    assert len(set(cells)) == len(cells)
+    assert min(c.bdp_packets for c in cells) >= E.MIN_BDP_PACKETS
+    assert {c.rate_bps for c in cells} == {10_000_000, 100_000_000, 1_000_000_000}
+
+
+def test_the_window_is_the_tail_of_the_longer_run() -> None:
+    """The measure's premise: a run to T0 is the first T0 seconds of the run to T."""
+    from linklab import api
+
+    cell = _cell("cubic/codel/b-/n4/mss1448/rtt40")
+    t0, t1 = E.durations(cell)
+    early = api.run(E.scenario(cell, t0), trace=True).traces
+    late = api.run(E.scenario(cell, t1), trace=True).traces
+    for name in ("seq", "cwnd"):
+        a = early[name]
+        b = late[name].filter(late[name]["time_s"] < t0)
+        a = a.filter(a["time_s"] < t0)
+        assert a.height > 500  # non-trivial tables (847 cwnd, ~15 000 seq rows)
+        assert a.equals(b), name
+
+
+def test_a_miss_names_its_expectation_and_source() -> None:
+    cell = _cell("reno/droptail/b0.5/n1/mss1448/rtt40")
+    m = {
+        "t0_s": 3.0,
+        "t1_s": 8.0,
+        "utilisation": 0.5,
+        "queue_delay_s": 0.0,
+        "jain": 1.0,
+        "timeouts": 1,
+    }
+    out = E.Outcome(cell, measures=m, checks=E.evaluate(cell, m))
+    assert out.verdict == "MISS"
+    assert "util: 0.500, expected ≥ 0.755" in out.reason  # B = 17 packets = 0.51 BDP
+    assert "Appenzeller" in out.reason
+    assert "rto: 1 data timeouts, expected 0 timeouts" in out.reason
+
+
+@pytest.mark.parametrize(
+    ("label", "bug"),
+    [
+        # One NewReno flow, 1 drop: the fast retransmission's ACK returns 6 ms after
+        # the RTO (SRTT + 4·RTTVAR ≈ 0.46 s) fired.
+        ("reno/droptail/b0.5/n1/mss8948/rtt300", "early-rto"),
+        # One CUBIC flow over CoDel: ssthresh 102 804 → 106 181 → … → 301 285 B.
+        ("cubic/codel/b-/n1/mss536/rtt40", "cut-raises-window"),
+        # One NewReno-AIMD flow over RED: after a timeout at 6.8 s a loss RACK saw is left
+        # to the next timeout at 11.0 s.
+        ("reno/red/b4/n1/mss8948/rtt300", "rack-loss-left-to-rto"),
+    ],
+)
+def test_known_model_bugs_still_show(label: str, bug: str) -> None:
+    """Each model bug the grid found, pinned by a cell that shows it (docs/validation.md).
+
+    When a fix lands this fails: the cell then shows no signature; move the bug to
+    the fixed list in docs/validation.md and assert ``bug not in ...`` here.
+    """
+    found = " ".join(E.diagnose(_cell(label)))
+    assert bug in found, found
+
+
+def test_quick_command() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "linklab.check.envelopes", "--quick", "--jobs", "2", "--json"],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=300,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    out = json.loads(r.stdout)
+    cells = out["cells"]
+    assert len(cells) == len(E.quick_grid()) == 34
+    verdicts = {c["verdict"] for c in cells}
+    assert verdicts <= {"PASS", "EXPLAINED", "BUG", "MISS"}
+    assert r.returncode == (1 if "MISS" in verdicts else 0)
+    for c in cells:
+        assert c["error"] is None, c
+        if c["verdict"] != "PASS":
+            assert c["reason"], c
+
+
+def test_scenario_command_prints_the_cell() -> None:
+    """``--scenario CELL`` prints TOML that runs to the cell's summary."""
+    from linklab import api
+
+    label = "reno/pie/b-/n2/mss1448/rtt40"
+    r = subprocess.run(
+        [sys.executable, "-m", "linklab.check.envelopes", "--scenario", label],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    cell = _cell(label)
+    mine = api.run(r.stdout).summary["aggregate"]
+    grid = api.run(E.scenario(cell, E.durations(cell)[1])).summary["aggregate"]
+    assert mine == grid
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--jobs", "0"], "invalid --jobs '0'; allowed: an integer ≥ 1"),
+        (["--cc", "vegas"], "invalid --cc 'vegas'; allowed: a comma list of reno, newreno"),
+        (["--queue", "codel,sfq"], "invalid --queue 'codel,sfq'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--scenario", "cubic/codel/b1/n4/mss1448/rtt40"], "no cell 'cubic/codel/b1/n4/"),
+    ],
+)
+def test_bad_flags(flags: list[str], needle: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "linklab.check.envelopes", *flags],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_grid() -> None:
+    """The whole grid: no cell misses its envelope unexplained."""
+    outcomes = E.run_grid(E.grid(), jobs=2)
+    misses = [o for o in outcomes if o.verdict == "MISS"]
+    assert not misses, f"{len(misses)} unexplained misses:\n" + "\n".join(
+        f"{o.cell.label}: {o.reason}" for o in misses[:40]
+    )
