@@ -22,8 +22,8 @@ PROG = "python -m linklab.check"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Other checks, run as ``python -m linklab.check NAME …``: the module whose
-#: ``main(argv) -> int`` runs them (none yet; envelope grids are to come).
-COMMANDS: dict[str, str] = {}
+#: ``main(argv) -> int`` runs them (`envelopes`: docs/validation.md).
+COMMANDS: dict[str, str] = {"envelopes": "linklab.check.envelopes"}
 
 
 class UsageError(Exception):
