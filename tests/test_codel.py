@@ -204,3 +204,44 @@ def test_pie_forgets_its_probability_while_the_queue_is_empty() -> None:
         elif n == 0 and busy:
             busy, empty_since = False, t
     assert checked == 1, "no busy period after 3 s of an empty queue: the check proves nothing"
+
+
+TWO_HOP = """
+duration = "20s"
+[tcp]
+cc = "cubic"
+variant = "sack"
+mss = 1448
+timestamps = true
+initial_window = 10
+rwnd = "8MiB"
+[[links]]
+a = "S"
+b = "M"
+rate = "100Mbit"
+delay = "10ms"
+[[links]]
+a = "M"
+b = "D"
+rate = "10Mbit"
+delay = "10ms"
+queue = { kind = "codel", limit = "1000p" }
+[[flows]]
+from = "S"
+to = "D"
+"""
+
+
+def test_one_cubic_flow_through_codel_at_a_second_hop_fills_it() -> None:
+    # Regression (issue 33): one CUBIC flow over 100 Mbit/s then 10 Mbit/s (40 ms RTT)
+    # with CoDel at the second hop stalled after half a second: a dequeue-time drop left
+    # the link's wake-up in the past, the link was never woken again and each RTO's
+    # retransmission entered the queue and never arrived (fixed in the engine, f397310).
+    # Now: no timeout, and over 90 % of the payload rate (10 Mbit/s x 1448/1500; measured
+    # 9.04 Mbit/s, 24 CoDel drops, ~2 packets of standing queue).
+    res = linklab.run(TWO_HOP)
+    (flow,) = res.summary["flows"]
+    (q,) = [q for q in res.summary["queues"] if q["link"] == "M->D"]
+    assert q["kind"] == "codel" and q["drops"]["aqm_early"] > 0
+    assert flow["timeouts"] == 0
+    assert flow["goodput_bps"] > 0.9 * 10e6 * 1448 / 1500
