@@ -422,10 +422,11 @@ def test_f5_lt_tcp_with_rack_does_not_panic() -> None:
     assert r.summary["flows"][0]["delivered_bytes"] > 0
 
 
-def test_f1_f3_documented_defaults_are_accepted() -> None:
-    """F1: LT-TCP beside a profile takes the profile's mss as its ``mss_max``; F3:
-    an RLC PDU above 126 bytes gets 2-byte length indicators without ``li``. Both
-    were refused."""
+def test_f1_f2_f3_documented_defaults_are_accepted() -> None:
+    """F1: LT-TCP beside a profile takes the profile's mss as its ``mss_max``; F2: an
+    RLC direction's ``rate_schedule`` replaces the bearer's ``rate`` (as on a wired
+    link); F3: an RLC PDU above 126 bytes gets 2-byte length indicators without
+    ``li``. All three were refused."""
     import linklab
 
     for profile, mss in (("ns2", 1000), ("ns3", 536), ("linux", 1448)):
@@ -450,6 +451,18 @@ def test_f1_f3_documented_defaults_are_accepted() -> None:
         seed=1,
     )
     assert r.summary["flows"][0]["delivered_bytes"] > 0
+    bearer = {"a": "RNC", "b": "UE", "kind": "rlc_am", "rate": "384kbit"}
+    slow = [{"at": "0s", "rate": "64kbit"}, {"at": "5s", "rate": "128kbit"}]
+    up = {"duration": "10s", "flows": [{"from": "UE", "to": "RNC"}]}
+    fast = linklab.run(up | {"links": [bearer]}, seed=1).summary["flows"][0]
+    r = linklab.run(up | {"links": [bearer | {"ba": {"rate_schedule": slow}}]}, seed=1)
+    sched = r.summary["flows"][0]
+    # The uplink runs at 64 then 128 kbit/s: at most 96 kbit/s over 10 s (and far
+    # below the 384-kbit/s bearer's).
+    assert 0 < sched["goodput_bps"] < 96e3 < fast["goodput_bps"]
+    with pytest.raises(linklab.ScenarioError, match="either `rate` or `rate_schedule`"):
+        bad = bearer | {"ba": {"rate": "64kbit", "rate_schedule": slow}}
+        linklab.run(up | {"links": [bad]}, seed=1)
 
 
 @pytest.mark.parametrize(

@@ -888,8 +888,8 @@ def _rlc_link(ctx: _Ctx, a: str, b: str) -> tuple[dict[str, Any], float]:
     rate = max(min_rate, c.log(8e3, 4e6, 384e3))
 
     def rate_or_schedule(d: dict[str, Any], schedule: bool | None = None) -> float:
-        # A direction overrides the bearer's `rate` with a `rate`, its
-        # `rate_schedule` with a `rate_schedule` (finding F2: a mix is refused).
+        # A direction's `rate` or `rate_schedule` replaces the bearer's either
+        # (finding F2: a mix was refused).
         if schedule if schedule is not None else c.chance(0.2):
             steps = [{"at": "0s", "rate": fmt_rate(rate)}]
             for f in sorted({round(c.frac(0.05, 1.2, 0.5), 3) for _ in range(c.int(1, 3))}):
@@ -956,7 +956,7 @@ def _rlc_link(ctx: _Ctx, a: str, b: str) -> tuple[dict[str, Any], float]:
             link["channel"] = ch
     if c.chance(0.15):
         ba: dict[str, Any] = link.setdefault("ba", {})
-        rate_or_schedule(ba, schedule="rate_schedule" in link)
+        rate_or_schedule(ba)
     ctx.cost.ticks_per_s += 4 / tti
     return link, top
 

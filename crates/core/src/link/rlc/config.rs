@@ -522,13 +522,17 @@ impl RlcLinkConfig {
         cfg: &RlcConfig,
         table: &[(Rate, &QueueConfig, String)],
     ) -> Result<Vec<RateStep>> {
-        let (rate, rp) = pick(&own.rate, &self.rate, key, "rate");
-        let (steps, sp) = pick(
-            &own.rate_schedule,
-            &self.rate_schedule,
-            key,
-            "rate_schedule",
-        );
+        // `rate` and `rate_schedule` are one setting, as on a wired link: a
+        // direction that gives either replaces the link's (finding F2).
+        let (rate, rp, steps, sp) = if own.rate.is_some() || own.rate_schedule.is_some() {
+            let (r, rp) = pick(&own.rate, &None, key, "rate");
+            let (s, sp) = pick(&own.rate_schedule, &None, key, "rate_schedule");
+            (r, rp, s, sp)
+        } else {
+            let (r, rp) = pick(&None, &self.rate, key, "rate");
+            let (s, sp) = pick(&None, &self.rate_schedule, key, "rate_schedule");
+            (r, rp, s, sp)
+        };
         let steps: Vec<(RateStepConfig, String)> = match (steps, rate) {
             (Some(_), Some(_)) => {
                 return Err(ConfigError::at_key(
