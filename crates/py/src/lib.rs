@@ -990,12 +990,16 @@ fn arq_model<'py>(
     out.set_item("mean_tx", m.mean_tx().map_err(PyValueError::new_err)?)?;
     out.set_item("pi_good", pi_g)?;
     out.set_item("pi_bad", pi_b)?;
-    out.set_item("F", f)?;
+    out.set_item("F", &f)?;
     let f_hat: Vec<f64> = (0..=n_max).map(|n| m.residual_loss_approx(n)).collect();
     out.set_item("F_hat", f_hat)?;
-    let limited = m
-        .mean_tx_limited_curve(n_max)
-        .map_err(PyValueError::new_err)?;
+    // E[η | n ≤ M_t] = Σ_{n<M_t} F(n): the partial sums of the curve above.
+    let limited: Vec<f64> = std::iter::once(0.0)
+        .chain(f.iter().take(n_max as usize).scan(0.0, |acc, x| {
+            *acc += x;
+            Some(*acc)
+        }))
+        .collect();
     out.set_item("mean_tx_limited", limited)?;
     Ok(out)
 }

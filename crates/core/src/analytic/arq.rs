@@ -83,6 +83,38 @@ pub struct ArqModel {
 /// a flat vector at `k (k+1) / 2 + k'` (row `k = 0` included for indexing).
 type Binom = [Vec<f64>; 2];
 
+/// Where a row of the transient part of a binomial table matters: for each
+/// state `c` and `k`, the range `lo..=hi` of `k' ≥ 1` whose probability is at
+/// least [`WINDOW_FLOOR`] times the row's largest over `k' ≥ 1` (`(1, 0)`,
+/// empty, when the whole transient row is 0). Outside it the terms are below
+/// the rounding of the row's sum, so [`ArqModel::step`] skips them: with
+/// `p_C = 1` a row is the single `k' = k`, and with `p_C = ½` it is about
+/// 9·√k wide instead of `k`.
+type Windows = [Vec<(usize, usize)>; 2];
+
+/// Relative floor of a binomial row's window (2⁻⁷⁰ ≈ 8.5·10⁻²²): the
+/// geometric tails outside the window sum to less than 10⁻²⁰ of the row.
+const WINDOW_FLOOR: f64 = 8.470_329_472_543_003e-22;
+
+fn windows(binom: &Binom, n: usize) -> Windows {
+    let row = |t: &Vec<f64>, k: usize| {
+        let r = &t[tri(k, 1)..=tri(k, k)];
+        let top = r.iter().copied().fold(0.0, f64::max);
+        if top <= 0.0 {
+            return (1, 0);
+        }
+        let keep = |x: &f64| *x >= top * WINDOW_FLOOR;
+        let lo = r.iter().position(keep).unwrap_or(0);
+        let hi = r.iter().rposition(keep).unwrap_or(0);
+        (lo + 1, hi + 1)
+    };
+    let mut w: Windows = [vec![(1, 0)], vec![(1, 0)]];
+    for (c, wc) in w.iter_mut().enumerate() {
+        wc.extend((1..=n).map(|k| row(&binom[c], k)));
+    }
+    w
+}
+
 fn tri(k: usize, kp: usize) -> usize {
     k * (k + 1) / 2 + kp
 }
@@ -175,7 +207,7 @@ impl ArqModel {
 
     /// One step `v ← v Q` of a row vector over the transient states, laid out
     /// as `v[c * n_pdu + (k − 1)]`.
-    fn step(&self, binom: &Binom, v: &[f64], out: &mut [f64]) {
+    fn step(&self, binom: &Binom, win: &Windows, v: &[f64], out: &mut [f64]) {
         let n = self.npdu as usize;
         // w[c][k'] = Σ_k v[c][k] T_c[k][k'] (k' ≥ 1: the absorbed mass leaves).
         let mut w = [vec![0.0; n], vec![0.0; n]];
@@ -183,11 +215,13 @@ impl ArqModel {
             let t = &binom[c];
             for k in 1..=n {
                 let vk = v[c * n + k - 1];
-                if vk == 0.0 {
+                let (lo, hi) = win[c][k];
+                if vk == 0.0 || lo > hi {
                     continue;
                 }
-                for kp in 1..=k {
-                    wc[kp - 1] += vk * t[tri(k, kp)];
+                let row = &t[tri(k, lo)..=tri(k, hi)];
+                for (x, &p) in wc[lo - 1..hi].iter_mut().zip(row) {
+                    *x += vk * p;
                 }
             }
         }
@@ -222,12 +256,13 @@ impl ArqModel {
     pub fn residual_loss_curve(&self, n_max: u32) -> Result<Vec<f64>, String> {
         at_most("n", n_max, MAX_N)?;
         let binom = self.binom()?;
+        let win = windows(&binom, self.npdu as usize);
         let mut v = self.initial();
         let mut next = vec![0.0; v.len()];
         let mut out = Vec::with_capacity(n_max as usize + 1);
         out.push(1.0);
         for _ in 0..n_max {
-            self.step(&binom, &v, &mut next);
+            self.step(&binom, &win, &v, &mut next);
             std::mem::swap(&mut v, &mut next);
             out.push(v.iter().sum::<f64>().clamp(0.0, 1.0));
         }

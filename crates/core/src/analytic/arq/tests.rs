@@ -386,3 +386,40 @@ proptest! {
         prop_assert!(mt == 1 || m.residual_loss_approx(mt - 1) > t);
     }
 }
+
+/// The windows of the binomial rows skip only what does not count: `F(n)`
+/// with them equals `F(n)` from whole rows within 1e-13 (relative) over 300
+/// steps, for wide (`p = ½`), narrow (`p` near 0 or 1) and one-entry
+/// (`p = 1`) rows; and a row with `p = 1` is the single `k' = k`.
+#[test]
+fn binomial_windows_change_nothing() {
+    for (pg, pb) in [(0.5, 1.0), (0.9, 0.999), (0.01, 0.5), (0.3, 0.7)] {
+        let m = ArqModel::new(pg, pb, 0.99, 0.95, 300).unwrap();
+        let binom = m.binom().unwrap();
+        let win = windows(&binom, 300);
+        let full: Windows = [
+            (0..=300).map(|k| (1, k)).collect(),
+            (0..=300).map(|k| (1, k)).collect(),
+        ];
+        if pb == 1.0 {
+            assert!((1..=300).all(|k| win[1][k] == (k, k)));
+        }
+        if pg == 0.5 {
+            let (lo, hi) = win[0][300];
+            assert!(hi - lo < 200, "the p = 1/2 row is not trimmed: {lo}..={hi}");
+        }
+        let (mut a, mut b) = (m.initial(), m.initial());
+        let mut next = vec![0.0; a.len()];
+        for n in 1..=300 {
+            m.step(&binom, &win, &a, &mut next);
+            std::mem::swap(&mut a, &mut next);
+            m.step(&binom, &full, &b, &mut next);
+            std::mem::swap(&mut b, &mut next);
+            let (fa, fb): (f64, f64) = (a.iter().sum(), b.iter().sum());
+            assert!(
+                (fa - fb).abs() <= 1e-13 * fb,
+                "p_G {pg} p_B {pb} n {n}: {fa} vs {fb}"
+            );
+        }
+    }
+}
