@@ -1200,6 +1200,26 @@ def _num(value: Any, scale: float = 1.0, digits: int = 3) -> str:
     return str(value)
 
 
+#: Above this many rows, the links and queues tables leave out the idle ones.
+MAX_IDLE_ROWS = 100
+
+
+def _busy(rows: list[dict[str, Any]], count: str) -> tuple[list[dict[str, Any]], int]:
+    """The rows to show and how many idle ones (``count`` zero) were left out: all of
+    them up to :data:`MAX_IDLE_ROWS` rows, else only those that saw a packet (a
+    million-node star's report would otherwise be two million rows of zeros)."""
+    if len(rows) <= MAX_IDLE_ROWS:
+        return rows, 0
+    busy = [r for r in rows if r.get(count) != 0]
+    return busy, len(rows) - len(busy)
+
+
+def _idle_note(idle: int, what: str) -> str:
+    if not idle:
+        return ""
+    return f"\n({idle:,} idle {what} with no packets not shown; --json lists every one)"
+
+
 def render_summary(s: dict[str, Any]) -> str:
     """The summary as a readable report: header, aggregate, flows, links, queues."""
     parts: list[str] = []
@@ -1246,6 +1266,7 @@ def render_summary(s: dict[str, Any]) -> str:
 
     links = s.get("links") or []
     if links:
+        shown, idle = _busy(links, "tx_packets")
         rows = [
             [
                 str(x.get("name", "")),
@@ -1254,10 +1275,10 @@ def render_summary(s: dict[str, Any]) -> str:
                 _num(x.get("tx_packets")),
                 _num(x.get("lost")),
             ]
-            for x in links
+            for x in shown
         ]
         headers = ["link", "rate Mbit/s", "throughput Mbit/s", "tx packets", "lost"]
-        parts.append("\n" + text_table(headers, rows))
+        parts.append("\n" + text_table(headers, rows) + _idle_note(idle, "link directions"))
 
     arq_links = [x for x in links if isinstance(x.get("rlc"), dict)]
     if arq_links:
@@ -1288,6 +1309,7 @@ def render_summary(s: dict[str, Any]) -> str:
     queues = s.get("queues") or []
     if queues:
         rows = []
+        queues, idle_queues = _busy(queues, "arrivals")
         for q in queues:
             drops = q.get("drops") or {}
             rows.append(
@@ -1308,7 +1330,7 @@ def render_summary(s: dict[str, Any]) -> str:
             "queue", "kind", "arrivals", "drops overflow", "drops aqm early",
             "drops aqm forced", "ecn marks", "mean pkts", "mean bytes", "max pkts",
         ]  # fmt: skip
-        parts.append("\n" + text_table(headers, rows, left=2))
+        parts.append("\n" + text_table(headers, rows, left=2) + _idle_note(idle_queues, "queues"))
     emu = s.get("emulation")
     if emu:
         t = emu.get("timing_error_s") or {}
