@@ -195,3 +195,34 @@ def test_a_changed_trace_file_is_not_served_from_the_sweep_store(tmp_path: Path)
 
     files = _core.input_files(scen.read_text(), base_dir=str(tmp_path))
     assert files == [str(tmp_path / "t.trace")]
+
+
+def test_a_trace_costs_a_small_multiple_of_its_file(tmp_path: Path) -> None:
+    """Issue 34 item 7: a 254-MiB file of ``1`` lines took 2.3 GB (an 8-byte time per
+    line, twice over while parsing). Runs of equal timestamps are stored once: a
+    64-MiB such file runs in a child whose peak memory stays under 3 x the file."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "ones.txt"
+    size = 64 << 20
+    trace.write_bytes(b"1\n" * (size // 2))
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'duration = "100ms"\n'
+        '[[links]]\na = "S"\nb = "D"\ntrace = "ones.txt"\ndelay = "1ms"\n'
+        '[[flows]]\nfrom = "S"\nto = "D"\n'
+    )
+    code = (
+        "import resource, sys, linklab\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "r = linklab.run(sys.argv[1])\n"
+        "assert r.summary['flows'][0]['delivered_bytes'] > 0\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(scenario)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    grown_kb = int(r.stdout.strip().splitlines()[-1])
+    assert grown_kb * 1024 < 3 * size, f"{grown_kb} KB for a {size >> 20}-MiB trace"

@@ -26,35 +26,73 @@ use crate::time::Time;
 /// The largest trace file read (bytes).
 pub const MAX_TRACE_BYTES: usize = 256 << 20;
 
-/// A parsed Mahimahi trace: delivery opportunities in time order.
+/// A parsed Mahimahi trace: delivery opportunities in time order, stored by
+/// runs of equal timestamps (a file of 133 million `1` lines is one run; a
+/// trace of distinct timestamps costs 16 bytes per line, about twice its
+/// text), so memory stays a small multiple of the file whatever it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
-    /// Opportunity times from the start of a cycle, non-decreasing.
-    times: Vec<Time>,
+    /// The distinct timestamps (ms from the start of a cycle), increasing.
+    at: Vec<u64>,
+    /// `end[j]`: the opportunities at `at[0..=j]` (cumulative, increasing).
+    end: Vec<u64>,
+}
+
+/// Runs of equal timestamps, built line by line.
+#[derive(Default)]
+struct Runs {
+    at: Vec<u64>,
+    end: Vec<u64>,
+}
+
+impl Runs {
+    /// Add opportunity `ms`; `Err(prev)` if it goes back in time.
+    fn push(&mut self, ms: u64) -> Result<(), u64> {
+        match self.at.last() {
+            Some(&prev) if ms < prev => return Err(prev),
+            Some(&prev) if ms == prev => {
+                *self.end.last_mut().expect("a run per timestamp") += 1;
+                return Ok(());
+            }
+            _ => {}
+        }
+        let total = self.end.last().copied().unwrap_or(0);
+        self.at.push(ms);
+        self.end.push(total + 1);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Trace, String> {
+        match self.at.last() {
+            None => Err("is empty; a trace lists at least one opportunity".into()),
+            Some(0) => {
+                Err("lasts 0 ms; the last timestamp (the trace's period) must be above 0".into())
+            }
+            Some(_) => {
+                self.at.shrink_to_fit();
+                self.end.shrink_to_fit();
+                Ok(Trace {
+                    at: self.at,
+                    end: self.end,
+                })
+            }
+        }
+    }
 }
 
 impl Trace {
     /// A trace from opportunity times in milliseconds (non-decreasing, not
     /// empty, the last one > 0). `Err` says what is wrong.
     pub fn from_millis(ms: &[u64]) -> Result<Trace, String> {
-        if ms.is_empty() {
-            return Err("is empty; a trace lists at least one opportunity".into());
+        let mut runs = Runs::default();
+        for &m in ms {
+            runs.push(m).map_err(|prev| {
+                format!(
+                    "timestamp {m} goes back in time (after {prev}); timestamps must not decrease"
+                )
+            })?;
         }
-        if let Some(i) = ms.windows(2).position(|w| w[1] < w[0]) {
-            return Err(format!(
-                "timestamp {} goes back in time (after {}); timestamps must not decrease",
-                ms[i + 1],
-                ms[i]
-            ));
-        }
-        if ms[ms.len() - 1] == 0 {
-            return Err(
-                "lasts 0 ms; the last timestamp (the trace's period) must be above 0".into(),
-            );
-        }
-        Ok(Trace {
-            times: ms.iter().map(|&m| Time::from_millis(m)).collect(),
-        })
+        runs.finish()
     }
 
     /// Parse the text of trace file `file` (named in errors): one integer
@@ -63,7 +101,7 @@ impl Trace {
         let at = |line: usize, why: String| {
             ConfigError::new("", quoted(file), format!("line {line}: {why}"))
         };
-        let mut ms = Vec::new();
+        let mut runs = Runs::default();
         let mut last_line = 0;
         for (i, line) in text.lines().enumerate() {
             let s = line.trim();
@@ -86,21 +124,17 @@ impl Trace {
                     format!("{v} ms is too far; timestamps are at most 2^40 ms"),
                 ));
             }
-            if let Some(&prev) = ms.last() {
-                if v < prev {
-                    return Err(at(
-                        i + 1,
-                        format!(
-                            "{v} goes back in time (after {prev}); timestamps must not decrease"
-                        ),
-                    ));
-                }
-            }
-            ms.push(v);
+            runs.push(v).map_err(|prev| {
+                at(
+                    i + 1,
+                    format!("{v} goes back in time (after {prev}); timestamps must not decrease"),
+                )
+            })?;
             last_line = i + 1;
         }
-        Trace::from_millis(&ms).map_err(|why| {
-            if ms.is_empty() {
+        let empty = runs.at.is_empty();
+        runs.finish().map_err(|why| {
+            if empty {
                 ConfigError::new("", quoted(file), why)
             } else {
                 at(last_line, why)
@@ -110,17 +144,34 @@ impl Trace {
 
     /// Opportunities per cycle.
     pub fn len(&self) -> usize {
-        self.times.len()
+        self.total() as usize
+    }
+
+    fn total(&self) -> u64 {
+        self.end[self.end.len() - 1]
     }
 
     /// Never true (a trace has at least one opportunity).
     pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
+        self.end.is_empty()
     }
 
     /// The period: the last timestamp.
     pub fn period(&self) -> Time {
-        self.times[self.times.len() - 1]
+        Time::from_millis(self.at[self.at.len() - 1])
+    }
+
+    /// The time of opportunity `i` (< `len()`) within a cycle.
+    fn time(&self, i: u64) -> Time {
+        Time::from_millis(self.at[self.end.partition_point(|&e| e <= i)])
+    }
+
+    /// How many opportunities of a cycle are at or before `within`.
+    fn count_until(&self, within: Time) -> u64 {
+        match self.at.partition_point(|&m| Time::from_millis(m) <= within) {
+            0 => 0,
+            j => self.end[j - 1],
+        }
     }
 }
 
@@ -262,24 +313,23 @@ impl TraceServer {
 
     /// The time of absolute opportunity `n` (`None` past the end of a trace played once).
     fn time_of(&self, n: u64) -> Option<Time> {
-        let len = self.cfg.trace.len() as u64;
+        let len = self.cfg.trace.total();
         let cycle = n / len;
         if self.cfg.once && cycle > 0 {
             return None;
         }
         let base = self.cfg.trace.period().as_nanos().checked_mul(cycle)?;
-        let t = self.cfg.trace.times[(n % len) as usize].as_nanos();
+        let t = self.cfg.trace.time(n % len).as_nanos();
         base.checked_add(t).map(Time::from_nanos)
     }
 
     /// The first opportunity strictly after `t`.
     fn first_after(&self, t: Time) -> Option<u64> {
-        let times = &self.cfg.trace.times;
         let period = self.cfg.trace.period().as_nanos();
-        let len = times.len() as u64;
+        let len = self.cfg.trace.total();
         let cycle = t.as_nanos() / period;
         let within = Time::from_nanos(t.as_nanos() - cycle * period);
-        let i = times.partition_point(|&x| x <= within) as u64;
+        let i = self.cfg.trace.count_until(within);
         let n = cycle.checked_mul(len)?.checked_add(i)?;
         self.time_of(n).map(|_| n)
     }
@@ -457,7 +507,42 @@ mod tests {
         assert_eq!(c.mean_rate_bps(), 12_000_000);
     }
 
+    /// Runs of equal timestamps are stored once (issue 34 item 7: a 254-MiB
+    /// file of `1` lines took 2.3 GB as one 8-byte time per line).
+    #[test]
+    fn equal_timestamps_are_one_run() {
+        let text = "1\n".repeat(100_000) + "2\n2\n";
+        let t = Trace::parse(&text, "ones").unwrap();
+        assert_eq!((t.len(), t.at.len(), t.period()), (100_002, 2, MS(2)));
+        assert_eq!(
+            (t.time(0), t.time(99_999), t.time(100_000)),
+            (MS(1), MS(1), MS(2))
+        );
+        assert_eq!(t.count_until(MS(1)), 100_000);
+        assert!(t.at.capacity() == 2 && t.end.capacity() == 2);
+    }
+
     proptest! {
+        /// The runs answer as the list of every opportunity would: the time
+        /// of each, and how many are at or before any instant.
+        #[test]
+        fn runs_match_the_expanded_list(
+            gaps in prop::collection::vec(0u64..3, 1..60),
+            probe in 0u64..200_000_000,
+        ) {
+            let mut ms = Vec::new();
+            let mut t = 1;
+            for g in gaps { t += g; ms.push(t); }
+            let tr = Trace::from_millis(&ms).unwrap();
+            prop_assert_eq!(tr.len(), ms.len());
+            for (i, &m) in ms.iter().enumerate() {
+                prop_assert_eq!(tr.time(i as u64), MS(m));
+            }
+            let within = Time::from_nanos(probe);
+            let naive = ms.iter().filter(|&&m| MS(m) <= within).count() as u64;
+            prop_assert_eq!(tr.count_until(within), naive);
+        }
+
         /// Departures never go back in time, come strictly after an idle
         /// arrival, and every byte sent is carried by an opportunity at or
         /// before its departure: the bytes delivered by time t never exceed
