@@ -33,3 +33,16 @@ def test_large_networks_count_their_idle_links() -> None:
     assert names == {"L3", "L77"}
     assert f"({n - 2:,} idle link directions with no packets not shown" in text
     assert f"({n - 2:,} idle queues with no packets not shown" in text
+
+
+def test_dumps_json_is_json_safe_json() -> None:
+    import json
+    import math
+
+    from linklab._format import dumps_json, json_safe
+
+    clean = {"a": [1, 2.5, {"b": "NaN"}], "c": None}
+    assert dumps_json(clean) == json.dumps(clean)
+    dirty = {"a": [1, math.nan, {"b": math.inf}], "c": -math.inf}
+    assert json.loads(dumps_json(dirty)) == {"a": [1, None, {"b": None}], "c": None}
+    assert dumps_json(dirty) == json.dumps(json_safe(dirty))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["fmt_param", "json_safe", "text_table"]
+__all__ = ["dumps_json", "fmt_param", "json_safe", "text_table"]
 
 NBSP = "\u00a0"
 
@@ -108,3 +109,13 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list):
         return [json_safe(v) for v in value]
     return value
+
+
+def dumps_json(value: Any) -> str:
+    """``value`` as JSON text, non-finite floats as ``null``. Serialised directly when it
+    holds none (a million-link summary: no copy of the tree), else through
+    :func:`json_safe`."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        return json.dumps(json_safe(value))

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 
 from linklab import _checks, _core, _log, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
-from linklab._format import json_safe, text_table
+from linklab._format import dumps_json, json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
 from linklab._scenario import read_scenario_file
 from linklab.errors import (
@@ -915,7 +915,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     warnings = _checks.warnings(summary)
     summary = select_rows(summary, brief=args.brief, links=args.links)
     if output_format == "json":
-        print(json.dumps(json_safe(summary)))
+        print(dumps_json(summary))
     elif output_format == "csv":
         sys.stdout.write(render_csv(summary))
     else:
@@ -1142,7 +1142,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     summary = result.summary
     if args.json:
-        print(json.dumps(json_safe(summary)))
+        print(dumps_json(summary))
     else:
         print(render_summary(summary))
     emu = summary["emulation"]
