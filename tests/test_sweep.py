@@ -527,16 +527,20 @@ def test_damaged_record_is_redone_in_the_same_run(
     assert json.loads(victim.read_text())["sha256"]
 
 
-def test_records_without_checksum_are_still_read(small: Path, tmp_path: Path) -> None:
-    """Records written before records had checksums are reused, not redone."""
+def test_records_without_checksum_are_redone(small: Path, tmp_path: Path) -> None:
+    """A record whose sha256 was removed (by hand, with its goodput edited) is a
+    damaged record: set aside and redone, never reported (issue 34 item 2)."""
     out = tmp_path / "o"
-    linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    first = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
     for f in (out / "store").glob("*.json"):
         record = json.loads(f.read_text())
         del record["sha256"]
+        record["summary"]["aggregate"]["goodput_bps"] *= 100
         f.write_text(json.dumps(record))
     again = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
-    assert (again.executed, again.reused) == (0, 2)
+    assert (again.executed, again.reused) == (2, 0)
+    assert_frame_equal(_deterministic(again.summary), _deterministic(first.summary))
+    assert len(list((out / "store").glob("*.json.damaged"))) == 2
 
 
 def _session(sid: int) -> list[str]:

@@ -39,7 +39,7 @@ from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
 from linklab.errors import ScenarioError, ScenarioFileError, error_text
-from linklab.store import MemoryStore, Store, StoreBusyError
+from linklab.store import MemoryStore, Store, StoreError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -719,10 +719,10 @@ def sweep(
     store = Store(out_dir) if out_dir is not None else MemoryStore()
     try:
         store.open()
-    except StoreBusyError as e:
+    except StoreError as e:
         raise SweepError(str(e)) from None
     try:
-        # Reading each stored record checks it: a damaged one is deleted and redone now.
+        # Reading each stored record checks it: a damaged one is set aside and redone now.
         todo: list[Task] = []
         queued: set[str] = set()
         for _, _, task in tasks_by_run:
@@ -800,6 +800,8 @@ def sweep(
         files: list[Path] = []
         if out_dir is not None:
             files = _write_outputs(out_dir, text, meta, runs, summary)
+    except StoreError as e:  # a damaged store file that cannot even be set aside
+        raise SweepError(str(e)) from None
     finally:
         store.close()
     _release_memory()
