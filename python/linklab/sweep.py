@@ -38,7 +38,7 @@ from linklab._format import fmt_param, text_table
 from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
-from linklab.errors import ScenarioError, ScenarioFileError, error_text
+from linklab.errors import ScenarioError, ScenarioFileError, error_text, short_repr
 from linklab.store import MemoryStore, Store, StoreError
 
 if TYPE_CHECKING:
@@ -261,6 +261,24 @@ def _column_values(values: list[Any]) -> list[Any]:
     return [float(v) for v in values]
 
 
+#: The integers a scenario parameter can hold (TOML's: 64-bit signed).
+INT_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _check_value(name: str, v: Any) -> None:
+    """Refuse a swept value no scenario parameter can hold, before any run."""
+    if isinstance(v, int) and not isinstance(v, bool) and not INT_RANGE[0] <= v <= INT_RANGE[1]:
+        raise SweepError(
+            f"parameter {name!r}: value {short_repr(v)} is out of range; allowed: integers "
+            f"from {INT_RANGE[0]} to {INT_RANGE[1]} (a scenario's 64-bit integers)"
+        )
+    if isinstance(v, float) and not math.isfinite(v):
+        raise SweepError(
+            f"parameter {name!r}: value {short_repr(v)} is not a finite number; "
+            "allowed: finite numbers"
+        )
+
+
 def normalize_params(
     params: Mapping[str, Any], defaults: Mapping[str, Any], where: str = "scenario"
 ) -> dict[str, list[Any]]:
@@ -297,12 +315,13 @@ def normalize_params(
                 v = v.item()  # numpy scalars
             if not isinstance(v, bool | int | float | str):
                 raise SweepError(
-                    f"parameter {name!r}: value {v!r} is a {type(v).__name__}; "
+                    f"parameter {name!r}: value {short_repr(v)} is a {type(v).__name__}; "
                     "allowed: int, float, bool or str"
                 )
-            if isinstance(v, float) and not math.isfinite(v):
-                raise SweepError(f"parameter {name!r}: value {v!r} is not a finite number")
-            checked.append(typed_like(v, defaults[name]))
+            _check_value(name, v)
+            v = typed_like(v, defaults[name])
+            _check_value(name, v)
+            checked.append(v)
         checked = _column_values(checked)
         seen: set[str] = set()
         for v in checked:
@@ -913,6 +932,15 @@ def _tables(
         if record is None:  # lost between writing and reading: a bug or a foreign hand
             raise RuntimeError(f"run {task.key} is missing from the store")
         ok = record.get("status") == "ok" and record.get("summary") is not None
+        error = None if ok else str(record.get("error") or "unknown error")
+        flat: dict[str, float | None] = {}
+        if ok:
+            # Whatever a record holds, it cannot break the tables: a summary that
+            # does not read as metrics makes a failed row.
+            try:
+                flat = flatten_summary(record["summary"])
+            except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as e:
+                ok, error = False, f"its stored summary does not read as metrics ({e!r:.200})"
         rows.append(
             {
                 "point": point,
@@ -921,11 +949,11 @@ def _tables(
                 "params": task.params,
                 "key": task.key,
                 "status": "ok" if ok else "failed",
-                "error": None if ok else (record.get("error") or "unknown error"),
+                "error": error,
             }
         )
         n = len(rows) - 1  # runs before this one
-        for m, v in (flatten_summary(record["summary"]) if ok else {}).items():
+        for m, v in flat.items():
             if keep is not None and not keep(m):
                 seen.add(m)
                 continue
