@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,9 +113,13 @@ def test_an_in_memory_run_over_the_budget_stops_with_a_clear_error(
         linklab.run(DUMBBELL, params={"duration": "100000s"}, trace=True)
     text = str(e.value)
     assert "over the 8.0 MiB budget" in text and "trace_dir=" in text, text
-    # Captures count too.
-    with pytest.raises(linklab.api.TraceBudgetError):
-        linklab.run(DUMBBELL, params={"duration": "100000s"}, pcap=["L-R"])
+    # Captures count too; a run that keeps only captures says the simulated time
+    # its last captured packet reached (it said "by simulated time 0 s": issue 34).
+    for fmt in ("pcap", "pcapng"):
+        with pytest.raises(linklab.api.TraceBudgetError) as e:
+            linklab.run(DUMBBELL, params={"duration": "100000s"}, pcap=["L-R"], pcap_format=fmt)
+        found = re.search(r"by simulated time ([0-9.e+]+) s", str(e.value))
+        assert found and 1 < float(found.group(1)) < 100_000, (fmt, str(e.value))
     # Within the budget nothing changes.
     r = linklab.run(DUMBBELL, params={"duration": "2s"}, trace=True)
     assert r.traces["seq"].height > 0

@@ -24,6 +24,7 @@ from conftest import TINY, CliRunner, assert_bad_input, cli_env
 from linklab.sweep import (
     SweepError,
     build_grid,
+    normalize_params,
     parse_param_spec,
     parse_value,
     run_key,
@@ -527,16 +528,20 @@ def test_damaged_record_is_redone_in_the_same_run(
     assert json.loads(victim.read_text())["sha256"]
 
 
-def test_records_without_checksum_are_still_read(small: Path, tmp_path: Path) -> None:
-    """Records written before records had checksums are reused, not redone."""
+def test_records_without_checksum_are_redone(small: Path, tmp_path: Path) -> None:
+    """A record whose sha256 was removed (by hand, with its goodput edited) is a
+    damaged record: set aside and redone, never reported (issue 34 item 2)."""
     out = tmp_path / "o"
-    linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    first = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
     for f in (out / "store").glob("*.json"):
         record = json.loads(f.read_text())
         del record["sha256"]
+        record["summary"]["aggregate"]["goodput_bps"] *= 100
         f.write_text(json.dumps(record))
     again = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
-    assert (again.executed, again.reused) == (0, 2)
+    assert (again.executed, again.reused) == (2, 0)
+    assert_frame_equal(_deterministic(again.summary), _deterministic(first.summary))
+    assert len(list((out / "store").glob("*.json.damaged"))) == 2
 
 
 def _session(sid: int) -> list[str]:
@@ -626,3 +631,43 @@ def test_jobs_1_runs_in_process_without_a_main_guard(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2", "0"]
+
+
+def test_param_values_out_of_range_are_refused_before_any_run(
+    cli: CliRunner, small: Path, tmp_path: Path
+) -> None:
+    """flows=10**30 crashed building the tables (Int128), and every rerun with it
+    (issue 34 item 10): now refused before any run, exit 2, nothing stored."""
+    big = "1" + "0" * 30
+    p = cli("sweep", small, "--param", f"flows={big}", "--out", "o")
+    assert_bad_input(p, "'flows'", big, "out of range", "integers from")
+    assert not list((tmp_path / "o").glob("store/*.json"))
+    for values in ([10**30], [1, -(2**63) - 1], [10**400, 1]):
+        with pytest.raises(SweepError, match="out of range; allowed: integers from"):
+            linklab.sweep(small, {"flows": values})
+    with pytest.raises(SweepError, match="out of range"):
+        linklab.sweep(small, {"per": [10**400, 0.5]})  # float(10**400) overflows
+    msg = str(pytest.raises(SweepError, linklab.sweep, small, {"flows": [10**5000]}).value)
+    assert "an integer of about 5001 digits" in msg and len(msg) < 300, msg
+    # The bounds themselves are values a scenario holds.
+    assert normalize_params({"flows": [2**63 - 1]}, {"flows": 1})["flows"] == [2**63 - 1]
+
+
+def test_a_stored_summary_cannot_break_the_tables(small: Path, tmp_path: Path) -> None:
+    """A record with a right checksum whose summary does not read as metrics makes
+    a failed row, not a crash of the tables."""
+    from linklab.store import Store
+
+    out = tmp_path / "o"
+    linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    victim = sorted((out / "store").glob("*.json"))[0]
+    record = json.loads(victim.read_text())
+    del record["sha256"]
+    record["summary"] = {"aggregate": {"goodput_bps": 10**30}, "flows": [1, "x"]}
+    with Store(out) as store:
+        store.put(record["key"], record)
+    again = linklab.sweep(small, {"per": [0, 0.05]}, jobs=1, out=out)
+    assert again.reused == 2
+    row = again.runs.filter(pl.col("key") == record["key"])
+    assert row["status"].to_list() == ["failed"]
+    assert "does not read as metrics" in row["error"].to_list()[0]

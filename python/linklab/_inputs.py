@@ -20,6 +20,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from linklab.errors import short_repr
+
 __all__ = ["MAX_SEED", "check_seed", "params_to_strings", "to_text", "typed_like"]
 
 #: The largest seed (seeds are unsigned 64-bit integers).
@@ -59,10 +61,11 @@ def params_to_strings(params: object) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in params.items():
         if not isinstance(name, str) or not name:
-            raise ValueError(f"parameter names must be non-empty strings, not {name!r}")
+            raise ValueError(f"parameter names must be non-empty strings, not {short_repr(name)}")
         if not isinstance(value, str | bool | numbers.Real):
             raise TypeError(
-                f"params[{name!r}] is a {type(value).__name__}; allowed: str, int, float or bool"
+                f"params[{short_repr(name)}] is a {type(value).__name__}; allowed: str, "
+                f"int, float or bool"
             )
         out[name] = to_text(value)
     return out

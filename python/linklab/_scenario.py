@@ -37,7 +37,7 @@ from importlib import resources
 from typing import Any, NoReturn
 
 from linklab import _core
-from linklab.errors import ScenarioFileError, scenario_error
+from linklab.errors import ScenarioFileError, scenario_error, short_repr
 
 __all__ = [
     "MAX_DEPTH",
@@ -103,8 +103,12 @@ def read_scenario_file(path: str | os.PathLike[str]) -> str:
     name = os.fspath(path)
 
     def fail(reason: str) -> NoReturn:
-        raise ScenarioFileError(f"cannot read scenario file {name!r}: {reason}; {_HINT}", name)
+        raise ScenarioFileError(
+            f"cannot read scenario file {short_repr(name, 1000)}: {reason}; {_HINT}", name
+        )
 
+    if "\0" in name:
+        fail("the path holds a NUL byte (\\x00); allowed: a path without NUL bytes")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer.
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -186,7 +190,7 @@ def plain_dict(doc: Mapping[Any, Any]) -> dict[str, Any]:
             if isinstance(dst, dict) and not isinstance(key, str):
                 raise scenario_error(
                     _short(path),
-                    f"key {key!r} ({type(key).__name__}) is not a str; keys must be str",
+                    f"key {short_repr(key)} ({type(key).__name__}) is not a str; keys must be str",
                 )
             if isinstance(value, Mapping | list | tuple):
                 if id(value) in above:
@@ -212,7 +216,8 @@ def plain_dict(doc: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def _key_path(path: str, key: object) -> str:
-    return f"{path}.{key}" if path else str(key)
+    shown = key if isinstance(key, str) else short_repr(key)
+    return f"{path}.{shown}" if path else shown
 
 
 def _short(path: str) -> str:
@@ -226,11 +231,13 @@ def _scalar(value: object, where: str) -> str | int | float | bool:
     if isinstance(value, int):
         if not _I64[0] <= value <= _I64[1]:
             raise scenario_error(
-                _short(where), f"integer {value} is out of range; allowed: a 64-bit signed integer"
+                _short(where),
+                f"integer {short_repr(value)} is out of range; allowed: a 64-bit signed integer",
             )
         return value
     raise scenario_error(
-        _short(where), f"{value!r:.60} ({type(value).__name__}) is not a scenario value; {_ALLOWED}"
+        _short(where),
+        f"{short_repr(value, 60)} ({type(value).__name__}) is not a scenario value; {_ALLOWED}",
     )
 
 
@@ -293,7 +300,7 @@ def _shipped(name: str) -> dict[str, Any]:
     entry = folder / f"{name}.toml"
     if not entry.is_file():
         have = sorted(p.name.removesuffix(".toml") for p in folder.iterdir())
-        raise ValueError(f"no shipped scenario {name!r}; shipped: {', '.join(have)}")
+        raise ValueError(f"no shipped scenario {short_repr(name)}; shipped: {', '.join(have)}")
     return tomllib.loads(entry.read_text(encoding="utf-8"))
 
 
@@ -311,7 +318,7 @@ def overlay(doc: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any
     out = copy.deepcopy(dict(doc))
     for path, value in changes.items():
         if not _KEY_PATH.fullmatch(path):
-            raise ValueError(f"malformed key path {path!r}; e.g. 'links[1].ab.loss'")
+            raise ValueError(f"malformed key path {short_repr(path)}; e.g. 'links[1].ab.loss'")
         steps = [int(index) if index else key for key, index in _STEP.findall(path)]
         node: Any = out
         for step in steps[:-1]:

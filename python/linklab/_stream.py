@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import struct
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -115,6 +116,37 @@ def run(
     return summary, sink.memory_traces(), sink.memory_pcaps()
 
 
+def _last_packet_s(pieces: Sequence[bytes]) -> float | None:
+    """The timestamp (s) of the last packet in a capture's pieces (classic pcap with
+    nanosecond timestamps or pcapng with nanosecond resolution, as the core writes
+    them; each piece holds whole records, the first one the file's header)."""
+    if not pieces:
+        return None
+    ng = pieces[0][:4] == b"\x0a\x0d\x0d\x0a"
+    for i in range(len(pieces) - 1, -1, -1):
+        piece, last = pieces[i], None
+        pos = 0 if ng or i else 24  # the classic global header
+        try:
+            while pos + 16 <= len(piece):
+                if ng:
+                    kind, length = struct.unpack_from("<II", piece, pos)
+                    if kind == 6:  # an enhanced packet block
+                        high, low = struct.unpack_from("<II", piece, pos + 12)
+                        last = ((high << 32) | low) / 1e9
+                    if length < 12:
+                        break
+                    pos += length
+                else:
+                    sec, ns, size = struct.unpack_from("<III", piece, pos)
+                    last = sec + ns / 1e9
+                    pos += 16 + size
+        except struct.error:
+            pass
+        if last is not None:
+            return last
+    return None
+
+
 class _Sink:
     """Receives the pieces of one run (``_core.run``'s ``sink``)."""
 
@@ -163,9 +195,15 @@ class _Sink:
         for spec, path in self.pcap_files.items():
             self._append_pcap(spec, path, pcaps)
         if self.kept_bytes > TRACE_MEMORY_BUDGET:
+            # The simulated time reached: the traces' last row, or the last packet
+            # of a capture (a run that keeps only captures has no trace rows).
+            times = [self.last_time] if self.kept else []
+            captured = (_last_packet_s(parts) for parts in self.kept_pcaps.values())
+            times += [t for t in captured if t is not None]
+            when = f" by simulated time {max(times):.6g} s" if times else ""
             raise TraceBudgetError(
-                f"the traces and captures kept in memory reached {_size(self.kept_bytes)} by "
-                f"simulated time {self.last_time:.6g} s, over the {_size(TRACE_MEMORY_BUDGET)} "
+                f"the traces and captures kept in memory reached {_size(self.kept_bytes)}{when}, "
+                f"over the {_size(TRACE_MEMORY_BUDGET)} "
                 "budget of an in-memory run (linklab._stream.TRACE_MEMORY_BUDGET); stream them "
                 "to disk instead with linklab.run(..., trace_dir='DIR') or 'linklab run --trace "
                 "DIR --pcap LINK:FILE', or shorten the run"

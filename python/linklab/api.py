@@ -13,6 +13,7 @@ from linklab import _checks, _core, _pcap, _stream
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
+from linklab.errors import short_repr
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
@@ -121,7 +122,7 @@ class Result:
             if ab in self.pcaps and ba in self.pcaps:
                 return _pcap.merge([self.pcaps[ab], self.pcaps[ba]])
         have = ", ".join(sorted(self.pcaps)) or "none"
-        raise KeyError(f"no capture for link {link!r}; captured: {have}")
+        raise KeyError(f"no capture for link {short_repr(link)}; captured: {have}")
 
     def write_pcap(self, link: str, path: str | os.PathLike[str]) -> Path:
         """Write the capture of ``link`` (see :meth:`pcap`) to ``path`` atomically."""
@@ -212,7 +213,7 @@ def run_source(
     if seed is not None:
         seed = check_seed(seed)
     if pcap_format not in ("pcap", "pcapng"):
-        raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {pcap_format!r}")
+        raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {short_repr(pcap_format)}")
     summary, traces, pcaps = _stream.run(
         source,
         seed=seed,
@@ -260,7 +261,9 @@ def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
         elif dtype == "str":
             series.append(pl.Series(name, data, dtype=pl.String))
         else:
-            raise _core.InternalError(f"trace column {name!r} has unknown dtype {dtype!r}")
+            raise _core.InternalError(
+                f"trace column {short_repr(name)} has unknown dtype {short_repr(dtype)}"
+            )
     frame = pl.DataFrame(series)
     # Before its first loss a sender has no slow-start threshold (the core
     # holds it at "infinite", 2**63 - 1): null, not a number.

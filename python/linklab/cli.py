@@ -36,6 +36,7 @@ from linklab.errors import (
     ScenarioFileError,
     error_text,
     one_line,
+    short_repr,
 )
 
 __all__ = ["main"]
@@ -67,14 +68,16 @@ def _seed(text: str) -> int:
     try:
         return check_seed(int(text, 10))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}; allowed: {SEED_RANGE}") from None
+        raise argparse.ArgumentTypeError(
+            f"invalid seed {short_repr(text)}; allowed: {SEED_RANGE}"
+        ) from None
 
 
 def _assignment(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(
-            f"malformed --set {text!r}; expected name=value, e.g. --set per=0.01"
+            f"malformed --set {short_repr(text)}; expected name=value, e.g. --set per=0.01"
         )
     return name.strip(), value
 
@@ -83,7 +86,8 @@ def _node_pcap_spec(text: str) -> tuple[str, str]:
     node, sep, file = text.partition(":")
     if not sep or not node or not file:
         raise argparse.ArgumentTypeError(
-            f"malformed --pcap {text!r}; expected NODE:FILE, e.g. --pcap b:phone.pcap "
+            f"malformed --pcap {short_repr(text, 1000)}; expected NODE:FILE, "
+            "e.g. --pcap b:phone.pcap "
             "(NODE: a node that ends a flow, or a/b for the first flow's ends)"
         )
     return node, file
@@ -93,7 +97,8 @@ def _pcap_spec(text: str) -> tuple[str, str]:
     link, sep, file = text.rpartition(":")
     if not sep or not link or not file:
         raise argparse.ArgumentTypeError(
-            f"malformed --pcap {text!r}; expected LINK:FILE, e.g. --pcap 'A->B:ab.pcap' "
+            f"malformed --pcap {short_repr(text, 1000)}; expected LINK:FILE, "
+            "e.g. --pcap 'A->B:ab.pcap' "
             "(LINK is 'A->B' for one direction or 'A-B' for both, with @rx for where "
             "packets leave the link)"
         )
@@ -242,7 +247,7 @@ def _probability(flag: str) -> Callable[[str], float]:
             value = math.nan
         if not 0.0 <= value <= 1.0:
             raise argparse.ArgumentTypeError(
-                f"invalid {flag} {text!r}; allowed: a probability in [0, 1]"
+                f"invalid {flag} {short_repr(text)}; allowed: a probability in [0, 1]"
             )
         return value
 
@@ -258,7 +263,7 @@ def _npdu(text: str) -> int:
         value = 0
     if not 1 <= value <= MAX_NPDU:
         raise argparse.ArgumentTypeError(
-            f"invalid --npdu {text!r}; allowed: an integer from 1 to {MAX_NPDU}"
+            f"invalid --npdu {short_repr(text)}; allowed: an integer from 1 to {MAX_NPDU}"
         )
     return value
 
@@ -275,7 +280,8 @@ def _n_range(text: str) -> tuple[int, int]:
         lo, hi = 0, -1
     if not 1 <= lo <= hi <= MAX_N:
         raise argparse.ArgumentTypeError(
-            f"invalid --n {text!r}; allowed: FROM..TO (or one N) with 1 <= FROM <= TO <= {MAX_N}"
+            f"invalid --n {short_repr(text)}; allowed: FROM..TO (or one N) with 1 <= FROM "
+            f"<= TO <= {MAX_N}"
         )
     return lo, hi
 
@@ -287,7 +293,7 @@ def _target(text: str) -> float:
         value = math.nan
     if not 0.0 < value <= 1.0:
         raise argparse.ArgumentTypeError(
-            f"invalid --target {text!r}; allowed: a residual loss probability in (0, 1]"
+            f"invalid --target {short_repr(text)}; allowed: a residual loss probability in (0, 1]"
         )
     return value
 
@@ -391,7 +397,8 @@ def _values(name: str, text: str) -> list[str | float]:
         return [text]
     if name not in _RANGE_FLAGS:
         raise UsageError(
-            f"--{name} {text!r} is a range; allowed: a range only on --blh, --window or --rtt"
+            f"--{name} {short_repr(text)} is a range; allowed: a range only on --blh, "
+            f"--window or --rtt"
         )
     span, sep, count = text.partition(":")
     lo, _, hi = span.partition("..")
@@ -401,12 +408,13 @@ def _values(name: str, text: str) -> list[str | float]:
         n = -1
     if not 2 <= n <= 1000:
         raise UsageError(
-            f"invalid --{name} {text!r}; allowed: a value, or a range A..B:N with 2 <= N <= 1000"
+            f"invalid --{name} {short_repr(text)}; allowed: a value, or a range A..B:N with "
+            f"2 <= N <= 1000"
         )
     try:
         a, b = (_core.parse_quantity(_KINDS[name], x.strip()) for x in (lo, hi))
     except ValueError as e:
-        raise UsageError(f"invalid --{name} {text!r}: {e}") from None
+        raise UsageError(f"invalid --{name} {short_repr(text)}: {e}") from None
     return [a + (b - a) * i / (n - 1) for i in range(n)]
 
 
@@ -646,7 +654,9 @@ def _positive_int(flag: str) -> Callable[[str], int]:
         except ValueError:
             value = 0
         if value < 1:
-            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}; allowed: an integer >= 1")
+            raise argparse.ArgumentTypeError(
+                f"invalid {flag} {short_repr(text)}; allowed: an integer >= 1"
+            )
         return value
 
     return parse
@@ -659,7 +669,8 @@ def _confidence(text: str) -> float:
         value = math.nan
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(
-            f"invalid --confidence {text!r}; allowed: a number strictly between 0 and 1, e.g. 0.95"
+            f"invalid --confidence {short_repr(text)}; allowed: a number strictly between 0 "
+            f"and 1, e.g. 0.95"
         )
     return value
 
@@ -816,7 +827,7 @@ def _where_item(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(
-            f"malformed --where {text!r}; expected NAME=VALUE, e.g. --where flows=10"
+            f"malformed --where {short_repr(text)}; expected NAME=VALUE, e.g. --where flows=10"
         )
     return name.strip(), value.strip()
 
@@ -885,9 +896,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for link, file in args.pcap:
         _check_output(check_writable_file, file, "--pcap file")
         if file in pcap_files.values():
-            raise UsageError(f"--pcap file {file!r} given twice; give each link its own file")
+            raise UsageError(
+                f"--pcap file {short_repr(file, 1000)} given twice; give each link its own file"
+            )
         if link in pcap_files:
-            raise UsageError(f"--pcap link {link!r} given twice; capture each link into one file")
+            raise UsageError(
+                f"--pcap link {short_repr(link)} given twice; capture each link into one file"
+            )
         pcap_files[link] = file
 
     try:
@@ -1003,9 +1018,11 @@ def _duration(text: str) -> str:
     try:
         seconds = _core.parse_quantity("time", text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"invalid --duration {text!r}: {e}") from None
+        raise argparse.ArgumentTypeError(f"invalid --duration {short_repr(text)}: {e}") from None
     if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"invalid --duration {text!r}; allowed: above 0 s")
+        raise argparse.ArgumentTypeError(
+            f"invalid --duration {short_repr(text)}; allowed: above 0 s"
+        )
     return text
 
 
@@ -1175,7 +1192,8 @@ def _check_output(check: Callable[[str], None], path: str, what: str) -> None:
         check(path)
     except OSError as e:
         raise UsageError(
-            f"cannot write {what} {path!r}: {e}; give a path in an existing, writable directory"
+            f"cannot write {what} {short_repr(path, 1000)}: {e}; give a path in an existing, "
+            f"writable directory"
         ) from None
 
 

@@ -28,7 +28,11 @@ __all__ = [
     "error_text",
     "one_line",
     "scenario_error",
+    "short_repr",
 ]
+
+#: At most this many characters of an offending value are quoted in a message.
+SHOWN_CHARS = 80
 
 
 class ScenarioFileError(OSError):
@@ -49,6 +53,24 @@ def scenario_error(path: str, message: str, value: str = "") -> ScenarioError:
     exc.allowed = message
     exc.message = f"{value} {message}" if value else message
     return exc
+
+
+def short_repr(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message: at most ``limit`` characters (a longer
+    one is cut, ``…`` and its full length appended), an integer too long to print
+    by its number of digits, and a value whose ``repr`` raises by its type."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}<an integer of about {digits} digits>"
+    try:
+        text = repr(value)
+    except Exception:  # a foreign object's __repr__ may raise anything
+        return f"<a {type(value).__name__} that cannot be shown>"
+    if not isinstance(text, str):
+        return f"<a {type(value).__name__} that cannot be shown>"
+    if len(text) > limit:
+        return f"{text[: limit - 1]}… ({len(text)} characters)"
+    return text
 
 
 def error_text(exc: BaseException) -> str:

@@ -38,8 +38,8 @@ from linklab._format import fmt_param, text_table
 from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
-from linklab.errors import ScenarioError, ScenarioFileError, error_text
-from linklab.store import MemoryStore, Store, StoreBusyError
+from linklab.errors import ScenarioError, ScenarioFileError, error_text, short_repr
+from linklab.store import MemoryStore, Store, StoreError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -178,7 +178,7 @@ def parse_value(text: str) -> bool | int | float | str:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SweepError(f"value {stripped!r} is not a finite number")
+            raise SweepError(f"value {short_repr(stripped)} is not a finite number")
         return value
     return stripped  # dates, arrays, tables: keep the text
 
@@ -196,7 +196,9 @@ def _range_values(text: str) -> list[int | float] | None:
         return None
     start, stop, step = nums
     if step == 0:
-        raise SweepError(f"range {text!r} has step 0; give START:STOP:STEP with STEP != 0")
+        raise SweepError(
+            f"range {short_repr(text)} has step 0; give START:STOP:STEP with STEP != 0"
+        )
     # Decimal arithmetic on the numbers as written: 1.2:2295.6:47.8 ends exactly at 2295.6
     # (an integer is taken by its value: TOML also writes 0x10, 0o7, 1_000).
     try:
@@ -209,11 +211,13 @@ def _range_values(text: str) -> list[int | float] | None:
     count = math.floor((d_stop - d_start) / d_step) + 1
     if count < 1:
         raise SweepError(
-            f"range {text!r} is empty; STEP must go from START towards STOP "
+            f"range {short_repr(text)} is empty; STEP must go from START towards STOP "
             "(e.g. 0:0.5:0.1 or 10:1:-1)"
         )
     if count > MAX_RUNS:
-        raise SweepError(f"range {text!r} has {count} values; allowed: at most {MAX_RUNS}")
+        raise SweepError(
+            f"range {short_repr(text)} has {count} values; allowed: at most {MAX_RUNS}"
+        )
     if all(isinstance(n, int) for n in nums):
         return [start + i * step for i in range(count)]  # type: ignore[operator]
     values = [float(d_start + i * d_step) for i in range(count)]
@@ -226,7 +230,8 @@ def parse_param_spec(spec: str) -> tuple[str, list[Any]]:
     name = name.strip()
     if not sep or not name:
         raise SweepError(
-            f"malformed --param {spec!r}; expected NAME=V1,V2,... or NAME=START:STOP:STEP, "
+            f"malformed --param {short_repr(spec)}; expected NAME=V1,V2,... or "
+            f"NAME=START:STOP:STEP, "
             "e.g. --param per=0,0.01,0.1 or --param per=0:0.5:0.1"
         )
     return name, parse_values(rest, name)
@@ -243,7 +248,8 @@ def parse_values(text: str, name: str = "?") -> list[Any]:
     for item in text.split(","):
         if not item.strip():
             raise SweepError(
-                f"malformed values for parameter {name!r}: {text!r} has an empty value; "
+                f"malformed values for parameter {short_repr(name)}: {short_repr(text)} has "
+                f"an empty value; "
                 "give NAME=V1,V2,... or NAME=START:STOP:STEP"
             )
         values.append(parse_value(item))
@@ -259,6 +265,25 @@ def _column_values(values: list[Any]) -> list[Any]:
     if all(isinstance(v, int) for v in values):
         return values
     return [float(v) for v in values]
+
+
+#: The integers a scenario parameter can hold (TOML's: 64-bit signed).
+INT_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _check_value(name: str, v: Any) -> None:
+    """Refuse a swept value no scenario parameter can hold, before any run."""
+    if isinstance(v, int) and not isinstance(v, bool) and not INT_RANGE[0] <= v <= INT_RANGE[1]:
+        raise SweepError(
+            f"parameter {short_repr(name)}: value {short_repr(v)} is out of range; allowed: "
+            f"integers "
+            f"from {INT_RANGE[0]} to {INT_RANGE[1]} (a scenario's 64-bit integers)"
+        )
+    if isinstance(v, float) and not math.isfinite(v):
+        raise SweepError(
+            f"parameter {short_repr(name)}: value {short_repr(v)} is not a finite number; "
+            "allowed: finite numbers"
+        )
 
 
 def normalize_params(
@@ -281,7 +306,7 @@ def normalize_params(
         if not isinstance(name, str) or name not in defaults:
             have = ", ".join(defaults) or "none"
             raise SweepError(
-                f"unknown parameter {name!r} for {where}; allowed: its [params] ({have})"
+                f"unknown parameter {short_repr(name)} for {where}; allowed: its [params] ({have})"
             )
         if isinstance(spec, str):
             values = parse_values(spec, name)
@@ -290,26 +315,28 @@ def normalize_params(
         else:
             values = [spec]
         if not values:
-            raise SweepError(f"parameter {name!r} has no values; give at least one")
+            raise SweepError(f"parameter {short_repr(name)} has no values; give at least one")
         checked: list[Any] = []
         for v in values:
             if hasattr(v, "item") and not isinstance(v, bool | int | float | str):
                 v = v.item()  # numpy scalars
             if not isinstance(v, bool | int | float | str):
                 raise SweepError(
-                    f"parameter {name!r}: value {v!r} is a {type(v).__name__}; "
+                    f"parameter {short_repr(name)}: value {short_repr(v)} is a {type(v).__name__}; "
                     "allowed: int, float, bool or str"
                 )
-            if isinstance(v, float) and not math.isfinite(v):
-                raise SweepError(f"parameter {name!r}: value {v!r} is not a finite number")
-            checked.append(typed_like(v, defaults[name]))
+            _check_value(name, v)
+            v = typed_like(v, defaults[name])
+            _check_value(name, v)
+            checked.append(v)
         checked = _column_values(checked)
         seen: set[str] = set()
         for v in checked:
             token = json.dumps(v)
             if token in seen:
                 raise SweepError(
-                    f"parameter {name!r}: value {v!r} is given twice; give each value once"
+                    f"parameter {short_repr(name)}: value {short_repr(v)} is given twice; "
+                    f"give each value once"
                 )
             seen.add(token)
         out[name] = checked
@@ -619,26 +646,27 @@ def _load(scenario: Any) -> tuple[str, str, dict[str, Any]]:
 
 def _check_settings(reps: Any, confidence: Any, seed: Any, jobs: Any) -> None:
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-        raise SweepError(f"invalid reps {reps!r}; allowed: an integer >= 1")
+        raise SweepError(f"invalid reps {short_repr(reps)}; allowed: an integer >= 1")
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, int | float)
         or not 0 < confidence < 1
     ):
         raise SweepError(
-            f"invalid confidence {confidence!r}; allowed: a number strictly between 0 and 1, "
+            f"invalid confidence {short_repr(confidence)}; allowed: a number strictly "
+            f"between 0 and 1, "
             "e.g. 0.95"
         )
     try:
         check_seed(seed)
     except (TypeError, ValueError):
-        raise SweepError(f"invalid seed {seed!r}; allowed: {SEED_RANGE}") from None
+        raise SweepError(f"invalid seed {short_repr(seed)}; allowed: {SEED_RANGE}") from None
     if seed + reps - 1 > MAX_SEED:
         raise SweepError(
             f"seed {seed} + {reps} replications passes 2**64-1; allowed: base seed <= 2**64-{reps}"
         )
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise SweepError(f"invalid jobs {jobs!r}; allowed: an integer >= 1")
+        raise SweepError(f"invalid jobs {short_repr(jobs)}; allowed: an integer >= 1")
 
 
 def sweep(
@@ -719,10 +747,10 @@ def sweep(
     store = Store(out_dir) if out_dir is not None else MemoryStore()
     try:
         store.open()
-    except StoreBusyError as e:
+    except StoreError as e:
         raise SweepError(str(e)) from None
     try:
-        # Reading each stored record checks it: a damaged one is deleted and redone now.
+        # Reading each stored record checks it: a damaged one is set aside and redone now.
         todo: list[Task] = []
         queued: set[str] = set()
         for _, _, task in tasks_by_run:
@@ -789,7 +817,7 @@ def sweep(
                     bar.close()
                 runner.close()
         elif backend not in ("local", "dask"):
-            raise SweepError(f"unknown backend {backend!r}; allowed: local, dask")
+            raise SweepError(f"unknown backend {short_repr(backend)}; allowed: local, dask")
         elif isinstance(progress, Progress):
             progress.extend(total, reused)
 
@@ -800,6 +828,8 @@ def sweep(
         files: list[Path] = []
         if out_dir is not None:
             files = _write_outputs(out_dir, text, meta, runs, summary)
+    except StoreError as e:  # a damaged store file that cannot even be set aside
+        raise SweepError(str(e)) from None
     finally:
         store.close()
     _release_memory()
@@ -860,7 +890,8 @@ def _check_metrics(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
         return None
     if isinstance(metrics, str) or not all(isinstance(m, str) and m for m in metrics):
         raise SweepError(
-            f"metrics {metrics!r} is not a list of patterns; allowed: a list of non-empty "
+            f"metrics {short_repr(metrics)} is not a list of patterns; allowed: a list of "
+            f"non-empty "
             "shell-style patterns such as 'flow[*].goodput_bps' or 'monitor.*' (or None for "
             "every column)"
         )
@@ -911,6 +942,15 @@ def _tables(
         if record is None:  # lost between writing and reading: a bug or a foreign hand
             raise RuntimeError(f"run {task.key} is missing from the store")
         ok = record.get("status") == "ok" and record.get("summary") is not None
+        error = None if ok else str(record.get("error") or "unknown error")
+        flat: dict[str, float | None] = {}
+        if ok:
+            # Whatever a record holds, it cannot break the tables: a summary that
+            # does not read as metrics makes a failed row.
+            try:
+                flat = flatten_summary(record["summary"])
+            except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as e:
+                ok, error = False, f"its stored summary does not read as metrics ({e!r:.200})"
         rows.append(
             {
                 "point": point,
@@ -919,11 +959,11 @@ def _tables(
                 "params": task.params,
                 "key": task.key,
                 "status": "ok" if ok else "failed",
-                "error": None if ok else (record.get("error") or "unknown error"),
+                "error": error,
             }
         )
         n = len(rows) - 1  # runs before this one
-        for m, v in (flatten_summary(record["summary"]) if ok else {}).items():
+        for m, v in flat.items():
             if keep is not None and not keep(m):
                 seen.add(m)
                 continue

@@ -8,10 +8,17 @@
 //! intact; a bare string is the shorthand for a table with only the tag
 //! (`cc = "cubic"` is `cc = { kind = "cubic" }`); `tagged_enum!` declares such an
 //! enum from one list of `Variant(Type) = "key"` arms.
+//!
+//! The table is buffered as a [`toml::Value`], the scenario's own
+//! representation: every value arrives at the variant as written (a JSON
+//! value would turn `nan` and `inf` into null, i.e. into an absent key).
+//! Non-finite numbers are refused before any table is typed
+//! ([`crate::scenario::check_tree`]); a variant read directly still sees them.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::Value as Json;
+use toml::Value;
 
 use super::{one_of, quoted, to_serde, units::schema, ConfigError};
 
@@ -42,9 +49,9 @@ where
     // The shorthand `cc = "cubic"` is the kind with every default; errors
     // about it name the key itself, not a `kind` the user did not write.
     let (mut map, tag_path) = match Value::deserialize(d)? {
-        Value::Object(map) => (map, spec.tag),
+        Value::Table(map) => (map, spec.tag),
         Value::String(s) => (
-            serde_json::Map::from_iter([(spec.tag.to_string(), Value::String(s))]),
+            toml::Table::from_iter([(spec.tag.to_string(), Value::String(s))]),
             "",
         ),
         other => {
@@ -77,7 +84,7 @@ where
         )),
     }
     .map_err(to_serde)?;
-    variant(key, Value::Object(map)).map_err(|e| to_serde(name_the_kind(e, spec, key)))
+    variant(key, Value::Table(map)).map_err(|e| to_serde(name_the_kind(e, spec, key)))
 }
 
 /// Say which kind a top-level unknown or missing key concerns.
@@ -100,10 +107,10 @@ pub fn variant_schema<T: JsonSchema>(
     tag: &str,
     key: &str,
     is_default: bool,
-) -> Value {
+) -> Json {
     let mut s: Schema = T::json_schema(g);
     let o = s.ensure_object();
-    if let Some(Value::Object(props)) = o.get_mut("properties") {
+    if let Some(Json::Object(props)) = o.get_mut("properties") {
         props.insert(tag.into(), serde_json::json!({ "const": key }));
     } else {
         o.insert("type".into(), "object".into());
@@ -114,7 +121,7 @@ pub fn variant_schema<T: JsonSchema>(
     }
     if !is_default {
         match o.get_mut("required") {
-            Some(Value::Array(r)) => r.insert(0, tag.into()),
+            Some(Json::Array(r)) => r.insert(0, tag.into()),
             _ => {
                 o.insert("required".into(), serde_json::json!([tag]));
             }
@@ -125,7 +132,7 @@ pub fn variant_schema<T: JsonSchema>(
 
 /// The schema of a tagged enum from its variants' schemas and its tag
 /// values (the bare-string shorthand).
-pub fn enum_schema(mut variants: Vec<Value>, keys: &[&str]) -> Schema {
+pub fn enum_schema(mut variants: Vec<Json>, keys: &[&str]) -> Schema {
     variants.push(serde_json::json!({ "type": "string", "enum": keys }));
     schema(serde_json::json!({ "oneOf": variants }))
 }

@@ -43,9 +43,9 @@ impl ConfigError {
         allowed: impl Into<String>,
     ) -> Self {
         ConfigError {
-            path: path.into(),
-            value: value.into(),
-            allowed: allowed.into(),
+            path: bounded(path.into(), SHOWN_PATH_CHARS),
+            value: bounded(value.into(), SHOWN_VALUE_CHARS),
+            allowed: bounded(allowed.into(), SHOWN_ALLOWED_CHARS),
         }
     }
 
@@ -84,6 +84,35 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// At most this many characters of an offending value are quoted in an error
+/// (a 200,000-element array is not a message line).
+pub const SHOWN_VALUE_CHARS: usize = 80;
+/// At most this many characters of a key path (a key may be any string).
+pub const SHOWN_PATH_CHARS: usize = 200;
+/// At most this many characters of what is wrong and allowed (lists of keys).
+pub const SHOWN_ALLOWED_CHARS: usize = 2000;
+
+/// `s` cut to `limit` characters: a longer one keeps its first `limit - 1`,
+/// then `…` and its length (`"xxxx…" (300002 characters)`).
+pub fn bounded(s: String, limit: usize) -> String {
+    let n = s.chars().count();
+    if n <= limit {
+        return s;
+    }
+    // Already cut (an error passed through serde is built twice): keep its length.
+    if let Some((head, tail)) = s.rsplit_once("… (") {
+        let digits = tail.strip_suffix(" characters)").unwrap_or_default();
+        if !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && head.chars().count() < limit
+        {
+            return s;
+        }
+    }
+    let cut: String = s.chars().take(limit.saturating_sub(1)).collect();
+    format!("{cut}… ({n} characters)")
+}
 
 /// `Result` with a [`ConfigError`].
 pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
@@ -337,6 +366,25 @@ mod tests {
         );
         let e = from_serde("x", "missing field `rate`");
         assert_eq!(e.path, "x.rate");
+    }
+
+    #[test]
+    fn long_values_are_quoted_by_a_bounded_prefix() {
+        let long = format!("\"{}\"", "x".repeat(300_000));
+        let e = ConfigError::new("k".repeat(10_000), long, "é".repeat(5_000));
+        assert!(e.value.starts_with("\"xxx") && e.value.ends_with("… (300002 characters)"));
+        assert_eq!(
+            e.value.chars().count(),
+            SHOWN_VALUE_CHARS + " (300002 characters)".len()
+        );
+        assert!(e.path.chars().count() < SHOWN_PATH_CHARS + 30, "{}", e.path);
+        assert!(e.allowed.chars().count() < SHOWN_ALLOWED_CHARS + 30);
+        assert!(e.to_string().len() < 20_000);
+        // Cut once: an error rebuilt from its parts keeps the original length.
+        let again = ConfigError::new("", e.value.clone(), "");
+        assert_eq!(again.value, e.value);
+        let short = ConfigError::new("a", "5", "is fine");
+        assert_eq!(short.to_string(), "a: 5 is fine");
     }
 
     #[test]

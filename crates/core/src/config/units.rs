@@ -107,12 +107,14 @@ pub fn deserialize_unit<'de, T: UnitValue, D: Deserializer<'de>>(d: D) -> Result
 }
 
 /// Deserialize a scalar (string, number or boolean) and read it with `read`,
-/// whose error says what is wrong with the value and what is allowed.
+/// whose error says what is wrong with the value and what is allowed. The
+/// value is a [`toml::Value`], the scenario's own representation (as in
+/// [`super::kind`]): a number arrives as written, `nan` and `inf` included.
 pub fn read_scalar<'de, T, D: Deserializer<'de>>(
     d: D,
-    read: impl FnOnce(&serde_json::Value) -> Result<T, String>,
+    read: impl FnOnce(&toml::Value) -> Result<T, String>,
 ) -> Result<T, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
+    let v = toml::Value::deserialize(d)?;
     read(&v).map_err(|m| to_serde(ConfigError::new("", v.to_string(), m)))
 }
 

@@ -52,7 +52,7 @@ pub fn parse(text: &str) -> Result<toml::Table> {
 
 /// Check, substitute parameters in and type a scenario table.
 pub fn load(mut doc: toml::Table, overrides: &[(String, String)]) -> Result<Loaded> {
-    if let Err(e) = check_depth(&doc) {
+    if let Err(e) = check_tree(&doc) {
         dismantle(doc);
         return Err(e);
     }
@@ -92,13 +92,25 @@ pub fn read_files(loaded: &mut Loaded, base: Option<std::path::PathBuf>) -> Resu
     Ok(())
 }
 
-/// Refuse tables nested more than [`MAX_DEPTH`] deep, without recursing.
-pub fn check_depth(doc: &toml::Table) -> Result<()> {
+/// Refuse, without recursing, tables nested more than [`MAX_DEPTH`] deep and
+/// any non-finite number (`nan`, `inf`, `-inf`): every number a scenario
+/// holds is a finite one (an unbounded limit is the string `"inf"`). This is
+/// the one place they are refused, for TOML text and Python dicts alike, and
+/// before any table is typed, so no model, default or tagged table ever sees
+/// one.
+pub fn check_tree(doc: &toml::Table) -> Result<()> {
     let mut stack: Vec<(&toml::Value, usize)> = doc.values().map(|v| (v, 2)).collect();
     while let Some((v, depth)) = stack.pop() {
         let children: Box<dyn Iterator<Item = &toml::Value>> = match v {
             toml::Value::Table(t) => Box::new(t.values()),
             toml::Value::Array(a) => Box::new(a.iter()),
+            toml::Value::Float(x) if !x.is_finite() => {
+                return Err(ConfigError::new(
+                    path_of(doc, v),
+                    non_finite_text(*x),
+                    "is not a finite number; allowed: finite numbers only (no nan, inf or -inf)",
+                ));
+            }
             _ => continue,
         };
         if depth >= MAX_DEPTH {
@@ -110,6 +122,43 @@ pub fn check_depth(doc: &toml::Table) -> Result<()> {
         stack.extend(children.map(|c| (c, depth + 1)));
     }
     Ok(())
+}
+
+/// `nan`, `inf` or `-inf`, as TOML spells them.
+fn non_finite_text(x: f64) -> &'static str {
+    if x.is_nan() {
+        "nan"
+    } else if x > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
+/// The key path of `target` (a value inside `doc`, found by address), e.g.
+/// `links[1].ab.queue.limit`; searched without recursing, only when an
+/// error needs it.
+fn path_of(doc: &toml::Table, target: &toml::Value) -> String {
+    let mut stack: Vec<(&toml::Value, String)> = doc.iter().map(|(k, v)| (v, k.clone())).collect();
+    while let Some((v, path)) = stack.pop() {
+        if std::ptr::eq(v, target) {
+            return path;
+        }
+        match v {
+            toml::Value::Table(t) => {
+                stack.extend(t.iter().map(|(k, c)| (c, join(&path, k))));
+            }
+            toml::Value::Array(a) => {
+                stack.extend(
+                    a.iter()
+                        .enumerate()
+                        .map(|(i, c)| (c, format!("{path}[{i}]"))),
+                );
+            }
+            _ => {}
+        }
+    }
+    String::new()
 }
 
 /// Drop a table of any depth without recursing.
@@ -626,6 +675,77 @@ mod tests {
             toml::Value::Table(parse("[lt]\nproactive_bins = [[1.0, 2]]").unwrap()),
         );
         assert!(load(doc, &[]).is_ok());
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_with_their_key_path() {
+        // Issue 34 item 1: inside kind-tagged tables these became "absent"
+        // (the default was used) or gave messages about null / a missing key.
+        let base = format!("duration = \"2s\"\n{FLOW}");
+        let cases = [
+            ("delay = inf", "links[0].delay", "inf"),
+            ("rate = inf", "links[0].rate", "inf"),
+            ("loss = nan", "links[0].loss", "nan"),
+            (
+                "queue = { kind = \"red\", minth = 5, maxth = 15, limit = -inf }",
+                "links[0].queue.limit",
+                "-inf",
+            ),
+            (
+                "queue = { kind = \"red\", minth = 5, maxth = 15, maxp = nan }",
+                "links[0].queue.maxp",
+                "nan",
+            ),
+            (
+                "ab = { queue = { kind = \"red\", minth = nan, maxth = 15 } }",
+                "links[0].ab.queue.minth",
+                "nan",
+            ),
+            (
+                "channel = { kind = \"bernoulli\", p = nan }",
+                "links[0].channel.p",
+                "nan",
+            ),
+        ];
+        for (line, path, value) in cases {
+            let link = LINK.replace("rate = \"1Mbit\"\n", "");
+            let rate = if line.starts_with("rate") {
+                ""
+            } else {
+                "rate = \"1Mbit\"\n"
+            };
+            let e = error(&format!("{base}{link}{rate}{line}\n"));
+            assert_eq!(
+                (e.path.as_str(), e.value.as_str()),
+                (path, value),
+                "{line}: {e}"
+            );
+            assert!(e.allowed.contains("finite"), "{e}");
+        }
+        let e = error(&format!(
+            "{base}[tcp]\ncc = {{ kind = \"cubic\", beta = nan }}\n{LINK}"
+        ));
+        assert_eq!(e.path, "tcp.cc.beta", "{e}");
+        let e = error(&format!("[params]\nper = nan\n{base}{LINK}"));
+        assert_eq!(e.path, "params.per", "{e}");
+        let e = error(&format!(
+            "{base}{LINK}[[links]]\na = \"R\"\nb = \"T\"\nrate = [1.0, -inf]\n"
+        ));
+        assert_eq!(e.path, "links[1].rate[1]", "{e}");
+    }
+
+    #[test]
+    fn the_tagged_reader_keeps_every_number_as_written() {
+        use crate::aqm::QueueConfig;
+        let v: toml::Value = toml::from_str::<toml::Table>(
+            "q = { kind = \"red\", minth = 5, maxth = 15, maxp = inf }",
+        )
+        .unwrap()["q"]
+            .clone();
+        match crate::config::deserialize::<QueueConfig, _>(v).unwrap() {
+            QueueConfig::Red(r) => assert_eq!(r.max_p, f64::INFINITY),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

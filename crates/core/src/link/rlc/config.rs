@@ -6,7 +6,8 @@ use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
-use serde_json::{json, Value};
+use serde_json::json;
+use toml::Value;
 
 use super::{BufferCounts, Epc, Feedback, RateStep, RlcBearer, RlcConfig, RlcDirection};
 use crate::aqm::{Aqm, DropTail, Limit, QueueConfig};
@@ -198,7 +199,7 @@ impl<'de> Deserialize<'de> for MaxDat {
                     "adaptive" => return Ok(MaxDat::Adaptive),
                     t => t.parse::<i64>().ok(),
                 },
-                Value::Number(n) => n.as_i64(),
+                Value::Integer(n) => Some(*n),
                 _ => None,
             };
             let n = n.ok_or_else(|| format!("is not allowed; write {MAX_DAT_WORDS}"))?;
@@ -253,13 +254,15 @@ impl<'de> Deserialize<'de> for PollWindow {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         read_scalar(d, |v| match v {
             Value::String(s) if s == "off" => Ok(PollWindow(None)),
-            Value::Number(n) => match n.as_f64() {
-                Some(x) if x > 0.0 && x <= 1.0 => Ok(PollWindow(Some(x))),
-                _ => Err(
-                    "is out of range; allowed: a fraction of the window, 0 < x ≤ 1, or \"off\""
-                        .into(),
-                ),
-            },
+            Value::Integer(_) | Value::Float(_) => {
+                match v.as_float().or(v.as_integer().map(|i| i as f64)) {
+                    Some(x) if x > 0.0 && x <= 1.0 => Ok(PollWindow(Some(x))),
+                    _ => Err(
+                        "is out of range; allowed: a fraction of the window, 0 < x ≤ 1, or \"off\""
+                            .into(),
+                    ),
+                }
+            }
             _ => Err(
                 "is not allowed; allowed: a fraction of the window, 0 < x ≤ 1, or \"off\"".into(),
             ),

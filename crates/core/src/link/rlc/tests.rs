@@ -1350,3 +1350,30 @@ fn li_defaults_to_two_bytes_above_126_byte_pdus() {
     let e = read("pdu_payload = 160\nli = 1").protocol().unwrap_err();
     assert!(e.allowed.contains("li_bytes must be 2"), "{e}");
 }
+
+/// The scalar reader takes the scenario's own representation (`toml::Value`):
+/// `poll_window = nan` reaches it as a number (it read null, "is not allowed",
+/// through a JSON value); 1 and 0.5 are windows.
+#[test]
+fn scalar_keys_read_numbers_as_written() {
+    let read = |extra: &str| {
+        crate::config::deserialize::<crate::link::RlcLinkConfig, _>(toml::Value::Table(
+            toml::from_str(&format!(
+                "a = \"RNC\"\nb = \"UE\"\nrate = \"384kbit\"\n{extra}"
+            ))
+            .unwrap(),
+        ))
+    };
+    let e = read("poll_window = nan").unwrap_err();
+    assert_eq!(
+        (e.path.as_str(), e.value.as_str()),
+        ("poll_window", "nan"),
+        "{e}"
+    );
+    assert!(e.allowed.contains("out of range"), "{e}");
+    assert!(read("poll_window = 1").is_ok());
+    assert!(read("poll_window = 0.5").is_ok());
+    assert!(read("max_dat = 4").is_ok());
+    let e = read("max_dat = 4.5").unwrap_err();
+    assert!(e.allowed.contains("not allowed"), "{e}");
+}
