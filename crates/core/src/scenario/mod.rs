@@ -406,6 +406,7 @@ fn check_sizes(f: &ScenarioConfig) -> Result<()> {
     let mut flows = 0u64;
     for (i, fl) in f.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
+        fl.validate().map_err(|e| e.at(&p))?;
         let from = NameRange::parse(&fl.from).map_err(|e| e.at(&join(&p, "from")))?;
         let to = NameRange::parse(&fl.to).map_err(|e| e.at(&join(&p, "to")))?;
         let pairs = Pairs::new(from, to).map_err(|e| e.at(&p))?;
