@@ -1398,6 +1398,8 @@ def grid_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"{k}_mean"] = sum(vals) / len(vals) if len(vals) == len(runs) else None
     out["cpu_s"] = sum(r.get("cpu_s", 0.0) for r in runs)
     out["run_wall_s"] = sum(r["run_wall_s"] for r in runs)
+    keep = ("seed", "goodput_bps", "queue_delay_s", "retransmits", "timeouts", "drops", "marks")
+    out["runs"] = [{k: r.get(k) for k in keep} for r in runs]
     return out
 
 
@@ -1514,6 +1516,18 @@ def print_grid_table(rep: dict[str, Any]) -> None:
     )
     for k in rep["misses"]:
         print(f"  miss: {k}")
+    pivot: dict[tuple[str, str], list[int]] = {}
+    for r in rep["cells"]:
+        if "pass" in r:
+            n = pivot.setdefault((r["cell"]["cc"], r["cell"]["queue"]), [0, 0])
+            n[0] += bool(r["pass"])
+            n[1] += 1
+    queues = [q for q in GRID_QUEUES if any(k[1] == q for k in pivot)]
+    print("\ncells within both targets, by congestion control (rows) and queue (columns):")
+    print(f"{'':>9} " + " ".join(f"{q:>9}" for q in queues))
+    for cc in [c for c in CCS if any(k[0] == c for k in pivot)]:
+        cols = [pivot.get((cc, q)) for q in queues]
+        print(f"{cc:>9} " + " ".join(f"{f'{n[0]}/{n[1]}' if n else '':>9}" for n in cols))
 
 
 def grid_main(a: argparse.Namespace) -> int:
