@@ -60,7 +60,8 @@ static uint64_t g_lossEpisodes = 0;
 static uint64_t g_recoveryEpisodes = 0;
 // Data segments retransmitted by the senders (TcpSocketBase "Retransmission").
 static uint64_t g_retransmits = 0;
-// --trace=FILE: every sender's cwnd and ssthresh changes and the L->R waiting packets.
+// --trace=FILE: every sender's cwnd, ssthresh and pacing-rate changes and data segments sent
+// (sequence numbers), the L->R waiting packets and the packets its queue disc dropped.
 static FILE* g_trace = nullptr;
 
 static void
@@ -80,6 +81,26 @@ static void
 TraceSsth(std::string ctx, uint32_t, uint32_t v)
 {
     std::fprintf(g_trace, "%.9f ssthresh %s %u\n", Simulator::Now().GetSeconds(), ctx.c_str(), v);
+}
+
+static void
+TraceTx(std::string ctx, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0)
+    {
+        std::fprintf(g_trace, "%.9f tx %s %u\n", Simulator::Now().GetSeconds(), ctx.c_str(),
+                     h.GetSequenceNumber().GetValue());
+    }
+}
+
+// --trace: a data packet the bottleneck queue disc dropped (its TCP sequence number).
+static void
+TraceQdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    TcpHeader h;
+    item->GetPacket()->PeekHeader(h);
+    std::fprintf(g_trace, "%.9f drop - %u\n", Simulator::Now().GetSeconds(),
+                 h.GetSequenceNumber().GetValue());
 }
 
 static void
@@ -118,6 +139,7 @@ ConnectSender(uint32_t node)
         Config::ConnectWithoutContext(base + "SlowStartThreshold",
                                       MakeBoundCallback(&TraceSsth, id));
         Config::ConnectWithoutContext(base + "PacingRate", MakeBoundCallback(&TracePacing, id));
+        Config::ConnectWithoutContext(base + "Tx", MakeBoundCallback(&TraceTx, id));
     }
 }
 
@@ -361,6 +383,10 @@ main(int argc, char* argv[])
     QueueDiscContainer qdiscs = tch.Install(bdev);
     qdiscs.Get(0)->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
     qdiscs.Get(0)->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscPackets));
+    if (g_trace)
+    {
+        qdiscs.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&TraceQdiscDrop));
+    }
     {
         auto devQueue = DynamicCast<PointToPointNetDevice>(bdev.Get(0))->GetQueue();
         devQueue->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnDevicePackets));
