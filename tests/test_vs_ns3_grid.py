@@ -78,6 +78,20 @@ def report() -> dict:
     return {r["key"]: r for r in rep["cells"]}
 
 
+def test_documented_misses_are_grid_cells() -> None:
+    """Every documented miss names a cell of the default grid and a family of causes."""
+    cells = {c.key for c in vs.grid_cells(list(vs.CCS), list(vs.GRID_QUEUES), vs.GRID_LEVELS,
+                                          "covering")}  # fmt: skip
+    assert set(vs.GRID_MISSES) <= cells
+    assert set(vs.GRID_MISSES.values()) <= set(vs.GRID_MISS_FAMILY)
+    assert [vs.GRID_MISSES.get(k) for k in (BBR_RATE_SAMPLE, CUBIC_NS3_PRR, WESTWOOD_FILTER)] == [
+        "A",
+        "C",
+        "D",
+    ]
+    assert not any(k in vs.GRID_MISSES for k in PASS)
+
+
 def test_cells_compare_three_seeds_each(report: dict) -> None:
     for r in report.values():
         assert r["ns3"]["n"] == r["linklab"]["n"] == vs.GRID_SEEDS, r["key"]
