@@ -786,8 +786,8 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-F found by experiment, O1-O5 open. `--grid` prints a miss's family beside it; a
-# miss without one is new and needs a cause.
+# family: A-H found by experiment, O1-O3 open. `--grid` prints a miss's family beside it;
+# a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
@@ -795,10 +795,10 @@ GRID_MISS_FAMILY = {
     "E": "ECN response: linklab cuts at once, ns-3/Linux reduce through PRR in CWR",
     "F": "seed noise: the interval of the difference covers the tolerance band",
     "O1": "open: BBR, many flows over a few-packet buffer",
-    "O2": "open: slow-start overshoot over CoDel/FQ-CoDel with ECN",
-    "O3": "open: PIE with 16 flows over 4 ms",
-    "O4": "open: DCTCP, ns-3's recoveries end in timeouts",
-    "O5": "open: long-RTT AQM cells with 4 flows",
+    "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
+    "O2": "open: PIE with 16 flows over 4 ms",
+    "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
+    "O3": "open: long-RTT AQM cells with 4 flows",
     "N": "near the line (within a few points of the target)",
 }
 GRID_MISSES = {
@@ -834,6 +834,10 @@ GRID_MISSES = {
         [
             f"westwood/{q}/f1/mss536/r10/d98/{_grid_q(q, '1')}/t30"
             for q in ("droptail", "red", "codel", "fq_codel", "pie")
+        ]
+        + [
+            "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
+            "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "D",
     ),
@@ -860,29 +864,27 @@ GRID_MISSES = {
             "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
             "cubic/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
         ],
-        "O2",
+        "H",
     ),
     **dict.fromkeys(
         ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
-        "O3",
+        "O2",
     ),
     **dict.fromkeys(
         [
             "dctcp/dctcp/f1/mss1448/r100/d0/q0.5bdp/t20",
             "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
         ],
-        "O4",
+        "G",
     ),
     **dict.fromkeys(
         [
             "cubic/red/f4/mss1448/r10/d98/q0.5bdp/t30",
             "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
             "cubic/codel/f4/mss1448/r10/d98/q1000p/t30",
-            "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
-            "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
             "bbr/red/f1/mss536/r10/d98/q1bdp/t30",
         ],
-        "O5",
+        "O3",
     ),
     **dict.fromkeys(
         [

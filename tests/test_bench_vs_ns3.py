@@ -199,3 +199,4 @@ def test_quick_grid_against_the_committed_ns3_runs(capsys: pytest.CaptureFixture
     assert cubic["key"] == vs.QUICK_CELLS[1] and cubic["goodput_pass"]
     assert -0.60 < cubic["queue_delay_rel_diff"] < -0.35  # the documented miss
     assert rep["misses"] == [cubic["key"]]
+    assert vs.GRID_MISSES[cubic["key"]] == "H"  # the start-up family
