@@ -793,7 +793,7 @@ GRID_MISS_FAMILY = {
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
     "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
     "E": "ECN response: linklab cuts at once, ns-3/Linux reduce through PRR in CWR",
-    "F": "seed noise: the interval of the difference covers the tolerance band",
+    "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
     "O2": "open: PIE with 16 flows over 4 ms",
