@@ -786,7 +786,7 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-H found by experiment, O1-O3 open. `--grid` prints a miss's family beside it;
+# family: A-H found by experiment, O1-O4 open. `--grid` prints a miss's family beside it;
 # a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
@@ -799,6 +799,7 @@ GRID_MISS_FAMILY = {
     "O2": "open: PIE with 16 flows over 4 ms",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
     "O3": "open: long-RTT AQM cells with 4 flows",
+    "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
     "N": "near the line (within a few points of the target)",
 }
 GRID_MISSES = {
@@ -893,6 +894,18 @@ GRID_MISSES = {
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "N",
+    ),
+    **dict.fromkeys(
+        [
+            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
+            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
+        ],
+        "O4",
     ),
 }
 # `--grid --quick`: two cells of the default design, against the committed ns-3 runs.

@@ -22,7 +22,7 @@ documented misses, each with the signature of its measured cause:
   Linux's two-stage 7/8 EWMA (samples >= max(RTT, 50 ms)): ssthresh 144.5 against 59.1
   segments, and linklab's goodput is well below ns-3's.
 
-Time: about 10 s (21 linklab runs, two at a time).
+Time: about 13 s (21 linklab runs, two at a time, on the shared 2-core machine).
 """
 
 from __future__ import annotations
