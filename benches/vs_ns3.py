@@ -800,7 +800,7 @@ GRID_MISS_FAMILY = {
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
     "O3": "open: long-RTT AQM cells with 4 flows",
     "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
-    "N": "near the line (within a few points of the target)",
+    "N": "near the line (a few points out), or partly family A",
 }
 GRID_MISSES = {
     **dict.fromkeys(
