@@ -125,6 +125,7 @@ class ChildResult:
     process_wall_s: float
     peak_rss_kib: int  # ru_maxrss of the child (KiB on Linux)
     load1: float  # 1-min load average when the child started (others' CPU use skews timings)
+    cpu_s: float = 0.0  # user + system CPU seconds of the child
 
 
 def run_child(
@@ -163,6 +164,7 @@ def run_child(
             process_wall_s=wall,
             peak_rss_kib=int(ru.ru_maxrss),
             load1=load1,
+            cpu_s=ru.ru_utime + ru.ru_stime,
         )
 
 
@@ -729,6 +731,1109 @@ def print_table(rep: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# the grid (--grid): every CC x queue pair over flows, MSS, rate, delay and queue limit
+# --------------------------------------------------------------------------------------------
+
+# Queues whose limit is a multiple of the bandwidth-delay product (`--qlimit` in BDP); the
+# AQMs (CoDel, FQ-CoDel, PIE) hold AQM_LIMIT_P packets whatever the path.
+GRID_QUEUES = ("droptail", "red", "codel", "fq_codel", "pie", "dctcp")
+BUFFER_QUEUES = ("droptail", "red", "dctcp")
+AQM_LIMIT_P = 1000
+HEADERS_B = 52  # IP 20 + TCP 20 + timestamp option 12: an MSS-sized segment is MSS + 52 at IP
+FRAMING_B = 2  # ns-3 point-to-point (PPP) header on every frame
+MTU_B = 1500  # ns-3 point-to-point MTU: CoDel's MinBytes, FQ-CoDel's quantum
+ACCESS_DELAY_MS = 1.0
+ACCESS_RATE_FACTOR = 10  # access links 10x the bottleneck: the queue builds only at L->R
+DEVICE_QUEUE_P = 1  # ns-3's point-to-point device queue behind the queue disc (set to 1p)
+RED_THRESHOLDS = (0.15, 0.45)  # RED MinTh, MaxTh as fractions of the limit (75/225 of 500)
+GRID_FACTORS = ("flows", "delay", "qlimit", "mss", "rate")
+GRID_LEVELS: dict[str, tuple[float, ...]] = {
+    "flows": (1, 4, 16),
+    "delay": (0.0, 18.0, 98.0),  # bottleneck one-way ms: base RTT 2 x (1 + d + 1) = 4/40/200
+    "qlimit": (0.5, 1.0, 4.0),  # BDP multiples (drop-tail, RED, DCTCP's marker)
+    "mss": (536, 1448),
+    "rate": (10.0, 100.0),  # Mbit/s
+}
+# The covering design of the five factors above (columns as GRID_FACTORS): every pair of
+# levels of every two factors appears in at least one row (strength 2), in the fewest rows
+# possible (9 = 3 x 3). Of the arrays built from the L9(3^4) orthogonal array (flows, delay,
+# qlimit and a fourth column folded onto MSS) with the rate chosen per row, this is the one
+# with the fewest ns-3 packets (see `grid_design`, which rebuilds it, and docs/benchmarks.md).
+DEFAULT_DESIGN: tuple[tuple[float, ...], ...] = (
+    (1, 0.0, 0.5, 1448, 100.0),
+    (1, 18.0, 4.0, 1448, 10.0),
+    (1, 98.0, 1.0, 536, 10.0),
+    (4, 0.0, 4.0, 536, 10.0),
+    (4, 18.0, 1.0, 1448, 100.0),
+    (4, 98.0, 0.5, 1448, 10.0),
+    (16, 0.0, 1.0, 1448, 10.0),
+    (16, 18.0, 0.5, 536, 100.0),
+    (16, 98.0, 4.0, 1448, 100.0),
+)
+GRID_SEEDS = 3
+# Targets of issue 33 item 5, fixed before any grid run: a cell agrees when linklab's mean
+# goodput is within 10 % and its mean queueing delay within 15 % of ns-3's (means over the
+# seeds); the grid passes when at least 90 % of its cells agree.
+TARGET_GRID_GOODPUT = 0.10
+TARGET_GRID_QDELAY = 0.15
+TARGET_GRID_PASS_RATE = 0.90
+NS3_GRID_RESULTS = BENCHES / "results" / "ns3-grid.json"
+
+
+def _grid_q(queue: str, bdp: str) -> str:
+    """A cell key's queue-limit part: `q{bdp}bdp` for the buffer queues, else the AQM limit."""
+    return f"q{bdp}bdp" if queue in ("droptail", "red") else "q1000p"
+
+
+# The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
+# family: A-H found by experiment, O1-O4 open. `--grid` prints a miss's family beside it;
+# a miss without one is new and needs a cause.
+GRID_MISS_FAMILY = {
+    "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
+    "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
+    "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
+    "E": "ECN response: linklab cuts at once, ns-3/Linux reduce through PRR in CWR",
+    "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
+    "O1": "open: BBR, many flows over a few-packet buffer",
+    "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
+    "O2": "open: PIE with 16 flows over 4 ms",
+    "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
+    "O3": "open: long-RTT AQM cells with 4 flows",
+    "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
+    "N": "near the line (a few points out), or partly family A",
+}
+GRID_MISSES = {
+    **dict.fromkeys(
+        [
+            f"bbr/{q}/f1/mss1448/r10/d18/{'q4bdp' if q in ('droptail', 'red') else 'q1000p'}/t20"
+            for q in ("droptail", "red", "codel", "fq_codel", "pie")
+        ]
+        + [
+            f"bbr/{q}/f1/mss1448/r100/d0/{'q0.5bdp' if q in ('droptail', 'red') else 'q1000p'}/t20"
+            for q in ("droptail", "red", "codel", "fq_codel", "pie")
+        ]
+        + [
+            "bbr/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
+            "bbr/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
+            "bbr/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
+            "bbr/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
+        ],
+        "A",
+    ),
+    **dict.fromkeys(
+        [
+            "cubic/droptail/f1/mss1448/r10/d18/q4bdp/t20",
+            "cubic/droptail/f1/mss536/r10/d98/q1bdp/t30",
+            "cubic/droptail/f4/mss1448/r10/d98/q0.5bdp/t30",
+            "cubic/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
+            "cubic/red/f4/mss1448/r100/d18/q1bdp/t20",
+        ],
+        "C",
+    ),
+    **dict.fromkeys(
+        [
+            f"westwood/{q}/f1/mss536/r10/d98/{_grid_q(q, '1')}/t30"
+            for q in ("droptail", "red", "codel", "fq_codel", "pie")
+        ]
+        + [
+            "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
+            "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
+        ],
+        "D",
+    ),
+    "newreno/fq_codel/f4/mss1448/r10/d98/q1000p/t30": "E",
+    **dict.fromkeys(
+        [
+            "newreno/red/f1/mss536/r10/d98/q1bdp/t30",
+            "cubic/pie/f1/mss536/r10/d98/q1000p/t30",
+            "dctcp/dctcp/f1/mss536/r10/d98/q1bdp/t30",
+        ],
+        "F",
+    ),
+    **dict.fromkeys(
+        [
+            "bbr/droptail/f16/mss1448/r10/d0/q1bdp/t20",
+            "bbr/red/f16/mss1448/r10/d0/q1bdp/t20",
+            "bbr/pie/f16/mss1448/r10/d0/q1000p/t20",
+            "bbr/droptail/f4/mss1448/r100/d18/q1bdp/t20",
+        ],
+        "O1",
+    ),
+    **dict.fromkeys(
+        [
+            "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
+            "cubic/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
+        ],
+        "H",
+    ),
+    **dict.fromkeys(
+        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
+        "O2",
+    ),
+    **dict.fromkeys(
+        [
+            "dctcp/dctcp/f1/mss1448/r100/d0/q0.5bdp/t20",
+            "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
+        ],
+        "G",
+    ),
+    **dict.fromkeys(
+        [
+            "cubic/red/f4/mss1448/r10/d98/q0.5bdp/t30",
+            "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
+            "cubic/codel/f4/mss1448/r10/d98/q1000p/t30",
+            "bbr/red/f1/mss536/r10/d98/q1bdp/t30",
+        ],
+        "O3",
+    ),
+    **dict.fromkeys(
+        [
+            "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
+            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
+            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+        ],
+        "N",
+    ),
+    **dict.fromkeys(
+        [
+            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
+            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
+        ],
+        "O4",
+    ),
+}
+# `--grid --quick`: two cells of the default design, against the committed ns-3 runs.
+QUICK_CELLS = (
+    "newreno/droptail/f1/mss1448/r10/d18/q4bdp/t20",
+    "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
+)
+NS3_CC = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "bbr": "ns3::TcpBbr",
+    "westwood": "ns3::TcpWestwoodPlus",
+    "dctcp": "ns3::TcpDctcp",
+}
+NS3_QDISC = {
+    "droptail": "ns3::FifoQueueDisc",
+    "red": "ns3::RedQueueDisc",
+    "dctcp": "ns3::RedQueueDisc",
+    "codel": "ns3::CoDelQueueDisc",
+    "fq_codel": "ns3::FqCoDelQueueDisc",
+    "pie": "ns3::PieQueueDisc",
+}
+LINKLAB_KIND = {"droptail": "droptail", "red": "red", "dctcp": "red", "codel": "codel",
+                "fq_codel": "fq_codel", "pie": "pie"}  # fmt: skip
+
+
+def grid_simtime(delay_ms: float) -> float:
+    """Simulated seconds of a cell: 20 s (>= 450 base RTTs), 30 s when the base RTT is
+    100 ms or more (150 RTTs of 204 ms), flows starting in [0, 1) s."""
+    return 30.0 if 2 * (2 * ACCESS_DELAY_MS + delay_ms) >= 100 else 20.0
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One scenario of the grid (both simulators run exactly this, see `grid_settings`)."""
+
+    cc: str
+    queue: str
+    flows: int
+    mss: int
+    rate_mbps: float
+    delay_ms: float
+    qlimit_bdp: float | None  # None: an AQM at AQM_LIMIT_P packets
+    simtime: float
+
+    @property
+    def key(self) -> str:
+        q = f"q{AQM_LIMIT_P}p" if self.qlimit_bdp is None else f"q{self.qlimit_bdp:g}bdp"
+        return (
+            f"{self.cc}/{self.queue}/f{self.flows}/mss{self.mss}/r{self.rate_mbps:g}"
+            f"/d{self.delay_ms:g}/{q}/t{self.simtime:g}"
+        )
+
+
+def parse_cell_key(key: str) -> Cell:
+    """The cell of a key printed by the grid (`Cell.key`); ValueError if malformed."""
+    parts = key.strip().split("/")
+    try:
+        cc, queue, f, m, r, d, q, t = parts
+        if cc not in CCS or queue not in GRID_QUEUES:
+            raise ValueError
+        if q == f"q{AQM_LIMIT_P}p":
+            qlimit = None
+        elif q.startswith("q") and q.endswith("bdp"):
+            qlimit = float(q[1:-3])
+        else:
+            raise ValueError
+        if (qlimit is None) == (queue in BUFFER_QUEUES):
+            raise ValueError
+        cell = Cell(cc, queue, int(f[1:]), int(m[3:]), float(r[1:]), float(d[1:]), qlimit,
+                    float(t[1:]))  # fmt: skip
+        if not (f[0], m[:3], r[0], d[0], t[0]) == ("f", "mss", "r", "d", "t"):
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"bad cell key {key!r}: expected CC/QUEUE/fFLOWS/mssMSS/rMBITS/dMS/qLIMIT/tSECONDS, "
+            f"e.g. {QUICK_CELLS[0]} (LIMIT: Nbdp for {', '.join(BUFFER_QUEUES)}, "
+            f"{AQM_LIMIT_P}p for the AQMs)"
+        ) from None
+    return cell
+
+
+def grid_pairs(ccs: list[str], queues: list[str]) -> list[tuple[str, str]]:
+    """Every CC x queue pair; DCTCP runs over its marking queue (`dctcp`) and only there."""
+    return [(c, q) for c in ccs for q in queues if (c == "dctcp") == (q == "dctcp")]
+
+
+def covering_rows(levels: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
+    """A strength-2 covering array of `levels` by the greedy rule (deterministic): add the
+    candidate row that covers the most pairs not covered yet, first such row in product
+    order, until every pair of levels of every two factors is covered."""
+    import itertools
+
+    n = len(levels)
+    todo = {(i, j, a, b) for i in range(n) for j in range(i + 1, n)
+            for a in levels[i] for b in levels[j]}  # fmt: skip
+    rows: list[tuple[float, ...]] = []
+    cands = list(itertools.product(*levels))
+    while todo:
+        gains = [sum((i, j, r[i], r[j]) in todo for i in range(n) for j in range(i + 1, n))
+                 for r in cands]  # fmt: skip
+        best = cands[gains.index(max(gains))]
+        rows.append(best)
+        todo -= {(i, j, best[i], best[j]) for i in range(n) for j in range(i + 1, n)}
+    return rows
+
+
+def covers_pairs(rows: list[tuple[float, ...]], levels: list[tuple[float, ...]]) -> bool:
+    """Whether every pair of levels of every two factors appears in some row."""
+    n = len(levels)
+    return all(
+        {(r[i], r[j]) for r in rows} >= {(a, b) for a in levels[i] for b in levels[j]}
+        for i in range(n)
+        for j in range(i + 1, n)
+    )
+
+
+def grid_design(levels: dict[str, tuple[float, ...]], design: str) -> list[tuple[float, ...]]:
+    """Rows of (flows, delay, qlimit, mss, rate): the full factorial, or a covering design
+    (DEFAULT_DESIGN for the default levels, else `covering_rows`)."""
+    import itertools
+
+    lv = [tuple(levels[f]) for f in GRID_FACTORS]
+    if design == "factorial":
+        return list(itertools.product(*lv))
+    if lv == [GRID_LEVELS[f] for f in GRID_FACTORS]:
+        return list(DEFAULT_DESIGN)
+    return covering_rows(lv)
+
+
+def grid_cells(
+    ccs: list[str],
+    queues: list[str],
+    levels: dict[str, tuple[float, ...]],
+    design: str,
+    simtime: float | None = None,
+) -> list[Cell]:
+    """The cells: every CC x queue pair crossed with the rows of the design (the AQMs ignore
+    the queue-limit column, so rows that differ only there are run once)."""
+    cells: list[Cell] = []
+    seen: set[str] = set()
+    rows = grid_design(levels, design)
+    for cc, queue in grid_pairs(ccs, queues):
+        for flows, delay, qlimit, mss, rate in rows:
+            c = Cell(
+                cc,
+                queue,
+                int(flows),
+                int(mss),
+                float(rate),
+                float(delay),
+                float(qlimit) if queue in BUFFER_QUEUES else None,
+                simtime if simtime is not None else grid_simtime(float(delay)),
+            )
+            if c.key not in seen:
+                seen.add(c.key)
+                cells.append(c)
+    return cells
+
+
+def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
+    """The scenario of `cell` in numbers both simulators are given (ns3_grid_argv and
+    linklab_grid_doc are built from this and nothing else).
+
+    Queue limit: the queue disc of ns-3 holds `qdisc_limit_p` packets and the point-to-point
+    device queue behind it one more, which waits for the transmitter as well; linklab has one
+    queue per link direction, so its limit is their sum. RED's thresholds count the queue
+    disc in ns-3 and the whole queue in linklab, so linklab's are one packet higher."""
+    pkt = cell.mss + HEADERS_B
+    rtt_ms = 2 * (2 * ACCESS_DELAY_MS + cell.delay_ms)
+    bdp_bytes = cell.rate_mbps * 1e6 * rtt_ms / 1e3 / 8
+    bdp_pkts = bdp_bytes / pkt
+    if cell.qlimit_bdp is None:
+        qdisc = AQM_LIMIT_P
+    else:
+        qdisc = max(1, round(cell.qlimit_bdp * bdp_pkts))
+    waiting = qdisc + DEVICE_QUEUE_P
+    # TCP send and receive buffers (ns-3 SndBufSize/RcvBufSize, linklab rwnd): twice what
+    # the path and the whole queue hold, at least 1 MiB, so that no window but the CC's limits.
+    buf = max(1 << 20, math.ceil(2 * (bdp_bytes + waiting * pkt) / 65536) * 65536)
+    st: dict[str, Any] = {
+        "cc": cell.cc,
+        "queue": cell.queue,
+        "flows": cell.flows,
+        "simtime_s": cell.simtime,
+        "mss": cell.mss,
+        "packet_bytes": pkt,
+        "framing_bytes": FRAMING_B,
+        "rate_mbps": cell.rate_mbps,
+        "delay_ms": cell.delay_ms,
+        "access_rate_mbps": cell.rate_mbps * ACCESS_RATE_FACTOR,
+        "access_delay_ms": ACCESS_DELAY_MS,
+        "base_rtt_ms": rtt_ms,
+        "bdp_packets": round(bdp_pkts, 3),
+        "qlimit_bdp": cell.qlimit_bdp,
+        "qdisc_limit_p": qdisc,
+        "device_queue_p": DEVICE_QUEUE_P,
+        "linklab_limit_p": waiting,
+        "buffer_bytes": buf,
+        "initial_window": 10,
+        "delayed_ack": {"count": 2, "timeout_ms": 200.0},
+        "min_rto_ms": 1000.0,
+        "sack": True,
+        "timestamps": True,
+        "prr": True,
+        "ecn": ecn,
+        "start_jitter_s": 1.0,
+    }
+    if cell.queue == "red":
+        st["red_minth"] = round(RED_THRESHOLDS[0] * qdisc, 6)
+        st["red_maxth"] = round(RED_THRESHOLDS[1] * qdisc, 6)
+        st["red_wq"] = 0.002
+    elif cell.queue == "dctcp":
+        # The DCTCP paper's K > C x RTT / 7 (RFC 8257 sec. 4.1), at least 1, at most the limit.
+        k = max(1, min(qdisc, math.ceil(bdp_pkts / 7)))
+        st["dctcp_k"] = k
+        st["red_minth"], st["red_maxth"], st["red_wq"] = float(k), float(3 * k), 1.0
+    if cell.queue in ("red", "dctcp", "pie"):
+        st["mean_pkt_size"] = pkt
+    if cell.queue in ("codel", "fq_codel"):
+        st["codel_mtu"] = MTU_B
+    if cell.queue == "fq_codel":
+        st["fq_quantum"] = MTU_B
+    return st
+
+
+def fmt_float(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def ns3_grid_argv(st: dict[str, Any], seed: int) -> list[str]:
+    """The native twin's arguments for the cell of `st` (benches/ns3/dumbbell.cc)."""
+    argv = [
+        f"--flows={st['flows']}",
+        f"--simtime={fmt_float(st['simtime_s'])}",
+        "--per=0",
+        f"--seed={seed}",
+        f"--segsize={st['mss']}",
+        f"--cc={st['cc']}",
+        f"--queue={st['queue']}",
+        f"--qlimit={st['qdisc_limit_p']}",
+        f"--ecn={int(st['ecn'])}",
+        f"--rate={fmt_float(st['rate_mbps'])}",
+        f"--delay={fmt_float(st['delay_ms'])}",
+        f"--accessrate={fmt_float(st['access_rate_mbps'])}",
+        f"--accessdelay={fmt_float(st['access_delay_ms'])}",
+        f"--bufsize={st['buffer_bytes']}",
+        f"--meanpkt={st['packet_bytes']}",
+    ]
+    if "red_minth" in st:
+        argv += [f"--minth={fmt_float(st['red_minth'])}", f"--maxth={fmt_float(st['red_maxth'])}"]
+    if "dctcp_k" in st:
+        argv.append(f"--dctcpk={st['dctcp_k']}")
+    return argv
+
+
+def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
+    """The bottleneck queue of `st` in linklab's terms."""
+    q, ecn = st["queue"], bool(st["ecn"])
+    limit = f"{st['linklab_limit_p']}p"
+    if q == "droptail":
+        return {"kind": "droptail", "limit": limit}
+    if q in ("red", "dctcp"):
+        out: dict[str, Any] = {
+            "kind": "red",
+            "limit": limit,
+            "minth": st["red_minth"] + DEVICE_QUEUE_P,
+            "maxth": st["red_maxth"] + DEVICE_QUEUE_P,
+            "wq": st["red_wq"],
+            "ecn": ecn,
+            "mean_pkt_size": st["mean_pkt_size"],
+            "ns2": True,
+            "idle": "ns2",
+        }
+        if q == "dctcp":
+            out["hard_drop"] = False
+        return out
+    if q == "pie":
+        return {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"]}
+    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B"}
+    if q == "fq_codel":
+        out["quantum"] = f"{st['fq_quantum']}B"
+    return out
+
+
+def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]:
+    """SCENARIO (parsed, `base`) turned into the cell of `st`: every parameter in the
+    scenario's own tables, so the TOML alone reproduces the run (`--show-cell`)."""
+    doc = json.loads(json.dumps(base))
+    doc["name"] = "vs-ns3-grid"
+    doc["params"].update(
+        {
+            "flows": st["flows"],
+            "per": 0.0,
+            "duration": f"{fmt_float(st['simtime_s'])}s",
+            "iw": st["initial_window"],
+            "delack": True,
+            "min_rto": f"{fmt_float(st['min_rto_ms'])}ms",
+            "mss": st["mss"],
+            "rwnd": f"{st['buffer_bytes']}B",
+            "prr": st["prr"],
+            "rto_keeps_sack": True,
+            "framing": f"{st['framing_bytes']}B",
+        }
+    )
+    tcp = doc["tcp"]
+    tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
+    for link in doc["links"]:
+        if (link.get("a"), link.get("b")) == ("L", "R"):
+            link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
+            link["delay"] = f"{fmt_float(st['delay_ms'])}ms"
+            link["queue"] = linklab_grid_queue(st)
+        else:
+            link["rate"] = f"{fmt_float(st['access_rate_mbps'])}Mbit"
+            link["delay"] = f"{fmt_float(st['access_delay_ms'])}ms"
+    return doc
+
+
+_UNITS = {"bit": 1.0, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9, "s": 1e3, "ms": 1.0, "us": 1e-3,
+          "B": 1.0, "kB": 1e3, "KiB": 1024.0, "MB": 1e6, "MiB": 2.0**20, "p": 1.0}  # fmt: skip
+
+
+def _quantity(text: Any) -> float:
+    """A number from a scenario value: 100Mbit -> 1e8 (bit/s), 18ms -> 18 (ms), 5p -> 5
+    (NaN if unreadable)."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2) not in _UNITS | {"": 1.0}:
+        return math.nan  # unequal to anything: reported as a mismatch
+    return float(m.group(1)) * _UNITS.get(m.group(2), 1.0)
+
+
+def grid_mismatches(
+    st: dict[str, Any],
+    ns3: dict[str, Any] | None,
+    doc: dict[str, Any],
+    ll_summary: dict[str, Any] | None = None,
+) -> list[str]:
+    """Every parameter on which ns-3 (its settings read back from the built objects), the
+    linklab scenario and linklab's run summary disagree with the cell's settings `st`;
+    empty when both simulators ran the same scenario."""
+    bad: list[str] = []
+
+    def same(what: str, got: Any, want: Any) -> None:
+        ok = (
+            math.isclose(float(got), float(want), rel_tol=1e-9, abs_tol=1e-9)
+            if isinstance(want, float) and got is not None and not isinstance(got, bool)
+            else got == want
+        )
+        if not ok:
+            bad.append(f"{what}: {got!r}, expected {want!r}")
+
+    q = st["queue"]
+    if ns3 is not None:
+        same("ns-3 rate_mbps", ns3.get("rate_mbps"), st["rate_mbps"])
+        same("ns-3 delay_ms", ns3.get("delay_ms"), st["delay_ms"])
+        same("ns-3 access_rate_mbps", ns3.get("access_rate_mbps"), st["access_rate_mbps"])
+        same("ns-3 access_delay_ms", ns3.get("access_delay_ms"), st["access_delay_ms"])
+        same("ns-3 qdisc", ns3.get("qdisc"), NS3_QDISC[q])
+        same("ns-3 qdisc_limit_p", ns3.get("qdisc_limit_p"), st["qdisc_limit_p"])
+        same("ns-3 device_queue_p", ns3.get("device_queue_p"), st["device_queue_p"])
+        same("ns-3 segment_size", ns3.get("segment_size"), st["mss"])
+        same("ns-3 initial_cwnd", ns3.get("initial_cwnd"), st["initial_window"])
+        same("ns-3 del_ack_count", ns3.get("del_ack_count"), st["delayed_ack"]["count"])
+        same("ns-3 del_ack_timeout_ms", ns3.get("del_ack_timeout_ms"),
+             st["delayed_ack"]["timeout_ms"])  # fmt: skip
+        same("ns-3 min_rto_ms", ns3.get("min_rto_ms"), st["min_rto_ms"])
+        same("ns-3 snd_buf", ns3.get("snd_buf"), st["buffer_bytes"])
+        same("ns-3 rcv_buf", ns3.get("rcv_buf"), st["buffer_bytes"])
+        same("ns-3 sack", ns3.get("sack"), st["sack"])
+        same("ns-3 timestamps", ns3.get("timestamps"), st["timestamps"])
+        same("ns-3 cc", ns3.get("cc"), NS3_CC[st["cc"]])
+        same("ns-3 recovery", ns3.get("recovery"),
+             "ns3::TcpPrrRecovery" if st["prr"] else "ns3::TcpClassicRecovery")  # fmt: skip
+        if (ns3.get("bottleneck_mtu") or 0) < st["packet_bytes"]:
+            bad.append(f"ns-3 bottleneck_mtu {ns3.get('bottleneck_mtu')} < packet size")
+        if q in ("red", "dctcp"):
+            same("ns-3 red_min_th", ns3.get("red_min_th"), st["red_minth"])
+            same("ns-3 red_max_th", ns3.get("red_max_th"), st["red_maxth"])
+            same("ns-3 red_qw", ns3.get("red_qw"), st["red_wq"])
+            same("ns-3 red_mean_pkt_size", ns3.get("red_mean_pkt_size"), st["mean_pkt_size"])
+            same("ns-3 red_link_mbps", ns3.get("red_link_mbps"), st["rate_mbps"])
+            same("ns-3 red_hard_drop", ns3.get("red_hard_drop"), q == "red")
+        if q == "pie":
+            same("ns-3 pie_mean_pkt_size", ns3.get("pie_mean_pkt_size"), st["mean_pkt_size"])
+        if q == "codel":
+            same("ns-3 codel_min_bytes", ns3.get("codel_min_bytes"), st["codel_mtu"])
+        if q == "fq_codel":
+            same("ns-3 fq_quantum", ns3.get("fq_quantum"), st["fq_quantum"])
+        if q != "droptail":
+            same("ns-3 qdisc_ecn", ns3.get("qdisc_ecn"), st["ecn"])
+
+    p, tcp = doc["params"], doc["tcp"]
+    same("linklab flows", p.get("flows"), st["flows"])
+    same("linklab duration", _quantity(p.get("duration")), st["simtime_s"] * 1e3)
+    same("linklab mss", p.get("mss"), st["mss"])
+    same("linklab iw", p.get("iw"), st["initial_window"])
+    same("linklab delack", p.get("delack"), True)  # every 2nd segment or 200 ms
+    same("linklab min_rto", _quantity(p.get("min_rto")), st["min_rto_ms"])
+    same("linklab rwnd", _quantity(p.get("rwnd")), float(st["buffer_bytes"]))
+    same("linklab framing", _quantity(p.get("framing")), float(st["framing_bytes"]))
+    same("linklab prr", p.get("prr"), st["prr"])
+    same("linklab tcp.cc", tcp.get("cc"), st["cc"])
+    same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
+    same("linklab tcp.variant", tcp.get("variant"), "sack")
+    same("linklab tcp.timestamps", tcp.get("timestamps"), st["timestamps"])
+    for key, param in (("mss", "mss"), ("initial_window", "iw"), ("delayed_ack", "delack"),
+                       ("min_rto", "min_rto"), ("rwnd", "rwnd"), ("prr", "prr")):  # fmt: skip
+        same(f"linklab tcp.{key}", tcp.get(key), f"${{{param}}}")
+    (flow,) = doc["flows"]
+    same("linklab start_jitter", _quantity(flow.get("start_jitter")), st["start_jitter_s"] * 1e3)
+    for link in doc["links"]:
+        bott = (link.get("a"), link.get("b")) == ("L", "R")
+        name = "bottleneck" if bott else f"access {link.get('a')}-{link.get('b')}"
+        same(f"linklab {name} rate", _quantity(link["rate"]),
+             (st["rate_mbps"] if bott else st["access_rate_mbps"]) * 1e6)  # fmt: skip
+        same(f"linklab {name} delay", _quantity(link["delay"]),
+             st["delay_ms"] if bott else st["access_delay_ms"])  # fmt: skip
+        same(f"linklab {name} overhead", link.get("overhead"), "${framing}")
+        if not bott:
+            continue
+        lq = link["queue"]
+        same("linklab queue kind", lq.get("kind"), LINKLAB_KIND[q])
+        same("linklab queue limit", _quantity(lq.get("limit")),
+             float(st["qdisc_limit_p"] + st["device_queue_p"]))  # fmt: skip
+        if q in ("red", "dctcp"):
+            same("linklab red minth", lq.get("minth"), st["red_minth"] + st["device_queue_p"])
+            same("linklab red maxth", lq.get("maxth"), st["red_maxth"] + st["device_queue_p"])
+            same("linklab red wq", lq.get("wq"), st["red_wq"])
+            same("linklab red mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
+            same("linklab red hard_drop", lq.get("hard_drop", True), q == "red")
+            same("linklab red ns2", (lq.get("ns2"), lq.get("idle")), (True, "ns2"))
+        if q == "pie":
+            same("linklab pie mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
+        if q in ("codel", "fq_codel"):
+            same("linklab codel mtu", _quantity(lq.get("mtu")), float(st["codel_mtu"]))
+        if q == "fq_codel":
+            same("linklab fq quantum", _quantity(lq.get("quantum")), float(st["fq_quantum"]))
+        if q != "droptail":
+            same("linklab queue ecn", lq.get("ecn"), st["ecn"])
+    if ll_summary is not None:
+        links = {x.get("name"): x for x in linklab_links(ll_summary)}
+        same("linklab run L->R rate_bps", links.get(BOTTLENECK, {}).get("rate_bps"),
+             round(st["rate_mbps"] * 1e6))  # fmt: skip
+        for i in range(1, st["flows"] + 1):
+            same(f"linklab run S{i}->L rate_bps", links.get(f"S{i}->L", {}).get("rate_bps"),
+                 round(st["access_rate_mbps"] * 1e6))  # fmt: skip
+        queue = next((x for x in ll_summary.get("queues", []) if x.get("link") == BOTTLENECK), {})
+        same("linklab run L->R queue kind", queue.get("kind"), LINKLAB_KIND[q])
+        same("linklab run flows", len(ll_summary.get("flows", [])), st["flows"])
+    return bad
+
+
+def show_cell(cell: Cell, ecn: bool, seed: int = 1) -> str:
+    """A cell's settings for both simulators: the common numbers, the ns-3 command, the
+    linklab scenario (TOML) and command."""
+    import tomli_w
+
+    st = grid_settings(cell, ecn)
+    base = tomllib_load(REPO / SCENARIO)
+    doc = linklab_grid_doc(base, st)
+    lines = [f"cell {cell.key}", "", "settings (both simulators):"]
+    lines += [f"  {k} = {json.dumps(v)}" for k, v in st.items()]
+    lines += ["", "ns-3 (benches/ns3/native/dumbbell):",
+              "  dumbbell " + " ".join(ns3_grid_argv(st, seed)), "",
+              f"linklab (linklab run cell.toml --json --seed {seed}), cell.toml:", ""]  # fmt: skip
+    lines += ["  " + x for x in tomli_w.dumps(doc).splitlines()]
+    mism = grid_mismatches(st, None, doc)
+    lines += ["", "linklab scenario vs settings: " + ("agree" if not mism else "; ".join(mism))]
+    return "\n".join(lines)
+
+
+def tomllib_load(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(path.read_text())
+
+
+# ---- runs -----------------------------------------------------------------------------------
+
+
+def ns3_grid_run(binary: Path, st: dict[str, Any], seed: int, extra: list[str]) -> dict[str, Any]:
+    """One ns-3 run of a cell: the figures kept in the results file."""
+    cmd = [str(binary), *ns3_grid_argv(st, seed), *extra]
+    res = run_child(cmd, cwd=REPO)
+    if res.returncode != 0:
+        raise BenchError(f"ns-3 run failed ({' '.join(cmd)}):\n{res.stderr[-3000:]}")
+    raw = last_json_line(res.stdout)
+    red = raw.get("red", {})
+    return {
+        "seed": seed,
+        "goodput_bps": raw["goodput_mbps"] * 1e6,
+        "queue_delay_s": raw["wait_ms"] / 1e3,
+        "qdisc_sojourn_s": raw["queue_delay_ms"] / 1e3,
+        "retransmits": raw["retransmits"],
+        "timeouts": raw["loss_episodes"],
+        "recoveries": raw["recovery_episodes"],
+        "flow_bytes": raw["flow_bytes"],
+        "drops": red.get("total_dropped"),
+        "marks": red.get("total_marked"),
+        "bottleneck_packets": red.get("enqueued"),
+        "events": raw["events"],
+        "run_wall_s": raw["wall_s"],
+        "process_wall_s": round(res.process_wall_s, 4),
+        "cpu_s": round(res.cpu_s, 4),
+        "peak_rss_kib": res.peak_rss_kib,
+        "load1": res.load1,
+        "settings": raw["settings"],
+    }
+
+
+def linklab_grid_run(
+    prefix: list[str], env: dict[str, str] | None, toml: Path, seed: int, sets: list[str]
+) -> dict[str, Any]:
+    """One linklab run of a cell (its scenario file `toml`)."""
+    cmd = [*prefix, "run", str(toml), "--json", "--seed", str(seed)]
+    for s in sets:
+        cmd += ["--set", s]
+    res = run_child(cmd, cwd=REPO, env=env)
+    if res.returncode != 0:
+        raise BenchError(
+            f"linklab run failed (exit {res.returncode}): {' '.join(cmd)}\n{res.stderr[-3000:]}"
+        )
+    raw = last_json_line(res.stdout)
+    links = {x.get("name"): x for x in linklab_links(raw)}
+    sent = int(links[BOTTLENECK]["tx_packets"])
+    queue = next(x for x in raw["queues"] if x.get("link") == BOTTLENECK)
+    agg = raw["aggregate"]
+    return {
+        "seed": seed,
+        "goodput_bps": float(agg["goodput_bps"]),
+        # Little's law, as ns-3's wait_ms: mean packets waiting / departures per second.
+        "queue_delay_s": float(queue["mean_packets"]) * float(raw["sim_time_s"]) / sent
+        if sent
+        else 0.0,
+        "retransmits": agg["retransmits"],
+        "timeouts": agg["timeout_episodes"],
+        "drops": sum(queue["drops"].values()),
+        "marks": queue.get("ecn_marks"),
+        "bottleneck_packets": queue.get("arrivals"),
+        "events": raw.get("events"),
+        "run_wall_s": float(raw["wall_time_s"]),
+        "process_wall_s": round(res.process_wall_s, 4),
+        "cpu_s": round(res.cpu_s, 4),
+        "peak_rss_kib": res.peak_rss_kib,
+        "summary": raw,
+    }
+
+
+def load_grid_results(path: Path | None) -> dict[str, Any]:
+    """The committed ns-3 grid runs ({"cells": {key: {"settings", "runs": {seed: run}}}})."""
+    if path is None or not path.exists():
+        return {"cells": {}}
+    data = json.loads(path.read_text())
+    if not isinstance(data.get("cells"), dict):
+        raise BenchError(f"{path}: not an ns-3 grid results file (no 'cells' object)")
+    return data
+
+
+def save_grid_results(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    tmp.replace(path)
+
+
+def est_packets(cell: Cell) -> float:
+    """Bottleneck packets of one run (what ns-3's time is proportional to)."""
+    return cell.rate_mbps * 1e6 / 8 / (cell.mss + HEADERS_B + FRAMING_B) * cell.simtime
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+
+def rel(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0 or math.isnan(a) or math.isnan(b):
+        return None
+    return (a - b) / b
+
+
+def sample_var(xs: list[float]) -> float:
+    n = len(xs)
+    if n < 2:
+        return math.nan
+    m = sum(xs) / n
+    return sum((x - m) ** 2 for x in xs) / (n - 1)
+
+
+def diff_ci95(a: dict[str, Any], b: dict[str, Any], k: str) -> float | None:
+    """Half-width of the 95 % interval of mean_a - mean_b (Welch), or None."""
+    va, vb, na, nb = a.get(f"{k}_var"), b.get(f"{k}_var"), a["n"], b["n"]
+    if va is None or vb is None or math.isnan(va) or math.isnan(vb):
+        return None
+    se2 = va / na + vb / nb
+    if se2 == 0:
+        return 0.0
+    df = se2**2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    t = T95[min(len(T95), max(1, int(df))) - 1] if df < len(T95) else 1.960
+    return t * math.sqrt(se2)
+
+
+def grid_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    if not runs:
+        return {}
+    gs, qs = [r["goodput_bps"] for r in runs], [r["queue_delay_s"] for r in runs]
+    g, gci = mean_ci(gs)
+    q, qci = mean_ci(qs)
+    out = {
+        "n": len(runs),
+        "goodput_bps_mean": g,
+        "goodput_bps_ci95": gci,
+        "goodput_bps_var": sample_var(gs),
+        "queue_delay_s_mean": q,
+        "queue_delay_s_ci95": qci,
+        "queue_delay_s_var": sample_var(qs),
+    }
+    for k in ("retransmits", "timeouts", "drops", "marks"):
+        vals = [r[k] for r in runs if r.get(k) is not None]
+        out[f"{k}_mean"] = sum(vals) / len(vals) if len(vals) == len(runs) else None
+    out["cpu_s"] = sum(r.get("cpu_s", 0.0) for r in runs)
+    out["run_wall_s"] = sum(r["run_wall_s"] for r in runs)
+    keep = ("seed", "goodput_bps", "queue_delay_s", "retransmits", "timeouts", "drops", "marks")
+    out["runs"] = [{k: r.get(k) for k in keep} for r in runs]
+    return out
+
+
+def grid_report(
+    cells: list[Cell],
+    seeds: list[int],
+    ns3_runs: dict[str, dict[int, dict[str, Any]]],
+    ll_runs: dict[str, dict[int, dict[str, Any]]],
+    cfg: dict[str, Any],
+) -> dict[str, Any]:
+    rows = []
+    for c in cells:
+        ns = grid_side([ns3_runs[c.key][s] for s in seeds if s in ns3_runs.get(c.key, {})])
+        ll = grid_side([ll_runs[c.key][s] for s in seeds if s in ll_runs.get(c.key, {})])
+        row: dict[str, Any] = {"key": c.key, "cell": c.__dict__, "ns3": ns, "linklab": ll}
+        if ns and ll:
+            gd = rel(ll["goodput_bps_mean"], ns["goodput_bps_mean"])
+            qd = rel(ll["queue_delay_s_mean"], ns["queue_delay_s_mean"])
+            row["goodput_rel_diff"], row["queue_delay_rel_diff"] = gd, qd
+            # Is the difference larger than the seeds' noise? (95 % Welch interval of the
+            # difference of the means, relative to ns-3's mean; reported, not a target.)
+            for k, name in (("goodput_bps", "goodput"), ("queue_delay_s", "queue_delay")):
+                half, base = diff_ci95(ll, ns, k), ns[f"{k}_mean"]
+                row[f"{name}_rel_diff_ci95"] = None if half is None or not base else half / base
+            row["goodput_pass"] = gd is not None and abs(gd) <= TARGET_GRID_GOODPUT
+            row["queue_delay_pass"] = qd is not None and abs(qd) <= TARGET_GRID_QDELAY
+            row["pass"] = row["goodput_pass"] and row["queue_delay_pass"]
+        rows.append(row)
+    compared = [r for r in rows if "pass" in r]
+    n_pass = sum(r["pass"] for r in compared)
+    rate = n_pass / len(compared) if compared else None
+    return {
+        "benchmark": "linklab vs ns-3 3.44, grid of CC x queue x path (benches/vs_ns3.py --grid)",
+        "config": cfg,
+        "host": host_info(),
+        "targets": {
+            "goodput_rel": TARGET_GRID_GOODPUT,
+            "queue_delay_rel": TARGET_GRID_QDELAY,
+            "pass_rate": TARGET_GRID_PASS_RATE,
+        },
+        "cells": rows,
+        "n_cells": len(rows),
+        "n_compared": len(compared),
+        "n_pass": n_pass,
+        "pass_rate": rate,
+        "all_pass": bool(compared)
+        and len(compared) == len(rows)
+        and n_pass >= TARGET_GRID_PASS_RATE * len(compared),
+        "misses": [r["key"] for r in compared if not r["pass"]],
+        "cpu_s": {
+            "ns3": sum(r["ns3"].get("cpu_s", 0.0) for r in rows),
+            "linklab": sum(r["linklab"].get("cpu_s", 0.0) for r in rows),
+            "ns3_run_wall": sum(r["ns3"].get("run_wall_s", 0.0) for r in rows),
+            "linklab_run_wall": sum(r["linklab"].get("run_wall_s", 0.0) for r in rows),
+        },
+    }
+
+
+def fmt_pct(x: float | None) -> str:
+    return fmt_num(None if x is None else x * 100, "+.1f", "%")
+
+
+def print_grid_table(rep: dict[str, Any]) -> None:
+    cfg = rep["config"]
+    print(
+        f"linklab vs ns-3 3.44 - grid: {rep['n_cells']} cells, seeds {cfg['seeds']}; "
+        "goodput Mbit/s and mean queueing delay ms, mean ± 95 % CI; diff = (linklab - ns-3) "
+        "/ ns-3 ± the 95 % interval of that difference (Welch); retx / TO = retransmitted "
+        "segments / timeout episodes, mean per run (ns-3|linklab)"
+    )
+    w = max((len(r["key"]) for r in rep["cells"]), default=10)
+    hdr = (
+        f"{'cell':<{w}} | {'ns-3 goodput':>15} | {'ll goodput':>15} | {'diff':>12} | "
+        f"{'ns-3 delay':>15} | {'ll delay':>15} | {'diff':>12} | {'retx':>11} | {'TO':>11} | ok"
+    )
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rep["cells"]:
+        ns, ll = r["ns3"], r["linklab"]
+
+        def pair(k: str, nd: int, ns: dict[str, Any] = ns, ll: dict[str, Any] = ll) -> str:
+            a, b = ns.get(f"{k}_mean"), ll.get(f"{k}_mean")
+            return f"{fmt_num(a, f'.{nd}f')}|{fmt_num(b, f'.{nd}f')}"
+
+        g_ns = fmt_ci(ns.get("goodput_bps_mean"), ns.get("goodput_bps_ci95"), 1e6, 2)
+        g_ll = fmt_ci(ll.get("goodput_bps_mean"), ll.get("goodput_bps_ci95"), 1e6, 2)
+        q_ns = fmt_ci(ns.get("queue_delay_s_mean"), ns.get("queue_delay_s_ci95"), 1e-3, 2)
+        q_ll = fmt_ci(ll.get("queue_delay_s_mean"), ll.get("queue_delay_s_ci95"), 1e-3, 2)
+        ok = "-" if "pass" not in r else ("PASS" if r["pass"] else "MISS")
+
+        def dif(name: str, r: dict[str, Any] = r) -> str:
+            d, h = r.get(f"{name}_rel_diff"), r.get(f"{name}_rel_diff_ci95")
+            return fmt_pct(d) + ("" if d is None or h is None else f"±{h * 100:.0f}")
+
+        print(
+            f"{r['key']:<{w}} | {g_ns:>15} | {g_ll:>15} | {dif('goodput'):>12}"
+            f" | {q_ns:>15} | {q_ll:>15} | {dif('queue_delay'):>12}"
+            f" | {pair('retransmits', 0):>11} | {pair('timeouts', 1):>11} | {ok}"
+        )
+    cpu = rep["cpu_s"]
+    print(
+        f"\nCPU (processes, user+sys): ns-3 {cpu['ns3']:.0f} s "
+        f"(Run() wall {cpu['ns3_run_wall']:.0f} s), linklab {cpu['linklab']:.1f} s "
+        f"(core run wall {cpu['linklab_run_wall']:.1f} s)"
+    )
+    if rep["pass_rate"] is None:
+        print("no cell compared (linklab not run)")
+        return
+    print(
+        f"[{'PASS' if rep['all_pass'] else 'FAIL'}] {rep['n_pass']}/{rep['n_compared']} cells "
+        f"({rep['pass_rate']:.1%}) within goodput ±{TARGET_GRID_GOODPUT:.0%} and queueing "
+        f"delay ±{TARGET_GRID_QDELAY:.0%} of ns-3 (target >= {TARGET_GRID_PASS_RATE:.0%} of "
+        "the cells)"
+    )
+    for k in rep["misses"]:
+        fam = GRID_MISSES.get(k)
+        why = f"  [{fam}: {GRID_MISS_FAMILY[fam]}]" if fam else "  [no documented cause]"
+        print(f"  miss: {k}{why}")
+    pivot: dict[tuple[str, str], list[int]] = {}
+    for r in rep["cells"]:
+        if "pass" in r:
+            n = pivot.setdefault((r["cell"]["cc"], r["cell"]["queue"]), [0, 0])
+            n[0] += bool(r["pass"])
+            n[1] += 1
+    queues = [q for q in GRID_QUEUES if any(k[1] == q for k in pivot)]
+    print("\ncells within both targets, by congestion control (rows) and queue (columns):")
+    print(f"{'':>9} " + " ".join(f"{q:>9}" for q in queues))
+    for cc in [c for c in CCS if any(k[0] == c for k in pivot)]:
+        cols = [pivot.get((cc, q)) for q in queues]
+        print(f"{cc:>9} " + " ".join(f"{f'{n[0]}/{n[1]}' if n else '':>9}" for n in cols))
+
+
+def grid_main(a: argparse.Namespace) -> int:
+    """`--grid`: run (or read) ns-3 and run linklab over the cells; table or JSON."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import tomli_w
+
+    ecn = not a.no_ecn
+    if a.quick:
+        cells = [parse_cell_key(k) for k in QUICK_CELLS]
+    elif a.cell:
+        cells = [parse_cell_key(k) for k in a.cell]
+    else:
+        levels = {
+            "flows": tuple(a.flows or GRID_LEVELS["flows"]),
+            "mss": tuple(a.mss or GRID_LEVELS["mss"]),
+            "rate": tuple(a.rate or GRID_LEVELS["rate"]),
+            "delay": tuple(a.delay or GRID_LEVELS["delay"]),
+            "qlimit": tuple(a.qlimit_bdp or GRID_LEVELS["qlimit"]),
+        }
+        cells = grid_cells(a.cc or list(CCS), a.queue or list(GRID_QUEUES), levels, a.design,
+                           a.simtime)  # fmt: skip
+    if a.show_cell:
+        for c in cells:
+            print(show_cell(c, ecn))
+            print()
+        return 0
+    seeds = list(range(1, (a.seeds or GRID_SEEDS) + 1))
+    results = load_grid_results(a.ns3_results)
+    store = a.save_ns3
+    stored = load_grid_results(store)["cells"] if store else {}  # what --save-ns3 writes
+    if store and store != a.ns3_results:  # runs already in the store count too
+        results = results | {"cells": results["cells"] | stored}
+    use_cache = not a.ns3_arg and not a.fresh_ns3
+    if a.saved_only:  # the cells whose ns-3 runs are all in the results file
+
+        def saved(c: Cell) -> bool:
+            e = results["cells"].get(c.key, {})
+            argv = ns3_grid_argv(grid_settings(c, ecn), 0)
+            return e.get("ns3_argv") == argv and all(str(x) in e.get("runs", {}) for x in seeds)
+
+        cells = [c for c in cells if saved(c)]
+        if not cells or not use_cache:
+            raise BenchError(f"--saved-only: no cell of the grid is saved in {a.ns3_results}")
+    base = tomllib_load(REPO / SCENARIO)
+    tmpdir = Path(tempfile.mkdtemp(prefix="vs_ns3_grid-"))
+    ll_prefix: list[str] | None = None
+    ll_env: dict[str, str] | None = None
+    if not a.ns3_only:
+        try:
+            ll_prefix, ll_env = find_linklab(a.linklab)
+        except BenchError as e:
+            log(f"[linklab] {e}")
+            return 2
+
+    docs: dict[str, dict[str, Any]] = {}
+    sts: dict[str, dict[str, Any]] = {}
+    tomls: dict[str, Path] = {}
+    for i, c in enumerate(cells):
+        st = grid_settings(c, ecn)
+        doc = linklab_grid_doc(base, st)
+        bad = grid_mismatches(st, None, doc)
+        if bad:
+            raise BenchError(f"{c.key}: the linklab scenario does not match: {'; '.join(bad)}")
+        sts[c.key], docs[c.key] = st, doc
+        tomls[c.key] = tmpdir / f"cell{i:04d}.toml"
+        tomls[c.key].write_text(tomli_w.dumps(doc))
+
+    lock = threading.Lock()
+    binary: list[Path] = []
+    ns3_runs: dict[str, dict[int, dict[str, Any]]] = {c.key: {} for c in cells}
+    ll_runs: dict[str, dict[int, dict[str, Any]]] = {c.key: {} for c in cells}
+    errors: list[str] = []
+
+    def cached(c: Cell, seed: int) -> dict[str, Any] | None:
+        entry = results["cells"].get(c.key)
+        if not use_cache or not entry or str(seed) not in entry.get("runs", {}):
+            return None
+        if entry.get("ns3_argv") != ns3_grid_argv(sts[c.key], 0):
+            log(f"[ns-3] {c.key}: saved runs had other ns-3 arguments; running ns-3 again")
+            return None
+        return entry["runs"][str(seed)] | {"settings": entry.get("ns3_settings")}
+
+    def task(c: Cell, seed: int) -> None:
+        try:
+            r = cached(c, seed)
+            tag = " (saved)"
+            if r is None:
+                tag = ""
+                with lock:
+                    if not binary:
+                        binary.append(ensure_native(ensure_ns3_venv(a.ns3_venv), a.rebuild))
+                r = ns3_grid_run(binary[0], sts[c.key], seed, a.ns3_arg)
+                if store and use_cache:
+                    with lock:
+                        argv = ns3_grid_argv(sts[c.key], 0)  # seed 0: the cell's
+                        entry = results["cells"].setdefault(c.key, {})
+                        if entry.get("ns3_argv") != argv:
+                            entry.clear()
+                        stored[c.key] = entry
+                        entry["settings"] = sts[c.key]
+                        entry["ns3_argv"] = argv
+                        entry["ns3_settings"] = r["settings"]
+                        entry.setdefault("runs", {})[str(seed)] = {
+                            k: v for k, v in r.items() if k != "settings"
+                        }
+                        header = {
+                            "benchmark": "ns-3 3.44 grid runs (benches/vs_ns3.py --grid "
+                            "--save-ns3): the ns-3 side of every cell, by cell key and seed",
+                            "ns3": {
+                                "version": "3.44 (PyPI wheel `ns3`)",
+                                "twin": "benches/ns3/dumbbell.cc",
+                                "twin_sha256": hashlib.sha256(NATIVE_SRC.read_bytes()).hexdigest(),
+                            },
+                            "host": host_info(),
+                        }
+                        save_grid_results(store, header | {"cells": stored})
+            bad = grid_mismatches(sts[c.key], r.get("settings"), docs[c.key])
+            if bad:
+                raise BenchError(f"{c.key}: ns-3 and linklab disagree: {'; '.join(bad)}")
+            ns3_runs[c.key][seed] = r
+            msg = (
+                f"[ns-3] {c.key} seed {seed}: {r['goodput_bps'] / 1e6:.3f} Mbit/s, "
+                f"{r['queue_delay_s'] * 1e3:.2f} ms, cpu {r.get('cpu_s', 0):.1f} s{tag}"
+            )
+            if ll_prefix is not None:
+                q = linklab_grid_run(ll_prefix, ll_env, tomls[c.key], seed, a.linklab_set)
+                bad = grid_mismatches(sts[c.key], None, docs[c.key], q["summary"])
+                if bad:
+                    raise BenchError(f"{c.key}: linklab ran something else: {'; '.join(bad)}")
+                if not a.keep_summaries:
+                    q.pop("summary")
+                ll_runs[c.key][seed] = q
+                msg += (
+                    f" | linklab {q['goodput_bps'] / 1e6:.3f} Mbit/s, "
+                    f"{q['queue_delay_s'] * 1e3:.2f} ms, cpu {q['cpu_s']:.2f} s"
+                )
+            log(msg)
+        except (BenchError, KeyError, ValueError) as e:
+            with lock:
+                errors.append(f"{c.key} seed {seed}: {e}")
+            log(f"[grid] {c.key} seed {seed}: {e}")
+
+    tasks = sorted(((c, s) for c in cells for s in seeds), key=lambda t: (est_packets(t[0]), t[1]))
+    with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        for _ in pool.map(lambda t: task(*t), tasks):
+            pass
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    cfg = {
+        "design": "quick" if a.quick else ("cells" if a.cell else a.design),
+        "seeds": seeds,
+        "ecn": ecn,
+        "ns3_results": str(a.ns3_results) if a.ns3_results else None,
+        "linklab_set": a.linklab_set,
+        "ns3_arg": a.ns3_arg,
+    }
+    rep = grid_report(cells, seeds, ns3_runs, ll_runs, cfg)
+    rep["errors"] = errors
+    if a.json:
+        print(json.dumps(rep))
+    else:
+        print_grid_table(rep)
+        for e in errors:
+            print(f"error: {e}")
+    if errors:
+        return 2
+    if a.ns3_only:
+        return 0
+    return 0 if rep["all_pass"] else 1
+
+
+# --------------------------------------------------------------------------------------------
 # main
 # --------------------------------------------------------------------------------------------
 
@@ -743,23 +1848,60 @@ def parse_per(s: str) -> list[float]:
     return vals
 
 
+def list_of(kind: type, name: str, lo: float, allowed: tuple[str, ...] = ()) -> Any:
+    """An argparse type: a comma list of `kind` values >= lo (or of `allowed` names)."""
+
+    def parse(text: str) -> list[Any]:
+        items = [x.strip() for x in text.split(",") if x.strip()]
+        if allowed:
+            bad = [x for x in items if x not in allowed]
+            if not items or bad:
+                raise argparse.ArgumentTypeError(
+                    f"bad {name} {text!r}: a comma list of {', '.join(allowed)}"
+                )
+            return items
+        try:
+            vals = [kind(x) for x in items]
+        except ValueError:
+            vals = []
+        if not vals or any(v < lo for v in vals):
+            what = "integers" if kind is int else "numbers"
+            raise argparse.ArgumentTypeError(
+                f"bad {name} {text!r}: a comma list of {what} >= {lo:g}"
+            )
+        return vals
+
+    return parse
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--flows", type=int, default=10)
-    p.add_argument("--simtime", type=float, default=100.0, help="simulated seconds")
-    p.add_argument("--seeds", type=int, default=10, help="seeds 1..N (ns-3 RngRun, linklab --seed)")
-    p.add_argument("--per", type=parse_per, default=[0.0, 0.01, 0.1], help="comma list")
-    p.add_argument("--quick", action="store_true", help="2 flows x 5 s, one seed (smoke run)")
-    p.add_argument("--cc", choices=CCS, default="newreno", help="congestion control, every flow")
+    p.add_argument("--flows", type=list_of(int, "--flows", 1), help="flows (10; grid: 1,4,16)")
+    p.add_argument(
+        "--simtime", type=float, help="simulated seconds (100; grid: 20, 30 at RTT 200 ms)"
+    )
+    p.add_argument(
+        "--seeds", type=int, help="seeds 1..N, ns-3 RngRun and linklab --seed (10; grid: 3)"
+    )
+    p.add_argument("--per", type=parse_per, help="comma list (0,0.01,0.1; not in the grid)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 flows x 5 s, one seed (smoke run); with --grid: the cells of QUICK_CELLS",
+    )
+    p.add_argument("--cc", type=list_of(str, "--cc", 0, CCS), help="congestion control(s)")
     p.add_argument(
         "--queue",
-        choices=tuple(QUEUES),
-        default="red",
-        help="bottleneck queue (dctcp = RED marking from K packets, for --cc dctcp)",
+        type=list_of(str, "--queue", 0, tuple(QUEUES)),
+        help="bottleneck queue(s) (dctcp = RED marking from K packets, for --cc dctcp)",
     )
-    p.add_argument("--qlimit", type=int, metavar="P", help="queue limit in packets")
+    p.add_argument(
+        "--qlimit",
+        type=list_of(float, "--qlimit", 0),
+        help="queue limit: packets (one point), or BDP multiples in the grid (0.5,1,4)",
+    )
     p.add_argument("--no-ecn", action="store_true", help="ECN off in TCP and the queue")
     p.add_argument("--dctcp-k", type=int, default=20, metavar="P", help="DCTCP marking threshold")
     p.add_argument(
@@ -768,6 +1910,55 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="prr",
         help="SACK loss recovery on both sides: PRR (ns-3's default, the scenario's) or "
         "classic RFC 6675 (ns-3 TcpClassicRecovery, linklab prr = false)",
+    )
+    g = p.add_argument_group(
+        "grid",
+        "--grid, or a list in --flows/--cc/--queue/--qlimit, or any of --mss/--rate/--delay, "
+        "runs every CC x queue pair over a design of flows, MSS, rate, delay and queue limit",
+    )
+    g.add_argument("--grid", action="store_true", help="run the grid (defaults: the design)")
+    g.add_argument("--mss", type=list_of(int, "--mss", 100), help="MSS, bytes (536,1448)")
+    g.add_argument(
+        "--rate", type=list_of(float, "--rate", 0.001), help="bottleneck Mbit/s (10,100)"
+    )
+    g.add_argument(
+        "--delay",
+        type=list_of(float, "--delay", 0),
+        help="bottleneck one-way delay, ms (0,18,98: base RTT 4, 40, 200 ms)",
+    )
+    g.add_argument(
+        "--design",
+        choices=("covering", "factorial"),
+        default="covering",
+        help="covering: every pair of factor levels in some cell (9 rows for the defaults); "
+        "factorial: every combination",
+    )
+    g.add_argument("--cell", action="append", metavar="KEY", help="only this cell (repeatable)")
+    g.add_argument("--show-cell", action="store_true", help="print the cells' settings, both sides")
+    g.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
+    g.add_argument(
+        "--ns3-results",
+        type=Path,
+        default=NS3_GRID_RESULTS,
+        metavar="JSON",
+        help="saved ns-3 grid runs to compare against "
+        f"(default {NS3_GRID_RESULTS.relative_to(REPO)})",
+    )
+    g.add_argument("--fresh-ns3", action="store_true", help="run ns-3 even for saved cells")
+    g.add_argument(
+        "--saved-only",
+        action="store_true",
+        help="only the cells whose ns-3 runs are all saved (no ns-3 needed)",
+    )
+    g.add_argument(
+        "--ns3-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for the ns-3 twin (an experiment: never read from or saved)",
+    )
+    g.add_argument(
+        "--keep-summaries", action="store_true", help="keep linklab's summaries in --json"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
@@ -793,7 +1984,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--save-ns3",
         type=Path,
         metavar="JSON",
-        help="write the ns-3 runs and summary here (e.g. benches/results/...)",
+        help="write the ns-3 runs here (e.g. benches/results/...; the grid saves after each run)",
     )
     p.add_argument("--ns3-only", action="store_true", help="skip linklab")
     p.add_argument("--linklab", metavar="CMD", help="linklab command (default: found on PATH)")
@@ -810,10 +2001,46 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"do not pass the ns-3-alike TCP sets {' '.join(LINKLAB_ALIKE)}",
     )
     a = p.parse_args(argv)
+    a.grid = bool(
+        a.grid
+        or a.mss
+        or a.rate
+        or a.delay
+        or a.cell
+        or a.show_cell
+        or any(len(x or ()) > 1 for x in (a.flows, a.cc, a.queue, a.qlimit))
+    )
+    if a.grid:
+        if a.per is not None:
+            p.error("--per is not a grid factor (the grid runs PER 0)")
+        if a.jobs < 1:
+            p.error(f"--jobs must be >= 1, not {a.jobs}")
+        if a.seeds is not None and a.seeds < 1:
+            p.error(f"--seeds must be >= 1, not {a.seeds}")
+        if a.simtime is not None and a.simtime <= 1:
+            p.error(f"--simtime must be > 1 s (flows start in [0, 1) s), not {a.simtime:g}")
+        if a.qlimit and min(a.qlimit) <= 0:
+            p.error(f"--qlimit must be > 0 BDP in the grid, not {min(a.qlimit):g}")
+        a.qlimit_bdp = a.qlimit
+        for k in a.cell or []:
+            try:
+                parse_cell_key(k)
+            except ValueError as e:
+                p.error(str(e))
+        return a
+    a.flows = a.flows[0] if a.flows else 10
+    a.cc = a.cc[0] if a.cc else "newreno"
+    a.queue = a.queue[0] if a.queue else "red"
+    a.simtime = 100.0 if a.simtime is None else a.simtime
+    a.seeds = 10 if a.seeds is None else a.seeds
+    a.per = [0.0, 0.01, 0.1] if a.per is None else a.per
     if a.quick:
         a.flows, a.simtime, a.seeds = 2, 5.0, 1
-    if a.qlimit is not None and a.qlimit < 1:
-        p.error(f"--qlimit must be >= 1 packet, not {a.qlimit}")
+    if a.qlimit is not None:
+        (q,) = a.qlimit
+        if q != int(q) or q < 1:
+            p.error(f"--qlimit must be >= 1 packet, not {q:g}")
+        a.qlimit = int(q)
     if a.dctcp_k < 1:
         p.error(f"--dctcp-k must be >= 1 packet, not {a.dctcp_k}")
     return a
@@ -856,6 +2083,12 @@ def load_ns3_cache(path: Path | None) -> dict[CacheKey, dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.grid:
+        try:
+            return grid_main(a)
+        except BenchError as e:
+            log(f"[grid] {e}")
+            return 2
     seeds = list(range(1, a.seeds + 1))
     cfg = {
         "flows": a.flows,

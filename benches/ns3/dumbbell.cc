@@ -16,6 +16,15 @@
 //                   (after the DCTCP paper): QW 1 (instantaneous queue), MinTh = --dctcpk,
 //                   MaxTh = 3 x --dctcpk, UseHardDrop false, ECN on
 // --ecn 1|0         TCP ECN on/off, and the queue disc's UseEcn (all AQMs)
+//
+// For the grid of benches/vs_ns3.py --grid the path and the TCP buffers are parameters too
+// (defaults: the scenario above): --rate / --delay the bottleneck (Mbit/s, one-way ms; RED's
+// LinkBandwidth and LinkDelay follow them), --accessrate / --accessdelay the access links,
+// --bufsize the TCP send and receive buffers (bytes), --minth / --maxth RED's thresholds
+// (0: 75 / 225, or K / 3K for --queue dctcp), --meanpkt RED's and PIE's MeanPktSize (bytes).
+// The JSON line carries a "settings" object read back from the built objects (devices,
+// channels, queue disc, a sender's and a receiver's socket), so that the caller can check
+// that ns-3 ran what it asked for, and the data retransmissions of every sender.
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -24,6 +33,9 @@
 #include "ns3/traffic-control-module.h"
 
 #include <chrono>
+#include <cmath>
+#include <list>
+#include <string>
 #include <cstdio>
 #include <map>
 
@@ -46,6 +58,50 @@ static uint64_t g_deviceDequeued = 0;
 // the TcpSocketBase "CongState" trace once the sockets exist.
 static uint64_t g_lossEpisodes = 0;
 static uint64_t g_recoveryEpisodes = 0;
+// Data segments retransmitted by the senders (TcpSocketBase "Retransmission").
+static uint64_t g_retransmits = 0;
+// --trace=FILE: every sender's cwnd, ssthresh and pacing-rate changes and data segments sent
+// (sequence numbers), the L->R waiting packets and the packets its queue disc dropped.
+static FILE* g_trace = nullptr;
+
+static void
+TraceCwnd(std::string ctx, uint32_t, uint32_t v)
+{
+    std::fprintf(g_trace, "%.9f cwnd %s %u\n", Simulator::Now().GetSeconds(), ctx.c_str(), v);
+}
+
+static void
+TracePacing(std::string ctx, DataRate, DataRate v)
+{
+    std::fprintf(g_trace, "%.9f pacing %s %llu\n", Simulator::Now().GetSeconds(), ctx.c_str(),
+                 (unsigned long long)v.GetBitRate());
+}
+
+static void
+TraceSsth(std::string ctx, uint32_t, uint32_t v)
+{
+    std::fprintf(g_trace, "%.9f ssthresh %s %u\n", Simulator::Now().GetSeconds(), ctx.c_str(), v);
+}
+
+static void
+TraceTx(std::string ctx, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0)
+    {
+        std::fprintf(g_trace, "%.9f tx %s %u\n", Simulator::Now().GetSeconds(), ctx.c_str(),
+                     h.GetSequenceNumber().GetValue());
+    }
+}
+
+// --trace: a data packet the bottleneck queue disc dropped (its TCP sequence number).
+static void
+TraceQdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    TcpHeader h;
+    item->GetPacket()->PeekHeader(h);
+    std::fprintf(g_trace, "%.9f drop - %u\n", Simulator::Now().GetSeconds(),
+                 h.GetSequenceNumber().GetValue());
+}
 
 static void
 OnCongState(TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t newV)
@@ -61,10 +117,71 @@ OnCongState(TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t 
 }
 
 static void
-ConnectCongState()
+OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                 Ptr<const TcpSocketBase>)
 {
-    Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
-                                  MakeCallback(&OnCongState));
+    ++g_retransmits;
+}
+
+// Connects the traces of one sender's socket, just after its application created it (the
+// application starts at `start`; this runs 1 ns later, before any data was sent).
+static void
+ConnectSender(uint32_t node)
+{
+    std::string base =
+        "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/*/";
+    Config::ConnectWithoutContext(base + "CongState", MakeCallback(&OnCongState));
+    Config::ConnectWithoutContext(base + "Retransmission", MakeCallback(&OnRetransmission));
+    if (g_trace)
+    {
+        std::string id = std::to_string(node);
+        Config::ConnectWithoutContext(base + "CongestionWindow", MakeBoundCallback(&TraceCwnd, id));
+        Config::ConnectWithoutContext(base + "SlowStartThreshold",
+                                      MakeBoundCallback(&TraceSsth, id));
+        Config::ConnectWithoutContext(base + "PacingRate", MakeBoundCallback(&TracePacing, id));
+        Config::ConnectWithoutContext(base + "Tx", MakeBoundCallback(&TraceTx, id));
+    }
+}
+
+// Attribute read-back for the "settings" object.
+static uint64_t
+UintAttr(Ptr<Object> o, const std::string& name)
+{
+    UintegerValue v;
+    o->GetAttribute(name, v);
+    return v.Get();
+}
+
+static double
+DoubleAttr(Ptr<Object> o, const std::string& name)
+{
+    DoubleValue v;
+    o->GetAttribute(name, v);
+    return v.Get();
+}
+
+static bool
+BoolAttr(Ptr<Object> o, const std::string& name)
+{
+    BooleanValue v;
+    o->GetAttribute(name, v);
+    return v.Get();
+}
+
+static double
+TimeAttrMs(Ptr<Object> o, const std::string& name)
+{
+    TimeValue v;
+    o->GetAttribute(name, v);
+    return v.Get().GetSeconds() * 1e3;
+}
+
+static double
+RateAttrMbps(Ptr<Object> o, const std::string& name)
+{
+    DataRateValue v;
+    o->GetAttribute(name, v);
+    return v.Get().GetBitRate() / 1e6;
 }
 
 static void OnPhyRxDrop(Ptr<const Packet>) { ++g_erasures; }
@@ -79,10 +196,21 @@ WaitChanged()
 }
 
 static void
+TraceWait()
+{
+    if (g_trace)
+    {
+        std::fprintf(g_trace, "%.9f wait - %u\n", Simulator::Now().GetSeconds(),
+                     g_waitQdisc + g_waitDevice);
+    }
+}
+
+static void
 OnQdiscPackets(uint32_t, uint32_t n)
 {
     WaitChanged();
     g_waitQdisc = n;
+    TraceWait();
 }
 
 static void
@@ -90,6 +218,7 @@ OnDevicePackets(uint32_t, uint32_t n)
 {
     WaitChanged();
     g_waitDevice = n;
+    TraceWait();
 }
 
 static void
@@ -118,6 +247,15 @@ main(int argc, char* argv[])
     uint32_t qlimit = 0;
     uint32_t dctcpk = 20;
     bool ecn = true;
+    double rateMbps = 10.0;
+    double delayMs = 20.0;
+    double accessMbps = 100.0;
+    double accessDelayMs = 1.0;
+    uint32_t bufsize = 1 << 20;
+    double minth = 0.0;
+    double maxth = 0.0;
+    uint32_t meanpkt = 500;
+    std::string trace;
     CommandLine cmd;
     cmd.AddValue("flows", "number of flows", flows);
     cmd.AddValue("per", "packet erasure rate on bottleneck L->R", per);
@@ -130,6 +268,15 @@ main(int argc, char* argv[])
                  qlimit);
     cmd.AddValue("dctcpk", "DCTCP marking threshold K in packets (--queue=dctcp)", dctcpk);
     cmd.AddValue("ecn", "ECN on TCP and the queue disc", ecn);
+    cmd.AddValue("rate", "bottleneck rate, Mbit/s", rateMbps);
+    cmd.AddValue("delay", "bottleneck one-way delay, ms", delayMs);
+    cmd.AddValue("accessrate", "access link rate, Mbit/s", accessMbps);
+    cmd.AddValue("accessdelay", "access link one-way delay, ms", accessDelayMs);
+    cmd.AddValue("bufsize", "TCP SndBufSize and RcvBufSize, bytes", bufsize);
+    cmd.AddValue("minth", "RED MinTh, packets (0: 75, or K for --queue=dctcp)", minth);
+    cmd.AddValue("maxth", "RED MaxTh, packets (0: 225, or 3K for --queue=dctcp)", maxth);
+    cmd.AddValue("meanpkt", "RED and PIE MeanPktSize, bytes", meanpkt);
+    cmd.AddValue("trace", "write cwnd/ssthresh of every sender and the L->R wait here", trace);
     cmd.Parse(argc, argv);
 
     const std::map<std::string, std::string> ccs = {{"newreno", "ns3::TcpNewReno"},
@@ -155,6 +302,27 @@ main(int argc, char* argv[])
         qlimit = queues.at(queue).second;
     }
     const std::string limit = std::to_string(qlimit) + "p";
+    if (!trace.empty())
+    {
+        g_trace = std::fopen(trace.c_str(), "w");
+        if (!g_trace)
+        {
+            std::fprintf(stderr, "cannot write --trace file '%s'\n", trace.c_str());
+            return 2;
+        }
+    }
+    if (minth <= 0)
+    {
+        minth = queue == "dctcp" ? dctcpk : 75;
+    }
+    if (maxth <= 0)
+    {
+        maxth = queue == "dctcp" ? 3 * dctcpk : 225;
+    }
+    const DataRate rate(static_cast<uint64_t>(std::llround(rateMbps * 1e6)));
+    const Time delay = NanoSeconds(std::llround(delayMs * 1e6));
+    const DataRate accessRate(static_cast<uint64_t>(std::llround(accessMbps * 1e6)));
+    const Time accessDelay = NanoSeconds(std::llround(accessDelayMs * 1e6));
 
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
@@ -162,17 +330,17 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(TypeId::LookupByName(ccs.at(cc))));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segsize));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(bufsize));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(bufsize));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
     Config::SetDefault("ns3::RedQueueDisc::MaxSize", QueueSizeValue(QueueSize(limit)));
-    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(queue == "dctcp" ? dctcpk : 75));
-    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(queue == "dctcp" ? 3 * dctcpk : 225));
+    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(minth));
+    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(maxth));
     Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(ecn));
-    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(500));
-    Config::SetDefault("ns3::RedQueueDisc::LinkBandwidth", DataRateValue(DataRate("10Mbps")));
-    Config::SetDefault("ns3::RedQueueDisc::LinkDelay", TimeValue(MilliSeconds(20)));
+    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(meanpkt));
+    Config::SetDefault("ns3::RedQueueDisc::LinkBandwidth", DataRateValue(rate));
+    Config::SetDefault("ns3::RedQueueDisc::LinkDelay", TimeValue(delay));
     if (queue == "dctcp")
     {
         Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(1.0));
@@ -185,7 +353,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::FqCoDelQueueDisc::UseEcn", BooleanValue(ecn));
     Config::SetDefault("ns3::PieQueueDisc::MaxSize", QueueSizeValue(QueueSize(limit)));
     Config::SetDefault("ns3::PieQueueDisc::UseEcn", BooleanValue(ecn));
-    Config::SetDefault("ns3::PieQueueDisc::MeanPktSize", UintegerValue(500));
+    Config::SetDefault("ns3::PieQueueDisc::MeanPktSize", UintegerValue(meanpkt));
 
     NodeContainer senders;
     NodeContainer receivers;
@@ -199,11 +367,11 @@ main(int argc, char* argv[])
     stack.Install(routers);
 
     PointToPointHelper access;
-    access.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
-    access.SetChannelAttribute("Delay", StringValue("1ms"));
+    access.SetDeviceAttribute("DataRate", DataRateValue(accessRate));
+    access.SetChannelAttribute("Delay", TimeValue(accessDelay));
     PointToPointHelper bneck;
-    bneck.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-    bneck.SetChannelAttribute("Delay", StringValue("20ms"));
+    bneck.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    bneck.SetChannelAttribute("Delay", TimeValue(delay));
 
     NetDeviceContainer bdev = bneck.Install(routers.Get(0), routers.Get(1));
     for (uint32_t i = 0; i < 2; ++i)
@@ -215,6 +383,10 @@ main(int argc, char* argv[])
     QueueDiscContainer qdiscs = tch.Install(bdev);
     qdiscs.Get(0)->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
     qdiscs.Get(0)->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscPackets));
+    if (g_trace)
+    {
+        qdiscs.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&TraceQdiscDrop));
+    }
     {
         auto devQueue = DynamicCast<PointToPointNetDevice>(bdev.Get(0))->GetQueue();
         devQueue->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnDevicePackets));
@@ -229,6 +401,7 @@ main(int argc, char* argv[])
     }
     bdev.Get(1)->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&OnPhyRxDrop));
 
+    Ptr<NetDevice> accessDev;
     Ipv4AddressHelper addr;
     addr.SetBase("10.0.0.0", "255.255.255.0");
     addr.Assign(bdev);
@@ -236,6 +409,7 @@ main(int argc, char* argv[])
     for (uint32_t i = 0; i < flows; ++i)
     {
         NetDeviceContainer d = access.Install(senders.Get(i), routers.Get(0));
+        accessDev = d.Get(0);
         addr.SetBase(Ipv4Address(("10.1." + std::to_string(i + 1) + ".0").c_str()), "255.255.255.0");
         addr.Assign(d);
         d = access.Install(routers.Get(1), receivers.Get(i));
@@ -249,14 +423,18 @@ main(int argc, char* argv[])
     startRv->SetAttribute("Min", DoubleValue(0.0));
     startRv->SetAttribute("Max", DoubleValue(1.0));
     ApplicationContainer sinks;
+    ApplicationContainer bulks;
     for (uint32_t i = 0; i < flows; ++i)
     {
         BulkSendHelper bulk("ns3::TcpSocketFactory",
                             InetSocketAddress(sinkIfaces[i].GetAddress(1), port));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         ApplicationContainer app = bulk.Install(senders.Get(i));
-        app.Start(Seconds(startRv->GetValue()));
+        const Time start = Seconds(startRv->GetValue());
+        app.Start(start);
         app.Stop(Seconds(simtime));
+        bulks.Add(app);
+        Simulator::Schedule(start + NanoSeconds(1), &ConnectSender, senders.Get(i)->GetId());
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer s = sinkHelper.Install(receivers.Get(i));
@@ -266,8 +444,6 @@ main(int argc, char* argv[])
             "Rx", MakeCallback(&OnIpRx));
     }
 
-    // Every application has started (start times are in [0, 1) s).
-    Simulator::Schedule(Seconds(1.0), &ConnectCongState);
     Simulator::Stop(Seconds(simtime));
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -275,11 +451,102 @@ main(int argc, char* argv[])
     uint64_t events = Simulator::GetEventCount();
 
     uint64_t sinkBytes = 0;
+    std::string perFlow = "[";
     for (uint32_t i = 0; i < sinks.GetN(); ++i)
     {
-        sinkBytes += DynamicCast<PacketSink>(sinks.Get(i))->GetTotalRx();
+        uint64_t b = DynamicCast<PacketSink>(sinks.Get(i))->GetTotalRx();
+        sinkBytes += b;
+        perFlow += (i ? ", " : "") + std::to_string(b);
     }
+    perFlow += "]";
     const QueueDisc::Stats& st = qdiscs.Get(0)->GetStats();
+    // What ns-3 ran, read back from the objects themselves.
+    std::string settings;
+    {
+        char buf[2048];
+        Ptr<QueueDisc> qd = qdiscs.Get(0);
+        Ptr<Object> sock = DynamicCast<BulkSendApplication>(bulks.Get(0))->GetSocket();
+        // The first receiver's connected socket (its delayed-ACK and receive-buffer settings).
+        std::list<Ptr<Socket>> accepted = DynamicCast<PacketSink>(sinks.Get(0))->GetAcceptedSockets();
+        Ptr<Object> probe = accepted.empty() ? Ptr<Object>(sock) : Ptr<Object>(accepted.front());
+        std::snprintf(
+            buf, sizeof(buf),
+            "{\"rate_mbps\": %.6f, \"delay_ms\": %.6f, \"access_rate_mbps\": %.6f, "
+            "\"access_delay_ms\": %.6f, \"bottleneck_mtu\": %u, \"device_queue_p\": %u, "
+            "\"qdisc\": \"%s\", \"qdisc_limit_p\": %u, \"segment_size\": %llu, "
+            "\"initial_cwnd\": %llu, \"del_ack_count\": %llu, \"del_ack_timeout_ms\": %.3f, "
+            "\"min_rto_ms\": %.3f, \"snd_buf\": %llu, \"rcv_buf\": %llu, \"sack\": %s, "
+            "\"timestamps\": %s, \"window_scaling\": %s, \"cc\": \"%s\", "
+            "\"recovery\": \"%s\"",
+            RateAttrMbps(bdev.Get(0), "DataRate"), TimeAttrMs(bdev.Get(0)->GetChannel(), "Delay"),
+            RateAttrMbps(accessDev, "DataRate"), TimeAttrMs(accessDev->GetChannel(), "Delay"),
+            bdev.Get(0)->GetMtu(),
+            DynamicCast<PointToPointNetDevice>(bdev.Get(0))->GetQueue()->GetMaxSize().GetValue(),
+            qd->GetInstanceTypeId().GetName().c_str(), qd->GetMaxSize().GetValue(),
+            (unsigned long long)UintAttr(sock, "SegmentSize"),
+            (unsigned long long)UintAttr(sock, "InitialCwnd"),
+            (unsigned long long)UintAttr(probe, "DelAckCount"), TimeAttrMs(probe, "DelAckTimeout"),
+            TimeAttrMs(sock, "MinRto"), (unsigned long long)UintAttr(sock, "SndBufSize"),
+            (unsigned long long)UintAttr(probe, "RcvBufSize"),
+            BoolAttr(sock, "Sack") ? "true" : "false",
+            BoolAttr(sock, "Timestamp") ? "true" : "false",
+            BoolAttr(sock, "WindowScaling") ? "true" : "false",
+            [&] {
+                PointerValue p;
+                sock->GetAttribute("CongestionOps", p);
+                return p.Get<Object>()->GetInstanceTypeId().GetName();
+            }().c_str(),
+            [&] {
+                PointerValue p;
+                sock->GetAttribute("RecoveryOps", p);
+                return p.Get<Object>()->GetInstanceTypeId().GetName();
+            }().c_str());
+        settings = buf;
+        if (queue == "red" || queue == "dctcp")
+        {
+            std::snprintf(buf, sizeof(buf),
+                          ", \"red_min_th\": %.6f, \"red_max_th\": %.6f, \"red_qw\": %.6f, "
+                          "\"red_mean_pkt_size\": %llu, \"red_link_mbps\": %.6f, "
+                          "\"red_hard_drop\": %s, \"qdisc_ecn\": %s",
+                          DoubleAttr(qd, "MinTh"), DoubleAttr(qd, "MaxTh"), DoubleAttr(qd, "QW"),
+                          (unsigned long long)UintAttr(qd, "MeanPktSize"),
+                          RateAttrMbps(qd, "LinkBandwidth"),
+                          BoolAttr(qd, "UseHardDrop") ? "true" : "false",
+                          BoolAttr(qd, "UseEcn") ? "true" : "false");
+            settings += buf;
+        }
+        else if (queue == "pie")
+        {
+            std::snprintf(buf, sizeof(buf),
+                          ", \"pie_mean_pkt_size\": %llu, \"pie_target_ms\": %.3f, "
+                          "\"pie_tupdate_ms\": %.3f, \"qdisc_ecn\": %s",
+                          (unsigned long long)UintAttr(qd, "MeanPktSize"),
+                          TimeAttrMs(qd, "QueueDelayReference"), TimeAttrMs(qd, "Tupdate"),
+                          BoolAttr(qd, "UseEcn") ? "true" : "false");
+            settings += buf;
+        }
+        else if (queue == "codel")
+        {
+            StringValue target;
+            qd->GetAttribute("Target", target);
+            std::snprintf(buf, sizeof(buf),
+                          ", \"codel_min_bytes\": %llu, \"codel_target\": \"%s\", "
+                          "\"qdisc_ecn\": %s",
+                          (unsigned long long)UintAttr(qd, "MinBytes"), target.Get().c_str(),
+                          BoolAttr(qd, "UseEcn") ? "true" : "false");
+            settings += buf;
+        }
+        else if (queue == "fq_codel")
+        {
+            std::snprintf(buf, sizeof(buf),
+                          ", \"fq_quantum\": %u, \"fq_flows\": %llu, \"qdisc_ecn\": %s",
+                          DynamicCast<FqCoDelQueueDisc>(qd)->GetQuantum(),
+                          (unsigned long long)UintAttr(qd, "Flows"),
+                          BoolAttr(qd, "UseEcn") ? "true" : "false");
+            settings += buf;
+        }
+        settings += "}";
+    }
     double qdelayMs = g_sojournCount ? g_sojournSum / g_sojournCount * 1e3 : 0.0;
     WaitChanged();
     // Little's law over queue disc + device queue: mean waiting packets / departures per s.
@@ -290,7 +557,8 @@ main(int argc, char* argv[])
                 "\"wall_s\": %.6f, \"sink_bytes\": %llu, \"rx_ip_packets\": %llu, "
                 "\"events\": %llu, \"events_per_s\": %.1f, \"erasures\": %llu, "
                 "\"queue_delay_ms\": %.6f, \"queue_dequeued\": %llu, \"wait_ms\": %.6f, "
-                "\"loss_episodes\": %llu, \"recovery_episodes\": %llu, \"red\": "
+                "\"loss_episodes\": %llu, \"recovery_episodes\": %llu, "
+                "\"retransmits\": %llu, \"flow_bytes\": %s, \"settings\": %s, \"red\": "
                 "{\"enqueued\": %u, \"unforced_mark\": %u, \"forced_mark\": %u, "
                 "\"unforced_drop\": %u, \"forced_drop\": %u, \"total_dropped\": %u, "
                 "\"total_marked\": %u}}\n",
@@ -300,10 +568,15 @@ main(int argc, char* argv[])
                 (unsigned long long)events, events / wall, (unsigned long long)g_erasures,
                 qdelayMs, (unsigned long long)g_sojournCount, waitMs,
                 (unsigned long long)g_lossEpisodes, (unsigned long long)g_recoveryEpisodes,
+                (unsigned long long)g_retransmits, perFlow.c_str(), settings.c_str(),
                 st.nTotalEnqueuedPackets,
                 st.GetNMarkedPackets("Unforced mark"), st.GetNMarkedPackets("Forced mark"),
                 st.GetNDroppedPackets("Unforced drop"), st.GetNDroppedPackets("Forced drop"),
                 st.nTotalDroppedPackets, st.nTotalMarkedPackets);
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
     return 0;
 }
