@@ -54,6 +54,14 @@ def test_emulate_bench_quick() -> None:
             assert m["retransmits"] >= 0 and m["queue_drops"] >= 0, m
         assert r["goodput_mbit"]["ratio"] == k["goodput_mbit"] / s["goodput_mbit"]
         assert r["flagged"] == (k["timing_p99_ms"] > 1.0 or k["tun_drops"] > 0)
+        # The verdict: goodput within 10 %, queueing delay within 15 % (or 1.2 ms).
+        assert r["goodput_ok"] == (abs(r["goodput_mbit"]["ratio"] - 1) <= 0.10), r
+        dk, ds = k["qdelay_ms"], s["qdelay_ms"]
+        assert r["qdelay_ok_strict"] == (abs(dk / ds - 1) <= 0.15), r
+        assert r["qdelay_ok"] == (r["qdelay_ok_strict"] or abs(dk - ds) <= 1.2), r
+        assert r["agrees"] == (r["goodput_ok"] and r["qdelay_ok"]), r
+    assert out["pass_rate"]["cells"] == 2
+    assert out["pass_rate"]["agrees"] == sum(r["agrees"] for r in rows.values())
     for m in (
         rows["cubic", "droptail", 1, 20]["kernel_runs"]
         + rows["cubic", "droptail", 1, 20]["linklab_runs"]
