@@ -34,11 +34,36 @@ def test_emulate_bench_quick() -> None:
         t = r["timing_error_us"]
         assert 0 <= t["p50"] <= t["p99"] <= t["max"], r
         assert 0 < r["loop_cpu"] <= 1.05, r
-    rows = {(r["link"], r["ours"]): r for r in out["compare"]}
-    assert set(rows) == {
-        (link, cc)
-        for link in ("droptail 10 Mbit/s 1 BDP", "RED 10 Mbit/s")
-        for cc in ("newreno", "cubic")
-    }
+    # The grid's quick form: two cells, one run a side, 5 s.
+    rows = {(r["kernel"], r["queue"], r["flows"], r["rtt_ms"]): r for r in out["compare"]}
+    assert set(rows) == {("cubic", "droptail", 1, 20), ("bbr", "codel", 4, 20)}
+    assert out["priority"] == "fifo" and out["timing_p99_bound_ms"] == 1.0
     for r in rows.values():
-        assert r["kernel_mbit"] > 1 and r["sim_mbit"] > 1, r
+        assert r["ours"] == {"cubic": "cubic", "bbr": "bbr"}[r["kernel"]]
+        (k,) = r["kernel_runs"]
+        (s,) = r["linklab_runs"]
+        assert k["scheduler"]["policy"] == "fifo", k
+        # Both sides fill most of the 10 Mbit/s link in 5 s (slow start included) ...
+        assert k["goodput_mbit"] > 6 and s["goodput_mbit"] > 6, r
+        assert k["goodput_mbit"] <= 10 and s["goodput_mbit"] <= 10, r
+        # ... through the same queue, whose delay each side measures alike (Little's
+        # law on the link model's own counters): a drop-tail queue of 1 BDP (17
+        # packets, 20.4 ms) holds at most that; CoDel's and the kernel's are > 0.
+        for m in (k, s):
+            assert 0 < m["qdelay_ms"] < 1000, m
+            assert m["retransmits"] >= 0 and m["queue_drops"] >= 0, m
+        assert r["goodput_mbit"]["ratio"] == k["goodput_mbit"] / s["goodput_mbit"]
+        assert r["flagged"] == (k["timing_p99_ms"] > 1.0 or k["tun_drops"] > 0)
+        # The verdict: goodput within 10 %, queueing delay within 15 % (or 1.2 ms).
+        assert r["goodput_ok"] == (abs(r["goodput_mbit"]["ratio"] - 1) <= 0.10), r
+        dk, ds = k["qdelay_ms"], s["qdelay_ms"]
+        assert r["qdelay_ok_strict"] == (abs(dk / ds - 1) <= 0.15), r
+        assert r["qdelay_ok"] == (r["qdelay_ok_strict"] or abs(dk - ds) <= 1.2), r
+        assert r["agrees"] == (r["goodput_ok"] and r["qdelay_ok"]), r
+    assert out["pass_rate"]["cells"] == 2
+    assert out["pass_rate"]["agrees"] == sum(r["agrees"] for r in rows.values())
+    for m in (
+        rows["cubic", "droptail", 1, 20]["kernel_runs"]
+        + rows["cubic", "droptail", 1, 20]["linklab_runs"]
+    ):
+        assert m["qdelay_ms"] <= 17 * 1.2 + 0.1, m

@@ -1083,7 +1083,27 @@ def _add_emulate_parser(sub: Any) -> None:
         help="leave kernel TCP as Linux ships it instead of applying the scenario's [tcp] "
         "(SACK, timestamps, ECN, initial window, min RTO, MSS)",
     )
+    emu.add_argument(
+        "--kernel",
+        type=_kernel_knob,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a kernel setting in every namespace (never on the host): a sysctl "
+        "under net.ipv4. (e.g. net.ipv4.tcp_recovery=0), quickack=1 (no "
+        "delayed ACKs), pacing=1 (pace any congestion control), gso_max_segs=1 (no GSO); "
+        "repeatable",
+    )
     emu.set_defaults(func=_cmd_emulate)
+
+
+def _kernel_knob(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give KEY=VALUE, e.g. net.ipv4.tcp_recovery=0 or quickack=1"
+        )
+    return key.strip(), value.strip()
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
@@ -1095,7 +1115,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         ]
         extra += [
             "--" + f.replace("_", "-")
-            for f in ("a", "b", "shell", "trace", "duration", "linux_defaults", "pcap")
+            for f in ("a", "b", "shell", "trace", "duration", "linux_defaults", "pcap", "kernel")
             if getattr(args, f)
         ]
         extra += ["--set"] * bool(args.params) + ["--seed"] * (args.seed is not None)
@@ -1152,6 +1172,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             base_dir=os.path.dirname(os.path.abspath(args.scenario)),
             linux_defaults=args.linux_defaults,
             pcap=pcap,
+            kernel=dict(args.kernel) or None,
         )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None

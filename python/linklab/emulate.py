@@ -61,6 +61,7 @@ def emulate(
     base_dir: str | os.PathLike[str] | None = None,
     linux_defaults: bool = False,
     pcap: Mapping[str, str | os.PathLike[str]] | None = None,
+    kernel: Mapping[str, object] | None = None,
 ) -> EmulationResult:
     """Run ``scenario`` live (a path, TOML text or a dict, as :func:`linklab.run`).
 
@@ -77,6 +78,15 @@ def emulate(
     ``emulation.kernel_tcp``); ``linux_defaults`` leaves them as Linux ships.
     ``pcap`` maps a node (or ``"a"``/``"b"``) to a file: what that node's kernel
     sent and received, as a nanosecond pcap of raw IP packets.
+
+    ``kernel`` changes kernel settings beyond the scenario's ``[tcp]`` in
+    every namespace the run makes (never on the host), for experiments that
+    change one thing on the kernel's side: a sysctl under ``net.ipv4.``
+    (``{"net.ipv4.tcp_recovery": 0}``: RACK off), ``quickack`` (1: the
+    receiver ACKs every segment), ``pacing`` (1: the senders are paced
+    whatever their congestion control) or
+    ``gso_max_segs`` (1: no GSO on the TUN devices); the summary lists them
+    under ``emulation.kernel_knobs``.
 
     Needs Linux, root and ``/dev/net/tun``. Raises ``ScenarioError`` for a
     scenario that cannot be loaded, :class:`EmulationError` (a
@@ -108,9 +118,14 @@ def emulate(
             shell=shell,
             linux_defaults=linux_defaults,
             pcap=captures or None,
+            kernel=[(str(k), _knob_value(v)) for k, v in (kernel or {}).items()] or None,
         )
         summary["wall_time_s"] = time.perf_counter() - started
         frame = pl.DataFrame(info)
+        # The directories may not exist yet (the CLI checks that they can be made).
+        for where in (record_dir, trace_dir):
+            if where is not None:
+                Path(where).mkdir(parents=True, exist_ok=True)
         if record_dir is not None:
             run = {
                 "scenario": source,
@@ -126,6 +141,12 @@ def emulate(
             staged.add_bytes(Path(trace_dir) / "tcp_info.parquet", buf.getvalue())
         staged.commit()
     return EmulationResult(summary=summary, tcp_info=frame)
+
+
+def _knob_value(v: object) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
 
 
 def replay(record_dir: str | os.PathLike[str]) -> dict[str, Any]:

@@ -64,6 +64,11 @@ pub struct Options {
     /// Leave the kernels' TCP settings as Linux ships them instead of
     /// mapping the scenario's `[tcp]` onto them ([`KernelTcp`]).
     pub linux_defaults: bool,
+    /// Kernel settings beyond the scenario's `[tcp]`, `(key, value)`, for
+    /// experiments that change one thing on the kernel's side
+    /// ([`KernelKnobs`]): a sysctl under `net.ipv4.` (`net.ipv4.tcp_recovery`),
+    /// `quickack`, `pacing` or `gso_max_segs`.
+    pub kernel: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -77,6 +82,7 @@ impl Default for Options {
             stop: Arc::new(AtomicBool::new(false)),
             linux_defaults: false,
             pcap: Vec::new(),
+            kernel: Vec::new(),
         }
     }
 }
@@ -243,29 +249,156 @@ impl KernelTcp {
         }
     }
 
-    /// Apply to namespace `ns` whose device `dev` has address `addr`.
-    fn apply(&self, ns: &NetNs, dev: &str, addr: Ipv4Addr) -> io::Result<()> {
+    /// Apply the sysctls to namespace `ns`; the route attributes are
+    /// [`KernelTcp::route_attrs`].
+    fn apply(&self, ns: &NetNs) -> io::Result<()> {
         let (sack, ts, ecn) = (self.sack, self.timestamps, self.ecn);
         ns.run(move || {
             let set = |key: &str, v: &str| std::fs::write(format!("/proc/sys/net/ipv4/{key}"), v);
             set("tcp_sack", if sack { "1" } else { "0" })?;
             set("tcp_timestamps", if ts { "1" } else { "0" })?;
             set("tcp_ecn", if ecn { "1" } else { "2" })
-        })?;
-        let range = format!("{}/{}", crate::tun::RANGE.0, crate::tun::RANGE.1);
-        ns.ip(&[
-            "route",
-            "change",
-            &range,
-            "dev",
-            dev,
-            "src",
-            &addr.to_string(),
-            "initcwnd",
-            &self.initcwnd.to_string(),
-            "rto_min",
-            &format!("{}ms", self.rto_min_ms),
-        ])
+        })
+    }
+
+    /// The attributes of the route over the TUN device (`ip route`).
+    fn route_attrs(&self) -> Vec<String> {
+        vec![
+            "initcwnd".into(),
+            self.initcwnd.to_string(),
+            "rto_min".into(),
+            format!("{}ms", self.rto_min_ms),
+        ]
+    }
+}
+
+/// Kernel settings an experiment changes beyond the scenario's `[tcp]`
+/// (`--kernel KEY=VALUE`), applied in every namespace the run makes — never
+/// on the host:
+///
+/// * a sysctl under `net.ipv4.`, written in the namespace (a sysctl the
+///   kernel keeps per namespace; the host's are not visible there), e.g.
+///   `net.ipv4.tcp_recovery=0` (RACK off), `net.ipv4.tcp_early_retrans=0`
+///   (no tail-loss probes), `net.ipv4.tcp_comp_sack_nr=0` (no SACK
+///   compression);
+/// * `quickack=1`: the route's `quickack` attribute — the receiver ACKs every
+///   segment (no delayed ACKs);
+/// * `pacing=1`: `SO_MAX_PACING_RATE` on the built-in senders, which makes
+///   Linux pace any congestion control (BBR always paces) at
+///   `tcp_update_pacing_rate`'s 2 × cwnd / srtt in slow start, 1.2 × after;
+/// * `gso_max_segs=N`: at most N segments per GSO packet on the TUN device
+///   (1: none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelKnobs {
+    /// `(key, value)` of each sysctl, `net.ipv4.…`.
+    pub sysctls: Vec<(String, String)>,
+    /// The route's `quickack` attribute.
+    pub quickack: Option<bool>,
+    /// Pace the built-in senders (`SO_MAX_PACING_RATE`).
+    pub pacing: bool,
+    /// `gso_max_segs` of the TUN device.
+    pub gso_max_segs: Option<u32>,
+}
+
+impl KernelKnobs {
+    /// Parse and check `(key, value)` pairs; the error names the key and
+    /// what is allowed.
+    pub fn parse(pairs: &[(String, String)]) -> Result<KernelKnobs, Error> {
+        const ALLOWED: &str = "a sysctl under net.ipv4. (e.g. net.ipv4.tcp_recovery=0), \
+             quickack=0|1, pacing=0|1, gso_max_segs=N";
+        let mut out = KernelKnobs::default();
+        let flag = |key: &str, v: &str| match v {
+            "1" | "true" | "on" => Ok(true),
+            "0" | "false" | "off" => Ok(false),
+            _ => Err(Error::Config(format!(
+                "--kernel {key}={v}: not a switch; allowed: 0 or 1"
+            ))),
+        };
+        for (key, value) in pairs {
+            match key.as_str() {
+                "quickack" => out.quickack = Some(flag(key, value)?),
+                "pacing" => out.pacing = flag(key, value)?,
+                "gso_max_segs" => match value.parse::<u32>() {
+                    Ok(n) if (1..=65535).contains(&n) => out.gso_max_segs = Some(n),
+                    _ => {
+                        return Err(Error::Config(format!(
+                        "--kernel gso_max_segs={value}: out of range; allowed: 1 to 65535 segments"
+                    )))
+                    }
+                },
+                k if k.starts_with("net.ipv4.")
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+                    && !k.contains("..") =>
+                {
+                    let path = format!("/proc/sys/{}", k.replace('.', "/"));
+                    if !std::path::Path::new(&path).is_file() {
+                        return Err(Error::Config(format!(
+                            "--kernel {k}: this kernel has no such sysctl ({path}); allowed: \
+                             {ALLOWED}"
+                        )));
+                    }
+                    if value.is_empty()
+                        || !value
+                            .bytes()
+                            .all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
+                    {
+                        return Err(Error::Config(format!(
+                            "--kernel {k}={value:?}: not printable; allowed: a value of printable characters"
+                        )));
+                    }
+                    out.sysctls.push((k.to_string(), value.clone()));
+                }
+                _ => {
+                    return Err(Error::Config(format!(
+                        "--kernel {key}={value}: unknown setting; allowed: {ALLOWED}"
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether nothing is changed.
+    pub fn is_empty(&self) -> bool {
+        *self == KernelKnobs::default()
+    }
+
+    /// Write the sysctls in namespace `ns`.
+    fn apply(&self, ns: &NetNs) -> io::Result<()> {
+        let sysctls = self.sysctls.clone();
+        ns.run(move || {
+            for (k, v) in &sysctls {
+                let path = format!("/proc/sys/{}", k.replace('.', "/"));
+                std::fs::write(&path, v).map_err(|e| {
+                    let why = if e.kind() == io::ErrorKind::NotFound {
+                        "the kernel keeps this sysctl for the host only, not per namespace".into()
+                    } else {
+                        e.to_string()
+                    };
+                    io::Error::new(e.kind(), format!("--kernel {k}={v}: {why}"))
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The summary's `emulation.kernel_knobs`.
+    fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        for (k, v) in &self.sysctls {
+            m.insert(k.clone(), json!(v));
+        }
+        if let Some(q) = self.quickack {
+            m.insert("quickack".into(), json!(u8::from(q)));
+        }
+        if self.pacing {
+            m.insert("pacing".into(), json!(1));
+        }
+        if let Some(n) = self.gso_max_segs {
+            m.insert("gso_max_segs".into(), json!(n));
+        }
+        Value::Object(m)
     }
 }
 
@@ -334,7 +467,9 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         )));
     }
     let builtin = opts.commands.is_empty() && opts.shell.is_none();
+    let scheduler = scheduler();
     let ccs = check_flows(&net.flows, builtin)?;
+    let knobs = KernelKnobs::parse(&opts.kernel)?;
     let settings = if opts.linux_defaults {
         BTreeMap::new()
     } else {
@@ -412,9 +547,32 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     }
     let kernel_of = |n: NodeId| kernel_nodes.iter().position(|&x| x == n.0 as usize);
     let addr_of = |n: NodeId| kernel_addr(kernel_of(n).unwrap_or(0));
-    for (&n, k) in &settings {
-        if let Some(i) = kernel_nodes.iter().position(|&x| x == n) {
-            k.apply(&nss[i], "ll0", kernel_addr(i))?;
+    let range = format!("{}/{}", crate::tun::RANGE.0, crate::tun::RANGE.1);
+    for (i, &n) in kernel_nodes.iter().enumerate() {
+        let mut attrs = Vec::new();
+        if let Some(k) = settings.get(&n) {
+            k.apply(&nss[i])?;
+            attrs.extend(k.route_attrs());
+        }
+        knobs.apply(&nss[i])?;
+        if let Some(q) = knobs.quickack {
+            attrs.extend(["quickack".to_string(), u8::from(q).to_string()]);
+        }
+        if !attrs.is_empty() {
+            let addr = kernel_addr(i).to_string();
+            let mut args = vec!["route", "change", &range, "dev", "ll0", "src", &addr];
+            args.extend(attrs.iter().map(String::as_str));
+            nss[i].ip(&args)?;
+        }
+        if let Some(segs) = knobs.gso_max_segs {
+            nss[i].ip(&[
+                "link",
+                "set",
+                "dev",
+                "ll0",
+                "gso_max_segs",
+                &segs.to_string(),
+            ])?;
         }
     }
     let mut names = Vec::with_capacity(net.links.len());
@@ -461,6 +619,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             let tx_ns = &nss[kernel_of(f.src).unwrap_or(0)];
             let cc = ccs[i].clone();
             let mss = (!opts.linux_defaults).then_some(f.tcp.mss);
+            let pacing = knobs.pacing;
             let (at, until) = (f.start, f.stop);
             let interval = opts.info_interval;
             let stop_tx = stop.clone();
@@ -472,6 +631,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                         to: SocketAddrV4::new(dst, port),
                         cc,
                         mss,
+                        pacing,
                         start,
                         begin: start + Duration::from_nanos(at.as_nanos()),
                         until: until
@@ -628,6 +788,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 "throughput_bps": tr.data_bytes as f64 * 8.0 / secs,
                 "ecn_reductions": Value::Null,
                 "segments_sent": info.data_segs_out,
+                "send_limits": send_limits(&info, tx.connected),
                 "completed_s": completed,
                 "kernel": {
                     "connected": tx.connected,
@@ -679,6 +840,8 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             "unroutable": stats.unroutable,
             "tun_drops": drops_total,
             "tun_drops_by_node": tun_drops,
+            "kernel_knobs": knobs.to_json(),
+            "scheduler": scheduler,
             "kernel_tcp": settings.iter().map(|(&n, k)| (net.nodes[n].clone(), json!({
                 "sack": k.sack,
                 "timestamps": k.timestamps,
@@ -694,6 +857,54 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         tcp_info: tcp_info_rows,
         record,
     })
+}
+
+/// The kernel's send limits of a connection from its last `TCP_INFO`, in
+/// the shape of the simulator's `flows[].send_limits`: `busy_s`
+/// (`tcpi_busy_time`: the write queue held data), `rwnd_s`
+/// (`tcpi_rwnd_limited`), `sender_s` (`tcpi_sndbuf_limited`: the send
+/// buffer was full — the application could not hand over more) and `cwnd_s`
+/// the rest of the busy time (the congestion window or pacing); `null`
+/// for a connection never made.
+fn send_limits(info: &RawTcpInfo, connected: bool) -> Value {
+    if !connected {
+        return Value::Null;
+    }
+    let us = |v: u64| v as f64 * 1e-6;
+    let busy = info.busy_time;
+    let rest = busy.saturating_sub(info.rwnd_limited + info.sndbuf_limited);
+    json!({
+        "busy_s": us(busy),
+        "rwnd_s": us(info.rwnd_limited),
+        "cwnd_s": us(rest),
+        "sender_s": us(info.sndbuf_limited),
+        "rwnd_bytes": info.snd_wnd,
+        "min_rtt_s": (info.min_rtt > 0).then(|| f64::from(info.min_rtt) * 1e-6),
+    })
+}
+
+/// The scheduling of the calling thread (which the loop and the built-in
+/// senders and receivers inherit): `{policy, priority, nice}`, so that a
+/// summary says whether the emulator ran at a raised priority.
+fn scheduler() -> Value {
+    // SAFETY: plain queries of the calling thread's scheduling.
+    let (policy, nice) = unsafe {
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        (libc::sched_getscheduler(0), nice)
+    };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: the kernel writes one sched_param we own.
+    unsafe { libc::sched_getparam(0, &mut param) };
+    let name = match policy & !libc::SCHED_RESET_ON_FORK {
+        libc::SCHED_OTHER => "other",
+        libc::SCHED_FIFO => "fifo",
+        libc::SCHED_RR => "rr",
+        libc::SCHED_BATCH => "batch",
+        libc::SCHED_IDLE => "idle",
+        _ => "unknown",
+    };
+    json!({"policy": name, "priority": param.sched_priority, "nice": nice})
 }
 
 /// A delay statistic of `h` in seconds (`q`: quantile, 1.0 the largest;
@@ -771,6 +982,7 @@ struct SendPlan {
     to: SocketAddrV4,
     cc: String,
     mss: Option<u32>,
+    pacing: bool,
     start: Instant,
     begin: Instant,
     until: Instant,
@@ -807,7 +1019,7 @@ fn send(plan: SendPlan, stop: &AtomicBool) -> io::Result<SendResult> {
             return Ok(out);
         }
         let left = plan.end.saturating_duration_since(Instant::now());
-        match connect(plan.to, &plan.cc, plan.mss, left) {
+        match connect(plan.to, &plan.cc, plan.mss, plan.pacing, left) {
             Ok(s) => break s,
             // The handshake did not finish by the end (its SYNs were lost).
             Err(_) if over() => return Ok(out),

@@ -120,14 +120,37 @@ pub fn tcp_info(s: &TcpStream) -> io::Result<(RawTcpInfo, bool)> {
     Ok((info, len as usize >= RTO_FIELDS_END))
 }
 
+/// Make the kernel pace `s` whatever its congestion control: a maximum
+/// pacing rate (`SO_MAX_PACING_RATE`) other than "unlimited" marks the socket
+/// as needing TCP's internal pacing; the rate set here (2^64 − 2 bytes/s)
+/// never binds, so the pace is the kernel's own (`tcp_update_pacing_rate`).
+pub fn set_pacing(s: &TcpStream) -> io::Result<()> {
+    let v: u64 = u64::MAX - 1;
+    // SAFETY: setting a u64 option on our socket.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&v as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// A TCP connection to `to` whose segments carry at most `mss` payload
-/// bytes (`TCP_MAXSEG`, set before the SYN so that both ends use it) and
-/// whose congestion control is `cc`; waits at most `timeout` for the
-/// handshake.
+/// bytes (`TCP_MAXSEG`, set before the SYN so that both ends use it), whose
+/// congestion control is `cc` and which the kernel paces when `pacing`
+/// ([`set_pacing`]); waits at most `timeout` for the handshake.
 pub fn connect(
     to: std::net::SocketAddrV4,
     cc: &str,
     mss: Option<u32>,
+    pacing: bool,
     timeout: std::time::Duration,
 ) -> io::Result<TcpStream> {
     use std::os::fd::{FromRawFd, OwnedFd};
@@ -140,6 +163,9 @@ pub fn connect(
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     let stream = TcpStream::from(owned);
     set_congestion(&stream, cc)?;
+    if pacing {
+        set_pacing(&stream)?;
+    }
     if let Some(mss) = mss {
         let v = mss as libc::c_int;
         // SAFETY: setting an int option on our socket.

@@ -36,9 +36,27 @@ fn bridge(rate_bps: u64, delay_ms: u64) -> (NetNs, NetNs, Fabric) {
     (na, nb, Fabric::pair(ta, tb, link))
 }
 
+/// Raise the calling thread (and the threads it spawns after) to SCHED_FIFO
+/// priority 10, above every ordinary process: the round trips these tests
+/// time are real time, and on a loaded machine (load 10 on 2 cores) an
+/// ordinary-priority loop adds milliseconds to them. Root can always do it;
+/// the tests that call this need root anyway.
+fn realtime() {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: changes only the calling thread's scheduling.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    assert_eq!(
+        r,
+        0,
+        "sched_setscheduler: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
 /// Median round trip of `n` UDP echoes from namespace `na` (A) to `nb` (B)
-/// while `drive` runs the emulator.
+/// while `drive` runs the emulator, all at real-time priority ([`realtime`]).
 fn udp_echo_median(na: &NetNs, nb: &NetNs, n: u8, drive: impl FnOnce()) -> Duration {
+    realtime();
     let echo = nb
         .spawn(move || {
             let s = UdpSocket::bind(SocketAddrV4::new(B, 7))?;

@@ -554,7 +554,9 @@ fn run<'py>(
 /// traffic; `linux_defaults` leaves the kernels' TCP settings as shipped
 /// instead of mapping the scenario's `[tcp]` (SACK, timestamps, ECN,
 /// initial window, minimum RTO, MSS); `pcap` (`[(node, path)]`) writes what
-/// each node's kernel sent and received to a pcap file (raw IP, ns). Returns `(summary, tcp_info, record)`: the summary dict (the
+/// each node's kernel sent and received to a pcap file (raw IP, ns);
+/// `kernel` (`[(key, value)]`) changes kernel settings beyond the scenario's
+/// `[tcp]` in every namespace (`KernelKnobs`: a `net.ipv4.` sysctl, `quickack`, `pacing`, `gso_max_segs`). Returns `(summary, tcp_info, record)`: the summary dict (the
 /// shape of `run`'s plus `emulation`), the `TCP_INFO` samples as a dict of
 /// column lists, and the record as JSON text (`None` unless `record`).
 ///
@@ -563,7 +565,7 @@ fn run<'py>(
 /// cannot emulate, `RuntimeError` if a system call fails during the run,
 /// and `KeyboardInterrupt` (after stopping the run) on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false, pcap = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false, pcap = None, kernel = None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate<'py>(
     py: Python<'py>,
@@ -577,6 +579,7 @@ fn emulate<'py>(
     shell: Option<String>,
     linux_defaults: bool,
     pcap: Option<Vec<(String, std::path::PathBuf)>>,
+    kernel: Option<Vec<(String, String)>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     #[cfg(target_os = "linux")]
     {
@@ -596,6 +599,7 @@ fn emulate<'py>(
             shell,
             linux_defaults,
             pcap: pcap.unwrap_or_default(),
+            kernel: kernel.unwrap_or_default(),
             ..Options::default()
         };
         let stop = opts.stop.clone();
@@ -675,7 +679,10 @@ fn emulate<'py>(
         )?;
         info.set_item(
             "ca_state",
-            rows.iter().map(|r| r.ca_state).collect::<Vec<_>>(),
+            // u32, not u8: PyO3 turns a Vec<u8> into one `bytes` object.
+            rows.iter()
+                .map(|r| u32::from(r.ca_state))
+                .collect::<Vec<_>>(),
         )?;
         let record = out.record.map(|r| r.to_json());
         PyTuple::new(
@@ -701,6 +708,7 @@ fn emulate<'py>(
             shell,
             linux_defaults,
             pcap,
+            kernel,
         );
         Err(EmulationError::new_err(
             "live emulation needs Linux (network namespaces and TUN devices)",
