@@ -1243,7 +1243,7 @@ def _num(value: Any, scale: float = 1.0, digits: int = 3) -> str:
 MAX_IDLE_ROWS = 100
 
 
-def _busy(rows: list[dict[str, Any]], count: str) -> tuple[list[dict[str, Any]], int]:
+def _not_idle(rows: list[dict[str, Any]], count: str) -> tuple[list[dict[str, Any]], int]:
     """The rows to show and how many idle ones (``count`` zero) were left out: all of
     them up to :data:`MAX_IDLE_ROWS` rows, else only those that saw a packet (a
     million-node star's report would otherwise be two million rows of zeros)."""
@@ -1305,7 +1305,7 @@ def render_summary(s: dict[str, Any]) -> str:
 
     links = s.get("links") or []
     if links:
-        shown, idle = _busy(links, "tx_packets")
+        shown, idle = _not_idle(links, "tx_packets")
         rows = [
             [
                 str(x.get("name", "")),
@@ -1348,7 +1348,7 @@ def render_summary(s: dict[str, Any]) -> str:
     queues = s.get("queues") or []
     if queues:
         rows = []
-        queues, idle_queues = _busy(queues, "arrivals")
+        queues, idle_queues = _not_idle(queues, "arrivals")
         for q in queues:
             drops = q.get("drops") or {}
             rows.append(
