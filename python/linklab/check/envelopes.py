@@ -592,7 +592,12 @@ def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
 
 
 _RTO_ANY = {"rto-small-window", "rto-spurious"}
-_RTO_NEWRENO = {"rto-lost-retransmission", "rto-other"}
+_RTO_NEWRENO = {
+    "rto-lost-retransmission",
+    "rto-recover-guard",
+    "rto-few-dupacks",
+    "rto-impatient",
+}
 
 
 def _timeouts_explained(cell: Cell, o: Outcome) -> bool:
@@ -712,13 +717,142 @@ BUGS: dict[str, str] = {
 
 #: Kinds of a data timeout in the window that are not bugs (:func:`diagnose`).
 RTO_KINDS: dict[str, str] = {
-    "rto-small-window": "the flow's window was at most 4 segments before the timeout",
     "rto-spurious": "a copy sent before the timeout arrived (the RTT rose past the RTO)",
+    "rto-small-window": "the flow's window was at most 4 segments before the timeout",
     "rto-lost-retransmission": (
         "NewReno without SACK: the segment's last copy was a retransmission, dropped"
     ),
+    "rto-recover-guard": (
+        "NewReno without SACK: the segment, sent once and dropped, was the first above "
+        "`recover` (the highest byte sent at the flow's last cut or timeout), and its "
+        "duplicate ACKs, which equal `recover`, do not start a fast retransmit (RFC 6582 "
+        "§3.2 step 1; Linux's Reno, ns-2)"
+    ),
+    "rto-few-dupacks": (
+        "without SACK (NewReno): the segment's last copy was dropped and fewer than "
+        "three duplicate ACKs of it reached the sender before the timeout (rebuilt from "
+        "the arrivals with the receiver's delayed-ACK rules: the segments above it were "
+        "dropped too, limited transmit's among them, or the first ACK after the hole "
+        "was new, covering data the delayed ACK held): too few for a fast retransmit "
+        "(RFC 5681 §3.2, RFC 3042)"
+    ),
+    "rto-impatient": (
+        "NewReno without SACK: the timer, restarted at the first partial ACK only (RFC "
+        "6582 §3.2 step 5, 'impatient'), fired in a recovery that had lasted longer "
+        "than the RTO while repairing one segment per RTT; the segment it resent had "
+        "been retransmitted by a partial ACK after the fast retransmit, not dropped"
+    ),
     "rto-other": "none of the kinds above",
 }
+
+
+def _at_recover(
+    flow: int,
+    seq: int,
+    times: tuple[float, float, float],
+    mss: int,
+    cuts: Any,
+    sent: Any,
+    acks: Sequence[tuple[float, int]],
+) -> bool:
+    """NewReno's guard held the duplicate ACKs back (``rto-recover-guard``).
+
+    ``times`` = (the segment's one transmission, the timeout, the one-way
+    propagation delay). True when segment ``seq`` starts at the flow's ``recover``
+    — one past the highest byte it had sent at its latest window cut or timeout
+    before that transmission — and at least three duplicate ACKs of it reached the
+    sender before the timeout (:func:`_dupacks`). Those ACKs equal ``recover`` and
+    do not cover more than it, so RFC 6582
+    §3.2 step 1 (without the optional heuristics of §4) does not fast-retransmit;
+    Linux's Reno holds its state until something above ``high_seq`` is ACKed
+    (``tcp_try_undo_recovery``), ns-2 needs ``highest_ack_ > recover_``: the timer
+    resends it.
+    """
+    import polars as pl
+
+    last, t, one_way = times
+    before = cuts.filter((pl.col("flow") == flow) & (pl.col("time_s") <= last))
+    if before.height == 0:
+        return False
+    t_cut = float(before["time_s"].max())
+    by_cut = sent.filter((pl.col("flow") == flow) & (pl.col("time_s") <= t_cut))
+    if by_cut.height == 0 or int(by_cut["seq"].max()) + mss != seq:
+        return False
+    return _dupacks(acks, seq, t, one_way) >= 3
+
+
+def _impatient(flow: int, t: float, last: float, fast_cuts: Any, rtos: Any) -> bool:
+    """RFC 6582's "impatient" timer fired in a recovery that was progressing
+    (``rto-impatient``): the flow's latest cut before the timeout at ``t`` was a
+    fast retransmit (``fast_cuts``) with no timeout (``rtos``) since, at least
+    :data:`MIN_RTO_S` before ``t``, and the segment's last copy (at ``last``), a
+    retransmission that was not dropped (the caller checks), was sent after it — a
+    partial ACK's. NewReno restarts the timer at
+    the first partial ACK only (RFC 6582 §3.2 step 5, §4): a recovery that repairs
+    one segment per RTT and needs longer than the RTO ends in a timeout, however
+    it progresses (Linux restarts it at every ACK that advances ``snd_una``).
+    """
+    import polars as pl
+
+    mine = fast_cuts.filter((pl.col("flow") == flow) & (pl.col("time_s") < t))
+    if mine.height == 0:
+        return False
+    t_cut = float(mine["time_s"].max())
+    since = rtos.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") >= t_cut) & (pl.col("time_s") < t)
+    )
+    return since.height == 0 and t - t_cut >= MIN_RTO_S and last > t_cut
+
+
+#: Linux's ``TCP_RTO_MIN`` (profile "linux", the grid's): the RTO is at least this.
+MIN_RTO_S = 0.2
+
+
+#: The receiver of profile "linux" (the grid's): an ACK per two full segments or
+#: after 40 ms (``TCP_DELACK_MIN``), at once for out-of-order data and for data that
+#: fills a hole (RFC 5681 §4.2; ``tcp/receiver.rs``).
+DELACK_S = 0.040
+
+
+def _acks(arrivals: Sequence[tuple[float, int]], mss: int) -> list[tuple[float, int]]:
+    """The ACKs (time sent, cumulative ACK) a flow's receiver sent, rebuilt from the
+    arrivals (time, seq) of its data segments, all ``mss`` long (bulk flows): the
+    receiver's rules (:data:`DELACK_S`), without ECN (no CE state change to ACK)."""
+    rcv_nxt, above, unacked = 0, set(), 0
+    deadline: float | None = None
+    out: list[tuple[float, int]] = []
+    for t, seq in arrivals:
+        if deadline is not None and deadline <= t:
+            out.append((deadline, rcv_nxt))
+            unacked, deadline = 0, None
+        if seq + mss <= rcv_nxt or seq > rcv_nxt:
+            if seq > rcv_nxt:
+                above.add(seq)
+            out.append((t, rcv_nxt))
+            unacked, deadline = 0, None
+            continue
+        had_hole = bool(above)
+        rcv_nxt = seq + mss
+        while rcv_nxt in above:
+            above.discard(rcv_nxt)
+            rcv_nxt += mss
+        above = {x for x in above if x > rcv_nxt}
+        unacked += mss
+        if had_hole or unacked >= 2 * mss:
+            out.append((t, rcv_nxt))
+            unacked, deadline = 0, None
+        elif deadline is None:
+            deadline = t + DELACK_S
+    if deadline is not None:
+        out.append((deadline, rcv_nxt))
+    return out
+
+
+def _dupacks(acks: Sequence[tuple[float, int]], seq: int, t: float, one_way: float) -> int:
+    """Duplicate ACKs of ``seq`` that reached the sender before ``t``: the ACKs
+    (:func:`_acks`) equal to ``seq`` sent before ``t`` − ``one_way`` (the ACK path
+    carries only ACKs and never queues), but the first (it was new)."""
+    return max(0, sum(1 for at, a in acks if a == seq and at < t - one_way) - 1)
 
 
 def diagnose(cell: Cell) -> dict[str, float]:
@@ -728,14 +862,19 @@ def diagnose(cell: Cell) -> dict[str, float]:
     Reruns the cell with traces (cwnd, seq). A ``cut-raises-window`` is a change of
     ssthresh, other than at a timeout (the window falls to 1 MSS), to more than one
     MSS above the window before it (not for Westwood+, whose ssthresh is its
-    bandwidth estimate). Each timeout is judged by the segment it resends first: an
+    bandwidth estimate). The timeouts are the cwnd trace's rows where the flow's count
+    of data timeouts rises (one at each, a backed-off one too). Each timeout is judged
+    by the segment it resends first: an
     ``early-rto`` if it fired less than the flow's RTT then (the median one-way delay
     of its data arriving in the two RTTs before, plus half the propagation RTT) +
     200 ms after that segment's last transmission, and that copy's ACK, or the SACK
     of data sent after it, was back before then; a ``rack-loss-left-to-rto`` (RACK stacks) if its
     last copy was dropped while a segment sent after that copy arrived more than one
     propagation RTT before the timeout; else, in the window, one of
-    :data:`RTO_KINDS` (``rto-spurious`` if a copy sent before it arrived). Also
+    :data:`RTO_KINDS`, the first that fits in their order there (``rto-spurious`` if a
+    copy sent before it arrived; without SACK, NewReno's, from the dupacks its
+    dropped copy's successors gave, :func:`_dupacks`, and its ``recover``,
+    :func:`_at_recover`). Also
     ``cwnd_t0_bdp``: the flows' windows at T0, summed, in BDPs.
     """
     import polars as pl
@@ -750,12 +889,15 @@ def diagnose(cell: Cell) -> dict[str, float]:
     cw = cw.with_columns(
         pl.col("cwnd_bytes").shift(1).over("flow").alias("prev_cwnd"),
         pl.col("ssthresh_bytes").shift(1).over("flow").alias("prev_ss"),
+        pl.col("timeouts").shift(1).over("flow").fill_null(0).alias("prev_timeouts"),
     )
     out: dict[str, float] = {}
     at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
     out["cwnd_t0_bdp"] = round(float(at_t0["cwnd_bytes"].sum()) / cell.bdp_bytes, 4)
 
-    def add(label: str) -> None:
+    def add(label: str, info: Any = None) -> None:
+        if os.environ.get("ENVDBG") and info is not None:
+            print("KIND", label, *info, file=sys.stderr)
         out[label] = out.get(label, 0) + 1
 
     if cell.cc != "westwood":
@@ -766,7 +908,33 @@ def diagnose(cell: Cell) -> dict[str, float]:
         )
         if raised.height:
             out["cut-raises-window"] = raised.height
-    rtos = cw.filter((pl.col("cwnd_bytes") == mss) & (pl.col("prev_cwnd") > mss))
+    # The trace has a row at each data timeout, its count of them one higher, even
+    # when the window was one segment already (a backed-off timeout).
+    timeout = pl.col("timeouts") > pl.col("prev_timeouts")
+    rtos = cw.filter(timeout)
+    # NewReno's recovery points: every window cut (ssthresh set) and every timeout
+    # sets `recover` to snd_max then (RFC 6582 §3.2 step 2, §4); a fast retransmit
+    # whose ssthresh equals the one before shows as the fall of the window to
+    # ssthresh + 3 MSS (RFC 6582 §3.2 step 2's inflation).
+    cuts = cw.filter(
+        (pl.col("ssthresh_bytes") != pl.col("prev_ss"))
+        | timeout
+        | (
+            (pl.col("cwnd_bytes") < pl.col("prev_cwnd"))
+            & (pl.col("cwnd_bytes") == pl.col("ssthresh_bytes") + 3 * mss)
+        )
+    ).select("flow", "time_s")
+    # Fast retransmits: cuts that are not timeouts.
+    fast_cuts = cw.filter(
+        ~timeout
+        & (
+            (pl.col("ssthresh_bytes") != pl.col("prev_ss"))
+            | (
+                (pl.col("cwnd_bytes") < pl.col("prev_cwnd"))
+                & (pl.col("cwnd_bytes") == pl.col("ssthresh_bytes") + 3 * mss)
+            )
+        )
+    ).select("flow", "time_s")
     sent = seq.filter(pl.col("event") == "sent").sort("time_s", maintain_order=True)
     received = seq.filter(pl.col("event") == "received").sort("time_s", maintain_order=True)
     dropped = seq.filter(pl.col("event") == "dropped")
@@ -784,6 +952,14 @@ def diagnose(cell: Cell) -> dict[str, float]:
         strategy="backward",
         check_sortedness=False,  # both sorted by time above
     )
+    acks: dict[int, list[tuple[float, int]]] = {}
+
+    def acks_of(flow: int) -> list[tuple[float, int]]:
+        if flow not in acks:
+            mine = received.filter(pl.col("flow") == flow).select("time_s", "seq")
+            acks[flow] = _acks(list(mine.iter_rows()), mss)
+        return acks[flow]
+
     for flow, t, before in rtos.select("flow", "time_s", "prev_cwnd").iter_rows():
         resent = sent.filter((pl.col("flow") == flow) & (pl.col("time_s") >= t)).head(1)
         if resent.height == 0:
@@ -822,26 +998,44 @@ def diagnose(cell: Cell) -> dict[str, float]:
             )
 
         linux_timer = last + srtt + 0.2
+        if (
+            not rack
+            and not lost
+            and copies.height > 1
+            and _impatient(flow, t, last, fast_cuts, rtos)
+        ):
+            # RFC 6582's timer, not Linux's: judged below by its own rule.
+            if t >= t0:
+                add("rto-impatient", (flow, t))
+            continue
         acked_in_time = spurious and float(copies_in["time_s"].min()) < linux_timer - rtt / 2
         if t < linux_timer and (
             acked_in_time or (rack and lost and later_by(linux_timer - rtt / 2))
         ):
             # Linux's timer would still have been running when the copy's ACK (or the
             # SACK of later data that lets RACK resend it) came back.
-            add("early-rto")
+            add("early-rto", (flow, t))
         elif rack and lost and later_by(t - rtt):
             earlier = rtos.filter((pl.col("flow") == flow) & (pl.col("time_s") < t)).height
             add("rack-loss-left-to-rto" if earlier else "rack-loss-left-to-first-rto")
         elif t < t0:
             continue
         elif spurious:
-            add("rto-spurious")
+            add("rto-spurious", (flow, t))
         elif before <= 4 * mss:
-            add("rto-small-window")
+            add("rto-small-window", (flow, t))
         elif not rack and lost and copies.height > 1:
-            add("rto-lost-retransmission")
+            add("rto-lost-retransmission", (flow, t))
+        elif (
+            not rack
+            and lost
+            and _at_recover(flow, s, (last, t, rtt / 2), mss, cuts, sent, acks_of(flow))
+        ):
+            add("rto-recover-guard", (flow, t))
+        elif not rack and lost and _dupacks(acks_of(flow), s, t, rtt / 2) < 3:
+            add("rto-few-dupacks", (flow, t))
         else:
-            add("rto-other")
+            add("rto-other", (flow, t))
     return dict(sorted(out.items()))
 
 

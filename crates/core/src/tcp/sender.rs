@@ -197,7 +197,10 @@ pub struct TcpSender {
     stats: SenderStats,
     trace: bool,
     last_traced: Option<(u64, u64)>,
-    cwnd_trace: Vec<(Time, u64, u64)>,
+    /// (time, cwnd, ssthresh, data timeouts so far).
+    cwnd_trace: Vec<(Time, u64, u64, u64)>,
+    /// Retransmission timeouts of data (not of the SYN), for the cwnd trace.
+    data_timeouts: u64,
     sent_trace: Vec<(Time, u64, bool)>,
     /// Sender-side loss events (seed 001 §III-B), when enabled.
     loss_events: Option<Box<LossEventEstimator>>,
@@ -354,6 +357,7 @@ impl TcpSender {
             trace: false,
             last_traced: None,
             cwnd_trace: Vec::new(),
+            data_timeouts: 0,
             sent_trace: Vec::new(),
             loss_events: None,
             ect_always: cfg.ecn && cfg.cc.model().needs_ecn(),
@@ -905,6 +909,7 @@ impl TcpSender {
                     return;
                 }
                 self.count_timeout();
+                self.data_timeouts += 1;
                 self.note_loss(now);
                 self.rtt.backoff();
                 self.timed = None;
@@ -965,6 +970,10 @@ impl TcpSender {
                     b.unresolved = 0;
                 }
                 self.rto_deadline = Some(now + self.rtt.rto());
+                // A row at every data timeout, even when the window was
+                // already one segment and ssthresh kept (a backed-off
+                // timeout): the trace's count shows each one.
+                self.last_traced = None;
             }
         }
         self.record_cwnd(now);
@@ -1865,7 +1874,8 @@ impl TcpSender {
         let cur = (self.win.cwnd, self.win.ssthresh);
         if self.last_traced != Some(cur) {
             self.last_traced = Some(cur);
-            self.cwnd_trace.push((now, cur.0, cur.1));
+            self.cwnd_trace
+                .push((now, cur.0, cur.1, self.data_timeouts));
         }
     }
 
@@ -1918,8 +1928,9 @@ impl TcpSender {
             self.last_traced = None;
         }
     }
-    /// Take the recorded window trace.
-    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64)> {
+    /// Take the recorded window trace: (time, cwnd, ssthresh, data
+    /// timeouts so far), a row per change and one at every data timeout.
+    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64, u64)> {
         std::mem::take(&mut self.cwnd_trace)
     }
     /// Count loss events from fast retransmits and timeouts from now on

@@ -1924,3 +1924,43 @@ fn dctcp_sends_every_packet_ect() {
         assert!(h.acks_sent[0].1.flags.has(TcpFlags::SYN));
     }
 }
+
+/// The cwnd trace has a row at every data timeout, also a backed-off one
+/// whose window was one segment already and whose ssthresh is kept (RFC 5681
+/// §3.1), with the count of data timeouts so far: the envelope grid's
+/// diagnosis finds every timeout in it (a NewReno partial ACK can also leave
+/// the window at one segment). Segment 5000 is lost three times: three
+/// timeouts, the last two at cwnd = 1 MSS.
+#[test]
+fn the_cwnd_trace_shows_every_timeout() {
+    let mut h = Harness::new(cfg(Variant::NewReno), App::Bytes(6_000), MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(|p, n| {
+        if p.payload > 0 && p.seq == 5_000 && n <= 3 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(30)));
+    assert_eq!(h.timeouts_at.len(), 3, "{:?}", h.timeouts_at);
+    let trace = h.s.take_cwnd_trace();
+    for t in &h.timeouts_at {
+        let rows: Vec<_> = trace.iter().filter(|r| r.0 == *t).collect();
+        assert_eq!(rows.len(), 1, "{t}: {trace:?}");
+        assert_eq!(rows[0].1, 1000, "{t}");
+    }
+    let at = |i: usize| trace.iter().position(|r| r.0 == h.timeouts_at[i]).unwrap();
+    // The second and third: the same (cwnd, ssthresh) as the row before;
+    // the count of data timeouts tells them.
+    for i in [1, 2] {
+        assert_eq!(
+            (trace[at(i)].1, trace[at(i)].2),
+            (trace[at(i) - 1].1, trace[at(i) - 1].2)
+        );
+    }
+    let counts: Vec<u64> = (0..3).map(|i| trace[at(i)].3).collect();
+    assert_eq!(counts, vec![1, 2, 3]);
+    assert_eq!(trace[at(0) - 1].3, 0);
+}
