@@ -890,6 +890,11 @@ def diagnose(cell: Cell) -> dict[str, float]:
         pl.col("cwnd_bytes").shift(1).over("flow").alias("prev_cwnd"),
         pl.col("ssthresh_bytes").shift(1).over("flow").alias("prev_ss"),
         pl.col("timeouts").shift(1).over("flow").fill_null(0).alias("prev_timeouts"),
+        pl.col("fast_retransmits")
+        .shift(1)
+        .over("flow")
+        .fill_null(0)
+        .alias("prev_fast_retransmits"),
     )
     out: dict[str, float] = {}
     at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
@@ -912,29 +917,12 @@ def diagnose(cell: Cell) -> dict[str, float]:
     # when the window was one segment already (a backed-off timeout).
     timeout = pl.col("timeouts") > pl.col("prev_timeouts")
     rtos = cw.filter(timeout)
-    # NewReno's recovery points: every window cut (ssthresh set) and every timeout
-    # sets `recover` to snd_max then (RFC 6582 §3.2 step 2, §4); a fast retransmit
-    # whose ssthresh equals the one before shows as the fall of the window to
-    # ssthresh + 3 MSS (RFC 6582 §3.2 step 2's inflation).
-    cuts = cw.filter(
-        (pl.col("ssthresh_bytes") != pl.col("prev_ss"))
-        | timeout
-        | (
-            (pl.col("cwnd_bytes") < pl.col("prev_cwnd"))
-            & (pl.col("cwnd_bytes") == pl.col("ssthresh_bytes") + 3 * mss)
-        )
-    ).select("flow", "time_s")
-    # Fast retransmits: cuts that are not timeouts.
-    fast_cuts = cw.filter(
-        ~timeout
-        & (
-            (pl.col("ssthresh_bytes") != pl.col("prev_ss"))
-            | (
-                (pl.col("cwnd_bytes") < pl.col("prev_cwnd"))
-                & (pl.col("cwnd_bytes") == pl.col("ssthresh_bytes") + 3 * mss)
-            )
-        )
-    ).select("flow", "time_s")
+    # NewReno's recovery points: every fast retransmit and every timeout sets
+    # `recover` to snd_max then (RFC 6582 §3.2 step 2, §4); the trace has a row at
+    # each, its count one higher.
+    fast = pl.col("fast_retransmits") > pl.col("prev_fast_retransmits")
+    cuts = cw.filter(fast | timeout).select("flow", "time_s")
+    fast_cuts = cw.filter(fast).select("flow", "time_s")
     sent = seq.filter(pl.col("event") == "sent").sort("time_s", maintain_order=True)
     received = seq.filter(pl.col("event") == "received").sort("time_s", maintain_order=True)
     dropped = seq.filter(pl.col("event") == "dropped")

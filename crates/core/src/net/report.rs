@@ -124,7 +124,11 @@ impl Simulation {
                     ),
                     (
                         "timeouts".into(),
-                        Column::U64(cwnd.iter().map(|r| r.4).collect()),
+                        Column::U64(cwnd.iter().map(|r| r.4 .0).collect()),
+                    ),
+                    (
+                        "fast_retransmits".into(),
+                        Column::U64(cwnd.iter().map(|r| r.4 .1).collect()),
                     ),
                 ],
             },

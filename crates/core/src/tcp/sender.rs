@@ -197,8 +197,8 @@ pub struct TcpSender {
     stats: SenderStats,
     trace: bool,
     last_traced: Option<(u64, u64)>,
-    /// (time, cwnd, ssthresh, data timeouts so far).
-    cwnd_trace: Vec<(Time, u64, u64, u64)>,
+    /// (time, cwnd, ssthresh, (data timeouts, fast retransmits) so far).
+    cwnd_trace: Vec<(Time, u64, u64, (u64, u64))>,
     /// Retransmission timeouts of data (not of the SYN), for the cwnd trace.
     data_timeouts: u64,
     sent_trace: Vec<(Time, u64, bool)>,
@@ -876,6 +876,7 @@ impl TcpSender {
                     && self.may_recover(self.snd_una)
                 {
                     self.enter_recovery(now);
+                    self.record_cwnd(now);
                 }
                 if self.in_recovery || self.rto_sack_recovery() {
                     self.pipe = self.sb.pipe(self.high_rxt);
@@ -1477,6 +1478,8 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
+        // The cwnd trace has a row at every fast retransmit (its count rises).
+        self.last_traced = None;
         self.note_loss(now);
         if self.cfg.rto_tick.is_some() {
             // ns-2's fast retransmit (`reset_rtx_timer(1, 0)` in every
@@ -1874,8 +1877,8 @@ impl TcpSender {
         let cur = (self.win.cwnd, self.win.ssthresh);
         if self.last_traced != Some(cur) {
             self.last_traced = Some(cur);
-            self.cwnd_trace
-                .push((now, cur.0, cur.1, self.data_timeouts));
+            let counts = (self.data_timeouts, self.stats.fast_retransmits);
+            self.cwnd_trace.push((now, cur.0, cur.1, counts));
         }
     }
 
@@ -1928,9 +1931,10 @@ impl TcpSender {
             self.last_traced = None;
         }
     }
-    /// Take the recorded window trace: (time, cwnd, ssthresh, data
-    /// timeouts so far), a row per change and one at every data timeout.
-    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64, u64)> {
+    /// Take the recorded window trace: (time, cwnd, ssthresh, (data
+    /// timeouts, fast retransmits) so far), a row per change and one at
+    /// every data timeout and every fast retransmit.
+    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64, (u64, u64))> {
         std::mem::take(&mut self.cwnd_trace)
     }
     /// Count loss events from fast retransmits and timeouts from now on

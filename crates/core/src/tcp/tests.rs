@@ -1960,7 +1960,39 @@ fn the_cwnd_trace_shows_every_timeout() {
             (trace[at(i) - 1].1, trace[at(i) - 1].2)
         );
     }
-    let counts: Vec<u64> = (0..3).map(|i| trace[at(i)].3).collect();
+    let counts: Vec<u64> = (0..3).map(|i| trace[at(i)].3 .0).collect();
     assert_eq!(counts, vec![1, 2, 3]);
-    assert_eq!(trace[at(0) - 1].3, 0);
+    assert_eq!(trace[at(0) - 1].3 .0, 0);
+    assert!(trace.iter().all(|r| r.3 .1 == 0), "no fast retransmit");
+}
+
+/// The cwnd trace counts fast retransmits too, with a row at each, also when
+/// the new ssthresh equals the old: the envelope grid's diagnosis tells a
+/// recovery's start from a NewReno partial ACK that deflates the window to
+/// the same value.
+#[test]
+fn the_cwnd_trace_shows_every_fast_retransmit() {
+    let c = TcpConfig {
+        rwnd: 1 << 20,
+        ..cfg(Variant::NewReno)
+    };
+    let mut h = Harness::new(c, App::Bytes(200_000), MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = drop_first_tx_of(vec![20_000, 120_000]);
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(10)));
+    assert_eq!(h.s.stats().fast_retransmits, 2);
+    let trace = h.s.take_cwnd_trace();
+    let rises: Vec<Time> = trace
+        .windows(2)
+        .filter(|w| w[1].3 .1 > w[0].3 .1)
+        .map(|w| w[1].0)
+        .collect();
+    let resent: Vec<Time> = h
+        .data_sent
+        .iter()
+        .filter(|(_, p)| p.retransmit && p.payload > 0)
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(rises, resent);
 }
