@@ -591,7 +591,7 @@ def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     return where
 
 
-_RTO_ANY = {"rto-small-window", "rto-spurious"}
+_RTO_ANY = {"rto-small-window", "rto-spurious", "rto-tail-dropped"}
 _RTO_NEWRENO = {
     "rto-lost-retransmission",
     "rto-recover-guard",
@@ -645,7 +645,11 @@ KNOWN: tuple[Known, ...] = (
         "(16 flows sharing 33–85 packets of pipe and queue), too few packets behind a "
         "loss for duplicate ACKs, RACK or a tail-loss probe that is not itself lost — "
         "timeouts dominate when flows have a few packets each (Morris, 'TCP behavior "
-        "with many flows', ICNP 1997); or spurious, the RTT rising faster than the "
+        "with many flows', ICNP 1997); or the head's retransmission dropped together "
+        "with every segment sent after it, so no SACK can reach RACK and no tail-loss "
+        "probe is sent in recovery (Linux tcp_schedule_loss_probe; the 3 timeouts of "
+        "bbr/droptail/b4/n16/mss8948/rtt40 that were unnamed, a full drop-tail queue "
+        "taking bursts of 16 BBR flows); or spurious, the RTT rising faster than the "
         "estimator follows and than Linux's SRTT + 200 ms would have waited (one-way "
         "delay 1.08 → 1.35 s within an RTT behind SBD's 1.2-s queue in "
         "cubic/sbd/b4/n1/mss8948/rtt300; Ludwig & Katz, 'The Eifel algorithm', CCR 2000)",
@@ -742,8 +746,41 @@ RTO_KINDS: dict[str, str] = {
         "than the RTO while repairing one segment per RTT; the segment it resent had "
         "been retransmitted by a partial ACK after the fast retransmit, not dropped"
     ),
+    "rto-tail-dropped": (
+        "with SACK and RACK: the segment's last copy was a retransmission and was "
+        "dropped, and so was every segment the flow sent after it before the timeout, "
+        "so no SACK of later data could reach RACK (RFC 8985 §6.2 needs a delivery "
+        "sent after the lost copy), and a tail-loss probe is not sent in recovery "
+        "(Linux tcp_schedule_loss_probe: CA_Open or CA_CWR only; RFC 8985 §7.2)"
+    ),
     "rto-other": "none of the kinds above",
 }
+
+
+def _tail_dropped(flow: int, last: float, t: float, sent: Any, dropped: Any) -> bool:
+    """Whether the flow sent something in (``last``, ``t``) and every segment it
+    sent then was dropped before ``t`` (each send matched to a drop of that
+    segment at or after it)."""
+    import polars as pl
+
+    after = sent.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") > last) & (pl.col("time_s") < t)
+    )
+    if after.height == 0:
+        return False
+    drops = dropped.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") > last) & (pl.col("time_s") < t)
+    )
+    left = sorted(drops.select("seq", "time_s").iter_rows())
+    for seq, when in sorted(after.select("seq", "time_s").iter_rows()):
+        i = next(
+            (k for k, (s2, w2) in enumerate(left) if s2 == seq and w2 >= when),
+            None,
+        )
+        if i is None:
+            return False
+        left.pop(i)
+    return True
 
 
 def _at_recover(
@@ -1014,6 +1051,8 @@ def diagnose(cell: Cell) -> dict[str, float]:
             add("rto-small-window", (flow, t))
         elif not rack and lost and copies.height > 1:
             add("rto-lost-retransmission", (flow, t))
+        elif rack and lost and copies.height > 1 and _tail_dropped(flow, last, t, sent, dropped):
+            add("rto-tail-dropped", (flow, t))
         elif (
             not rack
             and lost
