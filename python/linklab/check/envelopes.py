@@ -605,6 +605,27 @@ def _timeouts_explained(cell: Cell, o: Outcome) -> bool:
     return _timeouts_all_of(kinds)(cell, o)
 
 
+#: The TCP response function's constant with delayed ACKs: W = √(3/(2b))/√p segments
+#: at congestion-signal rate p, b = 2 packets per ACK (Mathis, Semke, Mahdavi & Ott,
+#: CCR 1997, eq. 3; the grid's receivers ACK every second full segment).
+RESPONSE_C = math.sqrt(3 / (2 * 2))
+
+
+def _share_below_response(cell: Cell, o: Outcome) -> bool:
+    """Whether each flow's share of the pipe and the delay bound's queue, in segments,
+    is below the window the response function gives at the congestion-signal rate
+    the queue applied in the window (drops and marks per arrival)."""
+    m = o.measures
+    if not m.get("arrivals"):
+        return False
+    signals = sum(m["drops"].values()) + m["ecn_marks"]
+    if signals == 0:
+        return False
+    bound, _ = delay_bound(cell)
+    share = (cell.bdp_bytes + bound * cell.rate_bps / 8) / cell.packet_bytes / cell.flows
+    return RESPONSE_C / math.sqrt(signals / m["arrivals"]) > share
+
+
 #: Explained misses: known properties of the combination, each found by experiment
 #: (the numbers quoted were measured in the cells named; docs/validation.md).
 KNOWN: tuple[Known, ...] = (
@@ -661,6 +682,21 @@ KNOWN: tuple[Known, ...] = (
         "at the first partial ACK only (§4, 'impatient'), and cannot see a lost "
         "retransmission: a timeout is its only recovery when a retransmission is lost or "
         "a burst of losses takes longer than the RTO to repair (Fall & Floyd, CCR 1996)",
+    ),
+    Known(
+        "delay",
+        lambda c, o: c.cc not in ("bbr", "dctcp") and _share_below_response(c, o),
+        "too many flows for the queue the bound allows: for the mean queue to meet "
+        "the bound each of the n flows must keep at most (BDP + the bound's queue)/n "
+        "segments, and the TCP response function (Mathis et al., CCR 1997: W = "
+        "√(3/(2b)/p) segments, b = 2 with delayed ACKs) at the drop-and-mark rate p "
+        "the queue applied in the window gives a larger window, so the flows hold a "
+        "standing queue above the bound; a smaller one needs a higher p, where "
+        "timeouts dominate (Morris, ICNP 1997). In cubic/fq_codel/b-/n16/mss8948/"
+        "rtt300 (16 flows of 9000-byte packets at 10 Mbit/s, 300 ms) the share is 2.80 "
+        "segments, p = 8.5 % gives W = 2.99, mean delay 33.5 ms against 22.2 "
+        "(reno 7.1 %, 3.26, 29.4 ms; plain CoDel the same: cubic/codel 9.0 %, 2.90, "
+        "33.5 ms)",
     ),
     Known(
         "delay",
