@@ -591,7 +591,7 @@ def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     return where
 
 
-_RTO_ANY = {"rto-small-window", "rto-spurious", "rto-tail-dropped"}
+_RTO_ANY = {"rto-small-window", "rto-spurious", "rto-tail-dropped", "rto-no-sack-in-time"}
 _RTO_NEWRENO = {
     "rto-lost-retransmission",
     "rto-recover-guard",
@@ -670,7 +670,10 @@ KNOWN: tuple[Known, ...] = (
         "with every segment sent after it, so no SACK can reach RACK and no tail-loss "
         "probe is sent in recovery (Linux tcp_schedule_loss_probe; the 3 timeouts of "
         "bbr/droptail/b4/n16/mss8948/rtt40 that were unnamed, a full drop-tail queue "
-        "taking bursts of 16 BBR flows); or spurious, the RTT rising faster than the "
+        "taking bursts of 16 BBR flows), or more widely no segment sent after the lost "
+        "copy delivered in time for its SACK to be back before the timer (28 timeouts "
+        "in 20 cells of the full grid: dropped too, none sent without returning ACKs, "
+        "or sent late behind the queue); or spurious, the RTT rising faster than the "
         "estimator follows and than Linux's SRTT + 200 ms would have waited (one-way "
         "delay 1.08 → 1.35 s within an RTT behind SBD's 1.2-s queue in "
         "cubic/sbd/b4/n1/mss8948/rtt300; Ludwig & Katz, 'The Eifel algorithm', CCR 2000)",
@@ -788,6 +791,15 @@ RTO_KINDS: dict[str, str] = {
         "so no SACK of later data could reach RACK (RFC 8985 §6.2 needs a delivery "
         "sent after the lost copy), and a tail-loss probe is not sent in recovery "
         "(Linux tcp_schedule_loss_probe: CA_Open or CA_CWR only; RFC 8985 §7.2)"
+    ),
+    "rto-no-sack-in-time": (
+        "with SACK and RACK: the segment's last copy was dropped, and no segment the "
+        "flow sent after it reached the receiver by the timeout less the one-way "
+        "delay, so no SACK that lets RACK mark the loss (RFC 8985 §6.2) could be back "
+        "before the timer: what the flow sent after it was dropped, or it sent nothing "
+        "(in recovery the window is ACK-clocked and no ACK came), or sent it too late "
+        "behind the queue; Linux sends no tail-loss probe in recovery "
+        "(tcp_schedule_loss_probe)"
     ),
     "rto-other": "none of the kinds above",
 }
@@ -1089,6 +1101,8 @@ def diagnose(cell: Cell) -> dict[str, float]:
             add("rto-lost-retransmission", (flow, t))
         elif rack and lost and copies.height > 1 and _tail_dropped(flow, last, t, sent, dropped):
             add("rto-tail-dropped", (flow, t))
+        elif rack and lost and not later_by(t - rtt / 2):
+            add("rto-no-sack-in-time", (flow, t))
         elif (
             not rack
             and lost
