@@ -591,13 +591,39 @@ def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     return where
 
 
-_RTO_ANY = {"rto-small-window", "rto-spurious"}
-_RTO_NEWRENO = {"rto-lost-retransmission", "rto-other"}
+_RTO_ANY = {"rto-small-window", "rto-spurious", "rto-tail-dropped", "rto-no-sack-in-time"}
+_RTO_NEWRENO = {
+    "rto-lost-retransmission",
+    "rto-recover-guard",
+    "rto-few-dupacks",
+    "rto-impatient",
+}
 
 
 def _timeouts_explained(cell: Cell, o: Outcome) -> bool:
     kinds = _RTO_ANY | (_RTO_NEWRENO if cell.cc == "newreno" else set())
     return _timeouts_all_of(kinds)(cell, o)
+
+
+#: The TCP response function's constant with delayed ACKs: W = √(3/(2b))/√p segments
+#: at congestion-signal rate p, b = 2 packets per ACK (Mathis, Semke, Mahdavi & Ott,
+#: CCR 1997, eq. 3; the grid's receivers ACK every second full segment).
+RESPONSE_C = math.sqrt(3 / (2 * 2))
+
+
+def _share_below_response(cell: Cell, o: Outcome) -> bool:
+    """Whether each flow's share of the pipe and the delay bound's queue, in segments,
+    is below the window the response function gives at the congestion-signal rate
+    the queue applied in the window (drops and marks per arrival)."""
+    m = o.measures
+    if not m.get("arrivals"):
+        return False
+    signals = sum(m["drops"].values()) + m["ecn_marks"]
+    if signals == 0:
+        return False
+    bound, _ = delay_bound(cell)
+    share = (cell.bdp_bytes + bound * cell.rate_bps / 8) / cell.packet_bytes / cell.flows
+    return RESPONSE_C / math.sqrt(signals / m["arrivals"]) > share
 
 
 #: Explained misses: known properties of the combination, each found by experiment
@@ -640,7 +666,14 @@ KNOWN: tuple[Known, ...] = (
         "(16 flows sharing 33–85 packets of pipe and queue), too few packets behind a "
         "loss for duplicate ACKs, RACK or a tail-loss probe that is not itself lost — "
         "timeouts dominate when flows have a few packets each (Morris, 'TCP behavior "
-        "with many flows', ICNP 1997); or spurious, the RTT rising faster than the "
+        "with many flows', ICNP 1997); or the head's retransmission dropped together "
+        "with every segment sent after it, so no SACK can reach RACK and no tail-loss "
+        "probe is sent in recovery (Linux tcp_schedule_loss_probe; the 3 timeouts of "
+        "bbr/droptail/b4/n16/mss8948/rtt40 that were unnamed, a full drop-tail queue "
+        "taking bursts of 16 BBR flows), or more widely no segment sent after the lost "
+        "copy delivered in time for its SACK to be back before the timer (28 timeouts "
+        "in 20 cells of the full grid: dropped too, none sent without returning ACKs, "
+        "or sent late behind the queue); or spurious, the RTT rising faster than the "
         "estimator follows and than Linux's SRTT + 200 ms would have waited (one-way "
         "delay 1.08 → 1.35 s within an RTT behind SBD's 1.2-s queue in "
         "cubic/sbd/b4/n1/mss8948/rtt300; Ludwig & Katz, 'The Eifel algorithm', CCR 2000)",
@@ -652,6 +685,21 @@ KNOWN: tuple[Known, ...] = (
         "at the first partial ACK only (§4, 'impatient'), and cannot see a lost "
         "retransmission: a timeout is its only recovery when a retransmission is lost or "
         "a burst of losses takes longer than the RTO to repair (Fall & Floyd, CCR 1996)",
+    ),
+    Known(
+        "delay",
+        lambda c, o: c.cc not in ("bbr", "dctcp") and _share_below_response(c, o),
+        "too many flows for the queue the bound allows: for the mean queue to meet "
+        "the bound each of the n flows must keep at most (BDP + the bound's queue)/n "
+        "segments, and the TCP response function (Mathis et al., CCR 1997: W = "
+        "√(3/(2b)/p) segments, b = 2 with delayed ACKs) at the drop-and-mark rate p "
+        "the queue applied in the window gives a larger window, so the flows hold a "
+        "standing queue above the bound; a smaller one needs a higher p, where "
+        "timeouts dominate (Morris, ICNP 1997). In cubic/fq_codel/b-/n16/mss8948/"
+        "rtt300 (16 flows of 9000-byte packets at 10 Mbit/s, 300 ms) the share is 2.80 "
+        "segments, p = 8.5 % gives W = 2.99, mean delay 33.5 ms against 22.2 "
+        "(reno 7.1 %, 3.26, 29.4 ms; plain CoDel the same: cubic/codel 9.0 %, 2.90, "
+        "33.5 ms)",
     ),
     Known(
         "delay",
@@ -712,13 +760,184 @@ BUGS: dict[str, str] = {
 
 #: Kinds of a data timeout in the window that are not bugs (:func:`diagnose`).
 RTO_KINDS: dict[str, str] = {
-    "rto-small-window": "the flow's window was at most 4 segments before the timeout",
     "rto-spurious": "a copy sent before the timeout arrived (the RTT rose past the RTO)",
+    "rto-small-window": "the flow's window was at most 4 segments before the timeout",
     "rto-lost-retransmission": (
         "NewReno without SACK: the segment's last copy was a retransmission, dropped"
     ),
+    "rto-recover-guard": (
+        "NewReno without SACK: the segment, sent once and dropped, was the first above "
+        "`recover` (the highest byte sent at the flow's last cut or timeout), and its "
+        "duplicate ACKs, which equal `recover`, do not start a fast retransmit (RFC 6582 "
+        "§3.2 step 1; Linux's Reno, ns-2)"
+    ),
+    "rto-few-dupacks": (
+        "without SACK (NewReno): the segment's last copy was dropped and fewer than "
+        "three duplicate ACKs of it reached the sender before the timeout (rebuilt from "
+        "the arrivals with the receiver's delayed-ACK rules: the segments above it were "
+        "dropped too, limited transmit's among them, or the first ACK after the hole "
+        "was new, covering data the delayed ACK held): too few for a fast retransmit "
+        "(RFC 5681 §3.2, RFC 3042)"
+    ),
+    "rto-impatient": (
+        "NewReno without SACK: the timer, restarted at the first partial ACK only (RFC "
+        "6582 §3.2 step 5, 'impatient'), fired in a recovery that had lasted longer "
+        "than the RTO while repairing one segment per RTT; the segment it resent had "
+        "been retransmitted by a partial ACK after the fast retransmit, not dropped"
+    ),
+    "rto-tail-dropped": (
+        "with SACK and RACK: the segment's last copy was a retransmission and was "
+        "dropped, and so was every segment the flow sent after it before the timeout, "
+        "so no SACK of later data could reach RACK (RFC 8985 §6.2 needs a delivery "
+        "sent after the lost copy), and a tail-loss probe is not sent in recovery "
+        "(Linux tcp_schedule_loss_probe: CA_Open or CA_CWR only; RFC 8985 §7.2)"
+    ),
+    "rto-no-sack-in-time": (
+        "with SACK and RACK: the segment's last copy was dropped, and no segment the "
+        "flow sent after it reached the receiver by the timeout less the one-way "
+        "delay, so no SACK that lets RACK mark the loss (RFC 8985 §6.2) could be back "
+        "before the timer: what the flow sent after it was dropped, or it sent nothing "
+        "(in recovery the window is ACK-clocked and no ACK came), or sent it too late "
+        "behind the queue; Linux sends no tail-loss probe in recovery "
+        "(tcp_schedule_loss_probe)"
+    ),
     "rto-other": "none of the kinds above",
 }
+
+
+def _tail_dropped(flow: int, last: float, t: float, sent: Any, dropped: Any) -> bool:
+    """Whether the flow sent something in (``last``, ``t``) and every segment it
+    sent then was dropped before ``t`` (each send matched to a drop of that
+    segment at or after it)."""
+    import polars as pl
+
+    after = sent.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") > last) & (pl.col("time_s") < t)
+    )
+    if after.height == 0:
+        return False
+    drops = dropped.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") > last) & (pl.col("time_s") < t)
+    )
+    left = sorted(drops.select("seq", "time_s").iter_rows())
+    for seq, when in sorted(after.select("seq", "time_s").iter_rows()):
+        i = next(
+            (k for k, (s2, w2) in enumerate(left) if s2 == seq and w2 >= when),
+            None,
+        )
+        if i is None:
+            return False
+        left.pop(i)
+    return True
+
+
+def _at_recover(
+    flow: int,
+    seq: int,
+    times: tuple[float, float, float],
+    mss: int,
+    cuts: Any,
+    sent: Any,
+    acks: Sequence[tuple[float, int]],
+) -> bool:
+    """NewReno's guard held the duplicate ACKs back (``rto-recover-guard``).
+
+    ``times`` = (the segment's one transmission, the timeout, the one-way
+    propagation delay). True when segment ``seq`` starts at the flow's ``recover``
+    — one past the highest byte it had sent at its latest window cut or timeout
+    before that transmission — and at least three duplicate ACKs of it reached the
+    sender before the timeout (:func:`_dupacks`). Those ACKs equal ``recover`` and
+    do not cover more than it, so RFC 6582
+    §3.2 step 1 (without the optional heuristics of §4) does not fast-retransmit;
+    Linux's Reno holds its state until something above ``high_seq`` is ACKed
+    (``tcp_try_undo_recovery``), ns-2 needs ``highest_ack_ > recover_``: the timer
+    resends it.
+    """
+    import polars as pl
+
+    last, t, one_way = times
+    before = cuts.filter((pl.col("flow") == flow) & (pl.col("time_s") <= last))
+    if before.height == 0:
+        return False
+    t_cut = float(before["time_s"].max())
+    by_cut = sent.filter((pl.col("flow") == flow) & (pl.col("time_s") <= t_cut))
+    if by_cut.height == 0 or int(by_cut["seq"].max()) + mss != seq:
+        return False
+    return _dupacks(acks, seq, t, one_way) >= 3
+
+
+def _impatient(flow: int, t: float, last: float, fast_cuts: Any, rtos: Any) -> bool:
+    """RFC 6582's "impatient" timer fired in a recovery that was progressing
+    (``rto-impatient``): the flow's latest cut before the timeout at ``t`` was a
+    fast retransmit (``fast_cuts``) with no timeout (``rtos``) since, at least
+    :data:`MIN_RTO_S` before ``t``, and the segment's last copy (at ``last``), a
+    retransmission that was not dropped (the caller checks), was sent after it — a
+    partial ACK's. NewReno restarts the timer at
+    the first partial ACK only (RFC 6582 §3.2 step 5, §4): a recovery that repairs
+    one segment per RTT and needs longer than the RTO ends in a timeout, however
+    it progresses (Linux restarts it at every ACK that advances ``snd_una``).
+    """
+    import polars as pl
+
+    mine = fast_cuts.filter((pl.col("flow") == flow) & (pl.col("time_s") < t))
+    if mine.height == 0:
+        return False
+    t_cut = float(mine["time_s"].max())
+    since = rtos.filter(
+        (pl.col("flow") == flow) & (pl.col("time_s") >= t_cut) & (pl.col("time_s") < t)
+    )
+    return since.height == 0 and t - t_cut >= MIN_RTO_S and last > t_cut
+
+
+#: Linux's ``TCP_RTO_MIN`` (profile "linux", the grid's): the RTO is at least this.
+MIN_RTO_S = 0.2
+
+
+#: The receiver of profile "linux" (the grid's): an ACK per two full segments or
+#: after 40 ms (``TCP_DELACK_MIN``), at once for out-of-order data and for data that
+#: fills a hole (RFC 5681 §4.2; ``tcp/receiver.rs``).
+DELACK_S = 0.040
+
+
+def _acks(arrivals: Sequence[tuple[float, int]], mss: int) -> list[tuple[float, int]]:
+    """The ACKs (time sent, cumulative ACK) a flow's receiver sent, rebuilt from the
+    arrivals (time, seq) of its data segments, all ``mss`` long (bulk flows): the
+    receiver's rules (:data:`DELACK_S`), without ECN (no CE state change to ACK)."""
+    rcv_nxt, above, unacked = 0, set(), 0
+    deadline: float | None = None
+    out: list[tuple[float, int]] = []
+    for t, seq in arrivals:
+        if deadline is not None and deadline <= t:
+            out.append((deadline, rcv_nxt))
+            unacked, deadline = 0, None
+        if seq + mss <= rcv_nxt or seq > rcv_nxt:
+            if seq > rcv_nxt:
+                above.add(seq)
+            out.append((t, rcv_nxt))
+            unacked, deadline = 0, None
+            continue
+        had_hole = bool(above)
+        rcv_nxt = seq + mss
+        while rcv_nxt in above:
+            above.discard(rcv_nxt)
+            rcv_nxt += mss
+        above = {x for x in above if x > rcv_nxt}
+        unacked += mss
+        if had_hole or unacked >= 2 * mss:
+            out.append((t, rcv_nxt))
+            unacked, deadline = 0, None
+        elif deadline is None:
+            deadline = t + DELACK_S
+    if deadline is not None:
+        out.append((deadline, rcv_nxt))
+    return out
+
+
+def _dupacks(acks: Sequence[tuple[float, int]], seq: int, t: float, one_way: float) -> int:
+    """Duplicate ACKs of ``seq`` that reached the sender before ``t``: the ACKs
+    (:func:`_acks`) equal to ``seq`` sent before ``t`` − ``one_way`` (the ACK path
+    carries only ACKs and never queues), but the first (it was new)."""
+    return max(0, sum(1 for at, a in acks if a == seq and at < t - one_way) - 1)
 
 
 def diagnose(cell: Cell) -> dict[str, float]:
@@ -728,14 +947,19 @@ def diagnose(cell: Cell) -> dict[str, float]:
     Reruns the cell with traces (cwnd, seq). A ``cut-raises-window`` is a change of
     ssthresh, other than at a timeout (the window falls to 1 MSS), to more than one
     MSS above the window before it (not for Westwood+, whose ssthresh is its
-    bandwidth estimate). Each timeout is judged by the segment it resends first: an
+    bandwidth estimate). The timeouts are the cwnd trace's rows where the flow's count
+    of data timeouts rises (one at each, a backed-off one too). Each timeout is judged
+    by the segment it resends first: an
     ``early-rto`` if it fired less than the flow's RTT then (the median one-way delay
     of its data arriving in the two RTTs before, plus half the propagation RTT) +
     200 ms after that segment's last transmission, and that copy's ACK, or the SACK
     of data sent after it, was back before then; a ``rack-loss-left-to-rto`` (RACK stacks) if its
     last copy was dropped while a segment sent after that copy arrived more than one
     propagation RTT before the timeout; else, in the window, one of
-    :data:`RTO_KINDS` (``rto-spurious`` if a copy sent before it arrived). Also
+    :data:`RTO_KINDS`, the first that fits in their order there (``rto-spurious`` if a
+    copy sent before it arrived; without SACK, NewReno's, from the dupacks its
+    dropped copy's successors gave, :func:`_dupacks`, and its ``recover``,
+    :func:`_at_recover`). Also
     ``cwnd_t0_bdp``: the flows' windows at T0, summed, in BDPs.
     """
     import polars as pl
@@ -750,12 +974,20 @@ def diagnose(cell: Cell) -> dict[str, float]:
     cw = cw.with_columns(
         pl.col("cwnd_bytes").shift(1).over("flow").alias("prev_cwnd"),
         pl.col("ssthresh_bytes").shift(1).over("flow").alias("prev_ss"),
+        pl.col("timeouts").shift(1).over("flow").fill_null(0).alias("prev_timeouts"),
+        pl.col("fast_retransmits")
+        .shift(1)
+        .over("flow")
+        .fill_null(0)
+        .alias("prev_fast_retransmits"),
     )
     out: dict[str, float] = {}
     at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
     out["cwnd_t0_bdp"] = round(float(at_t0["cwnd_bytes"].sum()) / cell.bdp_bytes, 4)
 
-    def add(label: str) -> None:
+    def add(label: str, info: Any = None) -> None:
+        if os.environ.get("ENVDBG") and info is not None:
+            print("KIND", label, *info, file=sys.stderr)
         out[label] = out.get(label, 0) + 1
 
     if cell.cc != "westwood":
@@ -766,7 +998,16 @@ def diagnose(cell: Cell) -> dict[str, float]:
         )
         if raised.height:
             out["cut-raises-window"] = raised.height
-    rtos = cw.filter((pl.col("cwnd_bytes") == mss) & (pl.col("prev_cwnd") > mss))
+    # The trace has a row at each data timeout, its count of them one higher, even
+    # when the window was one segment already (a backed-off timeout).
+    timeout = pl.col("timeouts") > pl.col("prev_timeouts")
+    rtos = cw.filter(timeout)
+    # NewReno's recovery points: every fast retransmit and every timeout sets
+    # `recover` to snd_max then (RFC 6582 §3.2 step 2, §4); the trace has a row at
+    # each, its count one higher.
+    fast = pl.col("fast_retransmits") > pl.col("prev_fast_retransmits")
+    cuts = cw.filter(fast | timeout).select("flow", "time_s")
+    fast_cuts = cw.filter(fast).select("flow", "time_s")
     sent = seq.filter(pl.col("event") == "sent").sort("time_s", maintain_order=True)
     received = seq.filter(pl.col("event") == "received").sort("time_s", maintain_order=True)
     dropped = seq.filter(pl.col("event") == "dropped")
@@ -784,6 +1025,14 @@ def diagnose(cell: Cell) -> dict[str, float]:
         strategy="backward",
         check_sortedness=False,  # both sorted by time above
     )
+    acks: dict[int, list[tuple[float, int]]] = {}
+
+    def acks_of(flow: int) -> list[tuple[float, int]]:
+        if flow not in acks:
+            mine = received.filter(pl.col("flow") == flow).select("time_s", "seq")
+            acks[flow] = _acks(list(mine.iter_rows()), mss)
+        return acks[flow]
+
     for flow, t, before in rtos.select("flow", "time_s", "prev_cwnd").iter_rows():
         resent = sent.filter((pl.col("flow") == flow) & (pl.col("time_s") >= t)).head(1)
         if resent.height == 0:
@@ -822,26 +1071,48 @@ def diagnose(cell: Cell) -> dict[str, float]:
             )
 
         linux_timer = last + srtt + 0.2
+        if (
+            not rack
+            and not lost
+            and copies.height > 1
+            and _impatient(flow, t, last, fast_cuts, rtos)
+        ):
+            # RFC 6582's timer, not Linux's: judged below by its own rule.
+            if t >= t0:
+                add("rto-impatient", (flow, t))
+            continue
         acked_in_time = spurious and float(copies_in["time_s"].min()) < linux_timer - rtt / 2
         if t < linux_timer and (
             acked_in_time or (rack and lost and later_by(linux_timer - rtt / 2))
         ):
             # Linux's timer would still have been running when the copy's ACK (or the
             # SACK of later data that lets RACK resend it) came back.
-            add("early-rto")
+            add("early-rto", (flow, t))
         elif rack and lost and later_by(t - rtt):
             earlier = rtos.filter((pl.col("flow") == flow) & (pl.col("time_s") < t)).height
             add("rack-loss-left-to-rto" if earlier else "rack-loss-left-to-first-rto")
         elif t < t0:
             continue
         elif spurious:
-            add("rto-spurious")
+            add("rto-spurious", (flow, t))
         elif before <= 4 * mss:
-            add("rto-small-window")
+            add("rto-small-window", (flow, t))
         elif not rack and lost and copies.height > 1:
-            add("rto-lost-retransmission")
+            add("rto-lost-retransmission", (flow, t))
+        elif rack and lost and copies.height > 1 and _tail_dropped(flow, last, t, sent, dropped):
+            add("rto-tail-dropped", (flow, t))
+        elif rack and lost and not later_by(t - rtt / 2):
+            add("rto-no-sack-in-time", (flow, t))
+        elif (
+            not rack
+            and lost
+            and _at_recover(flow, s, (last, t, rtt / 2), mss, cuts, sent, acks_of(flow))
+        ):
+            add("rto-recover-guard", (flow, t))
+        elif not rack and lost and _dupacks(acks_of(flow), s, t, rtt / 2) < 3:
+            add("rto-few-dupacks", (flow, t))
         else:
-            add("rto-other")
+            add("rto-other", (flow, t))
     return dict(sorted(out.items()))
 
 

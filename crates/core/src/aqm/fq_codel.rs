@@ -352,9 +352,13 @@ impl FqCodel {
             q.bytes -= u64::from(p.size());
             self.packets -= 1;
             self.bytes -= u64::from(p.size());
+            // CoDel's `backlog <= mtu` exemption reads the backlog of the
+            // whole qdisc, as Linux (`sch_fq_codel` passes `sch->qstats.backlog`
+            // to `codel_dequeue`, less the packet just dequeued): one flow's
+            // last packet is not spared while other flows are queued.
             let view = QueueView {
-                packets: q.pkts.len() as u32,
-                bytes: q.bytes,
+                packets: self.packets,
+                bytes: self.bytes,
                 limit: Limit::Packets(u32::MAX),
             };
             match q
@@ -450,6 +454,43 @@ mod tests {
             "sparse flow first"
         );
         assert_eq!(f.dequeue(Time::ZERO, &mut d).unwrap().flow.0, 0);
+    }
+
+    /// CoDel's `backlog <= mtu` exemption reads the whole qdisc's backlog, as
+    /// Linux (`sch_fq_codel.c` hands `sch->qstats.backlog` to `codel_dequeue`):
+    /// a flow that keeps only one packet behind the one dequeued is still
+    /// dropped from once its sojourn stays above target for an interval, while
+    /// another flow's backlog fills the qdisc. With the flow's own backlog (1000
+    /// bytes ≤ mtu) it would never be dropped from.
+    #[test]
+    fn codel_exemption_reads_the_whole_backlog() {
+        let mut f = FqCodel::new(FqCodelConfig {
+            ecn: false,
+            ..FqCodelConfig::default()
+        });
+        assert!(distinct(&f, &[0, 1]));
+        for _ in 0..1000 {
+            f.enqueue(Time::ZERO, pkt(0, 1000));
+        }
+        f.enqueue(Time::ZERO, pkt(1, 1000));
+        f.enqueue(Time::ZERO, pkt(1, 1000));
+        let (mut sent1, mut dropped1) = (0u32, 0u32);
+        let mut d = Vec::new();
+        for k in 1..=200u64 {
+            let now = Time::from_millis(3 * k);
+            d.clear();
+            let p = f.dequeue(now, &mut d).unwrap();
+            let gone1 =
+                u32::from(p.flow.0 == 1) + d.iter().filter(|(q, _)| q.flow.0 == 1).count() as u32;
+            sent1 += u32::from(p.flow.0 == 1);
+            dropped1 += gone1 - u32::from(p.flow.0 == 1);
+            // Flow 1 keeps two packets queued: one behind each dequeued.
+            for _ in 0..gone1 {
+                f.enqueue(now, pkt(1, 1000));
+            }
+        }
+        assert!(sent1 > 50, "flow 1 served: {sent1}");
+        assert!(dropped1 > 0, "flow 1 never dropped from ({sent1} sent)");
     }
 
     /// Overflow drops from the fattest queue's head, up to half its bytes.

@@ -49,7 +49,7 @@ impl Simulation {
                 f.sender
                     .take_cwnd_trace()
                     .into_iter()
-                    .map(|(t, c, s)| (t, id, c, s)),
+                    .map(|(t, c, s, n)| (t, id, c, s, n)),
             );
             sent.extend(
                 f.sender
@@ -121,6 +121,14 @@ impl Simulation {
                     (
                         "ssthresh_bytes".into(),
                         Column::U64(cwnd.iter().map(|r| r.3).collect()),
+                    ),
+                    (
+                        "timeouts".into(),
+                        Column::U64(cwnd.iter().map(|r| r.4 .0).collect()),
+                    ),
+                    (
+                        "fast_retransmits".into(),
+                        Column::U64(cwnd.iter().map(|r| r.4 .1).collect()),
                     ),
                 ],
             },

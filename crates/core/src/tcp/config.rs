@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::lt::MSS_MAX;
 use super::{
-    Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, SackRules, TcpConfig, Variant,
-    WindowCuts,
+    Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, RtoEstimator, SackRules, TcpConfig,
+    Variant, WindowCuts,
 };
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
@@ -78,6 +78,7 @@ impl Profile {
                 delack_timeout: Time::from_millis(40), // TCP_DELACK_MIN
                 min_rto: Time::from_millis(200),       // TCP_RTO_MIN
                 max_rto: Time::from_secs(120),         // TCP_RTO_MAX
+                rto_estimator: RtoEstimator::Linux,    // tcp_rtt_estimator, tcp_set_rto
                 initial_rto: Time::from_secs(1),       // TCP_TIMEOUT_INIT
                 prr: true,
                 rto_keeps_sack: true,
@@ -126,6 +127,12 @@ pub struct TcpOverlay {
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
     pub max_rto: Option<Time>,
+    /// The RTO's formula and the timer's restarts: "rfc6298" (RTO =
+    /// max(min_rto, SRTT + 4·RTTVAR)) or "linux" (RTO = SRTT + rttvar with
+    /// rttvar ≥ min_rto, the per-RTT maximum of the mean deviation; the
+    /// timer also restarts when the oldest segment is retransmitted; not
+    /// with rto_tick). Default "rfc6298" ("linux" with profile "linux").
+    pub rto_estimator: Option<RtoEstimator>,
     /// RTO before the first RTT sample, > 0. Default "1s".
     pub initial_rto: Option<Time>,
     /// ns-2's coarse RTO clock (`tcpTick_`, e.g. "100ms"): RTT samples in
@@ -244,9 +251,14 @@ impl TcpOverlay {
         set(&mut c.delack_timeout, self.delack_timeout);
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
+        set(&mut c.rto_estimator, self.rto_estimator);
         set(&mut c.initial_rto, self.initial_rto);
         if let Some(t) = self.rto_tick {
             c.rto_tick = Some(t);
+            if self.rto_estimator.is_none() {
+                // ns-2's clock brings its own estimator (beside profile "linux" too).
+                c.rto_estimator = RtoEstimator::Rfc6298;
+            }
         }
         set(&mut c.min_rto_after_backoff, self.min_rto_after_backoff);
         set(&mut c.dupack_threshold, self.dupack_threshold);
@@ -327,6 +339,13 @@ impl TcpConfig {
                 "min_rto_after_backoff",
                 "true",
                 "is ns-2's rule and needs rto_tick (ns-2's clock); allowed: false, or set rto_tick",
+            ));
+        }
+        if self.rto_estimator == RtoEstimator::Linux && self.rto_tick.is_some() {
+            return Err(ConfigError::new(
+                "rto_estimator",
+                "\"linux\"",
+                "does not go with rto_tick (ns-2's coarse clock has its own estimator); allowed: \"rfc6298\", or remove rto_tick",
             ));
         }
         if let Some(t) = self.rto_tick {
@@ -505,6 +524,42 @@ mod tests {
         assert!(!c.ecn, "the profile starts over from its own defaults");
         // Without a profile, the keys apply on what lay below.
         assert!(overlay("mss = 460").apply(&below).ecn);
+    }
+
+    /// `rto_estimator`: Linux's with profile "linux" only; ns-2's clock
+    /// brings its own (beside the profile too) and refuses Linux's given
+    /// explicitly.
+    #[test]
+    fn rto_estimator_follows_the_profile_and_the_clock() {
+        let base = TcpConfig::default();
+        assert_eq!(base.rto_estimator, RtoEstimator::Rfc6298);
+        for (p, want) in [
+            ("ns2", RtoEstimator::Rfc6298),
+            ("ns3", RtoEstimator::Rfc6298),
+            ("linux", RtoEstimator::Linux),
+        ] {
+            let c = overlay(&format!("profile = \"{p}\"")).apply(&base);
+            assert_eq!(c.rto_estimator, want, "{p}");
+        }
+        let c = overlay("rto_estimator = \"linux\"").apply(&base);
+        assert_eq!(c.rto_estimator, RtoEstimator::Linux);
+        c.validate().unwrap();
+        let c = overlay("profile = \"linux\"\nrto_tick = \"10ms\"").apply(&base);
+        assert_eq!(c.rto_estimator, RtoEstimator::Rfc6298);
+        c.validate().unwrap();
+        let e = overlay("rto_estimator = \"linux\"\nrto_tick = \"10ms\"")
+            .apply(&base)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rto_estimator") && e.contains("rto_tick") && e.contains("rfc6298"),
+            "{e}"
+        );
+        let e = toml::from_str::<TcpOverlay>("rto_estimator = \"bsd\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rfc6298") && e.contains("linux"), "{e}");
     }
 
     #[test]

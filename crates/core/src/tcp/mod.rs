@@ -99,6 +99,24 @@ pub enum WindowCuts {
     Ns2Integer,
 }
 
+/// How the retransmission timeout is computed and when the timer restarts
+/// (`rto_estimator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoEstimator {
+    /// RFC 6298: RTO = max(min_rto, SRTT + max(G, 4·RTTVAR)); the timer
+    /// restarts when new data is acknowledged (§5.3) and at a timeout.
+    #[default]
+    Rfc6298,
+    /// Linux's (`tcp_rtt_estimator`, `tcp_set_rto`): RTO = SRTT + rttvar,
+    /// where rttvar follows the largest mean deviation of each round trip
+    /// and never falls below `min_rto` (`tcp_rto_min`), so RTO ≥ SRTT +
+    /// min_rto; the timer also restarts when the oldest outstanding segment
+    /// is retransmitted, unless RACK's reordering timer is pending
+    /// (`tcp_xmit_retransmit_queue`). See [`rtt::RttEstimator::linux`].
+    Linux,
+}
+
 /// Configuration shared by a flow's sender and receiver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -127,6 +145,10 @@ pub struct TcpConfig {
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
     pub max_rto: Time,
+    /// The RTO's formula and the timer's restarts (RFC 6298 or Linux's).
+    /// Under Linux's, `min_rto` is the floor of the variation term, not of
+    /// the RTO.
+    pub rto_estimator: RtoEstimator,
     /// RTO before the first RTT sample.
     pub initial_rto: Time,
     /// Clock granularity G of RFC 6298.
@@ -194,6 +216,7 @@ impl Default for TcpConfig {
             delack_timeout: Time::from_millis(200),
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
+            rto_estimator: RtoEstimator::Rfc6298,
             initial_rto: Time::from_secs(1),
             clock_granularity: Time::from_millis(1),
             rto_tick: None,

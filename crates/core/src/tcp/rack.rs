@@ -43,6 +43,19 @@ impl Rack {
         self.min_rtt
     }
 
+    /// An RTT sample of the connection's estimator (the handshake's, a
+    /// timestamp echo's, a segment's): `RACK.min_RTT` is the connection's
+    /// minimum RTT (RFC 8985 §6.2 step 2), as Linux's `tcp_min_rtt`, which
+    /// every RTT sample feeds (`tcp_update_rtt_min`), the SYN's included.
+    /// From deliveries alone it can stay above the path's: every original
+    /// segment of a burst queues behind the one before it at the
+    /// bottleneck, and a retransmission sent alone into an empty queue
+    /// then looks faster than the minimum, is taken for the original's
+    /// delivery and does not advance RACK.
+    pub fn on_rtt_sample(&mut self, rtt: Time) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
     /// `seg`, newly delivered (cumulatively ACKed or SACKed) by an ACK at
     /// `now` (§6.2 steps 1–3); `sacked`: by a SACK block.
     pub fn on_delivered(&mut self, seg: &Segment, sacked: bool, now: Time) {
@@ -196,6 +209,43 @@ mod tests {
         sb.apply_sack_visit(&[(1000, 3000)], |s| r.on_delivered(s, true, MS(151)));
         assert!(r.detect_loss(&mut sb, MS(152), Time::ZERO));
         assert!(sb.get(0).unwrap().lost);
+    }
+
+    /// RACK.min_RTT is the connection's minimum RTT, not only the minimum
+    /// over deliveries of original segments: those of a burst queue behind
+    /// each other (here 315 ms), and a retransmission sent alone into an
+    /// empty queue (308 ms) would be taken for the original's delivery and
+    /// never advance RACK, which then cannot find the next lost
+    /// retransmission (issue 33, `rack-loss-left-to-rto`). The handshake's
+    /// sample (300 ms) sets it, as Linux's `tcp_min_rtt`.
+    #[test]
+    fn min_rtt_takes_every_rtt_sample() {
+        let run = |handshake: Option<Time>| {
+            let mut sb = board(&[(0, 0), (1, 0)]);
+            let mut r = Rack::default();
+            if let Some(h) = handshake {
+                r.on_rtt_sample(h);
+            }
+            // Segment 1, sent at 0 behind segment 0, SACKed at 315 ms.
+            sb.apply_sack_visit(&[(1000, 2000)], |s| r.on_delivered(s, true, MS(315)));
+            // Segment 2 lost; segment 0 retransmitted at 400 ms, alone, and
+            // its ACK back at 708 ms.
+            let mut n = Segment::new(2000, 1000, MS(320));
+            n.tx_count = 1;
+            sb.push(n);
+            let s = sb.get_mut(0).unwrap();
+            s.tx_count = 2;
+            s.last_sent = MS(400);
+            sb.apply_sack_visit(&[(0, 2000)], |s| r.on_delivered(s, true, MS(708)));
+            r.detect_loss(&mut sb, MS(708), Time::ZERO);
+            (r.min_rtt(), sb.get(2).unwrap().lost)
+        };
+        assert_eq!(
+            run(None),
+            (Some(MS(315)), false),
+            "the 308-ms delivery ignored"
+        );
+        assert_eq!(run(Some(MS(300))), (Some(MS(300)), true));
     }
 
     /// Reordering: a never-retransmitted segment delivered below the highest

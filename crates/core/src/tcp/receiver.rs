@@ -87,6 +87,9 @@ pub struct TcpReceiver {
     stats: ReceiverStats,
     blocks: BTreeMap<u64, RxBlock>,
     rx_est: Option<RxEstimate>,
+    /// The SYN-ACK and every ACK ECN-capable: the congestion control needs
+    /// ECN (DCTCP; Linux sets ECT on every packet of such a socket).
+    ect: Ecn,
 }
 
 impl TcpReceiver {
@@ -97,6 +100,11 @@ impl TcpReceiver {
                 est: ErasureEstimator::starting_at(cfg.lt.initial_estimate),
                 ..RxEstimate::default()
             });
+        let ect = if cfg.ecn && cfg.cc.model().needs_ecn() {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        };
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
             header: cfg.base_header(),
@@ -116,6 +124,7 @@ impl TcpReceiver {
             stats: ReceiverStats::default(),
             blocks: BTreeMap::new(),
             rx_est,
+            ect,
         }
     }
 
@@ -133,6 +142,7 @@ impl TcpReceiver {
                 kind: Kind::Ack,
                 header: self.cfg.syn_header(),
                 flags,
+                ecn: self.ect,
                 sent_at: now,
                 ts_echo: if self.cfg.timestamps {
                     pkt.sent_at
@@ -424,7 +434,7 @@ impl TcpReceiver {
             payload: 0,
             header: self.header + blocks.option_bytes(),
             flags,
-            ecn: Ecn::NotEct,
+            ecn: self.ect,
             sack: blocks,
             sent_at: now,
             ts_echo: if self.cfg.timestamps {

@@ -1,4 +1,5 @@
-//! RFC 6298 retransmission-timeout estimator.
+//! Retransmission-timeout estimators: RFC 6298's, ns-2's coarse clock and
+//! Linux's.
 
 use crate::time::Time;
 
@@ -10,7 +11,8 @@ use crate::time::Time;
 /// the back-off is kept until the next RTT sample (RFC 6298 §5.7 / Karn).
 ///
 /// With a coarse clock ([`RttEstimator::ns2`]) it is ns-2's `TcpAgent`
-/// estimator instead (see [`Ns2Clock`]).
+/// estimator instead (see [`Ns2Clock`]); with [`RttEstimator::linux`],
+/// Linux's (see [`LinuxVar`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RttEstimator {
     srtt: Option<Time>,
@@ -22,6 +24,10 @@ pub struct RttEstimator {
     max_rto: Time,
     granularity: Time,
     ns2: Option<Ns2Clock>,
+    linux: Option<LinuxVar>,
+    /// The sender's `(snd_una, snd_nxt)` at the next sample (Linux's
+    /// estimator marks its round trips by them).
+    seq: (u64, u64),
     /// The smoothed RTT of the exact samples (RFC 6298's EWMA), whatever
     /// clock the timer runs on: what pacing and rate-based controls use.
     exact: Option<Time>,
@@ -49,6 +55,24 @@ pub struct Ns2Clock {
     t_rttvar: i64,
 }
 
+/// Linux's variation term (`tcp_rtt_estimator` in net/ipv4/tcp_input.c,
+/// `__tcp_set_rto` in include/net/tcp.h), in nanoseconds where Linux has
+/// microseconds: `mdev` is 4 × the mean deviation, smoothed with gain 1/4
+/// (1/32 for a rise while the RTT falls, Linux's Eifel-like damping);
+/// `mdev_max` is its largest value in the current round trip, never below
+/// `min_rto`; `rttvar` jumps up to `mdev_max` at once and decays toward
+/// it by a quarter of the difference once per round trip, when `snd_una`
+/// passes `rtt_seq` (`snd_nxt` when the round trip began); RTO = SRTT +
+/// rttvar, capped at `max_rto`. The first sample R gives SRTT = R, mdev =
+/// 2R and rttvar = max(2R, min_rto): RTO = max(3R, R + min_rto).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinuxVar {
+    mdev: i64,
+    mdev_max: i64,
+    rttvar: i64,
+    rtt_seq: u64,
+}
+
 impl RttEstimator {
     /// A fresh estimator: RTO = `initial_rto` (capped at `max_rto`) until the first sample.
     pub fn new(initial_rto: Time, min_rto: Time, max_rto: Time, granularity: Time) -> Self {
@@ -62,8 +86,33 @@ impl RttEstimator {
             max_rto,
             granularity,
             ns2: None,
+            linux: None,
+            seq: (0, 0),
             exact: None,
         }
+    }
+
+    /// Linux's estimator ([`LinuxVar`]): RTO = `initial_rto` until the
+    /// first sample, then SRTT + rttvar with rttvar ≥ `min_rto`, at most
+    /// `max_rto`. Feed it the sender's sequence numbers
+    /// ([`RttEstimator::set_sequence`]) before each sample.
+    pub fn linux(initial_rto: Time, min_rto: Time, max_rto: Time) -> Self {
+        let mut e = RttEstimator::new(initial_rto, min_rto, max_rto, Time::ZERO);
+        e.linux = Some(LinuxVar {
+            mdev: 0,
+            mdev_max: 0,
+            rttvar: 0,
+            rtt_seq: 0,
+        });
+        e
+    }
+
+    /// The sender's `snd_una` and `snd_nxt` (one past the highest byte
+    /// sent) as of the next sample: Linux's estimator restarts its
+    /// per-round-trip maximum when `snd_una` passes the `snd_nxt` of the
+    /// previous restart. The other estimators ignore them.
+    pub fn set_sequence(&mut self, snd_una: u64, snd_nxt: u64) {
+        self.seq = (snd_una, snd_nxt);
     }
 
     /// ns-2's estimator with clock tick `tick` (> 0): RTO `initial_rto`
@@ -154,9 +203,14 @@ impl RttEstimator {
         }
     }
 
-    /// RFC 6298 §2.2–2.4 with sample `r`; clears the back-off.
+    /// RFC 6298 §2.2–2.4 with sample `r` (or Linux's rule, when it is the
+    /// estimator); clears the back-off.
     fn rfc6298_update(&mut self, r: Time) {
         self.latest = Some(r);
+        if self.linux.is_some() {
+            self.linux_update(r);
+            return;
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -171,6 +225,51 @@ impl RttEstimator {
         let srtt = self.srtt.unwrap_or(r);
         let var = Time(self.rttvar.0.saturating_mul(4)).max(self.granularity);
         self.base_rto = (srtt + var).max(self.min_rto).min(self.max_rto);
+        self.backoff = 0;
+    }
+
+    /// `tcp_rtt_estimator` and `tcp_set_rto` with sample `r`; clears the back-off.
+    fn linux_update(&mut self, r: Time) {
+        let (snd_una, snd_nxt) = self.seq;
+        let min = i64::try_from(self.min_rto.0).unwrap_or(i64::MAX);
+        let m = i64::try_from(r.0).unwrap_or(i64::MAX);
+        let Some(v) = self.linux.as_mut() else {
+            return;
+        };
+        let srtt = match self.srtt {
+            None => {
+                v.mdev = m.saturating_mul(2);
+                v.rttvar = v.mdev.max(min);
+                v.mdev_max = v.rttvar;
+                v.rtt_seq = snd_nxt;
+                r
+            }
+            Some(srtt) => {
+                let err = m - i64::try_from(srtt.0).unwrap_or(i64::MAX);
+                let mut d = err.abs() - v.mdev / 4;
+                if err < 0 && d > 0 {
+                    // The RTT fell: a rise of the deviation counts 1/8 as much.
+                    d /= 8;
+                }
+                v.mdev += d;
+                if v.mdev > v.mdev_max {
+                    v.mdev_max = v.mdev;
+                    v.rttvar = v.rttvar.max(v.mdev_max);
+                }
+                if snd_una > v.rtt_seq {
+                    // A round trip ended: decay toward its largest deviation.
+                    if v.mdev_max < v.rttvar {
+                        v.rttvar -= (v.rttvar - v.mdev_max) / 4;
+                    }
+                    v.rtt_seq = snd_nxt;
+                    v.mdev_max = min;
+                }
+                Time((7 * srtt.0 + r.0) / 8)
+            }
+        };
+        self.srtt = Some(srtt);
+        self.rttvar = Time(v.rttvar.max(0) as u64);
+        self.base_rto = (srtt + self.rttvar).min(self.max_rto);
         self.backoff = 0;
     }
 
@@ -227,7 +326,8 @@ impl RttEstimator {
         self.exact
     }
 
-    /// RTT variation.
+    /// RTT variation: RFC 6298's RTTVAR, or Linux's `rttvar` (the whole
+    /// term added to SRTT, ≥ `min_rto`).
     pub fn rttvar(&self) -> Time {
         self.rttvar
     }
@@ -271,6 +371,121 @@ mod tests {
         assert!(exact > ms(40) && exact < ms(42), "{exact:?}");
         assert_eq!(plain.smoothed(), plain.srtt());
         assert_eq!(plain.smoothed(), Some(exact));
+    }
+
+    fn linux() -> RttEstimator {
+        RttEstimator::linux(ms(1000), ms(200), ms(120_000))
+    }
+
+    /// Linux's RTO is SRTT + rttvar with rttvar ≥ min_rto: with a steady RTT
+    /// (a standing queue) RFC 6298's 4·RTTVAR decays to nothing and its RTO
+    /// to SRTT (floored at min_rto only below 200 ms), while Linux's stays
+    /// SRTT + 200 ms (issue 33, finding `early-rto`).
+    #[test]
+    fn linux_keeps_min_rto_above_srtt() {
+        let (mut rfc, mut lin) = (est(), linux());
+        assert_eq!(lin.rto(), ms(1000), "initial RTO before a sample");
+        // First sample 450 ms: srtt 450, mdev 900, rttvar = max(900, 200):
+        // RTO = 3 × 450 ms, as RFC 6298's 450 + 4·225.
+        lin.set_sequence(0, 10_000);
+        lin.sample(ms(450));
+        rfc.sample(ms(450));
+        assert_eq!((lin.srtt(), lin.rto()), (Some(ms(450)), ms(1350)));
+        assert_eq!(rfc.rto(), ms(1350));
+        // A steady 450 ms, one sample per round trip (snd_una passes the
+        // snd_nxt of the round trip's start each time).
+        for k in 1..200u64 {
+            lin.set_sequence(k * 10_000 + 1, (k + 1) * 10_000);
+            lin.sample(ms(450));
+            rfc.sample(ms(450));
+        }
+        assert_eq!(rfc.rto(), Time::from_micros(451_000), "SRTT + G");
+        assert_eq!(lin.srtt(), Some(ms(450)));
+        // rttvar decays toward min_rto by a quarter of the distance per round
+        // trip (in whole nanoseconds: it stops within 3 ns), never below.
+        let excess = lin.rttvar().saturating_sub(ms(200));
+        assert!(
+            lin.rttvar() >= ms(200) && excess < Time(4),
+            "{:?}",
+            lin.rttvar()
+        );
+        assert_eq!(lin.rto(), ms(650) + excess);
+        // A short RTT: RTO = RTT + 200 ms where RFC 6298 floors at 200 ms.
+        let (mut rfc, mut lin) = (est(), linux());
+        for k in 0..200u64 {
+            lin.set_sequence(k * 10 + 1, (k + 1) * 10);
+            lin.sample(ms(10));
+            rfc.sample(ms(10));
+        }
+        assert_eq!((rfc.rto(), lin.rto()), (ms(200), ms(210)));
+    }
+
+    /// Linux's rttvar rises at once with the per-round-trip maximum of mdev
+    /// and falls only at the end of a round trip (snd_una past `rtt_seq`),
+    /// by a quarter of its distance to that maximum; a fall of the RTT raises
+    /// mdev at 1/8 of the gain (`tcp_rtt_estimator`).
+    #[test]
+    fn linux_rttvar_moves_once_per_round_trip() {
+        let mut e = linux();
+        e.set_sequence(0, 1000);
+        e.sample(ms(100)); // srtt 100, mdev 200, rttvar = mdev_max = 200, rtt_seq 1000
+        e.set_sequence(500, 2000);
+        e.sample(ms(300)); // err +200: mdev = 200 + (200 − 50) = 350 = mdev_max = rttvar
+        assert_eq!(e.srtt(), Some(Time::from_micros(125_000)));
+        assert_eq!(e.rttvar(), ms(350));
+        assert_eq!(e.rto(), Time::from_micros(475_000));
+        // Same round trip (snd_una 900 ≤ rtt_seq 1000): mdev falls, rttvar stays.
+        e.set_sequence(900, 2000);
+        e.sample(ms(125)); // err 0: mdev = 350 − 87.5 = 262.5
+        assert_eq!(e.rttvar(), ms(350));
+        // The round trip ends (snd_una 1500 > 1000): mdev 262.5 − 65.625 =
+        // 196.875 is below mdev_max (350), which equals rttvar: no decay; the
+        // maximum restarts at min_rto (200) and rtt_seq at 3000.
+        e.set_sequence(1500, 3000);
+        e.sample(ms(125));
+        assert_eq!(e.rttvar(), ms(350));
+        // The next round trip's largest mdev stays below 200: at its end
+        // rttvar decays by (350 − 200)/4 = 37.5 ms.
+        e.set_sequence(2000, 4000);
+        e.sample(ms(125));
+        assert_eq!(e.rttvar(), ms(350));
+        e.set_sequence(3500, 5000);
+        e.sample(ms(125));
+        assert_eq!(e.rttvar(), Time::from_micros(312_500));
+        // A falling RTT: |err| − mdev/4 > 0 counts 1/8 (Linux's Eifel-like rule).
+        let mut f = linux();
+        f.set_sequence(0, 1000);
+        f.sample(ms(400)); // mdev 800
+        f.sample(ms(40)); // err −360: 360 − 200 = 160, /8 = 20: mdev 820
+        assert_eq!(f.rttvar(), ms(820));
+        // The back-off doubles as RFC 6298's and a sample clears it.
+        let before = f.rto();
+        f.backoff();
+        assert_eq!(f.rto(), Time(2 * before.0));
+        f.sample(ms(40));
+        assert_eq!(f.backoff_count(), 0);
+    }
+
+    proptest::proptest! {
+        /// Whatever the samples and however the round trips fall, Linux's
+        /// RTO is SRTT + rttvar with rttvar ≥ min_rto, capped at max_rto.
+        #[test]
+        fn linux_rto_is_at_least_srtt_plus_min_rto(
+            samples in proptest::collection::vec((1u64..3000, 0u64..3), 1..80),
+            min_ms in 1u64..1000,
+        ) {
+            let mut e = RttEstimator::linux(ms(1000), ms(min_ms), ms(60_000));
+            let (mut una, mut nxt) = (0u64, 0u64);
+            for (r, step) in samples {
+                una += step * 1000;
+                nxt = nxt.max(una) + 1000;
+                e.set_sequence(una, nxt);
+                e.sample(ms(r));
+                let srtt = e.srtt().unwrap();
+                proptest::prop_assert!(e.rttvar() >= ms(min_ms));
+                proptest::prop_assert_eq!(e.rto(), (srtt + e.rttvar()).min(ms(60_000)));
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, SackRules, TcpConfig, Variant, WindowCuts};
+use super::{App, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -197,10 +197,16 @@ pub struct TcpSender {
     stats: SenderStats,
     trace: bool,
     last_traced: Option<(u64, u64)>,
-    cwnd_trace: Vec<(Time, u64, u64)>,
+    /// (time, cwnd, ssthresh, (data timeouts, fast retransmits) so far).
+    cwnd_trace: Vec<(Time, u64, u64, (u64, u64))>,
+    /// Retransmission timeouts of data (not of the SYN), for the cwnd trace.
+    data_timeouts: u64,
     sent_trace: Vec<(Time, u64, bool)>,
     /// Sender-side loss events (seed 001 §III-B), when enabled.
     loss_events: Option<Box<LossEventEstimator>>,
+    /// Every packet ECN-capable, SYN and retransmissions included: the
+    /// congestion control needs ECN (DCTCP; Linux's `tcp_ca_needs_ecn`).
+    ect_always: bool,
     // LT-TCP.
     /// Adaptive MSS or FEC on: data goes out in blocks.
     lt_blocks: bool,
@@ -251,6 +257,10 @@ pub struct TcpSender {
     limit_ns: [u64; 3],
     /// The smallest RTT sample.
     min_rtt: Option<Time>,
+    /// Linux's RTT samples (`rto_estimator = "linux"`): the first
+    /// transmission of the earliest segment newly SACKed by the ACK being
+    /// processed that was never retransmitted (`first_sackt`).
+    sack_rtt_from: Option<Time>,
 }
 
 impl TcpSender {
@@ -283,6 +293,7 @@ impl TcpSender {
             limit_since: Time::ZERO,
             limit_ns: [0; 3],
             min_rtt: None,
+            sack_rtt_from: None,
             cc,
             win: Window {
                 cwnd: iw * mss,
@@ -314,15 +325,18 @@ impl TcpSender {
             ns2_after_timeout: false,
             rtx_pending: None,
             rto_retransmitted: false,
-            rtt: match cfg.rto_tick {
-                Some(tick) => RttEstimator::ns2(
+            rtt: match (cfg.rto_tick, cfg.rto_estimator) {
+                (Some(tick), _) => RttEstimator::ns2(
                     cfg.initial_rto,
                     cfg.min_rto,
                     cfg.max_rto,
                     tick,
                     cfg.min_rto_after_backoff,
                 ),
-                None => RttEstimator::new(
+                (None, RtoEstimator::Linux) => {
+                    RttEstimator::linux(cfg.initial_rto, cfg.min_rto, cfg.max_rto)
+                }
+                (None, RtoEstimator::Rfc6298) => RttEstimator::new(
                     cfg.initial_rto,
                     cfg.min_rto,
                     cfg.max_rto,
@@ -343,8 +357,10 @@ impl TcpSender {
             trace: false,
             last_traced: None,
             cwnd_trace: Vec::new(),
+            data_timeouts: 0,
             sent_trace: Vec::new(),
             loss_events: None,
+            ect_always: cfg.ecn && cfg.cc.model().needs_ecn(),
             lt_blocks: cfg.lt.blocks(),
             order: 0,
             blocks: VecDeque::new(),
@@ -420,6 +436,8 @@ impl TcpSender {
             (0, 0)
         };
         let mut rtt_sample = None;
+        self.sack_rtt_from = None;
+        let (mut linux_sample, mut linux_echo) = (None, None);
         let sack = self.cfg.variant == Variant::Sack;
         let dt = self.cfg.dupack_threshold.max(1);
         let mss = self.win.mss;
@@ -438,8 +456,12 @@ impl TcpSender {
             // after a recovery, that segment waited behind the hole, and
             // its "RTT" is the recovery's length (issue 33, finding F6).
             let mut covers_retransmission = false;
+            let mut first_ackt = None;
             let newest = self.sb.ack_visit(ack, |s| {
                 covers_retransmission |= s.tx_count > 1;
+                if s.tx_count == 1 && first_ackt.is_none() {
+                    first_ackt = Some(s.first_sent);
+                }
                 if let Some(r) = rate.as_deref_mut() {
                     r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
                 }
@@ -472,7 +494,17 @@ impl TcpSender {
                     .filter(|s| s.tx_count == 1 && !covers_retransmission)
                     .map(|s| s.first_sent)
             };
-            if let Some(at) = sent {
+            if self.linux_rtt() {
+                // Linux's order (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`):
+                // the earliest segment acknowledged, unless the ACK covers a
+                // retransmission; then a SACKed one (below); then the echo.
+                linux_sample = if covers_retransmission {
+                    None
+                } else {
+                    first_ackt
+                };
+                linux_echo = self.cfg.timestamps.then_some(pkt.ts_echo);
+            } else if let Some(at) = sent {
                 self.rtt_sample(at, now);
             }
             let sample = sent.map(|at| now.saturating_sub(at));
@@ -607,6 +639,14 @@ impl TcpSender {
                 }
             }
         }
+        if self.linux_rtt() {
+            // A SACKed segment's RTT stands in when no cumulatively acked
+            // one gives a sample (`sack_rtt_us`): in a recovery that keeps
+            // the SRTT current while snd_una stays behind a hole.
+            if let Some(at) = linux_sample.or(self.sack_rtt_from).or(linux_echo) {
+                self.rtt_sample(at, now);
+            }
+        }
         if ecn_only && ece && self.in_recovery {
             // ECN-only: marks keep their meaning during loss recovery.
             self.ecn_response(now);
@@ -641,7 +681,11 @@ impl TcpSender {
     /// they newly deliver; whether anything was newly SACKed.
     fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
         let (rate, rack) = (&mut self.rate, &mut self.rack);
+        let first_sackt = &mut self.sack_rtt_from;
         self.sb.apply_sack_visit(&pkt.sack.blocks(), |s| {
+            if s.tx_count == 1 {
+                *first_sackt = Some(first_sackt.map_or(s.first_sent, |t| t.min(s.first_sent)));
+            }
             if let Some(r) = rate.as_deref_mut() {
                 r.on_delivered(&mut s.tx, u64::from(s.len), s.last_sent, now);
             }
@@ -701,13 +745,16 @@ impl TcpSender {
 
     /// After a timeout that kept the SACK scoreboard, until its recovery
     /// point: every unSACKed segment sent before the timeout is marked lost
-    /// and the go-back-N resends only those (ns-3 `ReTxTimeout`, Linux).
-    /// Not under ns-2's rules, whose go-back-N resends SACKed data too.
+    /// and the go-back-N resends only those (ns-3 `ReTxTimeout`, Linux's
+    /// CA_Loss), the window checked against the pipe. With RACK too when
+    /// the scoreboard was not kept (every segment is marked lost then), so
+    /// that the retransmissions RACK finds lost again are resent
+    /// ([`TcpSender::resend_rack_lost`]). Not under ns-2's rules, whose
+    /// go-back-N resends SACKed data too.
     fn rto_sack_recovery(&self) -> bool {
-        self.cfg.rto_keeps_sack
+        (self.cfg.rto_keeps_sack || self.rack.is_some())
             && self.cfg.variant == Variant::Sack
             && !self.ns2_rules
-            && self.rack.is_none()
             && !self.in_recovery
             && self.recover.is_some_and(|r| self.snd_una < r)
     }
@@ -829,8 +876,9 @@ impl TcpSender {
                     && self.may_recover(self.snd_una)
                 {
                     self.enter_recovery(now);
+                    self.record_cwnd(now);
                 }
-                if self.in_recovery {
+                if self.in_recovery || self.rto_sack_recovery() {
                     self.pipe = self.sb.pipe(self.high_rxt);
                 }
             }
@@ -862,6 +910,7 @@ impl TcpSender {
                     return;
                 }
                 self.count_timeout();
+                self.data_timeouts += 1;
                 self.note_loss(now);
                 self.rtt.backoff();
                 self.timed = None;
@@ -899,7 +948,13 @@ impl TcpSender {
                 // Go-back-N; forget SACK information (RFC 2018 §8), or keep it
                 // and resend only what was not SACKed (Linux, ns-3).
                 self.snd_nxt = self.snd_una;
-                if self.cfg.rto_keeps_sack && self.cfg.variant == Variant::Sack {
+                if self.cfg.variant == Variant::Sack && self.cfg.rto_keeps_sack {
+                    self.sb.mark_unsacked_lost();
+                } else if self.cfg.variant == Variant::Sack && self.rack.is_some() {
+                    // RFC 2018 §8 with RACK: forget the SACKs, and take
+                    // everything outstanding for lost (the go-back-N resends
+                    // it; RACK then tells the retransmissions lost again).
+                    self.sb.clear_marks();
                     self.sb.mark_unsacked_lost();
                 } else {
                     self.sb.clear_marks();
@@ -916,6 +971,10 @@ impl TcpSender {
                     b.unresolved = 0;
                 }
                 self.rto_deadline = Some(now + self.rtt.rto());
+                // A row at every data timeout, even when the window was
+                // already one segment and ssthresh kept (a backed-off
+                // timeout): the trace's count shows each one.
+                self.last_traced = None;
             }
         }
         self.record_cwnd(now);
@@ -965,6 +1024,13 @@ impl TcpSender {
                     kind: Kind::Data,
                     header: self.cfg.syn_header(),
                     flags,
+                    // RFC 3168 §6.1.1: a SYN is Not-ECT, but for a congestion
+                    // control that needs ECN (Linux's `tcp_ecn_send_syn`).
+                    ecn: if self.ect_always {
+                        Ecn::Ect0
+                    } else {
+                        Ecn::NotEct
+                    },
                     sent_at: now,
                     retransmit: self.syn_tx > 1,
                     ..Packet::default()
@@ -1039,6 +1105,12 @@ impl TcpSender {
             }
         }
         if !sack_recovery {
+            if let Some(p) = self.resend_rack_lost(now) {
+                return Some(p);
+            }
+            if self.why == Limit::Cwnd {
+                return None;
+            }
             return self.send_in_order(now, true);
         }
         if self.recovery_pipe() + (self.fec_pipe + self.seg_size()) as i64 > self.win.cwnd as i64 {
@@ -1079,6 +1151,41 @@ impl TcpSender {
             return None;
         }
         self.send_hole(now)
+    }
+
+    /// After a timeout with RACK, until the recovery point: the oldest
+    /// segment below `snd_nxt` that RACK marked lost — a retransmission of
+    /// the go-back-N lost again (RFC 8985 §6.2 finds those), or data sent
+    /// after the timeout — goes before the go-back-N continues, within the
+    /// window against the pipe: Linux's CA_Loss retransmits every
+    /// lost-marked segment in sequence order (`tcp_xmit_retransmit_queue`,
+    /// limited by cwnd − `tcp_packets_in_flight`). Sets `why` when the
+    /// window holds it back.
+    fn resend_rack_lost(&mut self, now: Time) -> Option<Packet> {
+        if self.rack.is_none() || !self.rto_sack_recovery() {
+            return None;
+        }
+        let mut from = self.snd_una;
+        while let Some(idx) = self.sb.next_lost(from, true) {
+            let (seq, end, len) = self.sb.get(idx).map(|s| (s.seq, s.end(), s.len))?;
+            if seq >= self.snd_nxt {
+                return None; // the go-back-N's own
+            }
+            if let Some(end) = self.fec_hold(seq, now) {
+                from = end;
+                continue;
+            }
+            if self.cwnd_flight() + u64::from(len) > self.win.cwnd {
+                self.why = Limit::Cwnd;
+                return None;
+            }
+            if end - self.snd_una > self.rwnd {
+                self.why = Limit::Rwnd;
+                return None;
+            }
+            return Some(self.send_segment(idx, now));
+        }
+        None
     }
 
     /// Resend the first unSACKed segment above HighRxt and below the highest
@@ -1279,6 +1386,27 @@ impl TcpSender {
         seg.order = self.order;
         let seg = *seg;
         let retransmit = seg.tx_count > 1;
+        let newreno_partial =
+            self.cfg.variant == Variant::NewReno && self.in_recovery && !self.first_partial;
+        if retransmit
+            && idx == 0
+            && self.cfg.rto_estimator == RtoEstimator::Linux
+            && self.cfg.rto_tick.is_none()
+            && !newreno_partial
+        {
+            // Linux's `tcp_xmit_retransmit_queue`: retransmitting the head
+            // of the retransmission queue restarts the timer, so a fast
+            // retransmission queued behind a full buffer is not timed from
+            // the last new ACK. (Linux skips it while RACK's reordering
+            // timer holds the connection's one timer slot, but re-arms the
+            // RTO when that timer fires, from the head's latest
+            // transmission, `tcp_rearm_rto` / `tcp_rto_delta_us`: the same
+            // deadline, which linklab's separate timers keep at once.) Not
+            // at NewReno's later partial ACKs: RFC 6582's "impatient" timer
+            // restarts at the first one only (§4), else a recovery from a
+            // slow-start overshoot repairs one segment per RTT for minutes.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         if !retransmit && self.timed.is_none() && self.cfg.rto_tick.is_some() {
             self.timed = Some((seg.end(), now));
         }
@@ -1290,6 +1418,11 @@ impl TcpSender {
                 self.cwr_pending = false;
                 flags.set(TcpFlags::CWR);
             }
+        } else if self.ect_always {
+            // RFC 3168 §6.1.5 sends retransmissions Not-ECT; a congestion
+            // control that needs ECN keeps them ECT (Linux's `tcp_ecn_send`
+            // with `tcp_ca_needs_ecn`), else its step marker drops them.
+            ecn = Ecn::Ect0;
         }
         if seg.seq == self.snd_nxt {
             self.snd_nxt = seg.end();
@@ -1345,6 +1478,8 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
+        // The cwnd trace has a row at every fast retransmit (its count rises).
+        self.last_traced = None;
         self.note_loss(now);
         if self.cfg.rto_tick.is_some() {
             // ns-2's fast retransmit (`reset_rtx_timer(1, 0)` in every
@@ -1696,12 +1831,21 @@ impl TcpSender {
         }
     }
 
+    /// Linux's estimator takes Linux's RTT samples (SACKed segments too).
+    fn linux_rtt(&self) -> bool {
+        self.cfg.rto_estimator == RtoEstimator::Linux && self.cfg.rto_tick.is_none()
+    }
+
     /// Feed the RTT of a segment sent at `sent` to the estimator: a
     /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
     /// interval between the two instants (ns-2's clock counts its ticks).
     fn rtt_sample(&mut self, sent: Time, now: Time) {
         let r = now.saturating_sub(sent);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_rtt_sample(r);
+        }
+        self.rtt.set_sequence(self.snd_una, self.snd_max);
         if self.cfg.timestamps {
             self.rtt.sample(now.saturating_sub(sent));
         } else {
@@ -1733,7 +1877,8 @@ impl TcpSender {
         let cur = (self.win.cwnd, self.win.ssthresh);
         if self.last_traced != Some(cur) {
             self.last_traced = Some(cur);
-            self.cwnd_trace.push((now, cur.0, cur.1));
+            let counts = (self.data_timeouts, self.stats.fast_retransmits);
+            self.cwnd_trace.push((now, cur.0, cur.1, counts));
         }
     }
 
@@ -1786,8 +1931,10 @@ impl TcpSender {
             self.last_traced = None;
         }
     }
-    /// Take the recorded window trace.
-    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64)> {
+    /// Take the recorded window trace: (time, cwnd, ssthresh, (data
+    /// timeouts, fast retransmits) so far), a row per change and one at
+    /// every data timeout and every fast retransmit.
+    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64, (u64, u64))> {
         std::mem::take(&mut self.cwnd_trace)
     }
     /// Count loss events from fast retransmits and timeouts from now on

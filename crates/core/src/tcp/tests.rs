@@ -1794,3 +1794,205 @@ fn a_fast_retransmit_never_raises_the_window() {
         assert!(checked > 10, "only {checked} recoveries: {:?}", h.s.stats());
     }
 }
+
+/// Linux's timer restarts when the head of the retransmission queue is
+/// retransmitted (`tcp_xmit_retransmit_queue`): a fast retransmission is
+/// timed from when it left, not from the last ACK of new data, which with a
+/// standing queue is more than an RTO before its ACK can come (issue 33,
+/// `early-rto`). RFC 6298 restarts the timer on new ACKs only.
+#[test]
+fn linux_timer_restarts_when_the_head_is_retransmitted() {
+    for est in [RtoEstimator::Rfc6298, RtoEstimator::Linux] {
+        let c = TcpConfig {
+            rwnd: 1 << 20,
+            min_rto: ms(200),
+            rto_estimator: est,
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+        h.data_hook = drop_first_tx_of(vec![50_000]);
+        h.start();
+        while h.s.stats().fast_retransmits == 0 {
+            assert!(h.step(Time::from_secs(5)), "{est:?}: no fast retransmit");
+        }
+        let (now, rto) = (h.now, h.s.rto());
+        let resent = h.data_sent.last().unwrap();
+        assert!(resent.1.retransmit && resent.1.seq == 50_000 && resent.0 == now);
+        let deadline = h.s.poll_timeout().unwrap();
+        match est {
+            RtoEstimator::Linux => assert_eq!(deadline, now + rto),
+            RtoEstimator::Rfc6298 => assert!(deadline < now + rto, "{deadline} {now} {rto}"),
+        }
+        // Linux's RTO is SRTT + at least min_rto; RFC 6298's max(min_rto, …).
+        let srtt = h.s.srtt().unwrap();
+        match est {
+            RtoEstimator::Linux => assert!(rto >= srtt + ms(200), "{rto} {srtt}"),
+            RtoEstimator::Rfc6298 => assert_eq!(rto, ms(200), "{srtt}"),
+        }
+        h.run_until(Time::from_secs(5));
+        assert_eq!(h.s.stats().timeouts, 0, "{est:?}");
+    }
+}
+
+/// After a timeout with RACK, a go-back-N retransmission that is lost again
+/// is found by RACK (data sent after it is SACKed) and resent at once, with
+/// the window counted against the pipe, not left to the next timeout (issue
+/// 33, `rack-loss-left-to-rto`): the whole initial window is lost, the
+/// timer resends it, and the retransmission of segment 5000 is lost too.
+#[test]
+fn rack_resends_a_retransmission_lost_after_a_timeout() {
+    for keeps_sack in [true, false] {
+        let c = TcpConfig {
+            rack: true,
+            rto_keeps_sack: keeps_sack,
+            initial_window: 10,
+            rwnd: 1 << 20,
+            min_rto: ms(200),
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bytes(100_000), MBPS10, ms(10));
+        h.data_hook = Box::new(|p, n| {
+            let first_window = p.payload > 0 && p.seq < 10_000 && n == 1;
+            if first_window || (p.payload > 0 && p.seq == 5_000 && n == 2) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        h.start();
+        assert!(
+            h.run_to_completion(Time::from_secs(10)),
+            "keeps_sack {keeps_sack}"
+        );
+        assert_eq!(
+            h.timeouts_at.len(),
+            1,
+            "keeps_sack {keeps_sack}: {:?}",
+            h.timeouts_at
+        );
+        let sends: Vec<Time> = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.payload > 0 && p.seq == 5_000)
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(sends.len(), 3);
+        // The third copy within two RTTs (~22 ms) of the second, not a
+        // (backed-off, ≥ 400 ms) timer later.
+        assert!(sends[2] - sends[1] < ms(50), "{sends:?}");
+        assert_eq!(h.r.delivered(), 100_000);
+    }
+}
+
+/// A congestion control that needs ECN (DCTCP) sends every packet ECT(0):
+/// the SYN, retransmissions and the receiver's ACKs too, as Linux does for
+/// such a socket (`tcp_ca_needs_ecn`); a DCTCP step marker drops Not-ECT
+/// packets above K. An RFC 3168 sender keeps SYNs, retransmissions and
+/// ACKs Not-ECT (§6.1.1, §6.1.5).
+#[test]
+fn dctcp_sends_every_packet_ect() {
+    for (cc, all) in [
+        (CcConfig::Dctcp(Default::default()), true),
+        (CcConfig::NewReno(Default::default()), false),
+    ] {
+        let c = TcpConfig {
+            ecn: true,
+            cc,
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bytes(60_000), MBPS10, ms(10));
+        h.data_hook = drop_first_tx_of(vec![20_000]);
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(10)));
+        let want = |new_data: bool| {
+            if all || new_data {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            }
+        };
+        let syn = &h.data_sent[0].1;
+        assert!(syn.flags.has(TcpFlags::SYN));
+        assert_eq!(syn.ecn, want(false), "SYN, all {all}");
+        let mut retransmissions = 0;
+        for (_, p) in h.data_sent.iter().skip(1) {
+            assert_eq!(p.ecn, want(!p.retransmit), "seq {} all {all}", p.seq);
+            retransmissions += usize::from(p.retransmit);
+        }
+        assert_eq!(retransmissions, 1);
+        assert!(h.acks_sent.iter().all(|(_, a)| a.ecn == want(false)));
+        assert!(h.acks_sent[0].1.flags.has(TcpFlags::SYN));
+    }
+}
+
+/// The cwnd trace has a row at every data timeout, also a backed-off one
+/// whose window was one segment already and whose ssthresh is kept (RFC 5681
+/// §3.1), with the count of data timeouts so far: the envelope grid's
+/// diagnosis finds every timeout in it (a NewReno partial ACK can also leave
+/// the window at one segment). Segment 5000 is lost three times: three
+/// timeouts, the last two at cwnd = 1 MSS.
+#[test]
+fn the_cwnd_trace_shows_every_timeout() {
+    let mut h = Harness::new(cfg(Variant::NewReno), App::Bytes(6_000), MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(|p, n| {
+        if p.payload > 0 && p.seq == 5_000 && n <= 3 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(30)));
+    assert_eq!(h.timeouts_at.len(), 3, "{:?}", h.timeouts_at);
+    let trace = h.s.take_cwnd_trace();
+    for t in &h.timeouts_at {
+        let rows: Vec<_> = trace.iter().filter(|r| r.0 == *t).collect();
+        assert_eq!(rows.len(), 1, "{t}: {trace:?}");
+        assert_eq!(rows[0].1, 1000, "{t}");
+    }
+    let at = |i: usize| trace.iter().position(|r| r.0 == h.timeouts_at[i]).unwrap();
+    // The second and third: the same (cwnd, ssthresh) as the row before;
+    // the count of data timeouts tells them.
+    for i in [1, 2] {
+        assert_eq!(
+            (trace[at(i)].1, trace[at(i)].2),
+            (trace[at(i) - 1].1, trace[at(i) - 1].2)
+        );
+    }
+    let counts: Vec<u64> = (0..3).map(|i| trace[at(i)].3 .0).collect();
+    assert_eq!(counts, vec![1, 2, 3]);
+    assert_eq!(trace[at(0) - 1].3 .0, 0);
+    assert!(trace.iter().all(|r| r.3 .1 == 0), "no fast retransmit");
+}
+
+/// The cwnd trace counts fast retransmits too, with a row at each, also when
+/// the new ssthresh equals the old: the envelope grid's diagnosis tells a
+/// recovery's start from a NewReno partial ACK that deflates the window to
+/// the same value.
+#[test]
+fn the_cwnd_trace_shows_every_fast_retransmit() {
+    let c = TcpConfig {
+        rwnd: 1 << 20,
+        ..cfg(Variant::NewReno)
+    };
+    let mut h = Harness::new(c, App::Bytes(200_000), MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = drop_first_tx_of(vec![20_000, 120_000]);
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(10)));
+    assert_eq!(h.s.stats().fast_retransmits, 2);
+    let trace = h.s.take_cwnd_trace();
+    let rises: Vec<Time> = trace
+        .windows(2)
+        .filter(|w| w[1].3 .1 > w[0].3 .1)
+        .map(|w| w[1].0)
+        .collect();
+    let resent: Vec<Time> = h
+        .data_sent
+        .iter()
+        .filter(|(_, p)| p.retransmit && p.payload > 0)
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(rises, resent);
+}
