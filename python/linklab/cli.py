@@ -1061,7 +1061,8 @@ def _add_emulate_parser(sub: Any) -> None:
         "--a",
         metavar="CMD",
         help="run CMD (with sh -c) in the first flow's sender namespace instead of the "
-        "built-in traffic; $LINKLAB_B is the receiver's address",
+        "built-in traffic; $LINKLAB_B is the receiver's address; what CMD starts ends "
+        "with it; exit status 4 if it exits non-zero before the end of the run",
     )
     emu.add_argument(
         "--b", metavar="CMD", help="run CMD in the first flow's receiver namespace (see --a)"
