@@ -302,3 +302,149 @@ def test_without_root_emulation_says_so(tiny: Path) -> None:
         timeout=60,
     )
     assert_bad_input(proc, "needs root")
+
+
+# --- user commands: exit statuses, and nothing left behind (issue 34) -------
+
+
+def _command_failure_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one ``linklab: error:`` line of a run whose command failed (exit 4)."""
+    assert proc.returncode == 4, (proc.returncode, proc.stderr)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("linklab: ")]
+    assert len(lines) == 1 and lines[0].startswith("linklab: error: "), proc.stderr
+    return lines[0]
+
+
+def test_a_failing_command_fails_the_run_with_its_status(cli: CliRunner, tiny: Path) -> None:
+    if _skip_without_root():
+        return
+    # A command that exits non-zero: the summary is printed, with its status, and
+    # the run exits 4 naming the command and its status on one line.
+    proc = cli("emulate", tiny, "--duration", "5s", "--json", "--a", "exit 7")
+    line = _command_failure_line(proc)
+    assert "--a 'exit 7'" in line and "status 7" in line, line
+    (cmd,) = json.loads(proc.stdout)["emulation"]["commands"]
+    assert cmd["name"] == "a" and cmd["node"] == "A" and cmd["exit_status"] == 7, cmd
+    assert cmd["failed"] and not cmd["killed_at_end"], cmd
+    # A command sh cannot start (127); the other one, ending well, is no failure.
+    proc = cli("emulate", tiny, "--duration", "5s", "--json", "--a", "sleep 0.2",
+               "--b", "/nonexistent/x")  # fmt: skip
+    line = _command_failure_line(proc)
+    assert "--b '/nonexistent/x'" in line and "status 127" in line and "--a" not in line, line
+    a, b = sorted(json.loads(proc.stdout)["emulation"]["commands"], key=lambda c: c["name"])
+    assert (a["exit_status"], a["failed"], b["exit_status"], b["failed"]) == (0, False, 127, True)
+    assert 0.1 < a["ended_s"] < 5, a
+
+
+def _live(token: str) -> dict[int, tuple[str, int]]:
+    """Live (not zombie) processes whose command line holds ``token``:
+    ``{pid: (comm, start time in clock ticks)}``."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if token not in (d / "cmdline").read_bytes().decode(errors="replace"):
+                continue
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        comm, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :]
+        state, start = fields.split()[0], int(fields.split()[19])
+        if state != "Z":
+            out[int(d.name)] = (comm, start)
+    return out
+
+
+def _tasks_in(namespaces: set[str], started_before: int) -> list[str]:
+    """Tasks (threads included) in one of ``namespaces`` (``net:[inode]``) that
+    started before ``started_before`` (clock ticks since boot): a namespace whose
+    inode the kernel handed out again after it was freed holds only later tasks."""
+    found = []
+    for task in Path("/proc").glob("[0-9]*/task/[0-9]*"):
+        try:
+            ns = os.readlink(task / "ns" / "net")
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        start = int(stat[stat.rindex(")") + 2 :].split()[19])
+        if ns in namespaces and start < started_before:
+            found.append(f"{task} {stat[: stat.rindex(')') + 1]}")
+    return found
+
+
+def _ticks_now() -> int:
+    return int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")) + 1
+
+
+def test_every_process_a_command_starts_ends_with_the_run(cli: CliRunner, tiny: Path) -> None:
+    if _skip_without_root():
+        return
+    token = f"{300 + os.getpid() % 100}.{time.time_ns() % 10**9:09d}"
+    # `a` puts two programs in the background and exits at once (status 0); `b`
+    # still runs at the end of the 1 s run and is killed (no failure either).
+    background = f"cat /dev/zero > /dev/null & sleep {token} &"
+    proc = cli("emulate", tiny, "--duration", "1s", "--json", "--a", background,
+               "--b", f"sleep {token}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    a, b = sorted(json.loads(proc.stdout)["emulation"]["commands"], key=lambda c: c["name"])
+    assert a["exit_status"] == 0 and not a["failed"] and not a["killed_at_end"], a
+    assert b["killed_at_end"] and not b["failed"] and b["ended_s"] is None, b
+    # Nothing any command started is left: not the background sleep (nor its cat).
+    assert _live(token) == {}
+
+
+def test_a_killed_emulator_leaves_no_process_and_no_namespace(tiny: Path) -> None:
+    if _skip_without_root():
+        return
+    token = f"{300 + os.getpid() % 100}.{time.time_ns() % 10**9:09d}"
+    mounts = Path("/proc/self/mountinfo").read_text().count(" nsfs ")
+    emulator = subprocess.Popen(
+        [sys.executable, "-m", "linklab", "emulate", str(tiny), "--duration", "60s",
+         "--a", f"sleep {token}", "--b", f"sleep {token} & sleep {token}"],
+        env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Wait (up to 30 s on a loaded machine) until the three sleeps run.
+        deadline = time.monotonic() + 30
+        while len([p for p, (c, _) in _live(token).items() if c == "sleep"]) < 3:
+            assert emulator.poll() is None, emulator.communicate()[1]
+            assert time.monotonic() < deadline, _live(token)
+            time.sleep(0.05)
+        ours = {p: c for p, (c, _) in _live(token).items() if p != emulator.pid}
+        namespaces = {os.readlink(f"/proc/{p}/ns/net") for p in ours}
+        host = os.readlink("/proc/self/ns/net")
+        assert len(namespaces) == 2 and host not in namespaces, (namespaces, ours)
+    finally:
+        emulator.kill()  # SIGKILL: no destructor, no handler runs
+        emulator.wait()
+    killed_at = _ticks_now()
+    # Within a couple of seconds no process of the run is alive (zombies wait only
+    # for the host's init to reap them) and no task is inside its namespaces; they
+    # were held by nothing else (not named, not mounted), so the kernel freed them.
+    deadline = time.monotonic() + 3
+    while (_live(token) or _tasks_in(namespaces, killed_at)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _live(token) == {}, _live(token)
+    assert _tasks_in(namespaces, killed_at) == []
+    assert Path("/proc/self/mountinfo").read_text().count(" nsfs ") == mounts
+
+
+@pytest.mark.parametrize(
+    ("drop", "missing"),
+    [("-all", "without CAP_SYS_ADMIN and CAP_NET_ADMIN"), ("-net_admin", "without CAP_NET_ADMIN")],
+)
+def test_root_without_capabilities_is_told_which(tiny: Path, drop: str, missing: str) -> None:
+    if _skip_without_root():
+        return
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        print("SKIP: needs setpriv (util-linux) to drop capabilities")
+        return
+    # Root whose bounding set lacks the capabilities: exec gives it none of them.
+    proc = subprocess.run(
+        [setpriv, "--inh-caps=-all", f"--bounding-set={drop}", sys.executable, "-m", "linklab",
+         "emulate", str(tiny), "--duration", "1s"],
+        env=cli_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert_bad_input(proc, missing, "capabilities")

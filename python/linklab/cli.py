@@ -19,8 +19,9 @@ import io
 import json
 import math
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -45,6 +46,9 @@ PROG = "linklab"
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 EXIT_ACCOUNTING = 3
+#: ``linklab emulate``: the run finished (its summary printed) but a command of
+#: ``--a``/``--b``/``--shell`` ended with a status other than 0 before the end.
+EXIT_COMMAND_FAILED = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -1057,7 +1061,8 @@ def _add_emulate_parser(sub: Any) -> None:
         "--a",
         metavar="CMD",
         help="run CMD (with sh -c) in the first flow's sender namespace instead of the "
-        "built-in traffic; $LINKLAB_B is the receiver's address",
+        "built-in traffic; $LINKLAB_B is the receiver's address; what CMD starts ends "
+        "with it; exit status 4 if it exits non-zero before the end of the run",
     )
     emu.add_argument(
         "--b", metavar="CMD", help="run CMD in the first flow's receiver namespace (see --a)"
@@ -1189,7 +1194,45 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             f"the kernel dropped {emu['tun_drops']} packets at the TUN devices "
             "(the emulator fell behind); the results understate what the link carries"
         )
+    failed = [c for c in emu.get("commands") or [] if c.get("failed")]
+    if failed:
+        _fail(
+            "; ".join(_command_failure(c) for c in failed)
+            + " (a command must exit with status 0, or still run at the end of the run; "
+            f"exit status {EXIT_COMMAND_FAILED})"
+        )
+        return EXIT_COMMAND_FAILED
     return 0
+
+
+#: What ``sh`` means by these exit statuses.
+_SH_STATUS = {126: "sh: not executable", 127: "sh: no such command"}
+
+
+def _command_failure(c: Mapping[str, Any]) -> str:
+    """One failed command of ``emulation.commands``, as a phrase."""
+    flag = {"a": "--a", "b": "--b", "shell": "--shell"}.get(c["name"], f"command at {c['name']}")
+    line = str(c["command"])
+    line = line if len(line) <= 120 else line[:120] + "..."
+    what = f"{flag} {line!r} (node {c['node']})"
+    if c.get("exit_status") is None:
+        sig = c.get("signal")
+        try:
+            name = signal.Signals(sig).name if sig is not None else "unknown"
+        except ValueError:
+            name = "unknown"
+        how = f"was killed by signal {sig} ({name})"
+    else:
+        status = c["exit_status"]
+        how = f"exited with status {status}"
+        if status in _SH_STATUS:
+            how += f" ({_SH_STATUS[status]})"
+        elif 128 < status < 128 + signal.NSIG:
+            try:
+                how += f" (128 + {status - 128}: {signal.Signals(status - 128).name})"
+            except ValueError:
+                pass
+    return f"{what} {how} {_num(c.get('ended_s'), 1, 2)} s into the run"
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -1385,6 +1428,17 @@ def render_summary(s: dict[str, Any]) -> str:
             f"p99 {_num(t.get('p99'), 1e6, 1)} us  "
             f"p99.9 {_num(t.get('p999'), 1e6, 1)} us  max {_num(t.get('max'), 1e6, 1)} us"
         )
+        for c in emu.get("commands") or []:
+            if c.get("killed_at_end"):
+                end = "still running at the end (killed)"
+            elif c.get("exit_status") is None:
+                end = f"killed by signal {c.get('signal')}"
+            else:
+                end = f"exited with status {c['exit_status']}"
+            parts.append(
+                f"  command {c['name']} (node {c['node']}) {c['command']!r}: {end}"
+                + (" -- FAILED" if c.get("failed") else "")
+            )
     return "\n".join(parts)
 
 

@@ -71,7 +71,11 @@ def emulate(
     ``shell`` (a node name) replace the built-in traffic: each command runs
     with ``sh -c`` inside that node's namespace, with ``LINKLAB_<NODE>`` set
     to every node's address and ``LINKLAB_A``/``LINKLAB_B`` to the first
-    flow's ends; the run ends when all have exited or at the duration.
+    flow's ends; the run ends when all have exited or at the duration. Each
+    runs under an init of a PID namespace of its own, so everything it starts
+    ends with it (and with the run, also after ``kill -9`` of the emulator);
+    ``summary["emulation"]["commands"]`` holds each one's ``exit_status`` and
+    ``failed`` (it exited non-zero before the end; the CLI then exits 4).
 
     The scenario's ``[tcp]`` is mapped onto the kernels where Linux has a knob
     (SACK, timestamps, ECN, initial window, minimum RTO, MSS; the summary's
@@ -88,7 +92,8 @@ def emulate(
     ``gso_max_segs`` (1: no GSO on the TUN devices); the summary lists them
     under ``emulation.kernel_knobs``.
 
-    Needs Linux, root and ``/dev/net/tun``. Raises ``ScenarioError`` for a
+    Needs Linux, root with ``CAP_SYS_ADMIN`` and ``CAP_NET_ADMIN``, and
+    ``/dev/net/tun``. Raises ``ScenarioError`` for a
     scenario that cannot be loaded, :class:`EmulationError` (a
     ``ValueError``) for one that cannot be emulated or a machine that cannot
     emulate, ``RuntimeError`` if a system call fails during the run.

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener};
-use std::process::{Child, Command};
+use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ use linklab_core::time::Time;
 use serde_json::{json, Value};
 
 use crate::fabric::{Fabric, Record};
-use crate::netns::NetNs;
+use crate::netns::{Ended, NetNs};
 use crate::sock::{connect, tcp_info, RawTcpInfo};
 use crate::tun::Tun;
 
@@ -163,12 +163,59 @@ pub fn check_available() -> Result<(), Error> {
                 .into(),
         ));
     }
+    let missing = missing_capabilities();
+    if !missing.is_empty() {
+        return Err(Error::Unavailable(format!(
+            "emulation needs the capabilities CAP_SYS_ADMIN (network and PID namespaces) and \
+             CAP_NET_ADMIN (TUN devices, addresses, routes); this process runs as root without \
+             {} (dropped, e.g. by capsh --drop or setpriv --bounding-set); run it as root with \
+             both",
+            missing.join(" and ")
+        )));
+    }
     if !std::path::Path::new("/dev/net/tun").exists() {
         return Err(Error::Unavailable(
             "emulation needs /dev/net/tun, which this machine lacks (load the tun module)".into(),
         ));
     }
     Ok(())
+}
+
+/// The capabilities emulation needs that this thread lacks, in its effective
+/// set or in its bounding set (without which the `ip` it runs lacks them):
+/// `CAP_SYS_ADMIN` (`unshare`, `setns`) and `CAP_NET_ADMIN` (TUN devices,
+/// addresses, routes). Empty when `/proc` does not say.
+fn missing_capabilities() -> Vec<&'static str> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+    let set = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    };
+    let (Some(eff), Some(bnd)) = (set("CapEff:"), set("CapBnd:")) else {
+        return Vec::new();
+    };
+    [(21, "CAP_SYS_ADMIN"), (12, "CAP_NET_ADMIN")]
+        .into_iter()
+        // Bit numbers of <linux/capability.h>.
+        .filter(|&(bit, _)| (eff & bnd) >> bit & 1 == 0)
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// A refusal of the kernel while the namespaces and devices are made
+/// (`EPERM`, `EACCES`: a container or a security module forbids them) as a
+/// clean error naming what failed.
+fn plumbing(what: &str) -> impl Fn(io::Error) -> Error + '_ {
+    move |e| match e.kind() {
+        io::ErrorKind::PermissionDenied => Error::Unavailable(format!(
+            "emulation cannot {what}: {e}; it needs CAP_SYS_ADMIN and CAP_NET_ADMIN and a \
+             system that allows network namespaces and TUN devices (a container or a security \
+             module may forbid them)"
+        )),
+        _ => Error::Io(e),
+    }
 }
 
 /// The kernel congestion control for a flow's `cc` kind.
@@ -507,7 +554,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     for (node, cmd) in &opts.commands {
         let n = find(node, "--a/--b")?;
         add(n);
-        command_nodes.push((n, cmd.clone()));
+        command_nodes.push((node.clone(), n, cmd.clone()));
     }
     let shell_node = match &opts.shell {
         Some(node) => {
@@ -540,8 +587,8 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     let mut nss = Vec::with_capacity(kernel_nodes.len());
     let mut tuns = Vec::with_capacity(kernel_nodes.len());
     for (k, &n) in kernel_nodes.iter().enumerate() {
-        let ns = NetNs::new()?;
-        let tun = Tun::open(&ns, "ll0", kernel_addr(k))?;
+        let ns = NetNs::new().map_err(plumbing("create a network namespace"))?;
+        let tun = Tun::open(&ns, "ll0", kernel_addr(k)).map_err(plumbing("create a TUN device"))?;
         nss.push(ns);
         tuns.push((n, tun));
     }
@@ -599,7 +646,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     let stop = opts.stop.clone();
     let mut receivers = Vec::new();
     let mut senders = Vec::new();
-    let mut children: Vec<Child> = Vec::new();
+    let mut commands: Vec<(String, usize, String, std::thread::JoinHandle<Ended>)> = Vec::new();
     if builtin {
         for (i, f) in net.flows.iter().enumerate() {
             let dst = addr_of(f.dst);
@@ -661,53 +708,73 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             env.push(("LINKLAB_A".into(), addr_of(f.src).to_string()));
             env.push(("LINKLAB_B".into(), addr_of(f.dst).to_string()));
         }
-        let spawn = |n: usize, program: &str, args: &[&str]| -> io::Result<Child> {
-            let k = kernel_nodes.iter().position(|&x| x == n).unwrap_or(0);
-            let mut cmd: Command = nss[k].command(program)?;
-            cmd.args(args).envs(env.iter().cloned());
-            cmd.spawn()
-        };
-        for (n, line) in &command_nodes {
-            children.push(spawn(*n, "sh", &["-c", line])?);
-        }
+        // Each command is supervised on a thread of its own; the last one to
+        // end stops the run.
+        let sh = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let mut jobs: Vec<(String, usize, String, bool)> = command_nodes
+            .iter()
+            .map(|(given, n, line)| (given.clone(), *n, line.clone(), false))
+            .collect();
         if let Some(n) = shell_node {
-            let sh = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
-            children.push(spawn(n, &sh, &[])?);
+            jobs.push(("shell".into(), n, sh.clone(), true));
+        }
+        let running = Arc::new(std::sync::atomic::AtomicUsize::new(jobs.len()));
+        for (given, n, line, shell) in jobs {
+            let k = kernel_nodes.iter().position(|&x| x == n).unwrap_or(0);
+            let (program, args): (&str, Vec<&str>) = if shell {
+                (&sh, vec![])
+            } else {
+                ("sh", vec!["-c", &line])
+            };
+            let own_stop = Arc::new(AtomicBool::new(false));
+            let (run_stop, left) = (stop.clone(), running.clone());
+            match nss[k].supervise(program, &args, &env, own_stop.clone()) {
+                Ok(handle) => {
+                    let watch = std::thread::spawn(move || {
+                        // Ends this command when the run ends; stops the run
+                        // when this is the last command to end.
+                        while !handle.is_finished() {
+                            if run_stop.load(Ordering::Relaxed) {
+                                own_stop.store(true, Ordering::Relaxed);
+                            }
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                            run_stop.store(true, Ordering::Relaxed);
+                        }
+                        handle.join().unwrap_or_default()
+                    });
+                    commands.push((given, n, line, watch));
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    for (.., w) in commands {
+                        let _ = w.join();
+                    }
+                    return Err(Error::Config(if shell {
+                        format!(
+                            "--shell: cannot start {program} (from $SHELL): {e}; set SHELL to \
+                             an installed shell"
+                        )
+                    } else {
+                        format!("command {line:?} at node \"{given}\": cannot start sh: {e}")
+                    }));
+                }
+            }
         }
     }
-
-    // The watcher ends the run when every command has exited.
-    let children = Arc::new(std::sync::Mutex::new(children));
-    let watcher = (!builtin).then(|| {
-        let (children, stop) = (children.clone(), stop.clone());
-        std::thread::spawn(move || loop {
-            let done = children
-                .lock()
-                .map(|mut c| c.iter_mut().all(|ch| matches!(ch.try_wait(), Ok(Some(_)))))
-                .unwrap_or(true);
-            if done || stop.load(Ordering::Relaxed) {
-                stop.store(true, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        })
-    });
 
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     let ran = fabric.run_from(start, end - start, Some(&stop));
     let elapsed = start.elapsed().min(end - start);
     stop.store(true, Ordering::Relaxed);
-    if let Ok(mut c) = children.lock() {
-        for ch in c.iter_mut() {
-            if matches!(ch.try_wait(), Ok(None)) {
-                let _ = ch.kill();
-            }
-            let _ = ch.wait();
-        }
-    }
-    if let Some(w) = watcher {
-        let _ = w.join();
-    }
+    let commands: Vec<Value> = commands
+        .into_iter()
+        .map(|(given, n, line, w)| {
+            let ended = w.join().unwrap_or_default();
+            command_json(&given, &net.nodes[n], &line, &ended, start)
+        })
+        .collect();
     let mut rx_results = Vec::new();
     for r in receivers {
         rx_results.push(
@@ -829,6 +896,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         "queues": queues,
         "emulation": {
             "traffic": if builtin { "builtin" } else if opts.shell.is_some() { "shell" } else { "commands" },
+            "commands": commands,
             "nodes": kernel_nodes.iter().enumerate().map(|(k, &n)| (net.nodes[n].clone(), kernel_addr(k).to_string())).collect::<BTreeMap<_, _>>(),
             "timing_error_s": {"p50": timing.p50, "p99": timing.p99, "p999": timing.p999, "max": timing.max},
             "packets_read": stats.read.iter().sum::<u64>(),
@@ -856,6 +924,28 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         summary,
         tcp_info: tcp_info_rows,
         record,
+    })
+}
+
+/// How a user command ended, for `emulation.commands`: `name` (as given:
+/// a node, `a`, `b` or `shell`), `node`, `command`, `exit_status` (`null`
+/// if a signal ended it), `signal`, `ended_s` (seconds into the run when it
+/// ended by itself; `null`: still running at the end, then killed),
+/// `killed_at_end`, and `failed`: it ended by itself before the end of the
+/// run with a status other than 0 or by a signal.
+fn command_json(given: &str, node: &str, line: &str, ended: &Ended, start: Instant) -> Value {
+    let status = ended.status;
+    let code = status.and_then(|s| s.code());
+    let signal = status.and_then(|s| s.signal());
+    json!({
+        "name": given,
+        "node": node,
+        "command": line,
+        "exit_status": code,
+        "signal": if ended.killed { None } else { signal },
+        "ended_s": ended.at.map(|at| at.saturating_duration_since(start).as_secs_f64()),
+        "killed_at_end": ended.killed,
+        "failed": !ended.killed && code != Some(0),
     })
 }
 

@@ -174,3 +174,62 @@ fn a_killed_emulator_leaves_nothing() {
     assert!(!std::path::Path::new(&format!("/proc/{}", child.id())).exists());
     assert_eq!(nsfs_mounts(), mounts);
 }
+
+/// Live (not zombie) processes whose command line holds `token`.
+fn live_with(token: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let p = e.path();
+        let (Ok(cmd), Ok(stat)) = (
+            std::fs::read(p.join("cmdline")),
+            std::fs::read_to_string(p.join("stat")),
+        ) else {
+            continue;
+        };
+        let state = stat.rsplit_once(") ").map(|(_, r)| r.as_bytes()[0]);
+        if String::from_utf8_lossy(&cmd).contains(token) && state != Some(b'Z') {
+            out.push(stat);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_supervised_command_takes_everything_it_started_with_it() {
+    if !privileged() {
+        println!("SKIP: needs root and /dev/net/tun");
+        return;
+    }
+    let ns = NetNs::new().unwrap();
+    let token = format!("{}.{}", 300 + std::process::id() % 100, std::process::id());
+    // It ends by itself with status 3, leaving a background job: the job dies
+    // with it (the command's init exits, the kernel kills the rest).
+    let stop = Arc::new(AtomicBool::new(false));
+    let line = format!("sleep {token} & exit 3");
+    let ended = ns
+        .supervise("sh", &["-c", &line], &[], stop.clone())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(ended.status.and_then(|s| s.code()), Some(3));
+    assert!(!ended.killed && ended.at.is_some());
+    assert_eq!(live_with(&token), Vec::<String>::new());
+    // Still running when told to stop: killed, with everything under it.
+    let line = format!("sleep {token} & sleep {token}");
+    let h = ns
+        .supervise("sh", &["-c", &line], &[], stop.clone())
+        .unwrap();
+    let t = Instant::now();
+    // sh and its two sleeps.
+    while live_with(&token).len() < 3 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(live_with(&token).len(), 3);
+    stop.store(true, Ordering::Relaxed);
+    let ended = h.join().unwrap();
+    assert!(ended.killed && ended.at.is_none());
+    assert_eq!(live_with(&token), Vec::<String>::new());
+    // A program that cannot be started is an error from `supervise` itself.
+    let err = ns.supervise("/nonexistent/x", &[], &[], stop).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+}
