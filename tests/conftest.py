@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -85,3 +87,16 @@ def assert_bad_input(
         assert needle in lines[0], (needle, err)
     assert proc.stdout == "", proc.stdout
     return lines[0]
+
+
+def load_bench(name: str) -> ModuleType:
+    """The benchmark script ``benches/NAME.py`` as module ``NAME`` (loaded once)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[1] / "benches" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader, path
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 import linklab
+from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("vs_ns3", REPO / "benches" / "vs_ns3.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["vs_ns3"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-vs = _bench()
+vs = load_bench("vs_ns3")
 SCENARIO = tomllib.loads((REPO / vs.SCENARIO).read_text())
 
 

@@ -759,6 +759,21 @@ impl TcpSender {
             && self.recover.is_some_and(|r| self.snd_una < r)
     }
 
+    /// Whether a resent segment of `len` bytes ending at `end` fits the
+    /// congestion window (when `check_cwnd`) and the receive window; if not,
+    /// records which one limits the sender.
+    fn window_allows(&mut self, len: u64, end: u64, check_cwnd: bool) -> bool {
+        if check_cwnd && self.cwnd_flight() + len > self.win.cwnd {
+            self.why = Limit::Cwnd;
+            return false;
+        }
+        if end - self.snd_una > self.rwnd {
+            self.why = Limit::Rwnd;
+            return false;
+        }
+        true
+    }
+
     /// What the congestion window is checked against outside SACK recovery:
     /// the bytes between `snd_una` and `snd_nxt` (FlightSize), or after a
     /// timeout that kept the scoreboard, RFC 6675's pipe — resent holes and
@@ -1175,12 +1190,7 @@ impl TcpSender {
                 from = end;
                 continue;
             }
-            if self.cwnd_flight() + u64::from(len) > self.win.cwnd {
-                self.why = Limit::Cwnd;
-                return None;
-            }
-            if end - self.snd_una > self.rwnd {
-                self.why = Limit::Rwnd;
+            if !self.window_allows(u64::from(len), end, true) {
                 return None;
             }
             return Some(self.send_segment(idx, now));
@@ -1261,13 +1271,7 @@ impl TcpSender {
                 self.snd_nxt = seg.end();
                 continue;
             }
-            let (len, end) = (u64::from(seg.len), seg.end());
-            if check_cwnd && self.cwnd_flight() + len > self.win.cwnd {
-                self.why = Limit::Cwnd;
-                return None;
-            }
-            if end - self.snd_una > self.rwnd {
-                self.why = Limit::Rwnd;
+            if !self.window_allows(u64::from(seg.len), seg.end(), check_cwnd) {
                 return None;
             }
             return Some(self.send_segment(idx, now));
