@@ -801,6 +801,7 @@ GRID_MISS_FAMILY = {
     "O3": "open: long-RTT AQM cells with 4 flows",
     "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
     "N": "near the line (a few points out), or partly family A",
+    "I": "FQ-CoDel: ns-3 spares a flow by its own backlog, Linux by the whole qdisc's",
 }
 GRID_MISSES = {
     **dict.fromkeys(
@@ -892,8 +893,16 @@ GRID_MISSES = {
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
+    ),
+    **dict.fromkeys(
+        [
+            "newreno/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
+            "cubic/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
+        ],
+        "I",
     ),
     **dict.fromkeys(
         [
