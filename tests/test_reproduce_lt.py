@@ -14,7 +14,7 @@ import pytest
 import tomli_w
 
 import linklab
-from conftest import CliRunner, assert_bad_input, cli_env
+from conftest import CliRunner, assert_bad_input, cli_env, needs_ns2
 from linklab.reproduce import lt_tcp
 from linklab.reproduce.framework import ReproduceError
 from linklab.reproduce.lt_tcp import (
@@ -285,6 +285,7 @@ def test_bad_flags_exit_2(cli: CliRunner, tmp_path: Path, args: tuple[str, ...])
 # --- ns-2.35 itself (experiment ns2; Debian's ns2 package, installed by scripts/test) ----
 
 
+@needs_ns2
 def test_quick_ns2_tables(quick: tuple[dict, Path]) -> None:
     """The quick run sets ns-2.35's TCP-SACK beside ours for both sinks at each quick
     PER, the causes' TCP-SACK changes, and the hybrid at its residual loss."""
@@ -306,6 +307,7 @@ def test_quick_ns2_tables(quick: tuple[dict, Path]) -> None:
                                                                  abs=1e-4)  # fmt: skip
 
 
+@needs_ns2
 def test_ns2_profile_gives_what_ns2_itself_gives() -> None:
     """TCP-SACK under [tcp] profile = "ns2" (DelAck sink) against ns-2.35 running the
     same set-up: goodput within 10 % at 10 and 20 % PER (4 seeds of 300 s each)."""
@@ -322,6 +324,7 @@ def test_ns2_profile_gives_what_ns2_itself_gives() -> None:
         assert ours == pytest.approx(ns, rel=0.1), (per, ours, ns)
 
 
+@needs_ns2
 def test_ns2_runs_are_deterministic_and_answer_bad_arguments() -> None:
     a = run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})
     b = run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})
