@@ -784,6 +784,13 @@ TARGET_GRID_PASS_RATE = 0.90
 NS3_GRID_RESULTS = BENCHES / "results" / "ns3-grid.json"
 
 
+def _shown_path(path: Path) -> str:
+    """``path`` as a report records it: relative to the repository when inside it (a report
+    names no path of the machine it ran on)."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
+
+
 def _grid_q(queue: str, bdp: str) -> str:
     """A cell key's queue-limit part: `q{bdp}bdp` for the buffer queues, else the AQM limit."""
     return f"q{bdp}bdp" if queue in ("droptail", "red") else "q1000p"
@@ -1827,7 +1834,7 @@ def grid_main(a: argparse.Namespace) -> int:
         "design": "quick" if a.quick else ("cells" if a.cell else a.design),
         "seeds": seeds,
         "ecn": ecn,
-        "ns3_results": str(a.ns3_results) if a.ns3_results else None,
+        "ns3_results": _shown_path(a.ns3_results) if a.ns3_results else None,
         "linklab_set": a.linklab_set,
         "ns3_arg": a.ns3_arg,
     }
