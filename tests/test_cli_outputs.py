@@ -96,4 +96,3 @@ def test_refused_before_any_work(
     argv = [a.format(tiny=tiny, gone=gone, tmp=tmp_path) for a in args]
     assert_bad_input(cli(*argv), str(gone))
     assert not (tmp_path / "missing").exists()
-

@@ -252,8 +252,60 @@ def parse_values(text: str, name: str = "?") -> list[Any]:
                 f"an empty value; "
                 "give NAME=V1,V2,... or NAME=START:STOP:STEP"
             )
+        parts = item.split(":")
+        if len(parts) > 1 and all(_is_number(p) for p in parts):
+            raise SweepError(
+                f"malformed values for parameter {short_repr(name)}: {short_repr(item.strip())} "
+                f"is not a range; allowed: {SPEC_SYNTAX} (three numbers, e.g. 0:0.1:0.02)"
+            )
         values.append(parse_value(item))
     return values
+
+
+#: The syntax of a swept parameter's values, for messages.
+SPEC_SYNTAX = "NAME=V1,V2,... or NAME=START:STOP:STEP"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        value = parse_value(text)
+    except SweepError:
+        return False
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_syntax(
+    text: str,
+    values: Mapping[str, Sequence[Any]],
+    defaults: Mapping[str, Any],
+    base_dir: str | None,
+) -> None:
+    """Refuse, before any run, a swept value the core cannot read as its parameter's type
+    (``per=abc`` for a number, ``flows=2.5`` for an integer, ``ecn=1`` for a boolean).
+
+    The core alone parses a parameter's value (``_inputs``): it is asked, one value at
+    a time, and a refusal of the value itself (its error path ``--set NAME``) is bad
+    input; any other refusal (``per=1.5``, not a probability) is left to the run,
+    which fails and says why.
+    """
+    from linklab._inputs import to_text
+
+    kinds = {bool: "true or false", int: "an integer", float: "a number"}
+    for name, vs in values.items():
+        for v in vs:
+            try:
+                _core.input_files(text, params={name: to_text(v)}, base_dir=base_dir)
+            except ScenarioError as e:
+                if getattr(e, "path", "") != f"--set {name}":
+                    continue
+                kind = kinds.get(type(defaults[name]), "text")
+                raise SweepError(
+                    f"parameter {short_repr(name)}: value {short_repr(to_text(v))} is not "
+                    f"{kind} (the default is {to_text(defaults[name])}); allowed: "
+                    f"{SPEC_SYNTAX} with each value {kind}"
+                ) from None
+            except Exception:
+                continue
 
 
 def _column_values(values: list[Any]) -> list[Any]:
@@ -714,6 +766,7 @@ def sweep(
     _check_settings(reps, confidence, seed, jobs)
     patterns = _check_metrics(metrics)
     values = normalize_params(params, defaults, where)
+    check_syntax(text, values, defaults, base_dir)
     points = math.prod(len(v) for v in values.values())
     if points * reps > MAX_RUNS:
         raise SweepError(
