@@ -1102,6 +1102,37 @@ def _add_emulate_parser(sub: Any) -> None:
     emu.set_defaults(func=_cmd_emulate)
 
 
+def _live_progress(args: argparse.Namespace, source: str) -> Any:
+    """Progress over a live run's seconds: a bar on a terminal, a line every few
+    seconds elsewhere (as ``sweep`` shows its runs); plain lines while commands of
+    ``--a``/``--b`` may write to the terminal, nothing with ``--shell`` or ``-q``."""
+    from linklab.sweep import Progress, _progress_mode
+
+    mode = "off" if args.shell is not None else _progress_mode(not _log.quiet)
+    if mode == "bar" and (args.a or args.b):
+        mode = "lines"
+    return Progress.clock(mode, _run_seconds(args, source), "emulate")
+
+
+def _run_seconds(args: argparse.Namespace, source: str) -> float | None:
+    """How long the live run lasts (``--duration`` or the scenario's), if known."""
+    import re
+    import tomllib
+
+    text = args.duration
+    try:
+        if text is None:
+            doc = tomllib.loads(source)
+            text = str(doc.get("duration", ""))
+            ref = re.fullmatch(r"\$\{(\w+)\}", text)
+            if ref:
+                given = dict(args.params)
+                text = str(given.get(ref[1], doc.get("params", {}).get(ref[1], "")))
+        return float(_core.parse_quantity("time", text))
+    except (ValueError, TypeError, AttributeError, tomllib.TOMLDecodeError):
+        return None
+
+
 def _kernel_knob(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip() or not value.strip():
@@ -1165,20 +1196,21 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     commands = [(side, cmd) for side, cmd in (("a", args.a), ("b", args.b)) if cmd]
     try:
-        result = live.emulate(
-            source,
-            seed=args.seed,
-            params=params_to_strings(dict(args.params)) or None,
-            duration=args.duration,
-            record_dir=args.record,
-            trace_dir=args.trace,
-            commands=commands,
-            shell=args.shell,
-            base_dir=os.path.dirname(os.path.abspath(args.scenario)),
-            linux_defaults=args.linux_defaults,
-            pcap=pcap,
-            kernel=dict(args.kernel) or None,
-        )
+        with _live_progress(args, source):
+            result = live.emulate(
+                source,
+                seed=args.seed,
+                params=params_to_strings(dict(args.params)) or None,
+                duration=args.duration,
+                record_dir=args.record,
+                trace_dir=args.trace,
+                commands=commands,
+                shell=args.shell,
+                base_dir=os.path.dirname(os.path.abspath(args.scenario)),
+                linux_defaults=args.linux_defaults,
+                pcap=pcap,
+                kernel=dict(args.kernel) or None,
+            )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     except live.EmulationError as e:
