@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _checks, _core, _pcap, _stream
+from linklab import _checks, _pcap, _stream
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
+from linklab._tables import file_stem as _file_stem
+from linklab._tables import trace_frame as _frame  # noqa: F401  (tests, linklab.check)
 from linklab.errors import short_repr
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
@@ -22,11 +23,6 @@ __all__ = ["Result", "TraceBudgetError", "load_source", "params_to_strings", "ru
 
 #: Raised when an in-memory run's traces and captures outgrow the budget.
 TraceBudgetError = _stream.TraceBudgetError
-
-_NUMERIC: dict[str, str] = {
-    "f64": "<f8",
-    "u64": "<u8",
-}
 
 
 @dataclass(frozen=True)
@@ -245,44 +241,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return "" if value is None else str(value)
-
-
-def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
-    """A polars DataFrame from the binding's ``{column: (dtype, data)}``."""
-    import numpy as np
-    import polars as pl
-
-    series: list[pl.Series] = []
-    for name, (dtype, data) in columns.items():
-        if dtype in _NUMERIC:
-            values = np.frombuffer(data, dtype=_NUMERIC[dtype])
-            pl_dtype = pl.Float64 if dtype == "f64" else pl.UInt64
-            series.append(pl.Series(name, values, dtype=pl_dtype))
-        elif dtype == "str":
-            series.append(pl.Series(name, data, dtype=pl.String))
-        else:
-            raise _core.InternalError(
-                f"trace column {short_repr(name)} has unknown dtype {short_repr(dtype)}"
-            )
-    frame = pl.DataFrame(series)
-    # Before its first loss a sender has no slow-start threshold (the core
-    # holds it at "infinite", 2**63 - 1): null, not a number.
-    unset = [c for c in _UNSET_WHEN_HUGE if c in frame.columns]
-    if unset:
-        frame = frame.with_columns(
-            pl.when(pl.col(c) >= _HUGE).then(None).otherwise(pl.col(c)).alias(c) for c in unset
-        )
-    return frame
-
-
-#: Trace columns whose "not set yet" the core writes as a huge value.
-_UNSET_WHEN_HUGE = ("ssthresh_bytes",)
-_HUGE = 1 << 62
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
-
-
-def _file_stem(name: str) -> str:
-    stem = _UNSAFE.sub("_", name).lstrip(".")
-    return stem or "trace"
