@@ -14,7 +14,7 @@ from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
 from linklab._tables import file_stem as _file_stem
 from linklab._tables import trace_frame as _frame  # noqa: F401  (tests, linklab.check)
-from linklab.errors import short_repr
+from linklab.errors import ScenarioError, for_api, short_repr
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
@@ -210,16 +210,19 @@ def run_source(
         seed = check_seed(seed)
     if pcap_format not in ("pcap", "pcapng"):
         raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {short_repr(pcap_format)}")
-    summary, traces, pcaps = _stream.run(
-        source,
-        seed=seed,
-        params=params_to_strings(params) or None,
-        trace=bool(trace),
-        trace_dir=trace_dir,
-        pcap=_check_pcap(pcap) or [],
-        pcap_format=pcap_format,
-        base_dir=base_dir,
-    )
+    try:
+        summary, traces, pcaps = _stream.run(
+            source,
+            seed=seed,
+            params=params_to_strings(params) or None,
+            trace=bool(trace),
+            trace_dir=trace_dir,
+            pcap=_check_pcap(pcap) or [],
+            pcap_format=pcap_format,
+            base_dir=base_dir,
+        )
+    except ScenarioError as e:
+        raise for_api(e) from None
     return Result(summary=summary, traces=traces, pcaps=pcaps)
 
 

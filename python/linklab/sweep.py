@@ -39,7 +39,13 @@ from linklab._format import fmt_param, text_table
 from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
-from linklab.errors import ScenarioError, ScenarioFileError, error_text, short_repr
+from linklab.errors import (
+    ScenarioError,
+    ScenarioFileError,
+    did_you_mean,
+    error_text,
+    short_repr,
+)
 from linklab.store import MemoryStore, Store, StoreError
 
 if TYPE_CHECKING:
@@ -358,8 +364,10 @@ def normalize_params(
     for name, spec in params.items():
         if not isinstance(name, str) or name not in defaults:
             have = ", ".join(defaults) or "none"
+            hint = did_you_mean(name, defaults) if isinstance(name, str) else ""
             raise SweepError(
                 f"unknown parameter {short_repr(name)} for {where}; allowed: its [params] ({have})"
+                + (f"; {hint}" if hint else "")
             )
         if isinstance(spec, str):
             values = parse_values(spec, name)
