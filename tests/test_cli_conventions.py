@@ -230,3 +230,26 @@ def test_the_wheel_ships_the_scenarios_and_what_they_read() -> None:
     for f in needed:
         rel = "python/linklab/scenarios/" + str(f.resolve().relative_to(package.resolve()))
         assert any(fnmatch.fnmatch(rel, g) for g in includes), (rel, includes)
+
+
+# --- the report leads with what matters ------------------------------------------------
+
+
+def test_the_report_leads_with_the_aggregate_and_the_bottleneck(tiny: Path) -> None:
+    status, text, _ = _main("run", str(tiny), "--duration", "1s")
+    lines = text.splitlines()
+    assert status == 0 and lines[1].startswith("aggregate: goodput ")
+    # One 10 Mbit/s link carrying one bulk flow: it is the bottleneck and nearly full.
+    neck = lines[2]
+    assert neck.startswith("bottleneck A->B: utilisation "), neck
+    assert 80 < float(neck.split("utilisation ")[1].split(" %")[0]) <= 100, neck
+    assert "queue mean" in neck and "drops" in neck and "lost 0" in neck
+    _, brief, _ = _main("run", str(tiny), "--duration", "1s", "--brief")
+    assert brief.splitlines()[1:3] == lines[1:3] and "flow" not in brief.split("\n\n")[1]
+
+
+def test_completion_knows_the_new_commands_and_flags() -> None:
+    status, script, _ = _main("completion", "bash")
+    assert status == 0
+    for word in ("scenarios", "params", "--format", "--duration"):
+        assert word in script, word

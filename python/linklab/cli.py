@@ -1300,7 +1300,7 @@ def _add_emulate_parser(sub: Any) -> None:
     emu.add_argument(
         "--duration", type=_duration, metavar="T", help="run this long (default: the scenario's)"
     )
-    emu.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    _add_format(emu, "the summary")
     emu.add_argument("--trace", metavar="DIR", help="write tcp_info.parquet into DIR")
     emu.add_argument(
         "--record", metavar="DIR", help="store every arrival and decision in DIR for --replay"
@@ -1417,7 +1417,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             out = live.replay(args.replay)
         except (live.EmulationError, ScenarioError) as e:
             raise UsageError(error_text(e)) from None
-        if args.json:
+        if _output_format(args) == "json":
             print(json.dumps({"replay": out}))
         else:
             first = ", ".join(f"packet {u} on link {ln}" for u, ln in out["first"])
@@ -1466,8 +1466,11 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     except live.EmulationError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     summary = result.summary
-    if args.json:
+    output_format = _output_format(args)
+    if output_format == "json":
         print(dumps_json(summary))
+    elif output_format == "csv":
+        sys.stdout.write(render_csv(summary))
     else:
         print(render_summary(summary))
     emu = summary["emulation"]
