@@ -148,6 +148,8 @@ def test_did_you_mean(cli: CliRunner, tmp_path: Path) -> None:
     assert_bad_input(cli("rnu"), "did you mean 'run'?")
     assert_bad_input(cli("model", "arq", "--formt", "csv"), "did you mean '--format'?")
     assert_bad_input(cli("run", dumbbell, "--set", "durration=1s"), "did you mean 'duration'?")
+    line = assert_bad_input(cli("run", dumbbell, "--set", "delack=ture"), allowed=False)
+    assert line.endswith("did you mean 'true'?"), line
     bad_key = tmp_path / "key.toml"
     bad_key.write_text(TINY.replace('variant = "sack"', 'varaint = "sack"'))
     assert_bad_input(cli("run", bad_key), "tcp.varaint", "did you mean 'variant'?")

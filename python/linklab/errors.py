@@ -115,6 +115,8 @@ _MISTYPED = [
     # the core: --set of a parameter the scenario does not have
     (re.compile(r"--set ([^:\s]+): unknown parameter; [^:]*: (.+)$"), lambda t: t.split(", ")),
     (re.compile(r"params\['([^']+)'\]: unknown parameter; [^:]*: (.+)$"), lambda t: t.split(", ")),
+    # the core: --set of a boolean parameter
+    (re.compile(r"'([^']*)' is not (true or false)"), lambda _: ["true", "false"]),
     # argparse: a subcommand or choice
     (re.compile(r"invalid choice: '([^']*)' \(choose from (.+)\)"), _quoted),
 ]
