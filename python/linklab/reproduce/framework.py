@@ -497,13 +497,13 @@ class Reproduction:
         started = time.monotonic()
         steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
         tables: list[Table] = []
-        self.progress = Progress.auto(False if _log.quiet else None, f"reproduce {self.name}")
+        # A bar on a terminal, a line every few seconds elsewhere (a log, CI).
+        self.progress = Progress.auto(not _log.quiet, f"reproduce {self.name}")
         try:
             for i, name in enumerate(x for x in self.experiments if x in self.chosen):
-                if self.progress.bar is not None:
-                    self.progress.bar.set_description(
-                        f"{self.name} {i + 1}/{len(self.chosen)} {name}"
-                    )
+                self.progress.set_description(
+                    f"reproduce {self.name} {i + 1}/{len(self.chosen)} {name}"
+                )
                 tables += steps[name](self)
         finally:
             self.progress.close()
