@@ -208,12 +208,7 @@ def test_params_lists_defaults_and_comments() -> None:
     for p in SCENARIOS:  # every shipped scenario's parameters have a comment
         status, text, _ = _main("params", p.stem, "--json")
         missing = [r["name"] for r in json.loads(text) if not r["comment"]]
-        assert status == 0 and (not missing or p.stem in UNCOMMENTED), (p.name, missing)
-
-
-#: Shipped scenarios some of whose parameters have no comment yet (cellular-trace is
-#: being reworked on main for issue 35's item 1; its comments follow then).
-UNCOMMENTED = {"cellular-trace"}
+        assert status == 0 and not missing, (p.name, missing)
 
 
 def test_the_wheel_ships_the_scenarios_and_what_they_read() -> None:
