@@ -13,7 +13,8 @@ import pytest
 from linklab._files import TRACES_ENV, mahimahi_traces
 
 ROOT = Path(__file__).resolve().parents[1]
-# A path beside the repository (../shared, ../../shared/...) or on this machine (/work/...).
+# A path beside the repository (a "shared" folder one or more levels up) or on this
+# machine (under /work).
 OUTSIDE = re.compile(r"(\.\./)+shared\b|/work/(main|wt|shared)\b")
 
 

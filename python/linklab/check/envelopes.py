@@ -307,7 +307,7 @@ def _queue(cell: Cell) -> dict[str, Any]:
             "minth": limit / 6,
             "maxth": limit / 2,
             "maxp": 0.1,
-            "wq": 0.002,
+            "wq": RED_WQ,
             "gentle": True,
             "mean_pkt_size": pkt,
         }
@@ -549,6 +549,17 @@ def rto_expected(cell: Cell) -> str | None:
 # ---------------------------------------------------------------------------
 
 
+#: RED's averaging weight per arriving packet (Floyd's setting, see ``_queue``).
+RED_WQ = 0.002
+
+
+def red_time_constant(cell: Cell) -> float:
+    """Seconds RED's average takes to follow the queue at the bottleneck's packet rate C,
+    1/(wq·C). Adaptive RED sets wq = 1 − exp(−1/C) for one second (Floyd, Gummadi &
+    Shenker, 'Adaptive RED', 2001, §5): a fixed wq makes it longer on slow links."""
+    return 1.0 / (RED_WQ * cell.rate_bps / 8 / cell.packet_bytes)
+
+
 @dataclass(frozen=True)
 class Known:
     """A miss that is a known property of the combination, not a bug.
@@ -643,6 +654,19 @@ KNOWN: tuple[Known, ...] = (
         "packets at 300 ms takes up to minutes (the bound holds from the first congestion "
         "event of the sawtooth, Appenzeller et al. 2004); the flows' windows at T0 add up "
         "to less than the bound × BDP (diagnosis cwnd_t0_bdp)",
+    ),
+    Known(
+        "util",
+        lambda c, o: (
+            c.queue == "red" and red_time_constant(c) > 1.0 and o.measures["drops"]["aqm_early"] > 0
+        ),
+        "RED's average lags the queue by 1/(wq·C), over Adaptive RED's one second when "
+        "the link carries few packets per second (Floyd, Gummadi & Shenker 2001, §5): it "
+        "keeps dropping after the queue has drained, and each drop in a new RTT is a cut. "
+        "In cubic/red/b1/n1/mss8948/rtt300 (139 packets/s, 3.6 s = 12 RTTs) the window "
+        "grew to 98 packets (2.3 BDP), then RED dropped 16 packets in 1.8 s while the "
+        "queue held at most 6, 2 and 1 packets (minth 7): five cuts in 3.1 s took the "
+        "window to 22 packets (0.5 BDP), and 9 s of growth followed",
     ),
     Known(
         "util",
@@ -960,7 +984,8 @@ def diagnose(cell: Cell) -> dict[str, float]:
     copy sent before it arrived; without SACK, NewReno's, from the dupacks its
     dropped copy's successors gave, :func:`_dupacks`, and its ``recover``,
     :func:`_at_recover`). Also
-    ``cwnd_t0_bdp``: the flows' windows at T0, summed, in BDPs.
+    ``cwnd_t0_bdp``: the flows' windows at T0 (each the least it had from T0 to two RTTs
+    after), summed, in BDPs.
     """
     import polars as pl
 
@@ -982,8 +1007,19 @@ def diagnose(cell: Cell) -> dict[str, float]:
         .alias("prev_fast_retransmits"),
     )
     out: dict[str, float] = {}
-    at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
-    out["cwnd_t0_bdp"] = round(float(at_t0["cwnd_bytes"].sum()) / cell.bdp_bytes, 4)
+    # A flow's window at T0, or the smallest it had in the two RTTs after: a window that
+    # falls there without a signal in the window is a recovery begun before T0 ending
+    # (NewReno's inflated window deflating to ssthresh, newreno/sbd/b0.5/n2/mss1448/rtt300).
+    last = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
+    soon = (
+        cw.filter((pl.col("time_s") > t0) & (pl.col("time_s") <= t0 + 2 * cell.rtt_ms / 1000))
+        .group_by("flow")
+        .agg(pl.col("cwnd_bytes").min().alias("soon"))
+    )
+    at_t0 = last.join(soon, on="flow", how="left").select(
+        pl.min_horizontal("cwnd_bytes", pl.col("soon").fill_null(pl.col("cwnd_bytes")))
+    )
+    out["cwnd_t0_bdp"] = round(float(at_t0.to_series().sum()) / cell.bdp_bytes, 4)
 
     def add(label: str, info: Any = None) -> None:
         if os.environ.get("ENVDBG") and info is not None:
