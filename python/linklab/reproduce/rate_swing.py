@@ -525,10 +525,12 @@ class RateSwing(Reproduction):
             "The same grid with ns-2's retransmission timer as the paper's simulator had it "
             "(tcpTick_ 0.1 s: RTT samples and RTO in whole 100 ms ticks, one timed segment "
             "per round trip, back-off to 64 clearing srtt past 8, rfc2988_ false; "
-            "docs/models/tcp.md, 'ns-2's clock'). Everything else is unchanged. The coarse "
-            "clock synchronises the flows' timeouts after each up-switch's burst of losses, "
-            "and the ridge at T_B 5-8 s appears; with our default RFC 6298 timer in "
-            "nanoseconds the timeouts spread and only the first burst makes a dead period."
+            "docs/models/tcp.md, 'ns-2's clock'). Everything else is unchanged. Our hypothesis "
+            "(not traced flow by flow): the coarse clock synchronises the flows' timeouts "
+            "after each up-switch's burst of losses, so the ridge at T_B 5-8 s appears; with "
+            "our default RFC 6298 timer in nanoseconds the timeouts spread and only the "
+            "first burst makes a dead period. Its checks are model checks (our hypothesis), "
+            "not in the paper's count."
         )
         shape = targets_table("table3-shape", "Table 3: shape", checks + checks2)
         return [t, t2, shape, loose, self._table3_control(sc, warm)]
@@ -827,12 +829,13 @@ class RateSwing(Reproduction):
             "RTT, 1.13 s, outlasts the 1 s initial RTO, so every flow leaves slow start at 1 s)."
         )
         star.notes.append(
-            "Measured cause of the miss (table fig11-control): without any switch, every "
+            "Measured (table fig11-control): without any switch, every "
             "mobile at its SCH rate from 0 s, RED's average passes max_th in steady state once "
-            "delta >= 0 (forced drops in 30-60 s). 100 Reno flows over a 144-packet "
-            "bandwidth-delay product hold about 2 packets each; Reno's loss rate at W packets "
-            "is about 1.5/W^2, above RED's maxp = 0.1 for W < 3.9, so the equilibrium average "
-            "lies beyond max_th whatever the allocation's rise, and the allocation's transient "
+            "delta >= 0 (forced drops in 30-60 s). Our estimate of why: 100 Reno flows over a "
+            "144-packet bandwidth-delay product hold about 2 packets each; Reno's loss rate at "
+            "W packets is about 1.5/W^2, above RED's maxp = 0.1 for W < 3.9, so the equilibrium "
+            "average lies beyond max_th whatever the allocation's rise, and the allocation's "
+            "transient "
             "(the downlinks' backlog moving into the shared buffer) brings condition (2) below "
             "delta = 0 (the threshold above). The paper's stable range up to 18.5 % is not "
             "possible with these RED parameters in our runs. Condition (1) never occurs: "
