@@ -94,8 +94,8 @@ def test_a_subclass_registers_and_runs_its_steps_in_order(tmp_path: Path) -> Non
 
 
 def test_checks_and_verdicts() -> None:
-    assert Check.cell("goodput", 104.0, 100.0, "throughput").passed
-    miss = Check.cell("delay", 0.70, 1.0, "delay")
+    assert Check.cell("goodput", 104.0, 100.0, "throughput", kind=PAPER_CHECK).passed
+    miss = Check.cell("delay", 0.70, 1.0, "delay", kind=PAPER_CHECK)
     assert not miss.passed and miss.detail == "delay -30.0 %, outside ±25 %"
     up = Check.direction("goodput", -2.0, True, "our drop-tail", kind=PAPER_CHECK)
     assert not up.passed and "should rise" in up.detail
@@ -109,23 +109,26 @@ def test_the_one_tolerance_rule() -> None:
     25 %, each with its sign; outside that a miss, whatever a reproduction wanted."""
     assert TOLERANCE == {"throughput": 10.0, "delay": 25.0, "count": 25.0, "fraction": 25.0}
     # a throughput 11 % off is a miss (wipemu used to accept BPSK +15.5 % at 25 %)
-    off = Check.cell("BPSK asymptote", 133.2, 120.0, "throughput")
+    off = Check.cell("BPSK asymptote", 133.2, 120.0, "throughput", kind=PAPER_CHECK)
     assert not off.passed and off.detail == "BPSK asymptote +11.0 %, outside ±10 %"
     assert off.name == "BPSK asymptote within 10 % of the paper" and off.kind == PAPER_CHECK
-    assert Check.cell("goodput", 90.5, 100.0, "throughput").detail == "goodput -9.5 %"
+    assert (
+        Check.cell("goodput", 90.5, 100.0, "throughput", kind=PAPER_CHECK).detail
+        == "goodput -9.5 %"
+    )
     # a delay or time 24 % off is not, 26 % is; a lag of 1.53 s against 1 s is a miss
-    assert Check.cell("delay", 1.24, 1.0, "delay").passed
-    assert not Check.cell("delay", 1.26, 1.0, "delay").passed
-    assert not Check.cell("lag after the switch", 1.53, 1.0, "delay").passed
+    assert Check.cell("delay", 1.24, 1.0, "delay", kind=PAPER_CHECK).passed
+    assert not Check.cell("delay", 1.26, 1.0, "delay", kind=PAPER_CHECK).passed
+    assert not Check.cell("lag after the switch", 1.53, 1.0, "delay", kind=PAPER_CHECK).passed
     # the paper's printed precision: "0.3" stands for [0.25, 0.35]
-    assert Check.cell("dead %", 0.34, 0.3, "fraction", digits=1).passed
-    assert not Check.cell("dead %", 0.004, 0.0, "fraction").passed
-    assert Check.cell("dead %", 0.004, 0.0, "fraction", digits=2).passed
-    assert not Check.cell("goodput", None, 1.0, "throughput").passed
+    assert Check.cell("dead %", 0.34, 0.3, "fraction", digits=1, kind=PAPER_CHECK).passed
+    assert not Check.cell("dead %", 0.004, 0.0, "fraction", kind=PAPER_CHECK).passed
+    assert Check.cell("dead %", 0.004, 0.0, "fraction", digits=2, kind=PAPER_CHECK).passed
+    assert not Check.cell("goodput", None, 1.0, "throughput", kind=PAPER_CHECK).passed
     with pytest.raises(ValueError, match="quantity 'speed'; allowed: throughput, delay"):
-        Check.cell("x", 1.0, 1.0, "speed")
+        Check.cell("x", 1.0, 1.0, "speed", kind=PAPER_CHECK)
     # every point of a set of cells must hold
-    both = Check.cells("share", [("a", 1.05, 1.0), ("b", 1.2, 1.0)], "throughput")
+    both = Check.cells("share", [("a", 1.05, 1.0), ("b", 1.2, 1.0)], "throughput", kind=PAPER_CHECK)
     assert not both.passed and both.detail == "a +5.0 %, b +20.0 % (miss)"
     # an order of magnitude: within a factor 3 (TCP-L's BER at limit 3)
     assert Check.magnitude("BER", 5.9e-4, 2e-4, kind=PAPER_CHECK).passed
@@ -140,6 +143,8 @@ def test_every_check_states_its_kind() -> None:
     """Issue 36 item 2: a check is a paper check or a model check, said where it is made."""
     with pytest.raises(TypeError):
         Check("no kind", True, "x")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Check.cell("goodput", 1.0, 1.0, "throughput")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="check kind 'other'; allowed: 'paper', 'model'"):
         Check("bad kind", True, "x", "other")
     gen = Check.generator("prediction NMSE", 0.1006, 0.1)

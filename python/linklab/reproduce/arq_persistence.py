@@ -633,6 +633,7 @@ def _energy(c: ArqPersistence) -> list[Table]:
             ],
             "fraction",
             digits=2,
+            kind=PAPER_CHECK,
         ),  # fmt: skip
         "§IV energy efficiency",
     )

@@ -282,7 +282,7 @@ def _targets(c: LtTcp) -> Table:
         (
             "TCP-SACK goodput at 0 % within 10 % of Table 1",
             Check.cell("TCP-SACK goodput at 0 %", g("sack", 0.0), p_sack0, "throughput",
-                       digits=3),
+                       digits=3, kind=PAPER_CHECK),
             f"{p_sack0:g}",
         )
     )  # fmt: skip
@@ -292,7 +292,9 @@ def _targets(c: LtTcp) -> Table:
             (
                 f"TCP-SACK collapses at {per:.0%}: its share of the 0 % goodput within 10 % "
                 "of Table 1's",
-                Check.cell(f"share {share:.1%}", share, paper_share, "throughput"),
+                Check.cell(
+                    f"share {share:.1%}", share, paper_share, "throughput", kind=PAPER_CHECK
+                ),
                 f"{paper_share:.1%}",
             )
         )
@@ -302,7 +304,7 @@ def _targets(c: LtTcp) -> Table:
         (
             "LT-TCP over TCP-SACK's goodput at 10 % PER (x-fold) within 10 % of the paper's",
             Check.cell(f"{ratio:.1f}x ({g('lt-tcp', 0.1):.2f} Mbit/s)", ratio, paper_ratio,
-                       "throughput"),
+                       "throughput", kind=PAPER_CHECK),
             f"{paper_ratio:.1f}x",
         )
     )  # fmt: skip
@@ -311,7 +313,7 @@ def _targets(c: LtTcp) -> Table:
             (
                 "LT-TCP goodput at 30 % PER within 10 % of Table 2",
                 Check.cell(f"{g('lt-tcp', 0.3):.2f} Mbit/s", g("lt-tcp", 0.3),
-                           pub("lt-tcp", "goodput", 0.3), "throughput", digits=2),
+                           pub("lt-tcp", "goodput", 0.3), "throughput", digits=2, kind=PAPER_CHECK),
                 f"{pub('lt-tcp', 'goodput', 0.3):g}",
             )
         )  # fmt: skip
@@ -329,7 +331,7 @@ def _targets(c: LtTcp) -> Table:
         checks.append(
             (
                 f"LT-TCP {key} within {TOLERANCE[quantity]:g} % of Table 2 at every PER > 0",
-                Check.cells(key, points, quantity),
+                Check.cells(key, points, quantity, kind=PAPER_CHECK),
                 "Table 2",
             )
         )
@@ -376,7 +378,7 @@ def _targets(c: LtTcp) -> Table:
             (
                 f"LL hybrid collapses beyond its 10 % FEC: its goodput at {p:.0%} as a share "
                 "of 10 %'s within 10 % of Table 4's",
-                Check.cell(f"share {drop:.2%}", drop, paper_drop, "throughput"),
+                Check.cell(f"share {drop:.2%}", drop, paper_drop, "throughput", kind=PAPER_CHECK),
                 f"{paper_drop:.2%}",
             )
         )

@@ -304,7 +304,8 @@ class RateSwing(Reproduction):
             d = rel(ours, lv)
             # Eq. 6 is the paper's; the loss volume is bytes dropped: a count.
             checks = [Check.cell(f"loss volume (b_lh {blh:g}, W {w / 1000:.1f} kB, T {rtt:g})",
-                                 ours, lv, "count", ref="Eq. 6")] if holds else []  # fmt: skip
+                                 ours, lv, "count", ref="Eq. 6", kind=PAPER_CHECK)
+                      ] if holds else []  # fmt: skip
             t.add(
                 [panel, f"{blh:g}", f"{w / 1000:.1f}", f"{rtt:g}", str(model["case"]),
                  f"{lv:.0f}", str(ours), "-" if d is None else f"{d:+.1f} %"],
@@ -345,7 +346,7 @@ class RateSwing(Reproduction):
                 [variant, str(n), str(run.summary["aggregate"]["timeouts"]),
                  "-" if rec is None else f"{rec:.1f}", f"{RECOVERY[variant]:g}"],
                 checks=[Check.cell(f"{variant} recovery time", rec, RECOVERY[variant],
-                                   "delay")],
+                                   "delay", kind=PAPER_CHECK)],
                 record={"variant": variant, "recovery_s": rec, "published_s": RECOVERY[variant],
                         "drops": n},
             )  # fmt: skip
@@ -409,7 +410,7 @@ class RateSwing(Reproduction):
             d = rel(st["mean"], ref)
             t.add(
                 [label, fmt(st, digits), f"{ref:g}", "-" if d is None else f"{d:+.1f} %"],
-                checks=[Check.cell(label, st["mean"], ref, quantity)],
+                checks=[Check.cell(label, st["mean"], ref, quantity, kind=PAPER_CHECK)],
                 record={"metric": label, "ours": st, "published": ref},
             )
         ratio = [d / w for d, w in zip(drops, windows, strict=True) if w]
@@ -768,7 +769,8 @@ class RateSwing(Reproduction):
             st = self.t_ci(got) if len(got) == len(vals) and got else {"mean": None, "ci": None,
                                                                        "n": len(got)}  # fmt: skip
             d = rel(st["mean"], ref)
-            checks = ([Check.cell("delta* at beta 30 %, t_r 1 s", st["mean"], ref, "fraction")]
+            checks = ([Check.cell("delta* at beta 30 %, t_r 1 s", st["mean"], ref, "fraction",
+                                  kind=PAPER_CHECK)]
                       if cond == both else [])  # fmt: skip
             shown = fmt(st, 1) if st["mean"] is not None else f"none up to {max(deltas):g}"
             star.add([label, shown, f"{ref:g}", "-" if d is None else f"{d:+.1f} %"],

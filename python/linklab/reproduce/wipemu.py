@@ -234,7 +234,7 @@ class Wipemu(Reproduction):
         rect = self._at(curves, "8-QAM rectangle", top)
         checks = [
             Check.cell(f"BPSK asymptote (limit {top}) against ~120 kbit/s",
-                       self._at(curves, "BPSK", top), BPSK_BPS, "throughput"),
+                       self._at(curves, "BPSK", top), BPSK_BPS, "throughput", kind=PAPER_CHECK),
             Check.claim("4-QAM is the best fixed modulation at 16 dB, at every limit "
                         "(the paper: 'Fixed 4-QAM ... as the best fixed modulation')",
                         all(b == "4-QAM" for b in best.values()),
@@ -287,7 +287,7 @@ class Wipemu(Reproduction):
                   for lim in self.limits}  # fmt: skip
         checks = [
             Check.cell(f"adaptive (NMSE 0.1 levels) asymptote, limit {top}, against "
-                       "~232 kbit/s", am, ADAPTIVE_BPS, "throughput"),
+                       "~232 kbit/s", am, ADAPTIVE_BPS, "throughput", kind=PAPER_CHECK),
             Check.claim("adaptive (NMSE 0.1 levels) beats every fixed modulation, at every "
                         "limit", not any(behind.values()),
                         "; ".join(f"limit {lim}: AM {_k(am_at[lim])} vs best fixed "
