@@ -219,3 +219,15 @@ def test_judge_records_the_checks_and_notes_each_with_its_numbers() -> None:
     ]
     assert t.notes == ["holds: 3 vs 2 -> ok", "fails: 1 vs 2 -> MISS: 1 vs 2"]
     assert t.judged and [c.name for c in t.checks] == ["holds", "fails"]
+
+
+def test_a_table_of_model_checks_says_so() -> None:
+    """A table whose verdicts are all model checks is titled as such (text and HTML)."""
+    t = Table("gen", "The generated channel", ["property", "verdict"])
+    t.add(["NMSE"], checks=[Check.generator("prediction NMSE", 0.1, 0.1)], record={"p": 1})
+    assert t.model_only and "[model checks: not in the paper's count]" in t.text()
+    assert "model checks: not in the paper" in t.html()
+    mixed = Table("m", "Mixed", ["target", "verdict"])
+    mixed.add(["a"], checks=[Check("a", True, "x", PAPER_CHECK)], record={"a": 1})
+    mixed.add(["b"], checks=[Check("b", True, "x", MODEL_CHECK)], record={"b": 1})
+    assert not mixed.model_only and "model checks" not in mixed.text()

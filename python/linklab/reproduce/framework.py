@@ -374,6 +374,16 @@ class Table:
                 "rows": self.records}  # fmt: skip
 
     @property
+    def model_only(self) -> bool:
+        """Whether every check of the table is a model check (its title says so)."""
+        return bool(self.checks) and all(c.kind == MODEL_CHECK for c in self.checks)
+
+    @property
+    def shown_title(self) -> str:
+        """The title, marked when the table's verdicts are model checks only."""
+        return self.title + (" [model checks: not in the paper's count]" if self.model_only else "")
+
+    @property
     def judged(self) -> bool:
         """Whether the table gives verdicts."""
         return bool(self.checks) or any(r.verdict is not None for r in self.rows)
@@ -381,7 +391,7 @@ class Table:
     def text(self, width: int = WIDTH, indicative: bool = False) -> str:
         """The table for a terminal, ``width`` columns wide; ``indicative`` marks
         its verdicts as those of a ``--quick`` run."""
-        title = self.title + (" [--quick: indicative verdicts]" if indicative else "")
+        title = self.shown_title + (" [--quick: indicative verdicts]" if indicative else "")
         body = text_table(self.headers, [r.cells for r in self.rows], left=len(self.headers),
                           rule=True, width=width)  # fmt: skip
         notes = [wrap(n, width, "  ") for n in self.notes]
@@ -389,7 +399,8 @@ class Table:
 
     def html(self) -> str:
         e = escape
-        out = [f"<h2 id='{e(self.key)}'>{e(self.title)}</h2><div class='wide'><table><thead><tr>"]
+        out = [f"<h2 id='{e(self.key)}'>{e(self.shown_title)}</h2>"
+               "<div class='wide'><table><thead><tr>"]  # fmt: skip
         out += [f"<th>{e(h)}</th>" for h in self.headers]
         out.append("</tr></thead><tbody>")
         for row in self.rows:
@@ -782,10 +793,10 @@ class Reproduction:
 
 
 def targets_table(key: str, title: str, checks: Sequence[Check]) -> Table:
-    """One row per target the paper states, with its verdict."""
-    t = Table(key, title, ["target", "verdict"])
+    """One row per target, with its kind (a paper check or a model check) and verdict."""
+    t = Table(key, title, ["target", "kind", "verdict"])
     for c in checks:
-        t.add([c.name], checks=[c], record={"target": c.name})
+        t.add([c.name, c.kind], checks=[c], record={"target": c.name})
     return t
 
 
