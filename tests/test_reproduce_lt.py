@@ -118,7 +118,7 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     hybrid = result["tables"]["table4"]["rows"]
     assert all(abs(r["link_fec_overhead"]["mean"] - 10.0) < 1e-9 for r in hybrid)
     checks = [c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]]
-    assert any(c["check"].startswith("LT-TCP at least 4x") for c in checks)
+    assert any(c["check"].startswith("LT-TCP over TCP-SACK's goodput at 10 % PER") for c in checks)
     comp = [r for r in result["tables"]["fig3"]["rows"] if r["config"]["variant"] != "checks"]
     assert len(comp) == 6
     assert comp[0]["config"]["ecn_only"] is False and comp[5]["config"]["reactive"] is True
@@ -262,12 +262,35 @@ def test_five_run_range_is_the_prediction_interval_of_a_5_run_mean() -> None:
     assert hi - 2.0 == pytest.approx(0.2 * math.sqrt(5)) and lo == pytest.approx(4.0 - hi)
 
 
-def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
-    """The issue's headline targets hold even in the 20 s quick runs."""
-    checks = {c["check"]: c for r in quick[0]["tables"]["fig6"]["rows"] for c in r["checks"]}
-    assert checks["LT-TCP at least 4x TCP-SACK's goodput at 10 % PER"]["pass"]
-    assert checks["LT-TCP above 2.5 Mbit/s at 30 % PER"]["pass"]
-    assert checks["TCP-SACK goodput at 0 % within 10 % of Table 1"]["pass"]
+def test_quick_targets_are_judged_by_the_one_rule(quick: tuple[dict, Path]) -> None:
+    """Issue 36 items 1-2: the headline cells are judged against the paper's numbers
+    under the framework's one rule (goodputs and their ratios within 10 %), not by a
+    threshold of the reproduction's own; comparisons with ns-2 and our hypotheses
+    are model checks, outside the paper's count."""
+    result = quick[0]
+    checks = {c["check"]: c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]}
+    sack0 = checks["TCP-SACK goodput at 0 % within 10 % of Table 1"]
+    assert sack0["kind"] == "paper" and sack0["pass"], sack0  # 8.8 against 9.158
+    lt30 = checks["LT-TCP goodput at 30 % PER within 10 % of Table 2"]
+    assert lt30["kind"] == "paper" and lt30["pass"], lt30  # about 3.2 against 2.99
+    # LT-TCP's x-fold over TCP-SACK at 10 % against the paper's 5.36 / 1.098 = 4.9x:
+    # the verdict is the sign-reported difference against 10 %, whatever it is.
+    fold = checks["LT-TCP over TCP-SACK's goodput at 10 % PER (x-fold) within 10 % of the paper's"]
+    diff = float(fold["detail"].split(") ")[1].split(" %")[0])
+    assert fold["pass"] == (abs(diff) <= 10)
+    kinds: dict[str, list[bool]] = {"paper": [], "model": []}
+    for table in result["tables"].values():
+        for row in table["rows"]:
+            for c in row.get("checks", []):
+                kinds[c["kind"]].append(c["pass"])
+    assert result["checks"] == {"passed": sum(kinds["paper"]),
+                                "missed": len(kinds["paper"]) - sum(kinds["paper"])}  # fmt: skip
+    assert result["model_checks"]["passed"] + result["model_checks"]["missed"] == len(
+        kinds["model"]
+    )
+    for key in ("ll-fec-as-sack", "ns2", "ns2-causes", "ns2-hybrid"):
+        for row in result["tables"].get(key, {}).get("rows", []):
+            assert all(c["kind"] == "model" for c in row.get("checks", [])), key
 
 
 @pytest.mark.parametrize(
