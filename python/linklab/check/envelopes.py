@@ -593,6 +593,14 @@ def _slowest_flow_unsignalled(o: Outcome) -> bool:
     return m["flow_events"][slowest] == 0
 
 
+def _slowest_flow_timed_out(cell: Cell, o: Outcome) -> bool:
+    """The flow with the least goodput had a data timeout in the window, and every
+    timeout of the window is of a kind explained for the rto check."""
+    m = o.measures
+    slowest = min(range(len(m["flow_goodput_bps"])), key=lambda i: m["flow_goodput_bps"][i])
+    return m.get("flow_timeouts", [0] * (slowest + 1))[slowest] > 0 and _timeouts_explained(cell, o)
+
+
 def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     def where(cell: Cell, o: Outcome) -> bool:
         d = o.diagnosis or {}
@@ -682,6 +690,16 @@ KNOWN: tuple[Known, ...] = (
         "shares the link equally between backlogged queues only (RFC 8290 §4.2): in "
         "dctcp/fq_codel/b-/n2/mss536/rtt300 flow 2's window grew from 114 268 to 137 562 B "
         "without a mark, below its share BDP/2 = 187 500 B (Jain 0.937)",
+    ),
+    Known(
+        "fair",
+        _slowest_flow_timed_out,
+        "the slowest flow had a timeout in the window, of a kind explained for the rto "
+        "check: it restarts from one segment and regrows over many RTTs, its flow queue "
+        "empty meanwhile, and FQ-CoDel shares the link equally between backlogged queues "
+        "only (RFC 8290 §4.2), so the others take its share: in newreno/fq_codel/b-/n2/"
+        "mss8948/rtt300 flow 1 (one rto-impatient timeout) got 3.66 Mbit/s and flow 2 "
+        "4.61 (Jain 0.987)",
     ),
     Known(
         "rto",
@@ -1285,6 +1303,10 @@ def measure(cell: Cell, early: dict[str, Any], late: dict[str, Any]) -> dict[str
         # retransmits, timeouts).
         "flow_events": [
             sum(f1[k] - f0[k] for k in ("ecn_reductions", "fast_retransmits", "timeouts"))
+            for f0, f1 in zip(early["flows"], late["flows"], strict=True)
+        ],
+        "flow_timeouts": [
+            f1["timeouts"] - f0["timeouts"]
             for f0, f1 in zip(early["flows"], late["flows"], strict=True)
         ],
         "late_flow_timeouts": sum(
