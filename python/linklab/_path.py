@@ -15,7 +15,6 @@ path can grow into a scenario file.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 from collections.abc import Mapping, Sequence
@@ -106,7 +105,22 @@ def _toml_value(flag: PathFlag, text: str) -> str:
             number = math.nan
         if math.isfinite(number):
             return repr(number)
-    return json.dumps(text)  # a TOML basic string: JSON's escapes are TOML's
+    return _toml_string(text)
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (a surrogate, which no file can hold, as U+FFFD)."""
+    out = []
+    for c in text:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c < " " or c == "\x7f":
+            out.append(f"\\u{ord(c):04x}")
+        elif "\ud800" <= c <= "\udfff":
+            out.append("\\ufffd")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
 
 
 def path_scenario(
@@ -137,14 +151,14 @@ def path_scenario(
     words = list(command) or ["linklab", *(w for k, v in flags.items() for w in (k, v))]
     return "\n".join(
         [
-            f"# The path of `{shlex.join(words)}`:",
+            f"# The path of `{_printable(shlex.join(words))}`:",
             f"# one link between {NODE_A} (where `linklab shell` runs its command) and "
             f"{NODE_B}; up is {NODE_A}->{NODE_B} (ab), down is {NODE_B}->{NODE_A} (ba).",
             f"# `linklab run` sends one bulk TCP flow {NODE_A}->{NODE_B}; trace files are "
             "relative to this file.",
             'name = "path"',
-            f"description = {json.dumps('A path built from flags: ' + shlex.join(words[1:]))}",
-            f"duration = {json.dumps(duration)}",
+            f"description = {_toml_string('A path built from flags: ' + shlex.join(words[1:]))}",
+            f"duration = {_toml_string(duration)}",
             "",
             "[tcp]",
             'profile = "linux"  # Linux 6.x: CUBIC, SACK, window scaling (docs/models/tcp.md)',
@@ -159,6 +173,13 @@ def path_scenario(
             f'to = "{NODE_B}"',
             "",
         ]
+    )
+
+
+def _printable(text: str) -> str:
+    """``text`` for a TOML comment: characters that cannot stand there escaped."""
+    return "".join(
+        c if c.isprintable() and not "\ud800" <= c <= "\udfff" else ascii(c)[1:-1] for c in text
     )
 
 
