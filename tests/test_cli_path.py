@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -219,6 +220,68 @@ def test_shell_exits_with_the_commands_status(cli: CliRunner) -> None:
     proc = cli("shell", "--rate", "10Mbit", "--duration", "1s", "--", "sleep", "30")
     assert proc.returncode == 137, proc.stderr
     assert "still running" in proc.stderr
+
+
+#: A server at b that never ends by itself: it reads each connection to its end and
+#: answers with the number of bytes it got.
+SERVER = """
+import os, socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((os.environ["LINKLAB_B"], 5001))
+s.listen()
+while True:
+    c, _ = s.accept()
+    n = 0
+    while data := c.recv(65536):
+        n += len(data)
+    c.sendall(str(n).encode())
+    c.close()
+"""
+
+#: Sends 2 MB to the server (retrying until it listens) and prints bytes and Mbit/s.
+CLIENT = """
+import os, socket, time
+for _ in range(100):
+    try:
+        s = socket.create_connection((os.environ["LINKLAB_B"], 5001))
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.05)
+t = time.monotonic()
+s.sendall(b"x" * 2_000_000)
+s.shutdown(socket.SHUT_WR)
+got = int(s.recv(100))
+print(got, got * 8 / (time.monotonic() - t) / 1e6)
+"""
+
+
+def test_shell_b_runs_a_server_that_ends_with_the_command(cli: CliRunner) -> None:
+    if _skip_without_root():
+        return
+    started = time.monotonic()
+    proc = cli(
+        "shell", "--rate", "10Mbit", "--delay", "10ms", "--b", f"{sys.executable} -c '{SERVER}'",
+        "--", sys.executable, "-c", CLIENT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # The server never exits by itself: the path ends with the client, not after the
+    # default hour.
+    assert time.monotonic() - started < 30
+    got, mbit_s = proc.stdout.split()
+    assert int(got) == 2_000_000
+    # At most the link's rate times the payload share of a 1500-byte packet (1448 bytes
+    # with Linux's timestamps: 9.65 Mbit/s); at least half the rate (slow start from
+    # 10 segments over a 20 ms RTT takes about 0.1 s of the ~1.7 s).
+    assert 5.0 < float(mbit_s) <= 9.7, mbit_s
+
+
+def test_lead_names_a_command(tiny: Path) -> None:
+    # Checked with the scenario, before the machine (no root needed).
+    from linklab.emulate import EmulationError, emulate
+
+    with pytest.raises(EmulationError, match='lead: "c" names no command.*"a", "shell"'):
+        emulate(tiny, commands=[("a", "true")], shell="b", lead="c")
 
 
 def test_what_toml_cannot_hold_is_escaped() -> None:

@@ -1551,9 +1551,10 @@ def _add_shell_parser(sub: Any) -> None:
             "behind a live emulated path to node b built from the path flags, as "
             "Mahimahi's mm-delay/mm-link/mm-loss shells do: "
             "linklab shell --rate 10Mbit --delay 20ms -- CMD. $LINKLAB_B is the far "
-            "end's address. The exit status is CMD's. Kernel TCP stays as Linux "
+            "end's address; --b runs a command there (a server). The exit status is "
+            "CMD's. Kernel TCP stays as Linux "
             "ships it. Equivalent to 'linklab emulate' of the scenario --print-scenario "
-            "shows, with --a CMD or --shell a and --linux-defaults. Needs root and "
+            "shows, with --a CMD or --shell a (and --b) and --linux-defaults. Needs root and "
             "/dev/net/tun (docs/emulation.md)."
         ),
     )
@@ -1564,6 +1565,12 @@ def _add_shell_parser(sub: Any) -> None:
         metavar="T",
         help=f"end the path (and kill CMD) after T; default {SHELL_DURATION}, the longest "
         "a live run may last",
+    )
+    sh.add_argument(
+        "--b",
+        metavar="CMD",
+        help="also run CMD (with sh -c) at b, the far end, e.g. a server: --b 'iperf3 -s'; "
+        "it is killed when the command at a (or the shell) ends",
     )
     sh.add_argument("--seed", type=_seed, metavar="N", help="seed of the path's random loss")
     sh.add_argument(
@@ -1592,7 +1599,8 @@ def _cmd_shell(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     flags = _path.given_flags(args)
-    words = ["linklab", "shell", *_path_words(args), *(["--", *command] if command else [])]
+    far = ["--b", args.b] if args.b is not None else []
+    words = ["linklab", "shell", *_path_words(args), *far, *(["--", *command] if command else [])]
     # The scenario --print-scenario shows runs as long as `linklab run` would; the
     # shell itself lasts until CMD exits (or --duration).
     printed = _path.path_scenario(flags, args.duration or _path.RUN_DURATION, words)
@@ -1616,8 +1624,9 @@ def _cmd_shell(args: argparse.Namespace) -> int:
         result = live.emulate_raw(
             source,
             seed=args.seed,
-            commands=[("a", line)] if command else (),
+            commands=([("a", line)] if command else []) + ([("b", args.b)] if args.b else []),
             shell=None if command else "a",
+            lead="a" if command else "shell",
             base_dir=os.getcwd(),
             linux_defaults=True,
         )
@@ -1631,7 +1640,10 @@ def _cmd_shell(args: argparse.Namespace) -> int:
             f"the kernel dropped {emu['tun_drops']} packets at the TUN devices "
             "(the emulator fell behind): the path was slower than asked"
         )
-    ran = (emu.get("commands") or [{}])[0]
+    ran = next(c for c in emu["commands"] if c["name"] in ("a", "shell"))
+    far_end = next((c for c in emu["commands"] if c["name"] == "b"), None)
+    if far_end is not None and far_end.get("failed"):
+        _log.warning(_command_failure(far_end))
     if ran.get("killed_at_end"):
         _log.warning(
             f"the path ended after {args.duration or SHELL_DURATION} with the command "
