@@ -1604,14 +1604,14 @@ def _cmd_shell(args: argparse.Namespace) -> int:
     # The scenario --print-scenario shows runs as long as `linklab run` would; the
     # shell itself lasts until CMD exits (or --duration).
     printed = _path.path_scenario(flags, args.duration or _path.RUN_DURATION, words)
-    if args.print_scenario:
-        sys.stdout.write(printed)
-        return 0
     if not flags:
         raise UsageError(
             "no path given; build one by flags, e.g. linklab shell --rate 10Mbit --delay "
             "20ms -- CMD (see 'linklab shell --help')"
         )
+    if args.print_scenario:
+        sys.stdout.write(printed)
+        return 0
     source = _path.path_scenario(flags, args.duration or SHELL_DURATION, words)
     line = shlex.join(command)
     if not command and not _log.quiet:
