@@ -33,7 +33,9 @@ OUTPUTS = {
 }
 
 #: Flags whose DIR/FILE is read, not written.
-INPUTS = {("emulate", "--replay")}
+INPUTS = {("emulate", "--replay")} | {
+    (command, f"--trace-{way}") for command in ("run", "shell") for way in ("up", "down")
+}
 
 
 def _output_flags() -> set[tuple[str, str]]:

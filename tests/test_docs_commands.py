@@ -78,6 +78,8 @@ def plan(argv: list[str]) -> str:
     sub = argv[1] if len(argv) > 1 else ""
     if sub == "emulate":
         return "parse: live emulation in real time as root; tests/test_emulate.py runs it"
+    if sub == "shell":
+        return "parse: live emulation in real time as root; tests/test_cli_path.py runs it"
     if sub == "reproduce":
         return "parse: minutes to hours; tests/test_reproduce*.py run each --quick end to end"
     if PLACEHOLDERS & set(argv) or "dask" in argv:

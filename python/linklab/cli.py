@@ -20,13 +20,14 @@ import json
 import math
 import os
 import re
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from linklab import _checks, _core, _log, _stream
+from linklab import _checks, _core, _log, _path, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
 from linklab._format import dumps_json, json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
@@ -163,10 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run a scenario and print its summary",
-        description="Run a scenario file and print its summary.",
+        help="run a scenario (or a path built from flags) and print its summary",
+        description=(
+            "Run a scenario file and print its summary. Without SCENARIO, the path flags "
+            "(--rate, --delay, --loss, --queue, --trace-up/--trace-down; one link a-b) "
+            "build a quick simulated path with one bulk TCP flow a->b "
+            f"({_path.RUN_DURATION} unless --duration)."
+        ),
     )
-    run.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    run.add_argument("scenario", nargs="?", metavar="SCENARIO", help=SCENARIO_HELP)
     _add_seed_and_set(run)
     run.add_argument(
         "--duration",
@@ -208,9 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
         "with @rx as they leave it, e.g. 'A->B@rx') into FILE: pcapng with link and node "
         "names if FILE ends in .pcapng, else classic pcap (repeatable)",
     )
+    _path.add_path_flags(run, "a path built from flags (instead of SCENARIO)")
+    run.add_argument(
+        "--print-scenario",
+        action="store_true",
+        help="print the scenario the path flags build (TOML) instead of running it",
+    )
     run.set_defaults(func=_cmd_run)
 
     _add_emulate_parser(sub)
+    _add_shell_parser(sub)
 
     schema = sub.add_parser(
         "schema",
@@ -1150,9 +1163,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
         pcap_files[link] = file
 
     source: Any
-    source, base_dir = _read_scenario(args.scenario)
-    if args.duration is not None:
-        source = _with_duration(source, args.duration)
+    flags = _path.given_flags(args)
+    if args.scenario is None:
+        if not flags:
+            raise UsageError(
+                "no SCENARIO given; give a scenario file, a shipped scenario's name "
+                "('linklab scenarios') or -, or build a path by flags, e.g. "
+                "linklab run --rate 10Mbit --delay 20ms"
+            )
+        if args.params:
+            raise UsageError(
+                f"--set {args.params[0][0]}: a path built from flags has no [params]; "
+                "give the value by its flag (see 'linklab run --help')"
+            )
+        source = _path.path_scenario(
+            flags, args.duration or _path.RUN_DURATION, ["linklab", "run", *_path_words(args)]
+        )
+        if args.print_scenario:
+            sys.stdout.write(source)
+            return 0
+        base_dir = os.getcwd()
+    else:
+        if flags:
+            raise UsageError(
+                f"{next(iter(flags))} builds a path of its own and {args.scenario!r} is a "
+                "scenario; give one of them (change a scenario's values with --set)"
+            )
+        if args.print_scenario:
+            raise UsageError(
+                "--print-scenario prints the path the flags build; with a SCENARIO, "
+                "drop it (the file is the scenario)"
+            )
+        source, base_dir = _read_scenario(args.scenario)
+        if args.duration is not None:
+            source = _with_duration(source, args.duration)
     try:
         # Traces and captures stream to their files while the run goes on.
         summary, _, _ = _stream.run(
@@ -1164,6 +1208,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             base_dir=base_dir,
         )
     except ScenarioError as e:
+        if args.scenario is None:
+            raise UsageError(_path.flag_error(e, flags)) from None
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     except _stream.OutputError as e:
         raise UsageError(
@@ -1488,6 +1534,130 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         )
         return EXIT_COMMAND_FAILED
     return 0
+
+
+def _path_words(args: argparse.Namespace) -> list[str]:
+    """The path flags and ``--duration`` as given (for the built scenario's description)."""
+    words = [w for k, v in _path.given_flags(args).items() for w in (k, v)]
+    return words + (["--duration", args.duration] if args.duration else [])
+
+
+def _add_shell_parser(sub: Any) -> None:
+    sh = sub.add_parser(
+        "shell",
+        help="run a command (or a shell) behind a live emulated path built from flags",
+        description=(
+            "Run CMD (or, without one, an interactive $SHELL) in the namespace of node a, "
+            "behind a live emulated path to node b built from the path flags, as "
+            "Mahimahi's mm-delay/mm-link/mm-loss shells do: "
+            "linklab shell --rate 10Mbit --delay 20ms -- CMD. $LINKLAB_B is the far "
+            "end's address; --b runs a command there (a server). The exit status is "
+            "CMD's. Kernel TCP stays as Linux "
+            "ships it. Equivalent to 'linklab emulate' of the scenario --print-scenario "
+            "shows, with --a CMD or --shell a (and --b) and --linux-defaults. Needs root and "
+            "/dev/net/tun (docs/emulation.md)."
+        ),
+    )
+    _path.add_path_flags(sh, "the path (one link a-b; up is a->b, down is b->a)")
+    sh.add_argument(
+        "--duration",
+        type=_duration,
+        metavar="T",
+        help=f"end the path (and kill CMD) after T; default {SHELL_DURATION}, the longest "
+        "a live run may last",
+    )
+    sh.add_argument(
+        "--b",
+        metavar="CMD",
+        help="also run CMD (with sh -c) at b, the far end, e.g. a server: --b 'iperf3 -s'; "
+        "it is killed when the command at a (or the shell) ends",
+    )
+    sh.add_argument("--seed", type=_seed, metavar="N", help="seed of the path's random loss")
+    sh.add_argument(
+        "--print-scenario",
+        action="store_true",
+        help="print the scenario the path flags build (TOML) instead of running it",
+    )
+    sh.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the command and its arguments (default: $SHELL, interactive)",
+    )
+    sh.set_defaults(func=_cmd_shell)
+
+
+#: How long ``linklab shell`` keeps the path without ``--duration``: the most a live
+#: run may last.
+SHELL_DURATION = "3600s"
+
+
+def _cmd_shell(args: argparse.Namespace) -> int:
+    from linklab import emulate as live
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    flags = _path.given_flags(args)
+    far = ["--b", args.b] if args.b is not None else []
+    words = ["linklab", "shell", *_path_words(args), *far, *(["--", *command] if command else [])]
+    # The scenario --print-scenario shows runs as long as `linklab run` would; the
+    # shell itself lasts until CMD exits (or --duration).
+    printed = _path.path_scenario(flags, args.duration or _path.RUN_DURATION, words)
+    if not flags:
+        raise UsageError(
+            "no path given; build one by flags, e.g. linklab shell --rate 10Mbit --delay "
+            "20ms -- CMD (see 'linklab shell --help')"
+        )
+    if args.print_scenario:
+        sys.stdout.write(printed)
+        return 0
+    source = _path.path_scenario(flags, args.duration or SHELL_DURATION, words)
+    line = shlex.join(command)
+    if not command and not _log.quiet:
+        print(
+            f"{PROG} shell: a shell at a behind the path {shlex.join(_path_words(args))} "
+            "to b (its address in $LINKLAB_B); exit it to end",
+            file=sys.stderr,
+        )
+    try:
+        result = live.emulate_raw(
+            source,
+            seed=args.seed,
+            commands=([("a", line)] if command else []) + ([("b", args.b)] if args.b else []),
+            shell=None if command else "a",
+            lead="a" if command else "shell",
+            base_dir=os.getcwd(),
+            linux_defaults=True,
+        )
+    except ScenarioError as e:
+        raise UsageError(_path.flag_error(e, flags)) from None
+    except live.EmulationError as e:
+        raise UsageError(f"{PROG} shell: {error_text(e)}") from None
+    emu = result.summary["emulation"]
+    if emu["tun_drops"]:
+        _log.warning(
+            f"the kernel dropped {emu['tun_drops']} packets at the TUN devices "
+            "(the emulator fell behind): the path was slower than asked"
+        )
+    ran = next(c for c in emu["commands"] if c["name"] in ("a", "shell"))
+    far_end = next((c for c in emu["commands"] if c["name"] == "b"), None)
+    if far_end is not None and far_end.get("failed"):
+        _log.warning(_command_failure(far_end))
+    if ran.get("killed_at_end"):
+        _log.warning(
+            f"the path ended after {args.duration or SHELL_DURATION} with the command "
+            "still running; it was killed"
+        )
+    # The status a shell gives: the command's own, 128 + N for a signal N (SIGKILL
+    # for a command the end of --duration killed).
+    status = ran.get("exit_status")
+    if status is not None:
+        return int(status)
+    sig = ran.get("signal")
+    if sig is None and not ran.get("killed_at_end"):
+        raise InternalError(f"the command's end is not in the summary: {ran}")
+    return 128 + int(sig if sig is not None else signal.SIGKILL)
 
 
 #: What ``sh`` means by these exit statuses.

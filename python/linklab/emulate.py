@@ -58,6 +58,7 @@ def emulate(
     trace_dir: str | os.PathLike[str] | None = None,
     commands: Sequence[tuple[str, str]] = (),
     shell: str | None = None,
+    lead: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     linux_defaults: bool = False,
     pcap: Mapping[str, str | os.PathLike[str]] | None = None,
@@ -76,6 +77,9 @@ def emulate(
     ends with it (and with the run, also after ``kill -9`` of the emulator);
     ``summary["emulation"]["commands"]`` holds each one's ``exit_status`` and
     ``failed`` (it exited non-zero before the end; the CLI then exits 4).
+    ``lead`` (a node of ``commands``, or ``"shell"``) ends the run when that
+    one ends, killing the others (a server at the far end of a client, as
+    ``linklab shell --b``).
 
     The scenario's ``[tcp]`` is mapped onto the kernels where Linux has a knob
     (SACK, timestamps, ECN, initial window, minimum RTO, MSS; the summary's
@@ -108,6 +112,7 @@ def emulate(
             trace_dir=trace_dir,
             commands=commands,
             shell=shell,
+            lead=lead,
             base_dir=base_dir,
             linux_defaults=linux_defaults,
             pcap=pcap,
@@ -126,6 +131,7 @@ def emulate_raw(
     trace_dir: str | os.PathLike[str] | None = None,
     commands: Sequence[tuple[str, str]] = (),
     shell: str | None = None,
+    lead: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     linux_defaults: bool = False,
     pcap: Mapping[str, str | os.PathLike[str]] | None = None,
@@ -156,6 +162,7 @@ def emulate_raw(
             record=record_dir is not None,
             commands=list(commands) or None,
             shell=shell,
+            lead=lead,
             linux_defaults=linux_defaults,
             pcap=captures or None,
             kernel=[(str(k), _knob_value(v)) for k, v in (kernel or {}).items()] or None,
