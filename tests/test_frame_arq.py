@@ -56,6 +56,18 @@ def test_fixed_modulation_and_determinism() -> None:
     assert r["4qam"] == r["frames"] + r["retransmissions"]
 
 
+def test_a_retransmission_rechooses_its_modulation_by_default() -> None:
+    """Issue 36: at link ARQ limit 3 adaptive modulation stalled while a retransmitted
+    frame kept its first try's modulation; re-chosen per slot from the predicted
+    channel (the default) the transfer finishes (~5 s)."""
+    again = linklab.run(_wipemu(limit=3), seed=1).summary
+    keep = linklab.run(_wipemu(limit=3, retx="keep"), seed=1).summary
+    assert _radio(again)["split_frames"] > 0 and _radio(keep)["split_frames"] == 0
+    fa, fk = again["flows"][0], keep["flows"][0]
+    assert fa["completed_s"] is not None
+    assert fk["completed_s"] is None or fk["completed_s"] > 2 * fa["completed_s"]
+
+
 BAD = [
     ({"links[1].modulation": "9qam"}, "links[1].modulation", "adaptive"),
     ({"links[1].channel.nmse": 1.5}, "links[1].channel.nmse", "0 to 1"),
@@ -64,6 +76,7 @@ BAD = [
     ({"links[1].arq.limit": 5000}, "links[1].arq.limit", "0 to 1000"),
     ({"links[1].levels_nmse": -1}, "links[1].levels_nmse", "NMSE"),
     ({"tcp.tcp_l": "yes"}, "tcp.tcp_l", "bool"),
+    ({"links[1].arq.modulation": "sometimes"}, "links[1].arq.modulation", "rechoose"),
 ]  # fmt: skip
 
 

@@ -37,7 +37,7 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
         "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies",
     )  # fmt: skip
     assert REPRODUCTIONS["wipemu"].experiments == (
-        "channel", "fixed", "adaptive", "transport", "transfer",
+        "channel", "fixed", "adaptive", "retx", "transport", "asymptote", "transfer",
     )  # fmt: skip
 
 

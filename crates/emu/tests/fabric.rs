@@ -281,6 +281,7 @@ fn udp_over_frame_link(modulation: &str, snr: &str, limit: u32) -> usize {
     cfg.arq = Some(FrameArqConfig {
         limit: Some(limit),
         delay: None,
+        modulation: None,
     });
     let (na, nb) = (NetNs::new().unwrap(), NetNs::new().unwrap());
     let link = cfg.build("a", "b", 1).unwrap();

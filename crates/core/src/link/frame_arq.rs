@@ -23,8 +23,14 @@
 //! **ARQ.** Selective repeat: a failed frame is sent again no earlier than
 //! `arq.delay` after the end of its failed transmission, before any new
 //! frame; new frames fill the slots in between (pipelining). No soft
-//! combining. A retransmission keeps the frame's payload and uses the most
-//! robust modulation of the set that holds it. After `arq.limit`
+//! combining. A retransmission is sent in the modulation chosen for its own
+//! slot from the predicted channel (`arq.modulation = "rechoose"`, the
+//! default: seed 004 adapts "per link layer frame" from the predicted
+//! channel); when that modulation holds less than the frame carries, the
+//! frame is split and the rest is due in the next slot, with the same tries
+//! so far. `"keep"` instead keeps the frame whole in the most robust
+//! modulation of the set that holds it (the first try's, for a full frame).
+//! Fixed modulation: every try in the fixed one. After `arq.limit`
 //! retransmissions the frame is given up: its symbol errors are drawn from
 //! the real channel's symbol error rate (at least one), one bit per symbol
 //! error, and carried up in the packet (`Packet::corrupt`), header hits
@@ -104,6 +110,21 @@ pub enum Qam8Choice {
     Rectangular,
 }
 
+/// Which modulation a retransmission is sent in (`arq.modulation`), with
+/// adaptive modulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetxModulation {
+    /// Chosen for the retransmission's own slot from the predicted channel,
+    /// as for a new frame; a frame the chosen modulation cannot hold is split
+    /// (default).
+    #[default]
+    Rechoose,
+    /// The most robust modulation that holds the frame's payload (for a full
+    /// frame: the modulation of its first try).
+    Keep,
+}
+
 /// Link ARQ (`arq = { … }`).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +134,9 @@ pub struct FrameArqConfig {
     /// Earliest retransmission after the end of the failed frame. Default
     /// `"2ms"`.
     pub delay: Option<Time>,
+    /// A retransmission's modulation with adaptive modulation: `"rechoose"`
+    /// (default) or `"keep"`.
+    pub modulation: Option<RetxModulation>,
 }
 
 /// The uplink (b → a) that carries the ACKs: a lossless wire.
@@ -190,6 +214,13 @@ impl FrameArqLinkConfig {
 
     fn limit(&self) -> u32 {
         self.arq.as_ref().and_then(|a| a.limit).unwrap_or(10)
+    }
+
+    fn retx_modulation(&self) -> RetxModulation {
+        self.arq
+            .as_ref()
+            .and_then(|a| a.modulation)
+            .unwrap_or_default()
     }
 
     fn arq_delay(&self) -> Time {
@@ -301,6 +332,7 @@ impl FrameArqLinkConfig {
             symbols: self.symbols(),
             frame_rate: u64::from(fr),
             limit: self.limit(),
+            retx_modulation: self.retx_modulation(),
             arq_slots,
             in_order: self.in_order.unwrap_or(false),
             delay: self.delay.unwrap_or(Time::ZERO),
@@ -441,6 +473,9 @@ pub struct Counters {
     pub residual_bits: u64,
     /// Packets delivered with bit errors.
     pub corrupted_packets: u64,
+    /// Retransmissions whose modulation held less than the frame, so that
+    /// the frame was split (`arq.modulation = "rechoose"`).
+    pub split_frames: u64,
     /// Frames sent in each modulation (BPSK … 256-QAM), retransmissions included.
     pub by_modulation: [u64; 8],
 }
@@ -458,6 +493,7 @@ pub struct FrameArqLink {
     symbols: u32,
     frame_rate: u64,
     limit: u32,
+    retx_modulation: RetxModulation,
     arq_slots: u64,
     in_order: bool,
     delay: Time,
@@ -540,7 +576,14 @@ impl FrameArqLink {
             Some(Reverse((due, id))) if *due <= k => {
                 let id = *id;
                 self.rtx.pop();
-                let m = self.fitting(self.frames[&id].bits);
+                let m = match (&self.mode, self.retx_modulation) {
+                    (Mode::Adaptive(t), RetxModulation::Rechoose) => {
+                        let m = t.choose(ch.predicted, ch.local_mean);
+                        self.split(id, m.bits() * self.symbols, k + 1);
+                        m
+                    }
+                    _ => self.fitting(self.frames[&id].bits),
+                };
                 self.counters.retransmissions += 1;
                 (id, m)
             }
@@ -564,6 +607,32 @@ impl FrameArqLink {
             self.counters.residual_bits += u64::from(bits);
             self.frame_done(id, end, bits, header);
         }
+    }
+
+    /// Keep the first `cap` bits in frame `id`; the rest, if any, becomes a
+    /// frame of its own with the same tries so far, due for retransmission
+    /// in slot `due`.
+    fn split(&mut self, id: u64, cap: u32, due: u64) {
+        let f = self.frames.get_mut(&id).expect("frame in flight");
+        if f.bits <= cap {
+            return;
+        }
+        let rest = Frame {
+            packet: f.packet,
+            start_bit: f.start_bit + cap,
+            bits: f.bits - cap,
+            sent: f.sent,
+        };
+        f.bits = cap;
+        self.counters.split_frames += 1;
+        let id2 = self.next_frame;
+        self.next_frame += 1;
+        self.frames.insert(id2, rest);
+        self.packets
+            .get_mut(&rest.packet)
+            .expect("packet in flight")
+            .open += 1;
+        self.rtx.push(Reverse((due, id2)));
     }
 
     /// Cut the next frame of new data in modulation chosen for `ch`.
@@ -835,6 +904,7 @@ impl Link for FrameArqLink {
             ("residual_frames", c.residual_frames),
             ("residual_bits", c.residual_bits),
             ("corrupted_packets", c.corrupted_packets),
+            ("split_frames", c.split_frames),
         ];
         for (m, n) in Modulation::ALL.iter().zip(c.by_modulation) {
             counters.push((m.name(), n));

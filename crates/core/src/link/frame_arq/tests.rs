@@ -18,6 +18,7 @@ fn cfg(modulation: ModulationChoice, snr: &str, limit: u32) -> FrameArqLinkConfi
         arq: Some(FrameArqConfig {
             limit: Some(limit),
             delay: None,
+            modulation: None,
         }),
         ..FrameArqLinkConfig::default()
     }
@@ -181,4 +182,68 @@ fn keys_are_checked() {
     c.channel = None;
     c.frame_rate = Some(0);
     assert_eq!(c.validate().unwrap_err().path, "frame_rate");
+}
+
+/// Adaptive modulation at 16 dB with a noisy prediction and 4 dB shadowing
+/// (seed 004's channel), limit `limit`, retransmissions in `m`.
+fn seed004(limit: u32, m: RetxModulation) -> FrameArqLinkConfig {
+    let mut c = cfg(ModulationChoice::Adaptive, "16dB", limit);
+    let ch = c.channel.as_mut().unwrap();
+    ch.shadow = None;
+    ch.nmse = Some(0.1);
+    c.arq.as_mut().unwrap().modulation = Some(m);
+    c
+}
+
+#[test]
+fn a_retransmission_rechooses_its_modulation_and_splits_the_frame() {
+    // 50 full packets (the queue's limit) over the faded channel at limit 3. Re-choosing: a
+    // retransmission in a fade goes out in the slot's (lower) modulation, so
+    // frames are split and every bit still arrives once; keeping: never split.
+    let go = |m| {
+        let mut l = seed004(3, m).link("GW", "MS", 5).unwrap();
+        let out = run(&mut l, 50);
+        (out, l.counters().clone())
+    };
+    let (out_r, r) = go(RetxModulation::Rechoose);
+    let (out_k, k) = go(RetxModulation::Keep);
+    assert_eq!(out_r.len(), 50);
+    assert_eq!(out_k.len(), 50);
+    assert!(r.split_frames > 0, "{r:?}");
+    assert_eq!(k.split_frames, 0);
+    // Every retransmission is a slot: the slots used add up either way.
+    for c in [&r, &k] {
+        assert_eq!(
+            c.by_modulation.iter().sum::<u64>(),
+            c.frames + c.retransmissions
+        );
+    }
+    // The mechanism: a split piece goes in a robust modulation, so fewer
+    // frames are given up than when the first try's modulation is kept.
+    assert!(
+        r.residual_frames < k.residual_frames,
+        "given up: rechoose {} vs keep {}",
+        r.residual_frames,
+        k.residual_frames
+    );
+    // Corrupted bits reported are those of the frames given up.
+    for (out, c) in [(&out_r, &r), (&out_k, &k)] {
+        let bits: u64 = out.iter().map(|x| u64::from(x.1.corrupt_bits())).sum();
+        assert_eq!(bits, c.residual_bits);
+    }
+}
+
+#[test]
+fn with_fixed_modulation_both_readings_are_one() {
+    let go = |m| {
+        let mut c = cfg(ModulationChoice::Qam16, "14dB", 2);
+        c.arq.as_mut().unwrap().modulation = Some(m);
+        let mut l = c.link("GW", "MS", 2).unwrap();
+        (run(&mut l, 20), l.counters().clone())
+    };
+    let (a, ca) = go(RetxModulation::Rechoose);
+    let (b, cb) = go(RetxModulation::Keep);
+    assert_eq!(a, b);
+    assert_eq!(ca, cb);
+    assert!(ca.retransmissions > 0);
 }
