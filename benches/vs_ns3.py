@@ -786,13 +786,13 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-H found by experiment, O1-O4 open. `--grid` prints a miss's family beside it;
+# family: A-I found by experiment, O1-O4 and P open. `--grid` prints a miss's family beside it;
 # a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
     "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
-    "E": "ECN response: linklab cuts at once, ns-3/Linux reduce through PRR in CWR",
+    "P": "open: moved out of the band when the ECN response went through PRR (CWR)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
@@ -843,7 +843,23 @@ GRID_MISSES = {
         ],
         "D",
     ),
-    "newreno/fq_codel/f4/mss1448/r10/d98/q1000p/t30": "E",
+    **dict.fromkeys(
+        [
+            "newreno/red/f16/mss1448/r10/d0/q1bdp/t20",
+            "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
+            "newreno/codel/f4/mss1448/r10/d98/q1000p/t30",
+            "newreno/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
+            "westwood/pie/f16/mss1448/r10/d0/q1000p/t20",
+            "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
+            "dctcp/dctcp/f16/mss536/r100/d18/q0.5bdp/t20",
+        ],
+        "P",
+    ),
     **dict.fromkeys(
         [
             "newreno/red/f1/mss536/r10/d98/q1bdp/t30",
@@ -869,7 +885,7 @@ GRID_MISSES = {
         "H",
     ),
     **dict.fromkeys(
-        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
+        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20"],
         "O2",
     ),
     **dict.fromkeys(
@@ -891,7 +907,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
-            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
             "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
@@ -906,9 +921,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",

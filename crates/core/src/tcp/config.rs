@@ -151,7 +151,8 @@ pub struct TcpOverlay {
     pub handshake: Option<bool>,
     /// Limited transmit (RFC 3042). Default true.
     pub limited_transmit: Option<bool>,
-    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery and, as Linux
+    /// and ns-3, in the window reduction at an ECN-Echo. Default false.
     pub prr: Option<bool>,
     /// Sender pacing at the congestion control's rate (docs/models/bbr.md);
     /// BBR always paces. Default false.

@@ -169,7 +169,12 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Proportional Rate Reduction (RFC 6937, with the slow-start reduction
     /// bound) paces sending during SACK loss recovery instead of RFC 6675's
-    /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
+    /// `cwnd − pipe`; the default of Linux and ns-3. With it the ECN response
+    /// is a reduction through PRR too (Linux's CWR state, `tcp_enter_cwr`
+    /// and `tcp_cwnd_reduction`; ns-3's `EnterCwr`): ssthresh at the echo,
+    /// the window brought down to the cut over the next round trip, no
+    /// growth until it ends, and a loss found meanwhile continues it without
+    /// a second cut (`tcp_enter_recovery`). Default false.
     pub prr: bool,
     /// Pace data at the rate the congestion control asks for (BBR always
     /// paces; for the others `2 × cwnd / srtt` in slow start, `1.2 × cwnd /
