@@ -192,6 +192,8 @@ pub struct TcpSender {
     /// With `prr`: an ECN reduction under way through PRR (Linux's
     /// `TCP_CA_CWR`, ns-3's `CA_CWR`), until `snd_una` passes `ecn_recover`.
     cwr: bool,
+    /// `[tcp] abc` in effect ([`TcpConfig::abc`]).
+    abc: bool,
     /// The window the ECN reduction ends at (the congestion control's cut).
     cwr_target: u64,
     syn_pending: bool,
@@ -271,7 +273,9 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
     pub fn new(mut cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
-        let cc = cc::build(&cfg.cc);
+        let mut cc = cc::build(&cfg.resolved_cc());
+        let abc = cfg.abc();
+        cc.set_abc(abc);
         if cfg.lt.ecn_only || cc.wants_rate_samples() {
             // PRR paces a loss-triggered *reduction*; ECN-only makes none, and
             // a rate-sample algorithm (BBR) sets the window itself on every
@@ -354,6 +358,7 @@ impl TcpSender {
             last_cut_ecn: false,
             cwr_pending: false,
             cwr: false,
+            abc,
             cwr_target: 0,
             syn_pending: false,
             syn_sent_at: Time::ZERO,
@@ -615,7 +620,15 @@ impl TcpSender {
                     // grow (Linux calls no `cong_avoid` in CWR; ns-3 no
                     // `IncreaseWindow`).
                     if !ecn_reduced && !self.cwr {
-                        self.grow(acked, sample, now);
+                        // Byte counting counts what the ACK newly delivers
+                        // (Linux's `acked_sacked`): a cumulative ACK over data
+                        // SACKed before counts only the rest.
+                        let by = if self.abc {
+                            (acked + self.sb.sacked_bytes()).saturating_sub(sacked_before)
+                        } else {
+                            acked
+                        };
+                        self.grow(by, sample, now);
                         self.win.cwnd = self.win.cwnd.max(mss);
                     }
                 }
