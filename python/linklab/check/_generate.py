@@ -268,6 +268,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
         if c.chance(0.3):
             t["min_cwnd_segments"] = c.pick([4, 1, 2, 10, 100])
         if c.chance(0.3):
+            t["quantization_budget"] = c.chance(0.5)
+        if c.chance(0.3):
             t["min_rtt_window"] = fmt_time(c.log(0.05, 20.0, 10.0))
         if c.chance(0.3):
             t["pacing_margin"] = round(c.frac(0.0, 0.5, 0.01), 3)

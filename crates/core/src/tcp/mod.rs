@@ -274,9 +274,15 @@ impl TcpConfig {
 
     /// The congestion control with the defaults of the profile filled in:
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
-    /// with profile "ns3", else "hystart++".
+    /// with profile "ns3", else "hystart++"; BBR's `quantization_budget` is
+    /// on with profile "linux" only.
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
+        if let CcConfig::Bbr(b) = &mut cc {
+            b.quantization_budget = b
+                .quantization_budget
+                .or(Some(self.profile == Some(config::Profile::Linux)));
+        }
         if let CcConfig::Cubic(c) = &mut cc {
             if c.hystart.is_none() {
                 c.hystart = Some(match self.profile {
