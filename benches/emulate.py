@@ -92,10 +92,11 @@ delayed_ack = true
 limited_transmit = true
 prr = true
 rack = true
+abc = true
 """
 
 #: Our congestion control for each kernel one, as close to Linux's as our model goes.
-CC = {"reno": '"newreno"', "cubic": '{ kind = "cubic", hystart = true }'}
+CC = {"reno": '"newreno"', "cubic": '{ kind = "cubic", hystart = "classic" }'}
 
 LINK = """
 name = "{name}"

@@ -797,13 +797,14 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-H found by experiment, O1-O4 open. `--grid` prints a miss's family beside it;
+# family: A-I found by experiment, O1-O4, P and S open. `--grid` prints a miss's family beside it;
 # a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
     "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
-    "E": "ECN response: linklab cuts at once, ns-3/Linux reduce through PRR in CWR",
+    "P": "open: moved out of the band when the ECN response went through PRR (CWR)",
+    "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
@@ -854,7 +855,30 @@ GRID_MISSES = {
         ],
         "D",
     ),
-    "newreno/fq_codel/f4/mss1448/r10/d98/q1000p/t30": "E",
+    **dict.fromkeys(
+        [
+            "newreno/red/f16/mss1448/r10/d0/q1bdp/t20",
+            "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
+            "newreno/codel/f4/mss1448/r10/d98/q1000p/t30",
+            "newreno/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
+            "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
+            "westwood/pie/f16/mss1448/r10/d0/q1000p/t20",
+            "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
+        ],
+        "P",
+    ),
+    **dict.fromkeys(
+        [
+            "cubic/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "cubic/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
+            "cubic/pie/f16/mss1448/r10/d0/q1000p/t20",
+        ],
+        "S",
+    ),
     **dict.fromkeys(
         [
             "newreno/red/f1/mss536/r10/d98/q1bdp/t30",
@@ -880,21 +904,18 @@ GRID_MISSES = {
         "H",
     ),
     **dict.fromkeys(
-        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
+        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20"],
         "O2",
     ),
     **dict.fromkeys(
         [
             "dctcp/dctcp/f1/mss1448/r100/d0/q0.5bdp/t20",
-            "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
         ],
         "G",
     ),
     **dict.fromkeys(
         [
             "cubic/red/f4/mss1448/r10/d98/q0.5bdp/t30",
-            "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
-            "cubic/codel/f4/mss1448/r10/d98/q1000p/t30",
             "bbr/red/f1/mss536/r10/d98/q1bdp/t30",
         ],
         "O3",
@@ -902,7 +923,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
-            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
             "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
@@ -917,9 +937,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
@@ -1133,7 +1150,14 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         "prr": True,
         "ecn": ecn,
         "start_jitter_s": 1.0,
+        # ns-3.44's slow start: TcpCubic adds the segments an ACK acknowledges and runs its
+        # HyStart with ns-3's thresholds; TcpDctcp is a TcpLinuxReno (byte counting);
+        # TcpNewReno and TcpWestwoodPlus add one segment per ACK (linklab's `abc`, CUBIC's
+        # `hystart = "classic-ns3"`: what `profile = "ns3"` selects).
+        "abc": cell.cc in ("cubic", "dctcp"),
     }
+    if cell.cc == "cubic":
+        st["hystart"] = "classic-ns3"
     if cell.queue == "red":
         st["red_minth"] = round(RED_THRESHOLDS[0] * qdisc, 6)
         st["red_maxth"] = round(RED_THRESHOLDS[1] * qdisc, 6)
@@ -1233,6 +1257,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     )
     tcp = doc["tcp"]
     tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
+    if "hystart" in st:
+        tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
+    if st.get("abc"):
+        tcp["abc"] = True
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1329,7 +1357,12 @@ def grid_mismatches(
     same("linklab rwnd", _quantity(p.get("rwnd")), float(st["buffer_bytes"]))
     same("linklab framing", _quantity(p.get("framing")), float(st["framing_bytes"]))
     same("linklab prr", p.get("prr"), st["prr"])
-    same("linklab tcp.cc", tcp.get("cc"), st["cc"])
+    cc = tcp.get("cc")
+    same("linklab tcp.cc", cc.get("kind") if isinstance(cc, dict) else cc, st["cc"])
+    if isinstance(cc, dict) or "hystart" in st:
+        same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
+             st.get("hystart"))  # fmt: skip
+    same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
     same("linklab tcp.timestamps", tcp.get("timestamps"), st["timestamps"])

@@ -246,9 +246,11 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["beta"] = round(c.frac(0.05, 0.95, 0.7), 3)
         if c.chance(0.5):
             t["c"] = round(c.log(0.01, 10.0, 0.4), 4)
-        for key in ("fast_convergence", "hystart", "reno_friendly"):
+        for key in ("fast_convergence", "reno_friendly"):
             if c.chance(0.3):
                 t[key] = c.chance(0.5)
+        if c.chance(0.4):
+            t["hystart"] = c.pick([True, False, "hystart++", "classic", "classic-ns3", "off"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
     elif kind == "dctcp":
@@ -265,6 +267,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["high_gain"] = round(c.frac(1.1, 4.0, 2.885), 3)
         if c.chance(0.3):
             t["min_cwnd_segments"] = c.pick([4, 1, 2, 10, 100])
+        if c.chance(0.3):
+            t["quantization_budget"] = c.chance(0.5)
         if c.chance(0.3):
             t["min_rtt_window"] = fmt_time(c.log(0.05, 20.0, 10.0))
         if c.chance(0.3):
@@ -397,6 +401,8 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
         t["ecn_cut_covers_loss"] = c.chance(0.6)
     if c.chance(0.08):
         t["tcp_l"] = True
+    if c.chance(0.15):
+        t["abc"] = c.chance(0.6)
     if eff["variant"] == "sack":
         if c.chance(0.15):
             t["sack_rules"] = eff["sack_rules"] = c.pick(["ns2", "rfc6675"])

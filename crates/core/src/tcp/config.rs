@@ -89,6 +89,7 @@ impl Profile {
         // LT-TCP's largest segment follows the profile's mss (as it follows a
         // `mss` key), not linklab's default 1460.
         c.lt.mss_max = c.mss;
+        c.profile = Some(self);
         c
     }
 }
@@ -151,8 +152,14 @@ pub struct TcpOverlay {
     pub handshake: Option<bool>,
     /// Limited transmit (RFC 3042). Default true.
     pub limited_transmit: Option<bool>,
-    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default false.
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery and, as Linux
+    /// and ns-3, in the window reduction at an ECN-Echo. Default false.
     pub prr: Option<bool>,
+    /// Appropriate Byte Counting (RFC 3465, as Linux): the window grows by
+    /// the bytes each ACK newly acknowledges, not once per ACK. Default
+    /// false (true with profile "linux", and with profile "ns3" for CUBIC and
+    /// DCTCP, whose ns-3 classes count the segments acked).
+    pub abc: Option<bool>,
     /// Sender pacing at the congestion control's rate (docs/models/bbr.md);
     /// BBR always paces. Default false.
     pub pacing: Option<bool>,
@@ -265,6 +272,9 @@ impl TcpOverlay {
         set(&mut c.handshake, self.handshake);
         set(&mut c.limited_transmit, self.limited_transmit);
         set(&mut c.prr, self.prr);
+        if self.abc.is_some() {
+            c.abc = self.abc;
+        }
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
@@ -560,6 +570,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("rfc6298") && e.contains("linux"), "{e}");
+    }
+
+    /// Profile "linux": CUBIC's classic HyStart and byte counting; profile
+    /// "ns3": ns-3's classic HyStart, byte counting for CUBIC only
+    /// (`TcpCubic`'s slow start) not NewReno (`TcpNewReno::SlowStart`);
+    /// neither without a profile. Keys given win; a flow's overlay without a
+    /// profile keeps what the `[tcp]` table chose.
+    #[test]
+    fn hystart_and_abc_follow_the_profile() {
+        use crate::tcp::cc::cubic::HyStartMode as H;
+        let base = TcpConfig::default();
+        let hy = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => k.hystart,
+            _ => None,
+        };
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
+        let c = overlay("profile = \"linux\"").apply(&base);
+        assert_eq!((hy(&c), c.abc()), (Some(H::Classic), true));
+        let c = overlay("profile = \"linux\"\ncc = \"reno\"").apply(&base);
+        assert!(c.abc());
+        let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!((hy(&c), c.abc()), (Some(H::ClassicNs3), true));
+        let c = overlay("profile = \"ns3\"").apply(&base);
+        assert!(!c.abc(), "ns-3's TcpNewReno adds a segment per ACK");
+        let c = overlay("profile = \"ns3\"\necn = true\ncc = \"dctcp\"").apply(&base);
+        assert!(c.abc(), "ns-3's TcpDctcp is a TcpLinuxReno");
+        let c =
+            overlay("profile = \"linux\"\nabc = false\ncc = { kind = \"cubic\", hystart = true }")
+                .apply(&base);
+        assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
+        let top = overlay("abc = true").apply(&base);
+        assert!(overlay("cc = \"cubic\"").apply(&top).abc());
     }
 
     #[test]

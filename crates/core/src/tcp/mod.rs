@@ -169,8 +169,24 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Proportional Rate Reduction (RFC 6937, with the slow-start reduction
     /// bound) paces sending during SACK loss recovery instead of RFC 6675's
-    /// `cwnd − pipe`; the default of Linux and ns-3. Default false.
+    /// `cwnd − pipe`; the default of Linux and ns-3. With it the ECN response
+    /// is a reduction through PRR too (Linux's CWR state, `tcp_enter_cwr`
+    /// and `tcp_cwnd_reduction`; ns-3's `EnterCwr`): ssthresh at the echo,
+    /// the window brought down to the cut over the next round trip, no
+    /// growth until it ends, and a loss found meanwhile continues it without
+    /// a second cut (`tcp_enter_recovery`). Default false.
     pub prr: bool,
+    /// Appropriate Byte Counting (RFC 3465, as Linux counts the segments an
+    /// ACK delivers, `acked_sacked`): NewReno (and Westwood+, DCTCP) grow by
+    /// the bytes each ACK newly delivers (cumulatively or by SACK; data
+    /// SACKed before counts once), in slow start up to ssthresh and in
+    /// avoidance by acked·MSS/cwnd; CUBIC's slow start outside HyStart++
+    /// likewise (its avoidance always counts bytes, HyStart++ has its own
+    /// limit). Off: once per ACK. `None`: by the profile ([`TcpConfig::abc`]).
+    pub abc: Option<bool>,
+    /// The profile the configuration started from (`[tcp] profile`), for
+    /// the defaults that also depend on the congestion control.
+    pub profile: Option<config::Profile>,
     /// Pace data at the rate the congestion control asks for (BBR always
     /// paces; for the others `2 × cwnd / srtt` in slow start, `1.2 × cwnd /
     /// srtt` after, as Linux's `tcp_update_pacing_rate`).
@@ -225,6 +241,8 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
+            abc: None,
+            profile: None,
             pacing: false,
             rto_keeps_sack: false,
             ecn_cut_covers_loss: false,
@@ -238,6 +256,45 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// Whether the window grows by the bytes acknowledged: `abc` if given,
+    /// else true with profile "linux" (`tcp_slow_start`, `tcp_cong_avoid_ai`
+    /// count segments), and with profile "ns3" for CUBIC and DCTCP (ns-3's
+    /// `TcpCubic` adds the segments acked in slow start, `TcpDctcp` is a
+    /// `TcpLinuxReno`; `TcpNewReno` and `TcpWestwoodPlus` add one segment
+    /// per ACK).
+    pub fn abc(&self) -> bool {
+        self.abc.unwrap_or(match self.profile {
+            Some(config::Profile::Linux) => true,
+            Some(config::Profile::Ns3) => {
+                matches!(self.cc, CcConfig::Cubic(_) | CcConfig::Dctcp(_))
+            }
+            _ => false,
+        })
+    }
+
+    /// The congestion control with the defaults of the profile filled in:
+    /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
+    /// with profile "ns3", else "hystart++"; BBR's `quantization_budget` is
+    /// on with profile "linux" only.
+    pub fn resolved_cc(&self) -> CcConfig {
+        let mut cc = self.cc.clone();
+        if let CcConfig::Bbr(b) = &mut cc {
+            b.quantization_budget = b
+                .quantization_budget
+                .or(Some(self.profile == Some(config::Profile::Linux)));
+        }
+        if let CcConfig::Cubic(c) = &mut cc {
+            if c.hystart.is_none() {
+                c.hystart = Some(match self.profile {
+                    Some(config::Profile::Linux) => cc::cubic::HyStartMode::Classic,
+                    Some(config::Profile::Ns3) => cc::cubic::HyStartMode::ClassicNs3,
+                    _ => cc::cubic::HyStartMode::HyStartPlusPlus,
+                });
+            }
+        }
+        cc
+    }
+
     /// IP + TCP header bytes of a data segment or pure ACK without SACK blocks.
     pub fn base_header(&self) -> u16 {
         IP_HEADER + TCP_HEADER + if self.timestamps { TCP_TS_OPTION } else { 0 }

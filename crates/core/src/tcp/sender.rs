@@ -189,6 +189,13 @@ pub struct TcpSender {
     /// [`TcpConfig::ecn_cut_covers_loss`]).
     last_cut_ecn: bool,
     cwr_pending: bool,
+    /// With `prr`: an ECN reduction under way through PRR (Linux's
+    /// `TCP_CA_CWR`, ns-3's `CA_CWR`), until `snd_una` passes `ecn_recover`.
+    cwr: bool,
+    /// `[tcp] abc` in effect ([`TcpConfig::abc`]).
+    abc: bool,
+    /// The window the ECN reduction ends at (the congestion control's cut).
+    cwr_target: u64,
     syn_pending: bool,
     syn_sent_at: Time,
     syn_tx: u32,
@@ -266,7 +273,9 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
     pub fn new(mut cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
-        let cc = cc::build(&cfg.cc);
+        let mut cc = cc::build(&cfg.resolved_cc());
+        let abc = cfg.abc();
+        cc.set_abc(abc);
         if cfg.lt.ecn_only || cc.wants_rate_samples() {
             // PRR paces a loss-triggered *reduction*; ECN-only makes none, and
             // a rate-sample algorithm (BBR) sets the window itself on every
@@ -348,6 +357,9 @@ impl TcpSender {
             ecn_recover: None,
             last_cut_ecn: false,
             cwr_pending: false,
+            cwr: false,
+            abc,
+            cwr_target: 0,
             syn_pending: false,
             syn_sent_at: Time::ZERO,
             syn_tx: 0,
@@ -472,6 +484,13 @@ impl TcpSender {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
+            if self.cwr && self.ecn_recover.is_none_or(|r| ack > r) {
+                // Linux's `tcp_end_cwnd_reduction` once something above
+                // `high_seq` is acknowledged (ns-3: `ack > m_recover`): the
+                // window is the reduced one.
+                self.cwr = false;
+                self.win.cwnd = self.cwr_target;
+            }
             self.dupacks = 0;
             self.ns2_after_timeout = false;
             self.lt_bytes = 0;
@@ -528,6 +547,7 @@ impl TcpSender {
                         let flight = self.snd_nxt - self.snd_una;
                         self.cut(Signal::FastRetransmit, flight, now);
                         self.win.cwnd = self.win.cwnd.max(self.win.mss);
+                        self.cwr = false;
                         self.stats.tlp_responses += 1;
                     }
                 }
@@ -596,8 +616,19 @@ impl TcpSender {
                 }
                 if !entered {
                     let ecn_reduced = ece && self.ecn_response(now);
-                    if !ecn_reduced {
-                        self.grow(acked, sample, now);
+                    // In an ECN reduction through PRR the window does not
+                    // grow (Linux calls no `cong_avoid` in CWR; ns-3 no
+                    // `IncreaseWindow`).
+                    if !ecn_reduced && !self.cwr {
+                        // Byte counting counts what the ACK newly delivers
+                        // (Linux's `acked_sacked`): a cumulative ACK over data
+                        // SACKed before counts only the rest.
+                        let by = if self.abc {
+                            (acked + self.sb.sacked_bytes()).saturating_sub(sacked_before)
+                        } else {
+                            acked
+                        };
+                        self.grow(by, sample, now);
                         self.win.cwnd = self.win.cwnd.max(mss);
                     }
                 }
@@ -663,6 +694,17 @@ impl TcpSender {
             let delivered =
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             self.prr_update(delivered);
+        }
+        if self.cwr {
+            // RFC 6937 applied to the ECN reduction, as Linux's
+            // `tcp_cwnd_reduction` in CWR (and ns-3's recovery ops in
+            // CA_CWR): the window against the data outstanding.
+            let delivered =
+                (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            if delivered > 0 {
+                self.pipe = self.cwnd_flight();
+                self.prr_update(delivered);
+            }
         }
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
@@ -953,6 +995,7 @@ impl TcpSender {
                 self.win.cwnd = self.win.cwnd.max(self.win.mss);
                 self.rto_retransmitted = true;
                 self.in_recovery = false;
+                self.cwr = false;
                 self.dupacks = 0;
                 self.rtx_pending = None;
                 if self.cfg.variant != Variant::Reno {
@@ -1440,6 +1483,8 @@ impl TcpSender {
         }
         if sack_recovery {
             self.ns2_pipe += i64::from(seg.len);
+        }
+        if sack_recovery || self.cwr {
             self.prr_out += u64::from(seg.len);
         }
         self.stats.segments_sent += 1;
@@ -1508,6 +1553,11 @@ impl TcpSender {
         if self.cfg.lt.ecn_only {
             // LT-TCP: loss is taken for an erasure; repair it, keep the window.
             self.stats.loss_responses_skipped += 1;
+        } else if self.cwr {
+            // Linux's `tcp_enter_recovery` inside a cwnd reduction: no
+            // second cut; the reduction the ECN echo started goes on (its
+            // ssthresh and PRR counts) as the recovery's.
+            self.win.cwnd = self.cwr_target;
         } else if self.cfg.ecn_cut_covers_loss
             && self.last_cut_ecn
             && self.ecn_recover.is_some_and(|r| self.snd_una <= r)
@@ -1521,9 +1571,11 @@ impl TcpSender {
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         self.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.recover_fs = self.snd_max - self.snd_una;
+        if !std::mem::take(&mut self.cwr) {
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.recover_fs = self.snd_max - self.snd_una;
+        }
         self.first_partial = true;
         self.recover = Some(self.snd_max);
         self.rtx_pending = Some(self.snd_una);
@@ -1588,8 +1640,20 @@ impl TcpSender {
         if self.in_recovery {
             flight = flight.min(self.recovery_cwnd);
         }
+        let prior = self.win.cwnd;
         self.cut(Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
+        if self.cfg.prr && !self.in_recovery {
+            // Linux's `tcp_enter_cwr` (ns-3's `EnterCwr`): ssthresh now,
+            // the window brought down to the cut by PRR over the next
+            // round trip rather than at once.
+            self.cwr = true;
+            self.cwr_target = self.win.cwnd;
+            self.win.cwnd = prior;
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.recover_fs = self.snd_max - self.snd_una;
+        }
         if self.in_recovery {
             // ECN-only: the window recovery returns to is the reduced one.
             self.recovery_cwnd = self.win.cwnd;

@@ -296,11 +296,17 @@ fn three_losses_in_a_window_reno_times_out_newreno_and_sack_do_not() {
 }
 
 fn ecn_run(marks: Vec<u64>) -> Harness {
+    ecn_run_with(marks, false)
+}
+
+fn ecn_run_with(marks: Vec<u64>, prr: bool) -> Harness {
     let c = TcpConfig {
         mss: 1000,
         rwnd: 10_000_000,
         ecn: true,
         handshake: false,
+        variant: if prr { Variant::Sack } else { Variant::NewReno },
+        prr,
         ..TcpConfig::default()
     };
     let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
@@ -352,6 +358,119 @@ fn ecn_mark_halves_once_per_window_without_retransmission() {
         .data_sent
         .iter()
         .all(|(_, p)| p.ecn == Ecn::Ect0 || p.ecn == Ecn::Ce));
+}
+
+/// With `prr`, the ECN response goes through PRR as Linux's CWR state
+/// (`tcp_enter_cwr`, `tcp_cwnd_reduction`) and ns-3's `EnterCwr` do: at the
+/// ECE (cwnd 21, 20 segments outstanding, ssthresh 10 as above) the window
+/// is not cut; each ACK then lets out ⌈delivered × 10 / 20⌉ − sent, one new
+/// segment per two delivered, so about 10 in the 20 ACKs of the reduction,
+/// the first by the ACK after the ECE (RFC 6937 counts bytes, as ns-3: the
+/// ECE's ACK allows 500 bytes, less than a segment; Linux counts packets
+/// and rounds 1 × 10 / 21 up to one at once; the expectation of 0 ACKs
+/// first written here took Linux's rounding). The immediate cut sends
+/// nothing until 10 ACKs have drained the flight to the new window. The
+/// reduction ends at ssthresh.
+#[test]
+fn ecn_reduction_goes_through_prr_when_prr_is_on() {
+    let probe = |prr: bool| {
+        let mut h = ecn_run_with(vec![20_000, 22_000], prr);
+        let st = h.s.stats().clone();
+        assert_eq!((st.ecn_reductions, st.retransmits, st.timeouts), (1, 0, 0));
+        let t_ece = h
+            .acks_arrived
+            .iter()
+            .find(|(_, a)| a.flags.has(TcpFlags::ECE))
+            .map(|(t, _)| *t)
+            .unwrap();
+        let first_new = h
+            .data_sent
+            .iter()
+            .find(|(t, p)| *t >= t_ece && !p.retransmit)
+            .map(|(t, p)| (*t, p.seq))
+            .unwrap();
+        assert_eq!(first_new.1, 41_000, "prr {prr}: the CWR segment");
+        assert!(h
+            .data_sent
+            .iter()
+            .any(|(_, p)| p.seq == 41_000 && p.flags.has(TcpFlags::CWR)));
+        let waited = h
+            .acks_arrived
+            .iter()
+            .filter(|(t, _)| *t > t_ece && *t <= first_new.0)
+            .count();
+        // New segments sent from the ECE until the ACK that ends the
+        // reduction (the first above snd_max at the ECE, 41 000).
+        let t_end = h
+            .acks_arrived
+            .iter()
+            .find(|(_, a)| a.ack > 41_000)
+            .map(|(t, _)| *t)
+            .unwrap();
+        let sent = h
+            .data_sent
+            .iter()
+            .filter(|(t, p)| *t >= t_ece && *t < t_end && !p.retransmit)
+            .count();
+        (waited, sent, h.s.take_cwnd_trace())
+    };
+    let (waited_cut, _, trace_cut) = probe(false);
+    let (waited_prr, sent_prr, trace) = probe(true);
+    assert!(waited_cut >= 8, "the cut waited {waited_cut} ACKs");
+    assert!(waited_prr <= 1, "PRR waited {waited_prr} ACKs");
+    assert!((9..=11).contains(&sent_prr), "PRR sent {sent_prr}");
+    let at =
+        |t: &[(Time, u64, u64, (u64, u64))]| t.iter().find(|r| r.2 == 10_000).map(|r| r.1).unwrap();
+    assert_eq!(at(&trace_cut), 10_000, "prr = false: cut at once");
+    assert!(at(&trace) > 10_000, "prr: ssthresh set, window not cut");
+    assert!(
+        trace.iter().any(|r| (r.1, r.2) == (10_000, 10_000)),
+        "the reduction ends at ssthresh"
+    );
+    // From the ECE on, never below ssthresh (the rows before it start
+    // from the initial window).
+    assert!(trace
+        .iter()
+        .skip_while(|r| r.2 != 10_000)
+        .all(|r| r.1 >= 10_000));
+}
+
+/// A loss found inside the ECN reduction (segment 30 000 is lost, sent
+/// before the echo of the mark on 20 000 arrived) continues that reduction
+/// as the recovery's, as Linux's `tcp_enter_recovery` does in CWR: one
+/// ssthresh (10 segments, as above), not a second halving.
+#[test]
+fn a_loss_inside_the_prr_ecn_reduction_does_not_cut_again() {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        variant: Variant::Sack,
+        prr: true,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(|p, n| match (p.seq, n) {
+        (20_000, 1) => Fate::Mark,
+        (30_000, 1) => Fate::Drop,
+        _ => Fate::Deliver,
+    });
+    h.start();
+    h.run_until(ms(400));
+    let st = h.s.stats().clone();
+    assert_eq!(
+        (st.ecn_reductions, st.fast_retransmits, st.timeouts),
+        (1, 1, 0)
+    );
+    let ssthresh: Vec<u64> =
+        h.s.take_cwnd_trace()
+            .iter()
+            .map(|r| r.2)
+            .filter(|&x| x < 1 << 40)
+            .collect();
+    assert_eq!(ssthresh.iter().min(), Some(&10_000), "{ssthresh:?}");
 }
 
 #[test]

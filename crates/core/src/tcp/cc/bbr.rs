@@ -48,6 +48,15 @@ pub struct BbrConfig {
     /// and ns-3).
     #[serde(default = "defaults::pacing_margin")]
     pub pacing_margin: f64,
+    /// Linux's quantization budget in the flight targets (`bbr_inflight`):
+    /// ProbeBW's phase ends, Drain's end and the window compare the data in
+    /// flight with gain·BDP + 3 send quanta, rounded up to an even number of
+    /// segments, + 2 segments in the 5/4 phase (the 5/4 phase also counts
+    /// one quantum about to leave, `bbr_packets_in_net_at_edt`); off, the
+    /// phases compare with the bare gain·BDP (the draft) and the window is
+    /// gain·BDP + 3 quanta. Default false (true with profile "linux").
+    #[serde(default)]
+    pub quantization_budget: Option<bool>,
 }
 
 impl Default for BbrConfig {
@@ -60,6 +69,7 @@ impl Default for BbrConfig {
             probe_rtt_duration: Time::from_millis(200),
             min_cwnd_segments: 4,
             pacing_margin: 0.01,
+            quantization_budget: None,
         }
     }
 }
@@ -275,6 +285,29 @@ impl BbrCc {
         u64::from(self.cfg.min_cwnd_segments) * self.mss
     }
 
+    /// Whether Linux's quantization budget is in the flight targets.
+    fn budget(&self) -> bool {
+        self.cfg.quantization_budget == Some(true)
+    }
+
+    /// The flight a phase compares with: gain·BDP, or with the budget
+    /// Linux's `bbr_inflight` (`bbr_bdp` in whole segments, rounded up, +
+    /// `bbr_quantization_budget`: 3 quanta, an even number of segments, + 2
+    /// in ProbeBW's first phase, the 5/4 one).
+    fn inflight_target(&self, gain: f64) -> Option<u64> {
+        let bdp = self.bdp(gain)?;
+        if !self.budget() {
+            return Some(bdp);
+        }
+        let mss = self.mss.max(1);
+        let mut segs = bdp.div_ceil(mss) + 3 * self.send_quantum().div_ceil(mss);
+        segs += segs % 2;
+        if self.mode == Mode::ProbeBw && self.cycle_index == 0 {
+            segs += 2;
+        }
+        Some(segs * mss)
+    }
+
     /// The send quantum (draft §4.2.2): 1 MSS below 1.2 Mbit/s, 2 below 24,
     /// else 1 ms of data up to 64 KiB.
     fn send_quantum(&self) -> u64 {
@@ -340,13 +373,22 @@ impl BbrCc {
             return full_length;
         }
         if self.pacing_gain > 1.0 {
+            // Linux counts the quantum about to leave (`bbr_packets_in_net_at_edt`).
+            let edt = if self.budget() {
+                self.send_quantum()
+            } else {
+                0
+            };
             return full_length
                 && (rs.losses > 0
                     || self
-                        .bdp(self.pacing_gain)
-                        .is_some_and(|b| ctx.prior_inflight >= b));
+                        .inflight_target(self.pacing_gain)
+                        .is_some_and(|b| ctx.prior_inflight + edt >= b));
         }
-        full_length || self.bdp(1.0).is_some_and(|b| ctx.prior_inflight <= b)
+        full_length
+            || self
+                .inflight_target(1.0)
+                .is_some_and(|b| ctx.prior_inflight <= b)
     }
 
     fn check_full_pipe(&mut self, rs: &RateSample) {
@@ -371,7 +413,8 @@ impl BbrCc {
             self.pacing_gain = 1.0 / self.cfg.high_gain;
             self.cwnd_gain = self.cfg.high_gain;
         }
-        if self.mode == Mode::Drain && self.bdp(1.0).is_some_and(|b| ctx.inflight <= b) {
+        if self.mode == Mode::Drain && self.inflight_target(1.0).is_some_and(|b| ctx.inflight <= b)
+        {
             self.enter_probe_bw(ctx.now);
         }
     }
@@ -451,9 +494,12 @@ impl BbrCc {
 
     fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample, ctx: &AckContext) {
         let acked = rs.acked_sacked;
-        let target = self
-            .bdp(self.cwnd_gain)
-            .map(|b| b + 3 * self.send_quantum());
+        let target = if self.budget() {
+            self.inflight_target(self.cwnd_gain)
+        } else {
+            self.bdp(self.cwnd_gain)
+                .map(|b| b + 3 * self.send_quantum())
+        };
         // Recovery: losses come out of the window; packet conservation for
         // the first round of fast recovery.
         if rs.losses > 0 {

@@ -1,12 +1,16 @@
 //! CUBIC congestion control (RFC 9438), with HyStart++ (RFC 9406) in the
-//! initial slow start. See docs/models/cubic.md.
+//! initial slow start, or the original HyStart (Ha & Rhee) with Linux's or
+//! ns-3's parameters. See docs/models/cubic.md.
 //!
 //! Window quantities of the cubic function are in segments (`f64`), as in the
 //! RFC; the sender's window is in bytes. Only `+ − × ÷` and comparisons are
 //! used on floats (the cube root is `cbrt`, Newton's method), so a run
 //! gives the same bits on every machine.
 
+use std::fmt;
+
 use schemars::JsonSchema;
+use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::{CcModel, CongestionControl, Signal, Window};
@@ -32,9 +36,98 @@ pub struct CubicConfig {
     /// The Reno-friendly region (RFC 9438 §4.3; ns-3 `TcpFriendliness`). Default true.
     #[serde(default = "defaults::yes")]
     pub reno_friendly: bool,
-    /// HyStart++ (RFC 9406) in the initial slow start, as Linux. Default true.
-    #[serde(default = "defaults::yes")]
-    pub hystart: bool,
+    /// The slow-start exit: "hystart++" (RFC 9406, also `true`), "classic"
+    /// (the original HyStart of Ha & Rhee with Linux `tcp_cubic`'s
+    /// parameters), "classic-ns3" (the same with ns-3.44 `TcpCubic`'s) or
+    /// "off" (also `false`). Default "hystart++" ("classic" with profile
+    /// "linux", "classic-ns3" with profile "ns3").
+    #[serde(default)]
+    #[schemars(with = "HyStartSchema")]
+    pub hystart: Option<HyStartMode>,
+}
+
+/// `hystart`: how CUBIC leaves slow start before a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStartMode {
+    /// RFC 9406 HyStart++: at a delay increase, Conservative Slow Start
+    /// (growth ÷ 4) for five rounds, then congestion avoidance.
+    HyStartPlusPlus,
+    /// The original HyStart (Ha & Rhee 2011) as Linux's `tcp_cubic`:
+    /// from a window of 16 segments, leave slow start (ssthresh = cwnd) when
+    /// a train of ACKs at most 2 ms apart spans more than (`delay_min` +
+    /// the ACK-delay allowance) / 2 since the round began, or when the
+    /// round's minimum RTT after 8 samples exceeds `delay_min` +
+    /// clamp(`delay_min` / 8, 4 ms, 16 ms).
+    Classic,
+    /// The original HyStart as ns-3.44's `TcpCubic`: the same tests with
+    /// ns-3's thresholds — the ACK train must span more than `delay_min`,
+    /// the delay test compares the minimum of the round's first 8 samples
+    /// with `delay_min` + clamp(`delay_min`, 4 ms, 1 s).
+    ClassicNs3,
+    /// No early exit: slow start until a loss or ssthresh.
+    Off,
+}
+
+impl HyStartMode {
+    const ALLOWED: &'static str =
+        "\"hystart++\", \"classic\", \"classic-ns3\", \"off\", true or false";
+}
+
+/// The schema of `hystart`: a switch or a mode name.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(untagged)]
+enum HyStartSchema {
+    /// true: "hystart++"; false: "off".
+    Switch(bool),
+    /// The mode.
+    Mode(HyStartName),
+}
+
+/// The names of [`HyStartMode`].
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+enum HyStartName {
+    #[serde(rename = "hystart++")]
+    HyStartPlusPlus,
+    #[serde(rename = "classic")]
+    Classic,
+    #[serde(rename = "classic-ns3")]
+    ClassicNs3,
+    #[serde(rename = "off")]
+    Off,
+}
+
+impl<'de> Deserialize<'de> for HyStartMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = HyStartMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "one of {}", HyStartMode::ALLOWED)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<HyStartMode, E> {
+                Ok(if v {
+                    HyStartMode::HyStartPlusPlus
+                } else {
+                    HyStartMode::Off
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<HyStartMode, E> {
+                match v {
+                    "hystart++" => Ok(HyStartMode::HyStartPlusPlus),
+                    "classic" => Ok(HyStartMode::Classic),
+                    "classic-ns3" => Ok(HyStartMode::ClassicNs3),
+                    "off" => Ok(HyStartMode::Off),
+                    _ => Err(E::custom(format!(
+                        "unknown hystart \"{v}\"; allowed: {}",
+                        HyStartMode::ALLOWED
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Default for CubicConfig {
@@ -44,7 +137,7 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
-            hystart: true,
+            hystart: None,
         }
     }
 }
@@ -181,6 +274,139 @@ impl HyStart {
     }
 }
 
+/// The original HyStart's constants as Linux's `tcp_cubic` (ns-3.44's
+/// `TcpCubic` attributes have the same defaults except the delay clamp's
+/// upper end, `HyStartDelayMax` 1 s).
+const HS_LOW_WINDOW: u64 = 16;
+const HS_ACK_DELTA: Time = Time::from_millis(2);
+const HS_DELAY_MIN: Time = Time::from_millis(4);
+const HS_DELAY_MAX_LINUX: Time = Time::from_millis(16);
+const HS_DELAY_MAX_NS3: Time = Time::from_secs(1);
+const HS_MIN_SAMPLES: u32 = 8;
+/// Linux's `hystart_ack_delay` allowance: at most 1 ms, else four 64-KiB
+/// GSO packets at the pacing rate.
+const HS_ACK_DELAY_MAX: Time = Time::from_millis(1);
+const HS_GSO_BYTES: f64 = 4.0 * 65_536.0;
+
+/// The original HyStart (Ha & Rhee 2011) as Linux's `tcp_cubic`
+/// (`hystart_update`, `cubictcp_acked`) or ns-3.44's `TcpCubic`
+/// (`HystartUpdate`, `PktsAcked`): [`HyStartMode::Classic`] and
+/// [`HyStartMode::ClassicNs3`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Classic {
+    ns3: bool,
+    /// The exit was found (until a timeout).
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    /// The round ends when an ACK passes this byte (SND.NXT at its start).
+    end_seq: u64,
+    /// The round's minimum RTT.
+    curr_rtt: Option<Time>,
+    samples: u32,
+    /// The smallest RTT (Linux's `delay_min`, ns-3's `m_delayMin`).
+    delay_min: Option<Time>,
+}
+
+impl Classic {
+    fn new(ns3: bool) -> Classic {
+        Classic {
+            ns3,
+            found: false,
+            round_start: Time::ZERO,
+            last_ack: Time::ZERO,
+            end_seq: 0,
+            curr_rtt: None,
+            samples: 0,
+            delay_min: None,
+        }
+    }
+
+    /// A new round (`bictcp_hystart_reset`, `HystartReset`).
+    fn reset_round(&mut self, now: Time, snd_nxt: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_seq = snd_nxt;
+        self.curr_rtt = None;
+        self.samples = 0;
+    }
+
+    /// An ACK with RTT sample `rtt` (before the window grows on it):
+    /// `delay_min`, and in slow start from 16 segments the two tests; an
+    /// exit sets ssthresh = cwnd. `epoch`: when the current avoidance stage
+    /// began (samples just after a reduction are discarded).
+    fn on_sample(
+        &mut self,
+        w: &mut Window,
+        rtt: Time,
+        now: Time,
+        epoch: Option<Time>,
+        ack: u64,
+        snd_nxt: u64,
+    ) {
+        // Linux: 1 s (HZ) after the stage began; ns-3: `CubicDelta` 10 ms.
+        let guard = if self.ns3 {
+            Time::from_millis(10)
+        } else {
+            Time::from_secs(1)
+        };
+        if epoch.is_some_and(|e| now.saturating_sub(e) < guard) {
+            return;
+        }
+        let delay = rtt.max(Time(1_000));
+        let dmin = self.delay_min.map_or(delay, |m| m.min(delay));
+        self.delay_min = Some(dmin);
+        let in_ss = if self.ns3 {
+            w.cwnd <= w.ssthresh
+        } else {
+            w.cwnd < w.ssthresh
+        };
+        if self.found || !in_ss || w.cwnd < HS_LOW_WINDOW * w.mss {
+            return;
+        }
+        if !self.ns3 && ack > self.end_seq {
+            self.reset_round(now, snd_nxt);
+        }
+        // The ACK train: ACKs at most 2 ms apart, spanning from the round's
+        // start more than the threshold.
+        if now.saturating_sub(self.last_ack) <= HS_ACK_DELTA {
+            self.last_ack = now;
+            let thresh = if self.ns3 {
+                dmin
+            } else {
+                // Linux, not paced (`SK_PACING_NONE`): (delay_min + the
+                // ACK-delay allowance) / 2; the pacing rate Linux computes
+                // in slow start is 2·cwnd/RTT.
+                let rate = 2.0 * w.cwnd as f64 / dmin.as_secs_f64();
+                let allowance = Time::from_secs_f64(HS_GSO_BYTES / rate).min(HS_ACK_DELAY_MAX);
+                Time((dmin.0 + allowance.0) / 2)
+            };
+            if now.saturating_sub(self.round_start) > thresh {
+                self.found = true;
+            }
+        }
+        // The delay increase: the round's minimum RTT after 8 samples.
+        let (thresh, hi) = if self.ns3 {
+            (dmin, HS_DELAY_MAX_NS3)
+        } else {
+            (Time(dmin.0 / 8), HS_DELAY_MAX_LINUX)
+        };
+        let thresh = thresh.clamp(HS_DELAY_MIN, hi);
+        if !self.ns3 || self.samples < HS_MIN_SAMPLES {
+            // ns-3 takes the minimum of the first 8 samples only.
+            self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+        }
+        if self.samples < HS_MIN_SAMPLES {
+            self.samples += 1;
+        } else if self.curr_rtt.is_some_and(|c| c > dmin + thresh) {
+            self.found = true;
+        }
+        if self.found {
+            w.ssthresh = w.cwnd;
+        }
+    }
+}
+
 /// CUBIC (RFC 9438): the window follows W_cubic(t) = C·(t − K)³ + W_max after
 /// a reduction, never below the Reno-friendly estimate W_est.
 #[derive(Clone, Debug, PartialEq)]
@@ -201,6 +427,13 @@ pub struct CubicCc {
     min_rtt: Option<Time>,
     /// HyStart++ while in the initial slow start.
     hystart: Option<HyStart>,
+    /// The original HyStart ([`HyStartMode::Classic`], `ClassicNs3`).
+    classic: Option<Classic>,
+    /// Slow start by the bytes acknowledged (`[tcp] abc`).
+    abc: bool,
+    /// The latest cumulative ACK and SND.NXT ([`CongestionControl::on_ack_numbers`]).
+    ack: u64,
+    snd_nxt: u64,
 }
 
 impl CubicCc {
@@ -214,7 +447,16 @@ impl CubicCc {
             w_est: 0.0,
             cwnd_prior: 0.0,
             min_rtt: None,
-            hystart: cfg.hystart.then(HyStart::default),
+            hystart: matches!(cfg.hystart, None | Some(HyStartMode::HyStartPlusPlus))
+                .then(HyStart::default),
+            classic: match cfg.hystart {
+                Some(HyStartMode::Classic) => Some(Classic::new(false)),
+                Some(HyStartMode::ClassicNs3) => Some(Classic::new(true)),
+                _ => None,
+            },
+            abc: false,
+            ack: 0,
+            snd_nxt: 0,
         }
     }
 
@@ -273,17 +515,27 @@ impl CongestionControl for CubicCc {
     }
 
     fn on_ack_numbers(&mut self, ack: u64, snd_max: u64) {
+        self.ack = ack;
+        self.snd_nxt = snd_max;
         if let Some(h) = self.hystart.as_mut() {
             h.on_ack_numbers(ack, snd_max);
         }
     }
 
-    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time) {
+    fn set_abc(&mut self, on: bool) {
+        self.abc = on;
+    }
+
+    fn on_ack(&mut self, w: &mut Window, mut acked: u64, rtt: Option<Time>, now: Time) {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
         if acked == 0 {
             return;
+        }
+        if let (Some(c), Some(r)) = (self.classic.as_mut(), rtt) {
+            // Linux's `pkts_acked` (ns-3's `PktsAcked`) comes before the growth.
+            c.on_sample(w, r, now, self.epoch, self.ack, self.snd_nxt);
         }
         if w.cwnd < w.ssthresh {
             match self.hystart.as_mut() {
@@ -294,21 +546,44 @@ impl CongestionControl for CubicCc {
                         w.ssthresh = w.cwnd;
                         self.hystart = None;
                     }
+                    return;
+                }
+                None if self.abc => {
+                    // RFC 3465 as Linux's `tcp_slow_start`: the bytes
+                    // acknowledged, up to ssthresh; the rest in avoidance.
+                    let step = acked.min(w.ssthresh - w.cwnd);
+                    w.cwnd += step;
+                    acked -= step;
                 }
                 None => w.cwnd += acked.min(w.mss),
             }
-            return;
+            if let Some(c) = self.classic.as_mut().filter(|c| c.ns3) {
+                // ns-3's round check is in `IncreaseWindow`'s slow start.
+                if self.ack > c.end_seq {
+                    c.reset_round(now, self.snd_nxt);
+                }
+            }
+            if w.cwnd < w.ssthresh || acked == 0 || !self.abc {
+                return;
+            }
         }
         // HyStart++ serves the initial slow start only (RFC 9406 §4.3).
         self.hystart = None;
         self.avoid(w, acked, now);
     }
 
-    fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: Time) {
+    fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time) {
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         self.hystart = None;
         self.epoch = None;
+        if let (Some(c), Signal::Timeout) = (self.classic.as_mut(), signal) {
+            // Linux's `bictcp_reset` + `bictcp_hystart_reset` at CA_Loss
+            // (ns-3's `CubicReset` + `HystartReset`): HyStart again in the
+            // slow start after a timeout.
+            *c = Classic::new(c.ns3);
+            c.reset_round(now, self.snd_nxt);
+        }
         // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
         w.ssthresh = ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss);
         match signal {
@@ -350,7 +625,7 @@ mod tests {
 
     fn no_hystart() -> CubicConfig {
         CubicConfig {
-            hystart: false,
+            hystart: Some(HyStartMode::Off),
             ..CubicConfig::default()
         }
     }
@@ -565,6 +840,170 @@ mod tests {
         );
     }
 
+    fn classic(ns3: bool) -> CubicCc {
+        let mut cc = CubicCc::new(CubicConfig {
+            hystart: Some(if ns3 {
+                HyStartMode::ClassicNs3
+            } else {
+                HyStartMode::Classic
+            }),
+            ..CubicConfig::default()
+        });
+        cc.set_abc(true);
+        cc
+    }
+
+    /// One slow-start round of `n` ACKs of one segment each, `gap` apart,
+    /// every RTT sample `rtt_ms`: the first ACK passes the previous round's
+    /// end (a new round). Returns whether slow start ended (ssthresh = cwnd).
+    fn classic_round(
+        cc: &mut CubicCc,
+        w: &mut Window,
+        t: &mut Time,
+        n: u64,
+        gap: Time,
+        rtt_ms: u64,
+    ) -> bool {
+        for _ in 0..n {
+            let ack = cc.ack + MSS;
+            let nxt = if cc.snd_nxt < ack {
+                ack + w.cwnd
+            } else {
+                cc.snd_nxt
+            };
+            cc.on_ack_numbers(ack, nxt);
+            cc.on_ack(w, MSS, Some(Time::from_millis(rtt_ms)), *t);
+            *t += gap;
+            if w.ssthresh == w.cwnd || w.cwnd > w.ssthresh {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The original HyStart's delay test with Linux's threshold: after 8
+    /// samples a round's minimum RTT above delay_min + clamp(delay_min/8,
+    /// 4 ms, 16 ms) ends slow start at once (ssthresh = cwnd); 100 ms →
+    /// 112.5 ms, so 110 ms stays in slow start and 113 ms leaves it. ns-3's
+    /// threshold is delay_min + clamp(delay_min, 4 ms, 1 s) = 200 ms: 113 ms
+    /// stays, 201 ms leaves. ACKs 5 ms apart: no ACK train.
+    #[test]
+    fn classic_hystart_delay_increase_linux_and_ns3() {
+        for (ns3, stay, leave) in [(false, 110, 113), (true, 199, 201)] {
+            let mut cc = classic(ns3);
+            let mut w = win(16, 1 << 30);
+            let mut t = Time::from_secs(1);
+            let gap = Time::from_millis(5);
+            assert!(!classic_round(&mut cc, &mut w, &mut t, 16, gap, 100));
+            assert!(
+                !classic_round(&mut cc, &mut w, &mut t, 32, gap, stay),
+                "ns3 {ns3}"
+            );
+            assert!(
+                classic_round(&mut cc, &mut w, &mut t, 64, gap, leave),
+                "ns3 {ns3}"
+            );
+            // ssthresh = cwnd at the exit, then the same ACK's avoidance
+            // step (Linux's `cong_avoid` after `pkts_acked`).
+            assert!(w.ssthresh <= w.cwnd && w.cwnd - w.ssthresh < MSS);
+            assert!(cc.classic.unwrap().found);
+        }
+    }
+
+    /// The ACK train: ACKs at most 2 ms apart that span, from the round's
+    /// start, more than (delay_min + allowance) / 2 (Linux, unpaced; the
+    /// allowance is 1 ms at these rates) or more than delay_min (ns-3). With
+    /// delay_min 40 ms and ACKs 1 ms apart: Linux leaves after about 21 ACKs
+    /// of a round, ns-3 after about 41 (the window, 64 segments and more, makes
+    /// a round longer than that; with a shorter round ns-3's train never
+    /// outlasts delay_min: it fires only once queueing stretches the round).
+    #[test]
+    fn classic_hystart_ack_train_linux_and_ns3() {
+        for (ns3, lo, hi) in [(false, 19, 23), (true, 39, 43)] {
+            let mut cc = classic(ns3);
+            let mut w = win(64, 1 << 30);
+            let mut t = Time::from_secs(1);
+            let gap = Time::from_millis(1);
+            // The first round (65 ACKs 3 ms apart: no train) sets delay_min.
+            assert!(!classic_round(
+                &mut cc,
+                &mut w,
+                &mut t,
+                65,
+                Time::from_millis(3),
+                40
+            ));
+            let start = cc.ack;
+            assert!(
+                classic_round(&mut cc, &mut w, &mut t, 200, gap, 40),
+                "ns3 {ns3}"
+            );
+            let acks = (cc.ack - start) / MSS;
+            assert!(
+                (lo..=hi).contains(&acks),
+                "ns3 {ns3}: left after {acks} ACKs"
+            );
+        }
+    }
+
+    /// Below 16 segments neither test runs; a timeout re-arms HyStart (Linux's
+    /// `bictcp_reset` at CA_Loss); slow start with `abc` adds the bytes
+    /// acknowledged (two segments per delayed ACK), up to ssthresh.
+    #[test]
+    fn classic_hystart_low_window_timeout_and_abc() {
+        let mut cc = classic(false);
+        let mut w = win(4, 1 << 30);
+        let mut t = Time::from_secs(1);
+        assert!(!classic_round(
+            &mut cc,
+            &mut w,
+            &mut t,
+            10,
+            Time::from_millis(1),
+            300
+        ));
+        assert_eq!(w.cwnd, 14 * MSS, "4 + 10 segments, no exit below 16");
+        cc.on_ack(&mut w, 2 * MSS, Some(Time::from_millis(300)), t);
+        assert_eq!(
+            w.cwnd,
+            16 * MSS,
+            "abc: a delayed ACK of two segments adds two"
+        );
+        cc.classic.as_mut().unwrap().found = true;
+        cc.on_congestion(&mut w, Signal::Timeout, 16 * MSS, t);
+        let c = cc.classic.unwrap();
+        assert!(
+            !c.found && c.delay_min.is_none(),
+            "re-armed after a timeout"
+        );
+        let mut w = win(20, 21);
+        cc.on_ack(&mut w, 4 * MSS, None, t);
+        assert!(
+            w.cwnd > 21 * MSS && w.cwnd < 22 * MSS,
+            "to ssthresh, the rest in avoidance"
+        );
+    }
+
+    #[test]
+    fn hystart_key_takes_modes_and_switches() {
+        for (text, want) in [
+            ("true", HyStartMode::HyStartPlusPlus),
+            ("false", HyStartMode::Off),
+            ("\"hystart++\"", HyStartMode::HyStartPlusPlus),
+            ("\"classic\"", HyStartMode::Classic),
+            ("\"classic-ns3\"", HyStartMode::ClassicNs3),
+            ("\"off\"", HyStartMode::Off),
+        ] {
+            let c: CubicConfig = toml::from_str(&format!("hystart = {text}")).unwrap();
+            assert_eq!(c.hystart, Some(want), "{text}");
+        }
+        let e = toml::from_str::<CubicConfig>("hystart = \"linux\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("classic-ns3") && e.contains("hystart++"), "{e}");
+        assert_eq!(CubicConfig::default().hystart, None);
+    }
+
     #[test]
     fn bad_parameters_name_their_key() {
         let e = CubicConfig {
@@ -592,6 +1031,7 @@ mod tests {
             ops in proptest::collection::vec((0u8..10, 1u64..4000, 1u64..400), 1..300),
             hystart in proptest::bool::ANY,
         ) {
+            let hystart = Some(if hystart { HyStartMode::HyStartPlusPlus } else { HyStartMode::Off });
             let mut cc = CubicCc::new(CubicConfig { hystart, ..CubicConfig::default() });
             let mut w = win(10, 64);
             let mut now = Time::ZERO;

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CcModel, CongestionControl, NewRenoCc, Signal, Window};
+use super::{reno_grow, CcModel, CongestionControl, NewRenoCc, Signal, Window};
 use crate::config::{ConfigError, Result};
 use crate::time::Time;
 
@@ -75,6 +75,8 @@ impl CcModel for DctcpConfig {
 /// DCTCP sender state (RFC 8257 §3.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DctcpCc {
+    /// Growth by the bytes acknowledged (`[tcp] abc`).
+    abc: bool,
     cfg: DctcpConfig,
     alpha: f64,
     /// Bytes acknowledged, and those with ECE, in the current observation window.
@@ -91,6 +93,7 @@ impl DctcpCc {
     /// DCTCP with `cfg`, α = `alpha_init`.
     pub fn new(cfg: DctcpConfig) -> DctcpCc {
         DctcpCc {
+            abc: false,
             alpha: cfg.alpha_init,
             cfg,
             bytes_acked: 0,
@@ -108,6 +111,10 @@ impl DctcpCc {
 }
 
 impl CongestionControl for DctcpCc {
+    fn set_abc(&mut self, on: bool) {
+        self.abc = on;
+    }
+
     fn name(&self) -> &'static str {
         "dctcp"
     }
@@ -140,7 +147,8 @@ impl CongestionControl for DctcpCc {
     }
 
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time) {
-        NewRenoCc.on_ack(w, acked, rtt, now);
+        let _ = (rtt, now);
+        reno_grow(w, acked, self.abc);
     }
 
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time) {
@@ -153,7 +161,7 @@ impl CongestionControl for DctcpCc {
             }
             // §3.4: loss is answered as standard TCP does.
             Signal::FastRetransmit | Signal::Timeout => {
-                NewRenoCc.on_congestion(w, signal, flight, now)
+                NewRenoCc::default().on_congestion(w, signal, flight, now)
             }
         }
     }

@@ -24,7 +24,7 @@ use super::rate::RateSample;
 pub use bbr::{BbrCc, BbrConfig};
 pub use cubic::{CubicCc, CubicConfig};
 pub use dctcp::{DctcpCc, DctcpConfig};
-pub use newreno::{NewRenoCc, NewRenoConfig, RenoConfig};
+pub use newreno::{reno_grow, NewRenoCc, NewRenoConfig, RenoConfig};
 pub use westwood::{WestwoodCc, WestwoodConfig};
 
 /// The configuration of one congestion-control algorithm: checks its
@@ -49,7 +49,7 @@ tagged_enum! {
         NewReno(NewRenoConfig) = "newreno",
         /// The same as `newreno` (Linux's name).
         Reno(RenoConfig) = "reno",
-        /// CUBIC, RFC 9438, with HyStart++ (RFC 9406).
+        /// CUBIC, RFC 9438, with HyStart++ (RFC 9406) or the original HyStart.
         Cubic(CubicConfig) = "cubic",
         /// Westwood+: ssthresh = bandwidth estimate × minimum RTT after a loss.
         Westwood(WestwoodConfig) = "westwood",
@@ -151,6 +151,15 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// A congestion signal; `flight` is the data outstanding (bytes) when it
     /// was detected. The sender keeps `cwnd >= mss` afterwards.
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time);
+
+    /// Grow the window by the bytes each ACK newly acknowledges (RFC 3465,
+    /// as Linux's `tcp_slow_start` / `tcp_cong_avoid_ai` count segments)
+    /// instead of once per ACK (`[tcp] abc`). Called once, before any ACK.
+    /// Default: ignored (an algorithm that already counts bytes, or sets the
+    /// window itself).
+    fn set_abc(&mut self, on: bool) {
+        let _ = on;
+    }
 
     /// Whether the algorithm takes delivery-rate samples
     /// ([`on_rate_sample`](Self::on_rate_sample)) and sets its own pacing

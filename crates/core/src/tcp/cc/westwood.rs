@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CcModel, CongestionControl, NewRenoCc, Signal, Window};
+use super::{reno_grow, CcModel, CongestionControl, Signal, Window};
 use crate::config::{ConfigError, Result};
 use crate::time::Time;
 
@@ -63,6 +63,8 @@ fn filter(old: f64, sample: f64) -> f64 {
 /// Westwood+ state: the bandwidth estimate and the minimum RTT.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WestwoodCc {
+    /// Growth by the bytes acknowledged (`[tcp] abc`).
+    abc: bool,
     cfg: WestwoodConfig,
     /// Bytes acknowledged in the current sample interval (Linux `bk`).
     bk: u64,
@@ -85,6 +87,7 @@ impl WestwoodCc {
     /// Westwood+ with `cfg`, before any ACK.
     pub fn new(cfg: WestwoodConfig) -> WestwoodCc {
         WestwoodCc {
+            abc: false,
             cfg,
             bk: 0,
             win_start: None,
@@ -162,6 +165,10 @@ impl WestwoodCc {
 }
 
 impl CongestionControl for WestwoodCc {
+    fn set_abc(&mut self, on: bool) {
+        self.abc = on;
+    }
+
     fn name(&self) -> &'static str {
         "westwood"
     }
@@ -181,7 +188,8 @@ impl CongestionControl for WestwoodCc {
 
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time) {
         self.mss = w.mss;
-        NewRenoCc.on_ack(w, acked, rtt, now);
+        let _ = (rtt, now);
+        reno_grow(w, acked, self.abc);
     }
 
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, _flight: u64, _now: Time) {

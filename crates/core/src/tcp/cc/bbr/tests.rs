@@ -301,3 +301,52 @@ mod props {
         }
     }
 }
+
+/// Linux's quantization budget (`bbr_inflight`, `bbr_quantization_budget`):
+/// at 10 Mbit/s the send quantum is 2 segments, so with a BDP of 25 segments
+/// (1.25 MB/s × 20 ms) the 3/4 phase ends at a flight of 25 + 3·2 = 31,
+/// rounded up to 32 segments; the 5/4 phase aims at ⌈31.25⌉ + 6 = 38, + 2 in
+/// that phase = 40 segments, reached with the quantum about to leave (2) at
+/// a flight of 38. Without it (the draft): 25 segments and 31 250 bytes.
+#[test]
+fn quantization_budget_in_the_flight_targets() {
+    for budget in [false, true] {
+        let mut b = BbrCc::new(BbrConfig {
+            quantization_budget: Some(budget),
+            ..BbrConfig::default()
+        });
+        b.mss = MSS;
+        b.pacing_rate = 1.25e6;
+        b.rt_prop = Some(MS(20));
+        b.btl_bw.update(0, 1.25e6, 10);
+        b.mode = Mode::ProbeBw;
+        b.cycle_stamp = MS(1000);
+        let ctx = |inflight: u64| AckContext {
+            now: MS(1001),
+            inflight,
+            prior_inflight: inflight,
+            delivered: 0,
+            in_recovery: false,
+            srtt: Some(MS(20)),
+        };
+        let rs = RateSample::default();
+        // The 3/4 phase (index 1), before its full length: ends at its target.
+        b.cycle_index = 1;
+        b.pacing_gain = GAIN_CYCLE[1];
+        assert_eq!(b.is_next_cycle_phase(&rs, &ctx(30 * MSS)), budget);
+        assert!(b.is_next_cycle_phase(&rs, &ctx(25 * MSS)));
+        assert_eq!(
+            b.inflight_target(1.0),
+            Some(if budget { 32 } else { 25 } * MSS)
+        );
+        // The 5/4 phase (index 0), past its full length: ends at its target.
+        b.cycle_index = 0;
+        b.pacing_gain = GAIN_CYCLE[0];
+        b.cycle_stamp = MS(900);
+        let want = if budget { 40 * MSS } else { 31_250 };
+        assert_eq!(b.inflight_target(1.25), Some(want));
+        assert_eq!(b.is_next_cycle_phase(&rs, &ctx(32 * MSS)), !budget);
+        assert_eq!(b.is_next_cycle_phase(&rs, &ctx(37 * MSS)), !budget);
+        assert!(b.is_next_cycle_phase(&rs, &ctx(38 * MSS)));
+    }
+}
