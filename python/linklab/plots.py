@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # matplotlib and polars are heavy: imported only when drawing
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from linklab.api import Result
     from linklab.sweep import SweepResult
 
 __all__ = [
@@ -401,9 +402,10 @@ def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
 
 def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    from linklab._figure import LinklabFigure
+
+    fig = LinklabFigure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
@@ -695,13 +697,25 @@ def _flow_key(v: object) -> tuple[int, object]:
     return (0, v) if isinstance(v, int) else (1, natural_key(v))
 
 
+def _result_trace(result: Result) -> dict[str, pl.DataFrame]:
+    """The trace tables of a :class:`~linklab.Result` run with ``trace=True``."""
+    missing = [n for n in _TRACE_FILES if n not in result.traces]
+    if missing:
+        raise PlotError(
+            f"the Result has no {', '.join(missing)} trace; run it with "
+            "linklab.run(..., trace=True) (or give a 'linklab run --trace DIR' directory)"
+        )
+    return {n: result.traces[n] for n in _TRACE_FILES}
+
+
 def plot_trace(
-    directory: str | os.PathLike[str],
+    directory: str | os.PathLike[str] | Result,
     out: str | os.PathLike[str] | None = None,
     links: Sequence[str] | None = None,
     flows: Sequence[int | str] | None = None,
 ) -> Figure:
-    """Three stacked panels over a shared time axis from a ``--trace`` directory.
+    """Three stacked panels over a shared time axis from a ``--trace`` directory
+    or a :class:`~linklab.Result` run with ``trace=True``.
 
     Top: queue occupancy (packets) per link direction: ``links`` or, by default,
     the links whose queue ever held more than one packet (the
@@ -709,10 +723,17 @@ def plot_trace(
     sequence numbers per flow, sent (dots), received (ticks) and dropped (large
     crosses). ``flows`` (flow ids) limits the middle and bottom panels.
     """
+    from linklab.api import Result
+
     if out is not None:
         check_output(out)
     pl = _pl()
-    t = _read_trace(directory)
+    if isinstance(directory, Result):
+        t = _result_trace(directory)
+        title = f"trace of {directory.summary.get('scenario') or 'the run'}"
+    else:
+        t = _read_trace(directory)
+        title = f"trace {Path(directory).name or str(directory)}"
     queue, cwnd, seq = t["queue"], t["cwnd"], t["seq"]
 
     # Links.
@@ -867,7 +888,7 @@ def plot_trace(
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
     ax_s.set_xlim(left=0)
-    fig.suptitle(f"trace {Path(directory).name or str(directory)}", fontsize=11)
+    fig.suptitle(title, fontsize=11)
     if out is not None:
         save_figure(fig, out)
     return fig
