@@ -217,9 +217,7 @@ class LocalBackend:
                     yield task, future.result()
             done_ok = True
         except BrokenProcessPool:
-            raise RuntimeError(
-                "a sweep worker process died (killed, or out of memory)"
-            ) from None
+            raise RuntimeError("a sweep worker process died (killed, or out of memory)") from None
         finally:
             if pool is not None:
                 if done_ok and ready is not None and ready.done():
