@@ -52,7 +52,7 @@ def test_figures_display_in_a_notebook_without_matplotlib_inline(
 
 def test_plot_trace_takes_a_result(result: linklab.Result, tmp_path: Path) -> None:
     fig = plot_trace(result, out=tmp_path / "t.png")
-    assert fig._suptitle is not None and fig._suptitle.get_text() == "trace of tiny"
+    assert fig._suptitle is not None and fig._suptitle.get_text() == "tiny, seed 1  (per=0.02)"
     assert (tmp_path / "t.png").read_bytes().startswith(PNG)
     # Both flows drawn in the cwnd panel.
     cwnd = [ln.get_gid() for ln in fig.axes[1].get_lines()]

@@ -54,7 +54,9 @@ def test_streamed_files_equal_the_in_memory_run(
         "lt_erasure.parquet",
         "queue.parquet",
         "seq.parquet",
+        "summary.json",  # the run's summary, beside its traces
     ], "no part files or temporaries left"
+    assert json.loads((out / "summary.json").read_text()) == summary
     mem = linklab.run(LT_TCP, seed=3, params=params, trace=True, pcap=["L-R", "R->L"])
     on_disk = _tables(out)
     assert on_disk.keys() == mem.traces.keys()
@@ -167,7 +169,12 @@ def test_cli_trace_and_pcap_stream_to_files(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["sim_time_s"] == 5.0
     assert (tmp_path / "x.pcap").stat().st_size > 24
-    assert {p.name for p in out.iterdir()} == {"cwnd.parquet", "queue.parquet", "seq.parquet"}
+    assert {p.name for p in out.iterdir()} == {
+        "cwnd.parquet",
+        "queue.parquet",
+        "seq.parquet",
+        "summary.json",
+    }
 
 
 def test_a_run_without_traces_does_not_import_polars() -> None:
