@@ -293,6 +293,11 @@ pub struct FlowTraffic {
     /// payload, from the read at the sender's device to the write at the
     /// receiver's, nanoseconds.
     pub delay: Histogram,
+    /// |delay − the previous such packet's delay| (ns-3 FlowMonitor's
+    /// jitter), nanoseconds.
+    pub jitter: Histogram,
+    /// Delay of the latest such packet, nanoseconds.
+    pub last_delay: Option<u64>,
 }
 
 /// A packet on its way: its route, the bytes to write, when it was read and
@@ -800,9 +805,12 @@ impl Fabric {
             self.captured(k, wall, &f.bytes)?;
             self.stats.lateness_ns.push(wall.0.saturating_sub(due.0));
             if let Some(fl) = f.data_of {
-                self.traffic[fl as usize]
-                    .delay
-                    .record(due.as_nanos().saturating_sub(f.read_at.as_nanos()));
+                let tr = &mut self.traffic[fl as usize];
+                let d = due.as_nanos().saturating_sub(f.read_at.as_nanos());
+                tr.delay.record(d);
+                if let Some(last) = tr.last_delay.replace(d) {
+                    tr.jitter.record(d.abs_diff(last));
+                }
             }
         }
     }
