@@ -53,3 +53,33 @@ def test_delay_and_jitter_match_the_packets() -> None:
     # One flow: the aggregate is that flow.
     for k in KEYS:
         assert r.summary["aggregate"][k] == flow[k], k
+
+
+def test_the_drops_table_matches_the_packet_account() -> None:
+    """Every lost packet is a row of the ``drops`` trace with its flow, kind, sequence
+    number, link direction and cause; grouped, the rows are the packet account's
+    ``dropped`` entries exactly (a queue's overflow and a link's random loss here)."""
+    lossy = TINY.replace(
+        'queue = { kind = "droptail", limit = "100p" }',
+        'queue = { kind = "droptail", limit = "10p" }',
+    )
+    r = linklab.run(lossy, params={"per": 0.02}, trace=True)
+    drops = r.traces["drops"]
+    assert drops.columns == ["flow", "time_s", "kind", "seq", "link", "cause"]
+    assert drops["time_s"].is_sorted()
+    got = {
+        (row["kind"], row["link"], row["cause"]): row["len"]
+        for row in drops.group_by("kind", "link", "cause").len().iter_rows(named=True)
+    }
+    want = {
+        (leg, d["link"], d["cause"]): d["packets"]
+        for f in r.summary["flows"]
+        for leg, key in (("data", "data"), ("ack", "acks"))
+        for d in f["account"][key]["dropped"]
+    }
+    assert got == want
+    assert {c for _, _, c in got} == {"link_loss", "overflow"}, got
+    # The data rows are the seq trace's "dropped" events.
+    seq = r.traces["seq"].filter(pl.col("event") == "dropped")
+    data = drops.filter(pl.col("kind") == "data")
+    assert data["seq"].to_list() == seq["seq"].to_list()

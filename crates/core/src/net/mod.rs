@@ -710,6 +710,12 @@ impl Simulation {
             if p.kind == Kind::Data && p.payload > 0 {
                 t.seq(now, p.flow, "dropped", p.seq);
             }
+            let what = match p.kind {
+                Kind::Data => ("data", p.seq),
+                Kind::Ack => ("ack", p.ack),
+            };
+            let link = &self.links[code / 2].names[code % 2];
+            t.drop(now, p.flow, what, link, cause.name());
         }
     }
 
