@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _checks, _core, _pcap, _stream, _tables
+from linklab import _checks, _core, _pcap, _stream, _summary_tables
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
@@ -57,18 +57,20 @@ class Result:
         """The summary's flows, one row each: ``name``, ``id``, ``from``, ``to`` first,
         nested objects flattened into columns (``send_limits_busy_s``,
         ``account_data_dropped``; ``docs/metrics.md``), every column a real dtype."""
-        return _tables.flat_table(self.summary.get("flows"), _tables.FIRST["flows"])
+        return _summary_tables.flat_table(self.summary.get("flows"), _summary_tables.FIRST["flows"])
 
     @property
     def links(self) -> pl.DataFrame:
         """The summary's link directions, one row each (``name`` first, flattened)."""
-        return _tables.flat_table(self.summary.get("links"), _tables.FIRST["links"])
+        return _summary_tables.flat_table(self.summary.get("links"), _summary_tables.FIRST["links"])
 
     @property
     def queues(self) -> pl.DataFrame:
         """The summary's queues, one row per link direction (``link``, ``kind`` first;
         ``drops`` as ``drops_overflow``, ``drops_aqm_early``, …)."""
-        return _tables.flat_table(self.summary.get("queues"), _tables.FIRST["queues"])
+        return _summary_tables.flat_table(
+            self.summary.get("queues"), _summary_tables.FIRST["queues"]
+        )
 
     def __repr__(self) -> str:
         s = self.summary
