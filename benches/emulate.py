@@ -25,13 +25,13 @@ Needs root and /dev/net/tun. Three parts:
   docs/benchmarks.md reports).
 * **links** — the earlier point comparison: kernel Reno and CUBIC against linklab's
   NewReno + SACK and CUBIC over a 10 Mbit/s drop-tail link (50 ms, 1 BDP), the same
-  with RED, seed 000's RLC bearer and a Mahimahi trace (when
-  ``../shared/traces/mahimahi`` holds it; skipped otherwise, with a line saying so).
+  with RED, seed 000's RLC bearer and a Mahimahi trace (when the folder
+  ``$LINKLAB_TRACES`` names holds it; skipped otherwise, with a line saying so).
 
-    sudo python3 benches/emulate.py --part compare --json --out grid.json  # ~100 min
-    sudo python3 benches/emulate.py --part compare --only cc=cubic,queue=droptail
-    sudo python3 benches/emulate.py --part ceiling
-    sudo python3 benches/emulate.py --quick --json  # what a test runs (about a minute)
+    python3 benches/emulate.py --part compare --json --out grid.json  # ~100 min
+    python3 benches/emulate.py --part compare --only cc=cubic,queue=droptail
+    python3 benches/emulate.py --part ceiling
+    python3 benches/emulate.py --quick --json  # what a test runs (about a minute)
     python3 benches/emulate.py --from benches/results/emulate-compare.json \
         benches/results/emulate-causes.json   # the tables of saved results
 
@@ -56,7 +56,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = REPO.parent / "shared" / "traces" / "mahimahi"
 
 CEILING = """
 name = "ceiling {label}"
@@ -130,17 +129,20 @@ def _scenarios(duration: float, quick: bool) -> dict[str, tuple[str | Path, dict
             REPO / "scenarios" / "umts-rlc-droptail.toml",
             {"duration": f"{duration}s", "fer": "0.1", "rate": "384kbit", "buffer": "40p"},
         )
-        down, up = TRACES / "TMobile-LTE-short.down", TRACES / "TMobile-LTE-short.up"
-        if down.exists() and up.exists():
+        from linklab._files import TRACES_HOW, mahimahi_traces
+
+        folder = mahimahi_traces()
+        down = folder / "TMobile-LTE-short.down" if folder else None
+        up = folder / "TMobile-LTE-short.up" if folder else None
+        if down and up and down.exists() and up.exists():
             out["trace TMobile-LTE-short"] = (
                 REPO / "scenarios" / "cellular-trace.toml",
                 {"duration": f"{duration}s", "down": str(down), "up": str(up)},
             )
         else:
             print(
-                f"[emulate] skip: the trace cell needs {down} and {up} (the "
-                "TMobile-LTE-short pair of Mahimahi's traces, "
-                "https://github.com/ravinet/mahimahi/tree/master/traces)",
+                "[emulate] skip: the trace cell needs the TMobile-LTE-short pair of "
+                f"Mahimahi's traces: {TRACES_HOW}",
                 file=sys.stderr,
             )
     return out

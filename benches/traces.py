@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Trace-driven links over real cellular traces (see docs/benchmarks.md, "Cellular traces").
 
-Every Mahimahi trace in ``--traces`` (default ``../shared/traces/mahimahi``, the Cellsim/
-Sprout traces shipped with Mahimahi) carries the data of 1 and of 4 CUBIC flows, as
+Every Mahimahi trace in ``--traces`` (default: the folder ``$LINKLAB_TRACES`` names, e.g. the
+``traces/`` folder of a Mahimahi clone with the Cellsim/Sprout traces; without it, the
+repository's synthetic traces in ``scenarios/traces``) carries the data of 1 and of 4 CUBIC
+flows, as
 ``mm-delay 20 mm-link DOWN UP`` would: one link S—D whose data direction plays the trace, whose
 ACK direction plays its pair (``X.down`` with ``X.up``; a trace without a pair gets a constant
 100 Mbit/s return path), 20 ms propagation each way, a drop-tail queue of 1000 packets
@@ -13,6 +15,7 @@ opportunities up to the duration, wrapping as mm-link does, × 1500 B), the link
 data delay, retransmissions, and the simulation's wall time and events/s.
 
     python3 benches/traces.py                       # every trace, 60 s, 1 and 4 flows
+    LINKLAB_TRACES=~/mahimahi/traces python3 benches/traces.py   # the real cellular traces
     python3 benches/traces.py --quick --json        # 10 s (what a test runs, on its own traces)
     python3 benches/traces.py --traces DIR --flows 1,2,8 --duration 120
 """
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_TRACES = REPO.parent / "shared" / "traces" / "mahimahi"
+SYNTHETIC_TRACES = REPO / "scenarios" / "traces"
 OPPORTUNITY = 1500
 SUFFIXES = (".down", ".up")
 
@@ -123,13 +126,30 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[int]]:
     """The command line, checked (exit 2 with a message when it is wrong): the
     options and the flow counts."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES, help="folder of traces")
+    ap.add_argument(
+        "--traces",
+        type=Path,
+        help="folder of Mahimahi traces (default: $LINKLAB_TRACES, else scenarios/traces)",
+    )
     ap.add_argument("--flows", default="1,4", help="flow counts, comma-separated (1,4)")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds per run (60)")
     ap.add_argument("--quick", action="store_true", help="10 s runs")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--out", type=Path, help="also write the JSON report to this file")
     a = ap.parse_args(argv)
+    if a.traces is None:
+        from linklab._files import TRACES_ENV, TRACES_HOW, mahimahi_traces
+
+        a.traces = mahimahi_traces()
+        if a.traces is not None and not a.traces.is_dir():
+            ap.error(f"${TRACES_ENV} {str(a.traces)!r} is not a folder of Mahimahi traces")
+        if a.traces is None:
+            print(
+                "[traces] using the synthetic traces of scenarios/traces; for real cellular "
+                f"traces, {TRACES_HOW}, or give --traces DIR",
+                file=sys.stderr,
+            )
+            a.traces = SYNTHETIC_TRACES
     try:
         counts = [int(x) for x in a.flows.split(",")]
         if not counts or min(counts) < 1:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: linklab vs ns-3 3.44 on the RED/ECN dumbbell.
 
-Runs, for every (PER, seed), the ns-3 scenario of ``../shared/bench/ns3/`` (our native C++
-copy ``benches/ns3/dumbbell.cc`` by default, the shared Python ``dumbbell.py`` as a fall-back)
+Runs, for every (PER, seed), the ns-3 dumbbell (our native C++ ``benches/ns3/dumbbell.cc``; the
+cppyy script ``dumbbell.py`` it was made from, named by ``$LINKLAB_NS3_SCRIPT``, as a fall-back)
 and ``linklab run scenarios/dumbbell-red-ecn.toml`` with the same settings, one process at a
 time, and prints goodput (mean ± 95 % CI over seeds), mean queueing delay at the bottleneck,
 core wall time, throughput in packets per wall-second and peak RSS of each child, plus
@@ -42,7 +42,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHES = REPO / "benches"
-SHARED_NS3 = REPO.parent / "shared" / "bench" / "ns3"
+NS3_SCRIPT_ENV = "LINKLAB_NS3_SCRIPT"  # the cppyy dumbbell.py (not in the repository)
 DEFAULT_VENV = BENCHES / ".venv-ns3"
 NATIVE_DIR = BENCHES / "ns3" / "native"
 NATIVE_SRC = BENCHES / "ns3" / "dumbbell.cc"  # the shared native twin + --cc/--queue
@@ -331,9 +331,13 @@ def make_ns3_runner(venv: Path, impl: str, rebuild: bool) -> Ns3Runner:
             if impl == "native":
                 raise
             log(f"[ns-3] native twin unavailable, falling back to dumbbell.py: {e}")
-    script = SHARED_NS3 / "dumbbell.py"
-    if not script.exists():
-        raise BenchError(f"ns-3 scenario script not found: {script}")
+    script = Path(os.environ.get(NS3_SCRIPT_ENV, "")).expanduser()
+    if not os.environ.get(NS3_SCRIPT_ENV) or not script.is_file():
+        raise BenchError(
+            f"the cppyy ns-3 script needs ${NS3_SCRIPT_ENV} naming dumbbell.py "
+            f"(now {os.environ.get(NS3_SCRIPT_ENV)!r}); the default --ns3-impl native needs "
+            "only g++ and the ns3 wheel"
+        )
     return Ns3Runner("python", [str(venv_python(venv)), str(script)])
 
 
@@ -778,6 +782,13 @@ TARGET_GRID_GOODPUT = 0.10
 TARGET_GRID_QDELAY = 0.15
 TARGET_GRID_PASS_RATE = 0.90
 NS3_GRID_RESULTS = BENCHES / "results" / "ns3-grid.json"
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` as a report records it: relative to the repository when inside it (a report
+    names no path of the machine it ran on)."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
 
 
 def _grid_q(queue: str, bdp: str) -> str:
@@ -1823,7 +1834,7 @@ def grid_main(a: argparse.Namespace) -> int:
         "design": "quick" if a.quick else ("cells" if a.cell else a.design),
         "seeds": seeds,
         "ecn": ecn,
-        "ns3_results": str(a.ns3_results) if a.ns3_results else None,
+        "ns3_results": _shown_path(a.ns3_results) if a.ns3_results else None,
         "linklab_set": a.linklab_set,
         "ns3_arg": a.ns3_arg,
     }

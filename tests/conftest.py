@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -35,6 +36,24 @@ variant = "sack"
 PCAP_NS_MAGIC = (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def needs_tool(purpose: str, package: str, *names: str) -> pytest.MarkDecorator:
+    """Skip a test, with a line naming the Debian package to install, when none of the
+    commands ``names`` is on PATH. ``scripts/test`` installs these packages when it can
+    (as root with apt-get); where it cannot, only the tests that need them skip."""
+    missing = all(shutil.which(n) is None for n in names)
+    return pytest.mark.skipif(
+        missing, reason=f"needs {names[0]} ({purpose}): apt-get install {package}"
+    )
+
+
+#: ns-2.35 (Debian package ns2): the lt-tcp reproduction runs it beside linklab.
+needs_ns2 = needs_tool("ns-2.35 beside linklab", "ns2", "ns")
+#: tshark (Debian package tshark): reads linklab's captures back.
+needs_tshark = needs_tool("reading captures back", "tshark", "tshark")
+#: headless Chromium (Debian package chromium): renders the HTML report.
+needs_chromium = needs_tool("rendering the report", "chromium", "chromium", "chromium-browser")
 
 
 def cli_env() -> dict[str, str]:

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import shlex
 import subprocess
@@ -89,7 +90,8 @@ def run_snippet(code: str, line: int, scratch: Path, where: str) -> None:
 
 def argv_of(command: str, scratch: Path) -> list[list[str]]:
     """The command's argument vectors (``a && b`` gives two), comments dropped,
-    ``[--flag]`` taken as given and ``DIR`` as a scratch directory."""
+    ``[--flag]`` taken as given, ``DIR`` as a scratch directory and environment
+    variables (``$LINKLAB_TRACES``) expanded when they are set."""
     words = shlex.split(command, comments=True)
     out: list[list[str]] = [[]]
     for w in words:
@@ -98,7 +100,7 @@ def argv_of(command: str, scratch: Path) -> list[list[str]]:
             continue
         if w.startswith("[") and w.endswith("]"):
             w = w[1:-1]
-        out[-1].append(str(scratch / "dir") if w == "DIR" else w)
+        out[-1].append(str(scratch / "dir") if w == "DIR" else os.path.expandvars(w))
     return [a[1:] if a[0] == "sudo" else a for a in out]
 
 
@@ -111,6 +113,8 @@ def plan(argv: list[str]) -> str:
     sub = argv[1] if len(argv) > 1 else ""
     if sub == "emulate":
         return "parse: live emulation in real time as root; tests/test_emulate.py runs it"
+    if sub == "shell":
+        return "parse: live emulation in real time as root; tests/test_cli_path.py runs it"
     if sub == "reproduce":
         return "parse: minutes to hours; tests/test_reproduce*.py run each --quick end to end"
     if PLACEHOLDERS & set(argv) or "dask" in argv:
@@ -151,14 +155,17 @@ def parse_bench(argv: list[str]) -> None:
 
 
 def missing_input(argv: list[str]) -> str | None:
-    """A file outside the repository the command reads (the shared Mahimahi
-    traces), when this machine does not have it."""
+    """What the command reads from outside the repository (real Mahimahi traces in
+    the folder ``$LINKLAB_TRACES`` names) when this machine does not have it."""
+    from linklab._files import TRACES_ENV, TRACES_HOW, mahimahi_traces
+
+    folder = mahimahi_traces()
     for w in argv:
         _, _, value = w.rpartition("=")
-        if "shared/traces" in value:
-            path = (ROOT / "scenarios" / value).resolve()
-            if not path.exists():
-                return str(path)
+        if "$" + TRACES_ENV in value or "${" + TRACES_ENV + "}" in value:
+            return f"${TRACES_ENV}: {TRACES_HOW}"
+        if folder is not None and value.startswith(str(folder)) and not Path(value).exists():
+            return value
     return None
 
 
@@ -197,7 +204,7 @@ def test_commands_work_as_written(doc: Path, tmp_path: Path) -> None:
                 continue
             gone = missing_input(argv)
             if gone is not None:
-                print(f"not run (no {gone} on this machine): {where}")
+                print(f"not run (needs {gone}): {where}")
                 continue
             proc = subprocess.run(
                 [sys.executable, "-m", "linklab", *argv[1:]],

@@ -236,3 +236,15 @@ def test_covering_grid() -> None:
     assert not misses, f"{len(misses)} unexplained misses:\n" + "\n".join(
         f"{o.cell.label}: {o.reason}" for o in misses[:40]
     )
+
+
+def test_red_time_constant_is_over_a_second_only_at_low_packet_rates() -> None:
+    """1/(wq·C): 3.6 s for 9000-byte packets at 10 Mbit/s (139 packets/s), under Adaptive
+    RED's one second everywhere else in the grid."""
+    slow = _cell("cubic/red/b1/n1/mss8948/rtt300")
+    assert E.red_time_constant(slow) == pytest.approx(3.6, rel=0.01)
+    over = {c.mss for c in E.grid() if c.queue == "red" and E.red_time_constant(c) > 1.0}
+    assert over == {8948}
+    assert all(
+        c.rtt_ms == 300 for c in E.grid() if c.queue == "red" and E.red_time_constant(c) > 1.0
+    )

@@ -136,3 +136,22 @@ def test_quick_reproduction_subset(tmp_path: Path) -> None:
     fig5 = [r for r in result["tables"]["fig5"]["rows"] if r["case"] == 3]
     assert fig5 and abs(fig5[0]["ours_bytes"] / fig5[0]["model_bytes"] - 1) < 0.25
     assert "Fig. 9" in text and (tmp_path / "out" / "report.html").exists()
+
+
+def test_quick_fig3_and_fig6_are_judged_by_value(tmp_path: Path) -> None:
+    """Issue 36 item 1: Fig. 6's dead period starts are judged as the lag after the
+    switch against the paper's lag (1 s), not as absolute simulated time; Fig. 3's
+    recovery times by value (25 %), not only by their order (~3 s)."""
+    result, _ = reproduce("rate-swing", tmp_path / "out", quick=True, experiments=["fig3", "fig6"])
+    fig6 = {r["metric"]: r for r in result["tables"]["fig6"]["rows"] if "metric" in r}
+    lag = fig6["dead period start: lag after the switch (s)"]
+    assert lag["published"] == 1.0 and 0 < lag["ours"]["mean"] < 50
+    diff = (lag["ours"]["mean"] - 1.0) * 100
+    (check,) = lag["checks"]
+    assert check["kind"] == "paper" and check["pass"] == (abs(diff) <= 25)
+    assert check["detail"].endswith(f"{diff:+.1f} %" + ("" if check["pass"] else ", outside ±25 %"))
+    for row in result["tables"]["fig3"]["rows"][:2]:
+        (c,) = row["checks"]
+        d = (row["recovery_s"] - row["published_s"]) / row["published_s"] * 100
+        assert c["check"] == f"{row['variant']} recovery time within 25 % of the paper"
+        assert c["pass"] == (abs(d) <= 25)

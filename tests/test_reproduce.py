@@ -73,6 +73,19 @@ def test_quick_published_values_attached(quick: tuple[dict, Path]) -> None:
         and r["config"]["flows"] == 4
     )
     assert sbd["published"] == {"goodput_change_pct": 8, "delay_change_pct": -23}
+    # Issue 36 item 1: an SBD/RED row's cells are judged under the one rule against the
+    # paper's drop-tail value times its published change, beside the direction claims.
+    assert [c["check"] for c in sbd["checks"]] == [
+        "goodput within 10 % of the paper",
+        "delay within 25 % of the paper",
+        "goodput higher than our drop-tail",
+        "delay lower than our drop-tail",
+    ]
+    assert all(c["kind"] == "paper" for c in sbd["checks"])
+    paper_g = 48.5 * 1.08
+    diff = (sbd["goodput_kbit"]["mean"] - paper_g) / paper_g * 100
+    assert sbd["checks"][0]["pass"] == (abs(diff) <= 10)
+    assert sbd["checks"][0]["detail"].startswith(f"goodput {diff:+.1f} %")
     assert result_rows(quick, "table2")[0]["published"]["tr_ms"] == 250
     assert result_rows(quick, "table4")[0]["published"]["maxp"] == 0.05
     # Tables 2 and 4 also at the paper's own best setting (not on our grid: T_r 250 ms)

@@ -99,6 +99,17 @@ def test_quick_model_assumptions(quick: tuple[dict, Path]) -> None:
     concl = result["tables"]["conclusions"]["rows"]
     ours = [c for c in concl if c["source"] == "Fig. 3 (our check)"]
     assert len(ours) == 2 and all(c["pass"] for c in ours), ours
+    # Issue 36 item 2: our checks of our own model are model checks, not the paper's count.
+    assert all(c["kind"] == "model" for c in ours)
+    paper = [c for c in concl if c["kind"] == "paper"]
+    passed = sum(c["pass"] for c in paper)
+    assert result["checks"] == {"passed": passed, "missed": len(paper) - passed}
+    model = result["model_checks"]
+    assert model["passed"] + model["missed"] == len(concl) - len(paper) >= 4
+    # the paper's published energy-efficiency levels are judged, not only their trend
+    level = [c for c in concl if c["claim"].startswith("energy efficiency at M_t = 4, 16, 32")]
+    assert len(level) == 1 and level[0]["kind"] == "paper"
+    assert level[0]["check"] == "air success within 25 % of the paper at every point"
     energy = [r for r in result["tables"]["energy"]["rows"] if r["config"]["pw"] == 0]
     model = {r["config"]["m_t"]: r["model_efficiency"] for r in energy}
     # (1 - F(M_t)) / E[eta | n <= M_t] for one PDU: falls 4 -> 16, flat 16 -> 32

@@ -14,7 +14,7 @@ import pytest
 import tomli_w
 
 import linklab
-from conftest import CliRunner, assert_bad_input, cli_env
+from conftest import CliRunner, assert_bad_input, cli_env, needs_ns2
 from linklab.reproduce import lt_tcp
 from linklab.reproduce.framework import ReproduceError
 from linklab.reproduce.lt_tcp import (
@@ -118,7 +118,7 @@ def test_quick_json_structure(quick: tuple[dict, Path]) -> None:
     hybrid = result["tables"]["table4"]["rows"]
     assert all(abs(r["link_fec_overhead"]["mean"] - 10.0) < 1e-9 for r in hybrid)
     checks = [c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]]
-    assert any(c["check"].startswith("LT-TCP at least 4x") for c in checks)
+    assert any(c["check"].startswith("LT-TCP over TCP-SACK's goodput at 10 % PER") for c in checks)
     comp = [r for r in result["tables"]["fig3"]["rows"] if r["config"]["variant"] != "checks"]
     assert len(comp) == 6
     assert comp[0]["config"]["ecn_only"] is False and comp[5]["config"]["reactive"] is True
@@ -262,12 +262,35 @@ def test_five_run_range_is_the_prediction_interval_of_a_5_run_mean() -> None:
     assert hi - 2.0 == pytest.approx(0.2 * math.sqrt(5)) and lo == pytest.approx(4.0 - hi)
 
 
-def test_quick_targets_hold(quick: tuple[dict, Path]) -> None:
-    """The issue's headline targets hold even in the 20 s quick runs."""
-    checks = {c["check"]: c for r in quick[0]["tables"]["fig6"]["rows"] for c in r["checks"]}
-    assert checks["LT-TCP at least 4x TCP-SACK's goodput at 10 % PER"]["pass"]
-    assert checks["LT-TCP above 2.5 Mbit/s at 30 % PER"]["pass"]
-    assert checks["TCP-SACK goodput at 0 % within 10 % of Table 1"]["pass"]
+def test_quick_targets_are_judged_by_the_one_rule(quick: tuple[dict, Path]) -> None:
+    """Issue 36 items 1-2: the headline cells are judged against the paper's numbers
+    under the framework's one rule (goodputs and their ratios within 10 %), not by a
+    threshold of the reproduction's own; comparisons with ns-2 and our hypotheses
+    are model checks, outside the paper's count."""
+    result = quick[0]
+    checks = {c["check"]: c for r in result["tables"]["fig6"]["rows"] for c in r["checks"]}
+    sack0 = checks["TCP-SACK goodput at 0 % within 10 % of Table 1"]
+    assert sack0["kind"] == "paper" and sack0["pass"], sack0  # 8.8 against 9.158
+    lt30 = checks["LT-TCP goodput at 30 % PER within 10 % of Table 2"]
+    assert lt30["kind"] == "paper" and lt30["pass"], lt30  # about 3.2 against 2.99
+    # LT-TCP's x-fold over TCP-SACK at 10 % against the paper's 5.36 / 1.098 = 4.9x:
+    # the verdict is the sign-reported difference against 10 %, whatever it is.
+    fold = checks["LT-TCP over TCP-SACK's goodput at 10 % PER (x-fold) within 10 % of the paper's"]
+    diff = float(fold["detail"].split(") ")[1].split(" %")[0])
+    assert fold["pass"] == (abs(diff) <= 10)
+    kinds: dict[str, list[bool]] = {"paper": [], "model": []}
+    for table in result["tables"].values():
+        for row in table["rows"]:
+            for c in row.get("checks", []):
+                kinds[c["kind"]].append(c["pass"])
+    assert result["checks"] == {"passed": sum(kinds["paper"]),
+                                "missed": len(kinds["paper"]) - sum(kinds["paper"])}  # fmt: skip
+    assert result["model_checks"]["passed"] + result["model_checks"]["missed"] == len(
+        kinds["model"]
+    )
+    for key in ("ll-fec-as-sack", "ns2", "ns2-causes", "ns2-hybrid"):
+        for row in result["tables"].get(key, {}).get("rows", []):
+            assert all(c["kind"] == "model" for c in row.get("checks", [])), key
 
 
 @pytest.mark.parametrize(
@@ -285,6 +308,7 @@ def test_bad_flags_exit_2(cli: CliRunner, tmp_path: Path, args: tuple[str, ...])
 # --- ns-2.35 itself (experiment ns2; Debian's ns2 package, installed by scripts/test) ----
 
 
+@needs_ns2
 def test_quick_ns2_tables(quick: tuple[dict, Path]) -> None:
     """The quick run sets ns-2.35's TCP-SACK beside ours for both sinks at each quick
     PER, the causes' TCP-SACK changes, and the hybrid at its residual loss."""
@@ -306,6 +330,7 @@ def test_quick_ns2_tables(quick: tuple[dict, Path]) -> None:
                                                                  abs=1e-4)  # fmt: skip
 
 
+@needs_ns2
 def test_ns2_profile_gives_what_ns2_itself_gives() -> None:
     """TCP-SACK under [tcp] profile = "ns2" (DelAck sink) against ns-2.35 running the
     same set-up: goodput within 10 % at 10 and 20 % PER (4 seeds of 300 s each)."""
@@ -322,6 +347,7 @@ def test_ns2_profile_gives_what_ns2_itself_gives() -> None:
         assert ours == pytest.approx(ns, rel=0.1), (per, ours, ns)
 
 
+@needs_ns2
 def test_ns2_runs_are_deterministic_and_answer_bad_arguments() -> None:
     a = run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})
     b = run_ns2("lt_tcp.tcl", {"per": 0.2, "seed": 3, "duration": 20})

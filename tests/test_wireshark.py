@@ -16,15 +16,13 @@ from pathlib import Path
 import pytest
 
 import linklab
-from conftest import TINY
+from conftest import TINY, needs_tshark
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 TSHARK = shutil.which("tshark")
 
-pytestmark = pytest.mark.skipif(
-    TSHARK is None, reason="tshark is not installed (apt-get install tshark)"
-)
+pytestmark = needs_tshark
 
 # Wireshark labels a retransmission "out-of-order" when it is not a fast
 # retransmission (the segment right at the duplicate ACKs) and leaves within the

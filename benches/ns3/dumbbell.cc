@@ -1,4 +1,4 @@
-// The ns-3 side of benches/vs_ns3.py: the dumbbell of ../../../shared/bench/ns3/ (native
+// The ns-3 side of benches/vs_ns3.py: the ns-3 dumbbell the project was given (its native
 // C++ twin, same scenario and defaults) extended with a congestion-control and a bottleneck
 // queue choice for the issue-11 comparisons (CUBIC, BBR, Westwood+, DCTCP; CoDel, FQ-CoDel,
 // PIE, drop-tail).  With the defaults (--cc=newreno --queue=red) it is the shared scenario

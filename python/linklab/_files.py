@@ -17,16 +17,37 @@ from pathlib import Path
 
 __all__ = [
     "TMP_SUFFIX",
+    "TRACES_ENV",
+    "TRACES_HOW",
     "Staging",
     "atomic_write",
     "check_writable_dir",
     "check_writable_file",
+    "mahimahi_traces",
 ]
 
 #: The suffix of temporaries (``.<name>.<random>.tmp``); a reader may remove strays.
 TMP_SUFFIX = ".tmp"
 
 _UMASK: int | None = None
+
+#: The environment variable naming a folder of Mahimahi traces (``*.down``/``*.up``), e.g.
+#: the ``traces/`` folder of a Mahimahi clone; benchmarks read real traces from it.
+TRACES_ENV = "LINKLAB_TRACES"
+
+#: Where to get real cellular traces, for messages that need them.
+TRACES_HOW = (
+    f"set {TRACES_ENV} to a folder of Mahimahi traces (the traces/ folder of "
+    "https://github.com/ravinet/mahimahi, GPL data)"
+)
+
+
+def mahimahi_traces() -> Path | None:
+    """The folder of real Mahimahi traces named by ``$LINKLAB_TRACES``, or None when the
+    variable is unset or empty. The project itself needs none: its scenarios and tests use
+    the synthetic traces in ``scenarios/traces``."""
+    value = os.environ.get(TRACES_ENV, "").strip()
+    return Path(value).expanduser() if value else None
 
 
 def _file_mode() -> int:

@@ -11,7 +11,10 @@ whether a value is acceptable. Python only
   becomes a float, any value for a text parameter becomes its text), never a
   refusal. A value the core refuses is a failed run with the core's message.
 
-So the two never disagree on what is valid: Python has no validity rule.
+So the two never disagree on what is valid: Python has no validity rule. A sweep
+asks the core about each swept value before it runs anything
+(:func:`linklab.sweep.check_syntax`): a value the core cannot read as its
+parameter's type is bad input; one it reads but refuses later is a failed run.
 """
 
 from __future__ import annotations

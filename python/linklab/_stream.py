@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from linklab import _core
 from linklab._files import Staging
+from linklab._tables import file_stem, trace_frame
 
 if TYPE_CHECKING:
     import polars as pl
@@ -179,10 +180,8 @@ class _Sink:
         self.pcap_out: dict[str, tuple[Path, IO[bytes]]] = {}
 
     def __call__(self, traces: Pieces, pcaps: dict[str, bytes]) -> None:
-        from linklab.api import _frame
-
         for name, columns in traces.items():
-            frame = _frame(columns)
+            frame = trace_frame(columns)
             if frame.height and "time_s" in frame.columns:
                 self.last_time = max(self.last_time, float(frame.get_column("time_s")[-1]))
             if self.trace_dir is not None:
@@ -229,8 +228,6 @@ class _Sink:
     # -- files --------------------------------------------------------------
 
     def _write_parts(self) -> None:
-        from linklab.api import _file_stem
-
         if not self.pending:
             return
         assert self.trace_dir is not None
@@ -243,7 +240,7 @@ class _Sink:
 
             for name, frames in self.pending.items():
                 paths = self.parts.setdefault(name, [])
-                path = self.parts_dir / f"{_file_stem(name)}-{len(paths):06d}.parquet"
+                path = self.parts_dir / f"{file_stem(name)}-{len(paths):06d}.parquet"
                 pl.concat(frames, rechunk=False).write_parquet(path)
                 paths.append(path)
         except OSError as e:
@@ -267,8 +264,6 @@ class _Sink:
         """Publish every file (called once the run succeeded); a trace directory also
         gets the run's ``summary`` as :data:`SUMMARY_FILE` (what ``plot-trace`` titles
         and labels its figure with)."""
-        from linklab.api import _file_stem
-
         target = ("trace directory", self.trace_dir)
         try:
             if self.trace_dir is not None:
@@ -277,7 +272,7 @@ class _Sink:
             with Staging() as staged:
                 for name, parts in self.parts.items() if self.trace_dir is not None else ():
                     staged.add(
-                        self.trace_dir / f"{_file_stem(name)}.parquet",
+                        self.trace_dir / f"{file_stem(name)}.parquet",
                         lambda tmp, parts=parts: _merge_parts(parts, tmp),
                     )
                 if self.trace_dir is not None and summary is not None:

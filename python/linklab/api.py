@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _checks, _core, _pcap, _stream, _summary_tables
+from linklab import _checks, _pcap, _stream, _summary_tables
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
-from linklab.errors import short_repr
+from linklab._tables import file_stem as _file_stem
+from linklab._tables import trace_frame as _frame  # noqa: F401  (tests, linklab.check)
+from linklab.errors import ScenarioError, for_api, short_repr
 
 if TYPE_CHECKING:  # numpy and polars cost ~70 MB: imported only when traces exist
     import polars as pl
@@ -22,11 +23,6 @@ __all__ = ["Result", "TraceBudgetError", "load_source", "params_to_strings", "ru
 
 #: Raised when an in-memory run's traces and captures outgrow the budget.
 TraceBudgetError = _stream.TraceBudgetError
-
-_NUMERIC: dict[str, str] = {
-    "f64": "<f8",
-    "u64": "<u8",
-}
 
 
 @dataclass(frozen=True)
@@ -219,16 +215,19 @@ def run_source(
         seed = check_seed(seed)
     if pcap_format not in ("pcap", "pcapng"):
         raise ValueError(f"pcap_format must be 'pcap' or 'pcapng', not {short_repr(pcap_format)}")
-    summary, traces, pcaps = _stream.run(
-        source,
-        seed=seed,
-        params=params_to_strings(params) or None,
-        trace=bool(trace),
-        trace_dir=trace_dir,
-        pcap=_check_pcap(pcap) or [],
-        pcap_format=pcap_format,
-        base_dir=base_dir,
-    )
+    try:
+        summary, traces, pcaps = _stream.run(
+            source,
+            seed=seed,
+            params=params_to_strings(params) or None,
+            trace=bool(trace),
+            trace_dir=trace_dir,
+            pcap=_check_pcap(pcap) or [],
+            pcap_format=pcap_format,
+            base_dir=base_dir,
+        )
+    except ScenarioError as e:
+        raise for_api(e) from None
     return Result(summary=summary, traces=traces, pcaps=pcaps)
 
 
@@ -244,44 +243,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return "" if value is None else str(value)
-
-
-def _frame(columns: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:
-    """A polars DataFrame from the binding's ``{column: (dtype, data)}``."""
-    import numpy as np
-    import polars as pl
-
-    series: list[pl.Series] = []
-    for name, (dtype, data) in columns.items():
-        if dtype in _NUMERIC:
-            values = np.frombuffer(data, dtype=_NUMERIC[dtype])
-            pl_dtype = pl.Float64 if dtype == "f64" else pl.UInt64
-            series.append(pl.Series(name, values, dtype=pl_dtype))
-        elif dtype == "str":
-            series.append(pl.Series(name, data, dtype=pl.String))
-        else:
-            raise _core.InternalError(
-                f"trace column {short_repr(name)} has unknown dtype {short_repr(dtype)}"
-            )
-    frame = pl.DataFrame(series)
-    # Before its first loss a sender has no slow-start threshold (the core
-    # holds it at "infinite", 2**63 - 1): null, not a number.
-    unset = [c for c in _UNSET_WHEN_HUGE if c in frame.columns]
-    if unset:
-        frame = frame.with_columns(
-            pl.when(pl.col(c) >= _HUGE).then(None).otherwise(pl.col(c)).alias(c) for c in unset
-        )
-    return frame
-
-
-#: Trace columns whose "not set yet" the core writes as a huge value.
-_UNSET_WHEN_HUGE = ("ssthresh_bytes",)
-_HUGE = 1 << 62
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
-
-
-def _file_stem(name: str) -> str:
-    stem = _UNSAFE.sub("_", name).lstrip(".")
-    return stem or "trace"

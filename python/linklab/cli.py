@@ -19,25 +19,29 @@ import io
 import json
 import math
 import os
+import re
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from linklab import _checks, _core, _log, _stream
+from linklab import _checks, _core, _log, _path, _stream
 from linklab._files import Staging, check_writable_dir, check_writable_file
 from linklab._format import dumps_json, json_safe, text_table
 from linklab._inputs import SEED_RANGE, check_seed, params_to_strings
-from linklab._scenario import read_scenario_file
+from linklab._scenario import MAX_FILE_BYTES, read_scenario_file
 from linklab.errors import (
     AccountingError,
     InternalError,
     ScenarioError,
     ScenarioFileError,
+    did_you_mean,
     error_text,
     one_line,
     short_repr,
+    with_suggestion,
 )
 
 __all__ = ["main"]
@@ -57,10 +61,20 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and exit 2 (no usage dump)."""
+    """An ArgumentParser whose errors are one line and exit 2 (no usage dump), with
+    ``did you mean`` for a mistyped subcommand, choice or flag."""
+
+    #: Every flag of every command (set by :func:`build_parser`).
+    flags: tuple[str, ...] = ()
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}; see '{self.prog} --help'")
+        text = f"{message}; see '{self.prog} --help'"
+        unknown = re.match(r"unrecognized arguments: (-\S+)", message)
+        if unknown:
+            hint = did_you_mean(unknown[1].split("=")[0], self.flags)
+            raise UsageError(f"{text}; {hint}" if hint else text)
+        hinted = with_suggestion(message)
+        raise UsageError(text + hinted[len(message) :])
 
 
 # ---------------------------------------------------------------------------
@@ -150,11 +164,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run a scenario and print its summary",
-        description="Run a scenario file and print its summary.",
+        help="run a scenario (or a path built from flags) and print its summary",
+        description=(
+            "Run a scenario file and print its summary. Without SCENARIO, the path flags "
+            "(--rate, --delay, --loss, --queue, --trace-up/--trace-down; one link a-b) "
+            "build a quick simulated path with one bulk TCP flow a->b "
+            f"({_path.RUN_DURATION} unless --duration)."
+        ),
     )
-    run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    run.add_argument("scenario", nargs="?", metavar="SCENARIO", help=SCENARIO_HELP)
     _add_seed_and_set(run)
+    run.add_argument(
+        "--duration",
+        type=_duration,
+        metavar="T",
+        help="simulate this long (default: the scenario's)",
+    )
     run.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object (--format json)"
     )
@@ -189,9 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
         "with @rx as they leave it, e.g. 'A->B@rx') into FILE: pcapng with link and node "
         "names if FILE ends in .pcapng, else classic pcap (repeatable)",
     )
+    _path.add_path_flags(run, "a path built from flags (instead of SCENARIO)")
+    run.add_argument(
+        "--print-scenario",
+        action="store_true",
+        help="print the scenario the path flags build (TOML) instead of running it",
+    )
     run.set_defaults(func=_cmd_run)
 
     _add_emulate_parser(sub)
+    _add_shell_parser(sub)
 
     schema = sub.add_parser(
         "schema",
@@ -216,7 +248,224 @@ def build_parser() -> argparse.ArgumentParser:
     )
     completion.add_argument("shell", choices=("bash", "zsh", "tcsh"), help="the shell")
     completion.set_defaults(func=_cmd_completion)
+    _add_discovery_parsers(sub)
+    _add_global_flags_everywhere(parser)
     return parser
+
+
+#: The help of a SCENARIO argument.
+SCENARIO_HELP = (
+    "scenario TOML file, the name of a shipped scenario (see 'linklab scenarios'), "
+    "or - for standard input"
+)
+
+
+def _add_global_flags_everywhere(parser: argparse.ArgumentParser) -> None:
+    """-q and -v after the subcommand too (``linklab sweep ... -q``); collect every flag
+    for ``did you mean``."""
+    flags: set[str] = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:
+            flags.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    for flag in (("-q", "--quiet"), ("-v", "--verbose")):
+                        child.add_argument(
+                            *flag, action="store_true", default=argparse.SUPPRESS,
+                            help=argparse.SUPPRESS,
+                        )  # fmt: skip
+                    stack.append(child)
+    _Parser.flags = tuple(sorted(flags))
+
+
+def _add_format(p: argparse.ArgumentParser, what: str = "the result") -> None:
+    """``--json`` and ``--format text|json|csv`` of a command that prints a table."""
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON (--format json)")
+    p.add_argument("--format", choices=("text", "json", "csv"),
+                   help="text tables (default), JSON, or CSV (one header row)")  # fmt: skip
+
+
+def _csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` as CSV: nested values as dotted columns, lists as JSON text."""
+    flat: list[dict[str, Any]] = []
+    for row in rows:
+        out: dict[str, Any] = {}
+        _flat("", dict(row), out)
+        flat.append(out)
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)
+    return buf.getvalue()
+
+
+def _emit(args: argparse.Namespace, doc: Any, rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Print ``doc`` (JSON) or ``rows`` (CSV) as ``--json``/``--format`` ask; False for text."""
+    fmt = _output_format(args)
+    if fmt == "json":
+        print(json.dumps(json_safe(doc), allow_nan=False))
+    elif fmt == "csv":
+        sys.stdout.write(_csv(rows))
+    return fmt != "text"
+
+
+# ---------------------------------------------------------------------------
+# Scenarios by name, from standard input; discovery (scenarios, params)
+# ---------------------------------------------------------------------------
+
+
+def _shipped_dir() -> Path:
+    from importlib import resources
+
+    return Path(os.fspath(resources.files("linklab") / "scenarios"))  # type: ignore[call-overload]
+
+
+def _shipped_names() -> list[str]:
+    folder = _shipped_dir()
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+
+
+def _scenario_path(arg: str) -> str:
+    """The file SCENARIO names: itself, or a shipped scenario of that name."""
+    if arg != "-" and not os.path.lexists(arg) and "/" not in arg and os.sep not in arg:
+        name = arg.removesuffix(".toml")
+        if name in _shipped_names():
+            return str(_shipped_dir() / f"{name}.toml")
+    return arg
+
+
+def _read_scenario(arg: str) -> tuple[str, str]:
+    """(TOML text, base directory for its relative file names) of SCENARIO: a file,
+    a shipped scenario's name, or ``-`` (standard input; files relative to the
+    current directory)."""
+    if arg == "-":
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise UsageError(
+                f"the scenario on standard input has more than {MAX_FILE_BYTES} bytes; "
+                "allowed: at most 64 MiB"
+            )
+        try:
+            return data.decode("utf-8"), os.getcwd()
+        except UnicodeDecodeError as e:
+            raise UsageError(
+                f"the scenario on standard input is not UTF-8 text ({e.reason} at byte "
+                f"{e.start}); give a TOML scenario"
+            ) from None
+    path = _scenario_path(arg)
+    try:
+        text = read_scenario_file(path)
+    except ScenarioFileError as e:
+        hint = did_you_mean(arg.removesuffix(".toml"), _shipped_names())
+        raise UsageError(
+            str(e)
+            + (f", or a shipped scenario's name ('linklab scenarios'): {hint}" if hint else "")
+        ) from None
+    return text, os.path.dirname(os.path.abspath(path))
+
+
+def _add_discovery_parsers(sub: Any) -> None:
+    sc = sub.add_parser(
+        "scenarios",
+        help="list the scenarios shipped with linklab",
+        description="List the scenarios shipped with linklab, with their descriptions; run "
+        "one by name ('linklab run dumbbell-red-ecn'), see its parameters with "
+        "'linklab params NAME'.",
+    )
+    _add_format(sc, "the list")
+    sc.set_defaults(func=_cmd_scenarios)
+    pa = sub.add_parser(
+        "params",
+        help="list a scenario's [params] with defaults and comments",
+        description="List the [params] of SCENARIO: each name, its default, its type and the "
+        "comment beside it in the file; change one with --set NAME=VALUE (run, emulate) or "
+        "sweep it with --param NAME=V1,V2,... (sweep).",
+    )
+    pa.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    _add_format(pa, "the parameters")
+    pa.set_defaults(func=_cmd_params)
+
+
+def _describe(text: str) -> str:
+    """A scenario's ``description``, else its first comment line."""
+    import tomllib
+
+    try:
+        desc = tomllib.loads(text).get("description")
+    except tomllib.TOMLDecodeError:
+        desc = None
+    if isinstance(desc, str) and desc.strip():
+        return " ".join(desc.split())
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("# ").strip()
+    return ""
+
+
+def _cmd_scenarios(args: argparse.Namespace) -> int:
+    rows = []
+    for name in _shipped_names():
+        text = read_scenario_file(_shipped_dir() / f"{name}.toml")
+        rows.append({"name": name, "description": _describe(text)})
+    if _emit(args, rows, rows):
+        return 0
+    table = [[r["name"], r["description"]] for r in rows]
+    print(text_table(["scenario", "description"], table, left=2))
+    return 0
+
+
+def params_of(text: str) -> list[dict[str, Any]]:
+    """The ``[params]`` of scenario ``text``: name, default, type and the comment
+    beside (or above) each in the file, in file order."""
+    import tomllib
+
+    try:
+        table = tomllib.loads(text).get("params", {})
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"not valid TOML ({one_line(str(e))}); give a TOML scenario") from None
+    if not isinstance(table, dict):
+        raise UsageError("[params] is not a table; see docs/scenarios.md")
+    comments: dict[str, str] = {}
+    inside, above = False, ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.split("#")[0].strip() == "[params]"
+            above = ""
+            continue
+        if not inside:
+            continue
+        if stripped.startswith("#"):
+            above = (above + " " + stripped.lstrip("# ")).strip()
+            continue
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*=.*?(?:#\s*(.*))?$", stripped)
+        if m:
+            comments[m[1]] = (m[2] or above).strip()
+        above = ""
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "text"}
+    return [
+        {"name": k, "default": v, "type": kinds.get(type(v), type(v).__name__),
+         "comment": comments.get(k, "")}
+        for k, v in table.items()
+    ]  # fmt: skip
+
+
+def _cmd_params(args: argparse.Namespace) -> int:
+    from linklab._inputs import to_text
+
+    text, _ = _read_scenario(args.scenario)
+    rows = params_of(text)
+    if _emit(args, rows, rows):
+        return 0
+    if not rows:
+        print(f"{args.scenario}: no [params]")
+        return 0
+    table = [[r["name"], to_text(r["default"]), r["type"], r["comment"]] for r in rows]
+    print(text_table(["param", "default", "type", "comment"], table, left=4))
+    return 0
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:
@@ -314,7 +563,7 @@ def _add_channel_flags(p: argparse.ArgumentParser) -> None:
         help="probability of staying BAD for one frame (default 0.9)")  # fmt: skip
     opt("--npdu", type=_npdu, default=25, metavar="N",
         help="PDUs per SDU (default 25)")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    _add_format(p)
 
 
 def _add_model_parser(sub: Any) -> None:
@@ -366,7 +615,7 @@ def _add_model_parser(sub: Any) -> None:
     opt("--window", default="32kB", metavar="SIZE", help="TCP window W (default 32kB)")
     opt("--buffer", default="5kB", metavar="SIZE", help="shared buffer space B (default 5kB)")
     opt("--rtt", default="300ms", metavar="TIME", help="round-trip propagation T (default 300ms)")
-    opt("--json", action="store_true", help="print the result as one JSON object")
+    _add_format(lv)
     lv.set_defaults(func=_cmd_model_loss_volume)
     mq = msub.add_parser(
         "mqam",
@@ -385,7 +634,7 @@ def _add_model_parser(sub: Any) -> None:
     opt("--nmse", default="0", metavar="X", help="prediction NMSE in [0, 1) (default 0)")
     opt("--qam8", default="cross", metavar="KIND",
         help="8-QAM constellation: cross (default) or rectangular")  # fmt: skip
-    opt("--json", action="store_true", help="print the result as one JSON object")
+    _add_format(mq)
     mq.set_defaults(func=_cmd_model_mqam)
 
 
@@ -434,8 +683,7 @@ def _cmd_model_mqam(args: argparse.Namespace) -> int:
     except MqamError as e:
         raise UsageError(f"invalid --{e.name}: {str(e).split(': ', 1)[-1]}; "
                          f"allowed: {_MQAM_ALLOWED[e.name]}") from None  # fmt: skip
-    if args.json:
-        print(json.dumps(r, allow_nan=False))
+    if _emit(args, r, r["rows"]):
         return 0
     head = ["modulation", "bits", "SER (AWGN)", "FER (AWGN)", "ceiling bits/symbol", "kbit/s"]
     rows = [[x["modulation"], str(x["bits"]), f"{x['ser']:.3e}", f"{x['fer']:.3e}",
@@ -475,9 +723,7 @@ def _cmd_model_loss_volume(args: argparse.Namespace) -> int:
         except LossVolumeError as e:
             raise UsageError(f"--{e.name}: {str(e).split(': ', 1)[-1]}") from None
         rows.append(r)
-    if args.json:
-        doc = rows[0] if vary is None else {"vary": vary, "rows": rows}
-        print(json.dumps(doc, allow_nan=False))
+    if _emit(args, rows[0] if vary is None else {"vary": vary, "rows": rows}, rows):
         return 0
     unit = {"blh": ("blh kbit/s", lambda r: r["inputs"]["blh_bps"] / 1e3),
             "window": ("W bytes", lambda r: r["inputs"]["window_bytes"]),
@@ -516,8 +762,7 @@ def _cmd_model_arq(args: argparse.Namespace) -> int:
 
     n_from, n_to = args.n
     result = arq(*_arq_args(args), n_from, n_to)
-    if args.json:
-        print(json.dumps(result, allow_nan=False))
+    if _emit(args, result, result["rows"]):
         return 0
     rows = [
         [str(r["n"]), f"{r['F']:.6g}", f"{r['F_hat']:.6g}", f"{r['mean_tx_limited']:.6g}"]
@@ -547,9 +792,7 @@ def _cmd_model_arq_limit(args: argparse.Namespace) -> int:
         "lambda1": model["lambda1"],
         "capped": m_t == LIMIT_CAP and row["F_hat"] > args.target,
     }
-    if args.json:
-        print(json.dumps(result, allow_nan=False))
-    else:
+    if not _emit(args, result, [result]):
         note = f" (cap {LIMIT_CAP}: target not reachable)" if result["capped"] else ""
         print(f"M_t {m_t}{note}  F_hat(M_t) {row['F_hat']:.6g}  F(M_t) {row['F']:.6g}")
     return 0
@@ -572,7 +815,7 @@ def _add_reproduce_parser(sub: Any) -> None:
     )
     rep.add_argument("--quick", action="store_true",
                      help="a subset, few short replications: indicative verdicts")  # fmt: skip
-    rep.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    _add_format(rep, "the results")
     rep.add_argument("--out", default=None, metavar="DIR",
                      help="output directory (default out/NAME)")  # fmt: skip
     rep.add_argument("--jobs", type=_positive_int("--jobs"), metavar="N", help="worker processes")
@@ -594,15 +837,19 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         experiments = [x.strip() for x in args.experiments.split(",") if x.strip()]
         if not experiments:
             raise UsageError(f"empty --experiments; allowed: {allowed}")
+    _output_format(args)
     try:
         result, text = reproduce(
             args.name, args.out, quick=args.quick, jobs=args.jobs, experiments=experiments
         )
     except ReproduceError as e:
         raise UsageError(str(e)) from None
-    if args.json:
-        print(json.dumps(result, allow_nan=False))
-    else:
+    rows = [
+        {"table": name, **row}
+        for name, table in (result.get("tables") or {}).items()
+        for row in table.get("rows") or []
+    ]
+    if not _emit(args, result, rows):
         print(text, end="")
     return 1 if result["failed_runs"] else 0
 
@@ -619,7 +866,7 @@ def _add_sweep_parser(sub: Any) -> None:
             "is missing. See docs/sweeps.md."
         ),
     )
-    sweep.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    sweep.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     sweep.add_argument(
         "--param",
         dest="sweep_params",
@@ -647,7 +894,7 @@ def _add_sweep_parser(sub: Any) -> None:
              "e.g. 'flow[*].goodput_bps' or 'monitor.*' (repeatable; the run-level metrics "
              "are always kept; default: every column)")  # fmt: skip
     sweep.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    sweep.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_format(sweep, "the summary rows")
     sweep.set_defaults(func=_cmd_sweep)
 
 
@@ -695,7 +942,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         )
     if args.backend != "dask" and args.scheduler:
         raise UsageError("--scheduler is only used with --backend dask; add --backend dask")
+    output_format = _output_format(args)
     _check_output(check_writable_dir, args.out, "--out directory")
+    scenario: Any = Path(_scenario_path(args.scenario))
+    if args.scenario == "-":
+        scenario, _ = _read_scenario("-")
     try:
         params: dict[str, list[Any]] = {}
         for spec in args.sweep_params:
@@ -706,7 +957,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if not params:
             raise UsageError("no --param given; give at least one, e.g. --param per=0,0.01,0.1")
         result = sweep(
-            Path(args.scenario),
+            scenario,
             params,
             reps=args.reps,
             confidence=args.confidence,
@@ -729,9 +980,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
     names = list(params)
-    if args.json:
+    if output_format == "json":
         rows = [json_safe(r) for r in result.summary.iter_rows(named=True)]
         print(json.dumps(rows))
+    elif output_format == "csv":
+        sys.stdout.write(_csv(list(result.summary.iter_rows(named=True))))
     else:
         print(render_summary_table(result.summary, names, args.confidence))
         print(
@@ -909,10 +1162,41 @@ def _cmd_run(args: argparse.Namespace) -> int:
             )
         pcap_files[link] = file
 
-    try:
-        source = read_scenario_file(args.scenario)
-    except ScenarioFileError as e:
-        raise UsageError(str(e)) from None
+    source: Any
+    flags = _path.given_flags(args)
+    if args.scenario is None:
+        if not flags:
+            raise UsageError(
+                "no SCENARIO given; give a scenario file, a shipped scenario's name "
+                "('linklab scenarios') or -, or build a path by flags, e.g. "
+                "linklab run --rate 10Mbit --delay 20ms"
+            )
+        if args.params:
+            raise UsageError(
+                f"--set {args.params[0][0]}: a path built from flags has no [params]; "
+                "give the value by its flag (see 'linklab run --help')"
+            )
+        source = _path.path_scenario(
+            flags, args.duration or _path.RUN_DURATION, ["linklab", "run", *_path_words(args)]
+        )
+        if args.print_scenario:
+            sys.stdout.write(source)
+            return 0
+        base_dir = os.getcwd()
+    else:
+        if flags:
+            raise UsageError(
+                f"{next(iter(flags))} builds a path of its own and {args.scenario!r} is a "
+                "scenario; give one of them (change a scenario's values with --set)"
+            )
+        if args.print_scenario:
+            raise UsageError(
+                "--print-scenario prints the path the flags build; with a SCENARIO, "
+                "drop it (the file is the scenario)"
+            )
+        source, base_dir = _read_scenario(args.scenario)
+        if args.duration is not None:
+            source = _with_duration(source, args.duration)
     try:
         # Traces and captures stream to their files while the run goes on.
         summary, _, _ = _stream.run(
@@ -921,9 +1205,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             params=params_to_strings(dict(args.params)) or None,
             trace_dir=trace_dir,
             pcap_files=pcap_files,
-            base_dir=os.path.dirname(os.path.abspath(args.scenario)),
+            base_dir=base_dir,
         )
     except ScenarioError as e:
+        if args.scenario is None:
+            raise UsageError(_path.flag_error(e, flags)) from None
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     except _stream.OutputError as e:
         raise UsageError(
@@ -943,6 +1229,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for line in warnings:
         _log.warning(line)
     return 0
+
+
+def _with_duration(source: str, duration: str) -> Any:
+    """``source`` with its top-level ``duration`` replaced (as a dict; TOML that does not
+    parse is left for the core to report)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(source)
+    except tomllib.TOMLDecodeError:
+        return source
+    doc["duration"] = duration
+    return doc
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -1042,12 +1341,12 @@ def _add_emulate_parser(sub: Any) -> None:
             "programs. With --replay DIR, replay a recording in simulated time instead."
         ),
     )
-    emu.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML file")
+    emu.add_argument("scenario", nargs="?", metavar="SCENARIO", help=SCENARIO_HELP)
     _add_seed_and_set(emu)
     emu.add_argument(
         "--duration", type=_duration, metavar="T", help="run this long (default: the scenario's)"
     )
-    emu.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    _add_format(emu, "the summary")
     emu.add_argument("--trace", metavar="DIR", help="write tcp_info.parquet into DIR")
     emu.add_argument(
         "--record", metavar="DIR", help="store every arrival and decision in DIR for --replay"
@@ -1102,6 +1401,37 @@ def _add_emulate_parser(sub: Any) -> None:
     emu.set_defaults(func=_cmd_emulate)
 
 
+def _live_progress(args: argparse.Namespace, source: str) -> Any:
+    """Progress over a live run's seconds: a bar on a terminal, a line every few
+    seconds elsewhere (as ``sweep`` shows its runs); plain lines while commands of
+    ``--a``/``--b`` may write to the terminal, nothing with ``--shell`` or ``-q``."""
+    from linklab.sweep import Progress, _progress_mode
+
+    mode = "off" if args.shell is not None else _progress_mode(not _log.quiet)
+    if mode == "bar" and (args.a or args.b):
+        mode = "lines"
+    return Progress.clock(mode, _run_seconds(args, source), "emulate")
+
+
+def _run_seconds(args: argparse.Namespace, source: str) -> float | None:
+    """How long the live run lasts (``--duration`` or the scenario's), if known."""
+    import re
+    import tomllib
+
+    text = args.duration
+    try:
+        if text is None:
+            doc = tomllib.loads(source)
+            text = str(doc.get("duration", ""))
+            ref = re.fullmatch(r"\$\{(\w+)\}", text)
+            if ref:
+                given = dict(args.params)
+                text = str(given.get(ref[1], doc.get("params", {}).get(ref[1], "")))
+        return float(_core.parse_quantity("time", text))
+    except (ValueError, TypeError, AttributeError, tomllib.TOMLDecodeError):
+        return None
+
+
 def _kernel_knob(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip() or not value.strip():
@@ -1133,7 +1463,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             out = live.replay(args.replay)
         except (live.EmulationError, ScenarioError) as e:
             raise UsageError(error_text(e)) from None
-        if args.json:
+        if _output_format(args) == "json":
             print(json.dumps({"replay": out}))
         else:
             first = ", ".join(f"packet {u} on link {ln}" for u, ln in out["first"])
@@ -1159,33 +1489,34 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
                 f"--pcap {node}:{file} repeats a node or a file; give each node its own file"
             )
         pcap[node] = file
-    try:
-        source = read_scenario_file(args.scenario)
-    except ScenarioFileError as e:
-        raise UsageError(str(e)) from None
+    source, base_dir = _read_scenario(args.scenario)
     commands = [(side, cmd) for side, cmd in (("a", args.a), ("b", args.b)) if cmd]
     try:
-        result = live.emulate(
-            source,
-            seed=args.seed,
-            params=params_to_strings(dict(args.params)) or None,
-            duration=args.duration,
-            record_dir=args.record,
-            trace_dir=args.trace,
-            commands=commands,
-            shell=args.shell,
-            base_dir=os.path.dirname(os.path.abspath(args.scenario)),
-            linux_defaults=args.linux_defaults,
-            pcap=pcap,
-            kernel=dict(args.kernel) or None,
-        )
+        with _live_progress(args, source):
+            result = live.emulate_raw(
+                source,
+                seed=args.seed,
+                params=params_to_strings(dict(args.params)) or None,
+                duration=args.duration,
+                record_dir=args.record,
+                trace_dir=args.trace,
+                commands=commands,
+                shell=args.shell,
+                base_dir=base_dir,
+                linux_defaults=args.linux_defaults,
+                pcap=pcap,
+                kernel=dict(args.kernel) or None,
+            )
     except ScenarioError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     except live.EmulationError as e:
         raise UsageError(f"{args.scenario}: {error_text(e)}") from None
     summary = result.summary
-    if args.json:
+    output_format = _output_format(args)
+    if output_format == "json":
         print(dumps_json(summary))
+    elif output_format == "csv":
+        sys.stdout.write(render_csv(summary))
     else:
         print(render_summary(summary))
     emu = summary["emulation"]
@@ -1203,6 +1534,130 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         )
         return EXIT_COMMAND_FAILED
     return 0
+
+
+def _path_words(args: argparse.Namespace) -> list[str]:
+    """The path flags and ``--duration`` as given (for the built scenario's description)."""
+    words = [w for k, v in _path.given_flags(args).items() for w in (k, v)]
+    return words + (["--duration", args.duration] if args.duration else [])
+
+
+def _add_shell_parser(sub: Any) -> None:
+    sh = sub.add_parser(
+        "shell",
+        help="run a command (or a shell) behind a live emulated path built from flags",
+        description=(
+            "Run CMD (or, without one, an interactive $SHELL) in the namespace of node a, "
+            "behind a live emulated path to node b built from the path flags, as "
+            "Mahimahi's mm-delay/mm-link/mm-loss shells do: "
+            "linklab shell --rate 10Mbit --delay 20ms -- CMD. $LINKLAB_B is the far "
+            "end's address; --b runs a command there (a server). The exit status is "
+            "CMD's. Kernel TCP stays as Linux "
+            "ships it. Equivalent to 'linklab emulate' of the scenario --print-scenario "
+            "shows, with --a CMD or --shell a (and --b) and --linux-defaults. Needs root and "
+            "/dev/net/tun (docs/emulation.md)."
+        ),
+    )
+    _path.add_path_flags(sh, "the path (one link a-b; up is a->b, down is b->a)")
+    sh.add_argument(
+        "--duration",
+        type=_duration,
+        metavar="T",
+        help=f"end the path (and kill CMD) after T; default {SHELL_DURATION}, the longest "
+        "a live run may last",
+    )
+    sh.add_argument(
+        "--b",
+        metavar="CMD",
+        help="also run CMD (with sh -c) at b, the far end, e.g. a server: --b 'iperf3 -s'; "
+        "it is killed when the command at a (or the shell) ends",
+    )
+    sh.add_argument("--seed", type=_seed, metavar="N", help="seed of the path's random loss")
+    sh.add_argument(
+        "--print-scenario",
+        action="store_true",
+        help="print the scenario the path flags build (TOML) instead of running it",
+    )
+    sh.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the command and its arguments (default: $SHELL, interactive)",
+    )
+    sh.set_defaults(func=_cmd_shell)
+
+
+#: How long ``linklab shell`` keeps the path without ``--duration``: the most a live
+#: run may last.
+SHELL_DURATION = "3600s"
+
+
+def _cmd_shell(args: argparse.Namespace) -> int:
+    from linklab import emulate as live
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    flags = _path.given_flags(args)
+    far = ["--b", args.b] if args.b is not None else []
+    words = ["linklab", "shell", *_path_words(args), *far, *(["--", *command] if command else [])]
+    # The scenario --print-scenario shows runs as long as `linklab run` would; the
+    # shell itself lasts until CMD exits (or --duration).
+    printed = _path.path_scenario(flags, args.duration or _path.RUN_DURATION, words)
+    if not flags:
+        raise UsageError(
+            "no path given; build one by flags, e.g. linklab shell --rate 10Mbit --delay "
+            "20ms -- CMD (see 'linklab shell --help')"
+        )
+    if args.print_scenario:
+        sys.stdout.write(printed)
+        return 0
+    source = _path.path_scenario(flags, args.duration or SHELL_DURATION, words)
+    line = shlex.join(command)
+    if not command and not _log.quiet:
+        print(
+            f"{PROG} shell: a shell at a behind the path {shlex.join(_path_words(args))} "
+            "to b (its address in $LINKLAB_B); exit it to end",
+            file=sys.stderr,
+        )
+    try:
+        result = live.emulate_raw(
+            source,
+            seed=args.seed,
+            commands=([("a", line)] if command else []) + ([("b", args.b)] if args.b else []),
+            shell=None if command else "a",
+            lead="a" if command else "shell",
+            base_dir=os.getcwd(),
+            linux_defaults=True,
+        )
+    except ScenarioError as e:
+        raise UsageError(_path.flag_error(e, flags)) from None
+    except live.EmulationError as e:
+        raise UsageError(f"{PROG} shell: {error_text(e)}") from None
+    emu = result.summary["emulation"]
+    if emu["tun_drops"]:
+        _log.warning(
+            f"the kernel dropped {emu['tun_drops']} packets at the TUN devices "
+            "(the emulator fell behind): the path was slower than asked"
+        )
+    ran = next(c for c in emu["commands"] if c["name"] in ("a", "shell"))
+    far_end = next((c for c in emu["commands"] if c["name"] == "b"), None)
+    if far_end is not None and far_end.get("failed"):
+        _log.warning(_command_failure(far_end))
+    if ran.get("killed_at_end"):
+        _log.warning(
+            f"the path ended after {args.duration or SHELL_DURATION} with the command "
+            "still running; it was killed"
+        )
+    # The status a shell gives: the command's own, 128 + N for a signal N (SIGKILL
+    # for a command the end of --duration killed).
+    status = ran.get("exit_status")
+    if status is not None:
+        return int(status)
+    sig = ran.get("signal")
+    if sig is None and not ran.get("killed_at_end"):
+        raise InternalError(f"the command's end is not in the summary: {ran}")
+    return 128 + int(sig if sig is not None else signal.SIGKILL)
 
 
 #: What ``sh`` means by these exit statuses.
@@ -1302,6 +1757,44 @@ def _idle_note(idle: int, what: str) -> str:
     return f"\n({idle:,} idle {what} with no packets not shown; --json lists every one)"
 
 
+def bottleneck(s: Mapping[str, Any]) -> str | None:
+    """One line on the bottleneck: the link direction whose queue held the most packets
+    on average (then the most drops and marks, then the busiest), with its utilisation,
+    queue and losses; None without links."""
+    links = s.get("links") or []
+    if not links:
+        return None
+    queues = {q.get("link"): q for q in s.get("queues") or []}
+
+    def number(x: Any) -> float:
+        return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else 0.0
+
+    def use(x: Mapping[str, Any]) -> float:
+        rate = number(x.get("rate_bps"))
+        return number(x.get("throughput_bps")) / rate if rate > 0 else 0.0
+
+    def losses(q: Mapping[str, Any]) -> float:
+        return sum(number(v) for v in (q.get("drops") or {}).values())
+
+    def key(x: Mapping[str, Any]) -> tuple[float, float, float]:
+        q = queues.get(x.get("name")) or {}
+        return (number(q.get("mean_packets")), losses(q) + number(q.get("ecn_marks")), use(x))
+
+    x = max(links, key=key)
+    q = queues.get(x.get("name")) or {}
+    line = f"bottleneck {x.get('name', '?')}:"
+    if number(x.get("rate_bps")) > 0:
+        line += f" utilisation {100 * use(x):.1f} %"
+    if q:
+        line += (
+            f"  queue mean {_num(q.get('mean_packets'), digits=1)} pkts "
+            f"max {_num(q.get('max_packets'))}  drops {_num(int(losses(q)))}  "
+            f"ecn marks {_num(q.get('ecn_marks'))}"
+        )
+    line += f"  lost {_num(x.get('lost'))}"
+    return line
+
+
 def render_summary(s: dict[str, Any]) -> str:
     """The summary as a readable report: header, aggregate, flows, links, queues."""
     parts: list[str] = []
@@ -1322,6 +1815,9 @@ def render_summary(s: dict[str, Any]) -> str:
         f"retransmits {_num(a.get('retransmits'))}  "
         f"delivered {_num(a.get('delivered_bytes'))} B"
     )
+    neck = bottleneck(s)
+    if neck is not None:
+        parts.append(neck)
 
     flows = s.get("flows") or []
     if flows:

@@ -28,7 +28,7 @@ from linklab import _core
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import load_source, source_file
-from linklab.errors import EmulationError
+from linklab.errors import EmulationError, ScenarioError, for_api
 
 __all__ = ["EmulationError", "EmulationResult", "emulate", "replay"]
 
@@ -58,6 +58,7 @@ def emulate(
     trace_dir: str | os.PathLike[str] | None = None,
     commands: Sequence[tuple[str, str]] = (),
     shell: str | None = None,
+    lead: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     linux_defaults: bool = False,
     pcap: Mapping[str, str | os.PathLike[str]] | None = None,
@@ -76,6 +77,9 @@ def emulate(
     ends with it (and with the run, also after ``kill -9`` of the emulator);
     ``summary["emulation"]["commands"]`` holds each one's ``exit_status`` and
     ``failed`` (it exited non-zero before the end; the CLI then exits 4).
+    ``lead`` (a node of ``commands``, or ``"shell"``) ends the run when that
+    one ends, killing the others (a server at the far end of a client, as
+    ``linklab shell --b``).
 
     The scenario's ``[tcp]`` is mapped onto the kernels where Linux has a knob
     (SACK, timestamps, ECN, initial window, minimum RTO, MSS; the summary's
@@ -98,6 +102,43 @@ def emulate(
     ``ValueError``) for one that cannot be emulated or a machine that cannot
     emulate, ``RuntimeError`` if a system call fails during the run.
     """
+    try:
+        return emulate_raw(
+            scenario=scenario,
+            seed=seed,
+            params=params,
+            duration=duration,
+            record_dir=record_dir,
+            trace_dir=trace_dir,
+            commands=commands,
+            shell=shell,
+            lead=lead,
+            base_dir=base_dir,
+            linux_defaults=linux_defaults,
+            pcap=pcap,
+            kernel=kernel,
+        )
+    except ScenarioError as e:
+        raise for_api(e) from None
+
+
+def emulate_raw(
+    scenario: str | os.PathLike[str] | Mapping[str, Any],
+    seed: int | None = None,
+    params: Mapping[str, object] | None = None,
+    duration: str | None = None,
+    record_dir: str | os.PathLike[str] | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
+    commands: Sequence[tuple[str, str]] = (),
+    shell: str | None = None,
+    lead: str | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+    linux_defaults: bool = False,
+    pcap: Mapping[str, str | os.PathLike[str]] | None = None,
+    kernel: Mapping[str, object] | None = None,
+) -> EmulationResult:
+    """:func:`emulate`, its scenario errors as the core raises them (``--set NAME``:
+    the ``linklab emulate`` command's words)."""
     overrides = params_to_strings(params)
     if seed is not None:
         check_seed(seed)
@@ -121,6 +162,7 @@ def emulate(
             record=record_dir is not None,
             commands=list(commands) or None,
             shell=shell,
+            lead=lead,
             linux_defaults=linux_defaults,
             pcap=captures or None,
             kernel=[(str(k), _knob_value(v)) for k, v in (kernel or {}).items()] or None,

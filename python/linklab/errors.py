@@ -17,6 +17,9 @@ that cannot emulate (not Linux, no root, no ``/dev/net/tun``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from linklab._core import AccountingError, EmulationError, InternalError, ScenarioError
 
 __all__ = [
@@ -25,7 +28,9 @@ __all__ = [
     "InternalError",
     "ScenarioError",
     "ScenarioFileError",
+    "did_you_mean",
     "error_text",
+    "for_api",
     "one_line",
     "scenario_error",
     "short_repr",
@@ -85,7 +90,66 @@ def error_text(exc: BaseException) -> str:
         text = f"{path}: {message}" if path else message
     else:
         text = str(exc)
-    return one_line(text)
+    return with_suggestion(one_line(text))
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """``did you mean 'X'?`` for the candidate closest to ``word`` (difflib), or ``""``."""
+    import difflib
+
+    match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean {match[0]!r}?" if match and match[0] != word else ""
+
+
+def _quoted(text: str) -> list[str]:
+    return re.findall(r"[\"'`]([^\"'`]*)[\"'`]", text)
+
+
+#: Messages that name a mistyped word and the words allowed:
+#: (pattern, group of the word, how to read the candidates from the rest).
+_MISTYPED = [
+    # the core: an unknown key, then the keys the table takes
+    (re.compile(r"unknown key `([^`]+)`; [^:]*: (.+)$"), lambda t: t.split(", ")),
+    # the core: a value not among the allowed ones
+    (re.compile(r'"([^"]*)" is not [^;]*; allowed: (.+)$'), _quoted),
+    # the core: --set of a parameter the scenario does not have
+    (re.compile(r"--set ([^:\s]+): unknown parameter; [^:]*: (.+)$"), lambda t: t.split(", ")),
+    (re.compile(r"params\['([^']+)'\]: unknown parameter; [^:]*: (.+)$"), lambda t: t.split(", ")),
+    # the core: --set of a boolean parameter
+    (re.compile(r"'([^']*)' is not (true or false)"), lambda _: ["true", "false"]),
+    # argparse: a subcommand or choice
+    (re.compile(r"invalid choice: '([^']*)' \(choose from (.+)\)"), _quoted),
+]
+
+
+def with_suggestion(text: str) -> str:
+    """``text`` with ``; did you mean 'X'?`` appended when it names a mistyped word
+    (a key, a value, a parameter, a subcommand) and one of those allowed is close."""
+    for pattern, candidates in _MISTYPED:
+        m = pattern.search(text)
+        if m:
+            hint = did_you_mean(m[1], candidates(m[2]))
+            return f"{text}; {hint}" if hint else text
+    return text
+
+
+def for_api(exc: ScenarioError) -> ScenarioError:
+    """``exc`` as the Python API reports it: a parameter override is ``params['NAME']``
+    (the argument the caller gave), not the command's ``--set NAME``, and a mistyped
+    key, value or parameter gets a ``did you mean``."""
+    path = getattr(exc, "path", "") or ""
+    message = getattr(exc, "message", None) or str(exc)
+    if path.startswith("--set "):
+        path = f"params[{path[6:]!r}]"
+    message = with_suggestion(f"{path}: {message}" if path else message)
+    if path:
+        message = message[len(path) + 2 :]
+    out = ScenarioError(f"{path}: {message}" if path else message)
+    out.path = path
+    out.value = getattr(exc, "value", "")
+    out.allowed = getattr(exc, "allowed", "")
+    out.message = message
+    return out
 
 
 def one_line(text: str) -> str:

@@ -17,6 +17,7 @@ numpy, polars and scipy are imported only when a sweep builds its tables.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -27,7 +28,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -38,7 +39,13 @@ from linklab._format import fmt_param, text_table
 from linklab._inputs import MAX_SEED, SEED_RANGE, check_seed, typed_like
 from linklab._scenario import load_source, params_table, scenario_name, source_file, to_toml
 from linklab.backends import BackendError, Task, make_backend
-from linklab.errors import ScenarioError, ScenarioFileError, error_text, short_repr
+from linklab.errors import (
+    ScenarioError,
+    ScenarioFileError,
+    did_you_mean,
+    error_text,
+    short_repr,
+)
 from linklab.store import MemoryStore, Store, StoreError
 
 if TYPE_CHECKING:
@@ -361,8 +368,60 @@ def parse_values(text: str, name: str = "?") -> list[Any]:
                 f"an empty value; "
                 "give NAME=V1,V2,... or NAME=START:STOP:STEP"
             )
+        parts = item.split(":")
+        if len(parts) > 1 and all(_is_number(p) for p in parts):
+            raise SweepError(
+                f"malformed values for parameter {short_repr(name)}: {short_repr(item.strip())} "
+                f"is not a range; allowed: {SPEC_SYNTAX} (three numbers, e.g. 0:0.1:0.02)"
+            )
         values.append(parse_value(item))
     return values
+
+
+#: The syntax of a swept parameter's values, for messages.
+SPEC_SYNTAX = "NAME=V1,V2,... or NAME=START:STOP:STEP"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        value = parse_value(text)
+    except SweepError:
+        return False
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_syntax(
+    text: str,
+    values: Mapping[str, Sequence[Any]],
+    defaults: Mapping[str, Any],
+    base_dir: str | None,
+) -> None:
+    """Refuse, before any run, a swept value the core cannot read as its parameter's type
+    (``per=abc`` for a number, ``flows=2.5`` for an integer, ``ecn=1`` for a boolean).
+
+    The core alone parses a parameter's value (``_inputs``): it is asked, one value at
+    a time, and a refusal of the value itself (its error path ``--set NAME``) is bad
+    input; any other refusal (``per=1.5``, not a probability) is left to the run,
+    which fails and says why.
+    """
+    from linklab._inputs import to_text
+
+    kinds = {bool: "true or false", int: "an integer", float: "a number"}
+    for name, vs in values.items():
+        for v in vs:
+            try:
+                _core.input_files(text, params={name: to_text(v)}, base_dir=base_dir)
+            except ScenarioError as e:
+                if getattr(e, "path", "") != f"--set {name}":
+                    continue
+                kind = kinds.get(type(defaults[name]), "text")
+                raise SweepError(
+                    f"parameter {short_repr(name)}: value {short_repr(to_text(v))} is not "
+                    f"{kind} (the default is {to_text(defaults[name])}); allowed: "
+                    f"{SPEC_SYNTAX} with each value {kind}"
+                ) from None
+            except Exception:
+                continue
 
 
 def _column_values(values: list[Any]) -> list[Any]:
@@ -414,8 +473,10 @@ def normalize_params(
     for name, spec in params.items():
         if not isinstance(name, str) or name not in defaults:
             have = ", ".join(defaults) or "none"
+            hint = did_you_mean(name, defaults) if isinstance(name, str) else ""
             raise SweepError(
                 f"unknown parameter {short_repr(name)} for {where}; allowed: its [params] ({have})"
+                + (f"; {hint}" if hint else "")
             )
         if isinstance(spec, str):
             values = parse_values(spec, name)
@@ -641,24 +702,30 @@ def summarize(runs: pl.DataFrame, param_names: Sequence[str], confidence: float)
 # ---------------------------------------------------------------------------
 
 
+#: Seconds between two progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL = 5.0
+
+
 class Progress:
-    """Progress over the runs of one sweep, or of several (a reproduction's): a
-    tqdm bar on a terminal, a plain line every few seconds otherwise, or
-    nothing (``mode`` ``"bar"``, ``"lines"``, ``"off"``). A bar handed to
-    :func:`sweep` as ``progress`` is shared: each sweep adds its runs to the
-    total when it starts, and the caller closes it."""
+    """Progress over the runs of one sweep, or of several (a reproduction's), or
+    over the seconds of a live run (``unit="s"``, driven by :meth:`clock`): a
+    tqdm bar on a terminal, a plain line every :data:`PROGRESS_INTERVAL` seconds
+    otherwise, or nothing (``mode`` ``"bar"``, ``"lines"``, ``"off"``). A bar
+    handed to :func:`sweep` as ``progress`` is shared: each sweep adds its runs to
+    the total when it starts, and the caller closes it."""
 
     def __init__(
-        self, mode: str, total: int = 0, reused: int = 0, *, desc: str = "sweep",
-        interval: float = 5.0,
+        self, mode: str, total: float = 0, reused: int = 0, *, desc: str = "sweep",
+        interval: float | None = None, unit: str = "run",
     ) -> None:  # fmt: skip
         self.mode = mode
         self.desc = desc
+        self.unit = unit
         self.total = total
-        self.done = reused
+        self.done: float = reused
         self.reused = reused
         self.failed = 0
-        self.interval = interval
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
         self.start = time.monotonic()
         self.last = self.start
         self.bar: Any = None
@@ -667,8 +734,8 @@ class Progress:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(
-                total=total, initial=reused, unit="run", file=sys.stderr, dynamic_ncols=True,
-                desc=desc, smoothing=0.1,
+                total=total or None, initial=reused, unit=unit, file=sys.stderr,
+                dynamic_ncols=True, desc=desc, smoothing=0.1,
             )  # fmt: skip
 
     @classmethod
@@ -676,6 +743,37 @@ class Progress:
         """A bar on a terminal or in a notebook; elsewhere plain lines if
         ``progress`` is True, nothing if it is None or False."""
         return cls(_progress_mode(progress), desc=desc)
+
+    @classmethod
+    @contextlib.contextmanager
+    def clock(cls, mode: str, total_s: float | None, desc: str) -> Iterator[Progress]:
+        """Progress over the wall-clock seconds of a block that runs ``total_s``
+        seconds (None: not known), told by a thread while the block runs."""
+        progress = cls(mode, total_s or 0, desc=desc, unit="s")
+        stop = threading.Event()
+
+        def tick() -> None:
+            step = 0.5 if mode == "bar" else min(progress.interval, 0.5)
+            while not stop.wait(step):
+                elapsed = time.monotonic() - progress.start
+                progress.advance(min(elapsed, total_s) if total_s else elapsed)
+
+        thread = threading.Thread(target=tick, name="linklab-progress", daemon=True)
+        if mode != "off":
+            thread.start()
+        try:
+            yield progress
+        finally:
+            stop.set()
+            if thread.is_alive():
+                thread.join()
+            progress.close()
+
+    def set_description(self, desc: str) -> None:
+        """What the lines (or the bar) say is going on."""
+        self.desc = desc
+        if self.bar is not None:
+            self.bar.set_description(desc)
 
     def extend(self, total: int, reused: int) -> None:
         """Another sweep starts: ``total`` more runs, ``reused`` of them done already."""
@@ -695,13 +793,18 @@ class Progress:
             print(line, file=sys.stderr, flush=True)
 
     def update(self, failed: bool) -> None:
-        self.done += 1
+        """One more run done."""
         self.failed += int(failed)
+        if self.bar is not None and failed:
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+        self.advance(self.done + 1)
+
+    def advance(self, done: float) -> None:
+        """``done`` units done in all (a line when the interval has passed)."""
         if self.bar is not None:
-            self.bar.update(1)
-            if failed:
-                self.bar.set_postfix(failed=self.failed, refresh=False)
-        elif self.mode == "lines":
+            self.bar.update(done - self.done)
+        self.done = done
+        if self.mode == "lines":
             now = time.monotonic()
             if now - self.last >= self.interval:
                 self.last = now
@@ -709,16 +812,17 @@ class Progress:
 
     def _line(self, now: float) -> None:
         elapsed = now - self.start
-        new = self.done - self.reused
-        left = self.total - self.done
-        eta = f"{elapsed / new * left:.0f} s" if new else "?"
         failed = f", {self.failed} failed" if self.failed else ""
-        print(
-            f"linklab: {self.desc}: {self.done}/{self.total} runs done{failed}, "
-            f"{elapsed:.0f} s elapsed, ETA {eta}",
-            file=sys.stderr,
-            flush=True,
-        )
+        if self.unit == "run":
+            new = self.done - self.reused
+            left = self.total - self.done
+            eta = f"{elapsed / new * left:.0f} s" if new else "?"
+            what = f"{self.done:.0f}/{self.total:.0f} runs done{failed}, {elapsed:.0f} s elapsed"
+        else:
+            eta = f"{max(self.total - self.done, 0):.0f} s" if self.total else "?"
+            of = f" of {self.total:.0f}" if self.total else ""
+            what = f"{self.done:.0f}{of} {self.unit} elapsed"
+        print(f"linklab: {self.desc}: {what}, ETA {eta}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -823,6 +927,7 @@ def sweep(
     _check_settings(reps, confidence, seed, jobs)
     patterns = _check_metrics(metrics)
     values = normalize_params(params, defaults, where)
+    check_syntax(text, values, defaults, base_dir)
     points = math.prod(len(v) for v in values.values())
     if points * reps > MAX_RUNS:
         raise SweepError(

@@ -54,6 +54,10 @@ pub struct Options {
     /// An interactive shell in this node's namespace instead of the
     /// built-in traffic; the run ends when it exits (or at the duration).
     pub shell: Option<String>,
+    /// The command whose end ends the run (the node name it was given in
+    /// `commands`, or `"shell"`); the others still running are killed then.
+    /// `None`: the run ends when the last one ends.
+    pub lead: Option<String>,
     /// `TCP_INFO` sampling interval of the built-in senders.
     pub info_interval: Duration,
     /// Set to end the run early (Ctrl-C); the summary covers the time run.
@@ -78,6 +82,7 @@ impl Default for Options {
             record: false,
             commands: Vec::new(),
             shell: None,
+            lead: None,
             info_interval: Duration::from_millis(10),
             stop: Arc::new(AtomicBool::new(false)),
             linux_defaults: false,
@@ -564,6 +569,27 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
         }
         None => None,
     };
+    if let Some(lead) = &opts.lead {
+        let names: Vec<&str> = command_nodes
+            .iter()
+            .map(|(given, ..)| given.as_str())
+            .chain(shell_node.map(|_| "shell"))
+            .collect();
+        if !names.contains(&lead.as_str()) {
+            return Err(Error::Config(format!(
+                "lead: \"{lead}\" names no command of this run; allowed: {}",
+                if names.is_empty() {
+                    "none (the run has no commands)".to_string()
+                } else {
+                    names
+                        .iter()
+                        .map(|n| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )));
+        }
+    }
     let mut capture_nodes = Vec::new();
     for (node, path) in &opts.pcap {
         let n = find(node, "--pcap")?;
@@ -728,18 +754,19 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             };
             let own_stop = Arc::new(AtomicBool::new(false));
             let (run_stop, left) = (stop.clone(), running.clone());
+            let leads = opts.lead.as_deref() == Some(given.as_str());
             match nss[k].supervise(program, &args, &env, own_stop.clone()) {
                 Ok(handle) => {
                     let watch = std::thread::spawn(move || {
                         // Ends this command when the run ends; stops the run
-                        // when this is the last command to end.
+                        // when this is the last command to end, or the lead.
                         while !handle.is_finished() {
                             if run_stop.load(Ordering::Relaxed) {
                                 own_stop.store(true, Ordering::Relaxed);
                             }
                             std::thread::sleep(Duration::from_millis(5));
                         }
-                        if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        if left.fetch_sub(1, Ordering::AcqRel) == 1 || leads {
                             run_stop.store(true, Ordering::Relaxed);
                         }
                         handle.join().unwrap_or_default()

@@ -551,7 +551,8 @@ fn run<'py>(
 /// `duration` (a time such as `"10s"`) replaces the scenario's; `record`
 /// keeps every arrival and decision for [`emulate_replay`]; `commands`
 /// (`[(node, shell command)]`) or `shell` (a node name) replace the built-in
-/// traffic; `linux_defaults` leaves the kernels' TCP settings as shipped
+/// traffic; `lead` (a node of `commands`, or `"shell"`) names the one whose
+/// end ends the run (default: the last to end); `linux_defaults` leaves the kernels' TCP settings as shipped
 /// instead of mapping the scenario's `[tcp]` (SACK, timestamps, ECN,
 /// initial window, minimum RTO, MSS); `pcap` (`[(node, path)]`) writes what
 /// each node's kernel sent and received to a pcap file (raw IP, ns);
@@ -565,7 +566,7 @@ fn run<'py>(
 /// cannot emulate, `RuntimeError` if a system call fails during the run,
 /// and `KeyboardInterrupt` (after stopping the run) on Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, linux_defaults = false, pcap = None, kernel = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, base_dir = None, duration = None, record = false, commands = None, shell = None, lead = None, linux_defaults = false, pcap = None, kernel = None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate<'py>(
     py: Python<'py>,
@@ -577,6 +578,7 @@ fn emulate<'py>(
     record: bool,
     commands: Option<Vec<(String, String)>>,
     shell: Option<String>,
+    lead: Option<String>,
     linux_defaults: bool,
     pcap: Option<Vec<(String, std::path::PathBuf)>>,
     kernel: Option<Vec<(String, String)>>,
@@ -597,6 +599,7 @@ fn emulate<'py>(
             record,
             commands: commands.unwrap_or_default(),
             shell,
+            lead,
             linux_defaults,
             pcap: pcap.unwrap_or_default(),
             kernel: kernel.unwrap_or_default(),
@@ -706,6 +709,7 @@ fn emulate<'py>(
             record,
             commands,
             shell,
+            lead,
             linux_defaults,
             pcap,
             kernel,

@@ -400,7 +400,8 @@ def write_files(files: dict[str, str], directory: Path) -> None:
 
 def check_draw(draw: Draw) -> Outcome:
     """Run ``draw`` and check every property (the ``hang`` one is the pool's)."""
-    from linklab.api import _frame, run_source
+    from linklab._tables import trace_frame as _frame
+    from linklab.api import run_source
     from linklab.errors import ScenarioError
 
     t0 = time.monotonic()

@@ -307,7 +307,7 @@ def _queue(cell: Cell) -> dict[str, Any]:
             "minth": limit / 6,
             "maxth": limit / 2,
             "maxp": 0.1,
-            "wq": 0.002,
+            "wq": RED_WQ,
             "gentle": True,
             "mean_pkt_size": pkt,
         }
@@ -549,6 +549,17 @@ def rto_expected(cell: Cell) -> str | None:
 # ---------------------------------------------------------------------------
 
 
+#: RED's averaging weight per arriving packet (Floyd's setting, see ``_queue``).
+RED_WQ = 0.002
+
+
+def red_time_constant(cell: Cell) -> float:
+    """Seconds RED's average takes to follow the queue at the bottleneck's packet rate C,
+    1/(wq·C). Adaptive RED sets wq = 1 − exp(−1/C) for one second (Floyd, Gummadi &
+    Shenker, 'Adaptive RED', 2001, §5): a fixed wq makes it longer on slow links."""
+    return 1.0 / (RED_WQ * cell.rate_bps / 8 / cell.packet_bytes)
+
+
 @dataclass(frozen=True)
 class Known:
     """A miss that is a known property of the combination, not a bug.
@@ -582,6 +593,14 @@ def _slowest_flow_unsignalled(o: Outcome) -> bool:
     return m["flow_events"][slowest] == 0
 
 
+def _slowest_flow_timed_out(cell: Cell, o: Outcome) -> bool:
+    """The flow with the least goodput had a data timeout in the window, and every
+    timeout of the window is of a kind explained for the rto check."""
+    m = o.measures
+    slowest = min(range(len(m["flow_goodput_bps"])), key=lambda i: m["flow_goodput_bps"][i])
+    return m.get("flow_timeouts", [0] * (slowest + 1))[slowest] > 0 and _timeouts_explained(cell, o)
+
+
 def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:
     def where(cell: Cell, o: Outcome) -> bool:
         d = o.diagnosis or {}
@@ -609,6 +628,10 @@ def _timeouts_explained(cell: Cell, o: Outcome) -> bool:
 #: at congestion-signal rate p, b = 2 packets per ACK (Mathis, Semke, Mahdavi & Ott,
 #: CCR 1997, eq. 3; the grid's receivers ACK every second full segment).
 RESPONSE_C = math.sqrt(3 / (2 * 2))
+#: CUBIC's window is at least its Reno-friendly estimate W_est, which grows by α_cubic per
+#: segment acknowledged, not per ACK (RFC 9438 §4.3), to Reno's average window without
+#: delayed ACKs: √(3/2)/√p whatever the ACK ratio.
+RESPONSE_C_CUBIC = math.sqrt(3 / 2)
 
 
 def _share_below_response(cell: Cell, o: Outcome) -> bool:
@@ -623,7 +646,8 @@ def _share_below_response(cell: Cell, o: Outcome) -> bool:
         return False
     bound, _ = delay_bound(cell)
     share = (cell.bdp_bytes + bound * cell.rate_bps / 8) / cell.packet_bytes / cell.flows
-    return RESPONSE_C / math.sqrt(signals / m["arrivals"]) > share
+    c = RESPONSE_C_CUBIC if cell.cc == "cubic" else RESPONSE_C
+    return c / math.sqrt(signals / m["arrivals"]) > share
 
 
 #: Explained misses: known properties of the combination, each found by experiment
@@ -646,6 +670,19 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "util",
+        lambda c, o: (
+            c.queue == "red" and red_time_constant(c) > 1.0 and o.measures["drops"]["aqm_early"] > 0
+        ),
+        "RED's average lags the queue by 1/(wq·C), over Adaptive RED's one second when "
+        "the link carries few packets per second (Floyd, Gummadi & Shenker 2001, §5): it "
+        "keeps dropping after the queue has drained, and each drop in a new RTT is a cut. "
+        "In cubic/red/b1/n1/mss8948/rtt300 (139 packets/s, 3.6 s = 12 RTTs) the window "
+        "grew to 98 packets (2.3 BDP), then RED dropped 16 packets in 1.8 s while the "
+        "queue held at most 6, 2 and 1 packets (minth 7): five cuts in 3.1 s took the "
+        "window to 22 packets (0.5 BDP), and 9 s of growth followed",
+    ),
+    Known(
+        "util",
         lambda c, o: o.measures["timeouts"] > 0 and _timeouts_explained(c, o),
         "the window held timeouts of the kinds explained for the rto check (each "
         "restarts its flow's window from one segment)",
@@ -658,6 +695,16 @@ KNOWN: tuple[Known, ...] = (
         "shares the link equally between backlogged queues only (RFC 8290 §4.2): in "
         "dctcp/fq_codel/b-/n2/mss536/rtt300 flow 2's window grew from 114 268 to 137 562 B "
         "without a mark, below its share BDP/2 = 187 500 B (Jain 0.937)",
+    ),
+    Known(
+        "fair",
+        _slowest_flow_timed_out,
+        "the slowest flow had a timeout in the window, of a kind explained for the rto "
+        "check: it restarts from one segment and regrows over many RTTs, its flow queue "
+        "empty meanwhile, and FQ-CoDel shares the link equally between backlogged queues "
+        "only (RFC 8290 §4.2), so the others take its share: in newreno/fq_codel/b-/n2/"
+        "mss8948/rtt300 flow 1 (one rto-impatient timeout) got 3.66 Mbit/s and flow 2 "
+        "4.61 (Jain 0.987)",
     ),
     Known(
         "rto",
@@ -699,7 +746,10 @@ KNOWN: tuple[Known, ...] = (
         "rtt300 (16 flows of 9000-byte packets at 10 Mbit/s, 300 ms) the share is 2.80 "
         "segments, p = 8.5 % gives W = 2.99, mean delay 33.5 ms against 22.2 "
         "(reno 7.1 %, 3.26, 29.4 ms; plain CoDel the same: cubic/codel 9.0 %, 2.90, "
-        "33.5 ms)",
+        "33.5 ms). CUBIC's window is at least its Reno-friendly estimate, which grows per "
+        "segment acknowledged (RFC 9438 §4.3): W = √(3/(2p)) for it, b = 1 — in "
+        "cubic/codel/b-/n16/mss8948/rtt40 the share is 4.84 segments and p = 4.5 % gives "
+        "5.77 (4.09 with b = 2), mean delay 18.1 ms against 15.7",
     ),
     Known(
         "delay",
@@ -960,7 +1010,8 @@ def diagnose(cell: Cell) -> dict[str, float]:
     copy sent before it arrived; without SACK, NewReno's, from the dupacks its
     dropped copy's successors gave, :func:`_dupacks`, and its ``recover``,
     :func:`_at_recover`). Also
-    ``cwnd_t0_bdp``: the flows' windows at T0, summed, in BDPs.
+    ``cwnd_t0_bdp``: the flows' windows at T0 (each the least it had from T0 to two RTTs
+    after), summed, in BDPs.
     """
     import polars as pl
 
@@ -982,8 +1033,19 @@ def diagnose(cell: Cell) -> dict[str, float]:
         .alias("prev_fast_retransmits"),
     )
     out: dict[str, float] = {}
-    at_t0 = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
-    out["cwnd_t0_bdp"] = round(float(at_t0["cwnd_bytes"].sum()) / cell.bdp_bytes, 4)
+    # A flow's window at T0, or the smallest it had in the two RTTs after: a window that
+    # falls there without a signal in the window is a recovery begun before T0 ending
+    # (NewReno's inflated window deflating to ssthresh, newreno/sbd/b0.5/n2/mss1448/rtt300).
+    last = cw.filter(pl.col("time_s") <= t0).group_by("flow").agg(pl.col("cwnd_bytes").last())
+    soon = (
+        cw.filter((pl.col("time_s") > t0) & (pl.col("time_s") <= t0 + 2 * cell.rtt_ms / 1000))
+        .group_by("flow")
+        .agg(pl.col("cwnd_bytes").min().alias("soon"))
+    )
+    at_t0 = last.join(soon, on="flow", how="left").select(
+        pl.min_horizontal("cwnd_bytes", pl.col("soon").fill_null(pl.col("cwnd_bytes")))
+    )
+    out["cwnd_t0_bdp"] = round(float(at_t0.to_series().sum()) / cell.bdp_bytes, 4)
 
     def add(label: str, info: Any = None) -> None:
         if os.environ.get("ENVDBG") and info is not None:
@@ -1249,6 +1311,10 @@ def measure(cell: Cell, early: dict[str, Any], late: dict[str, Any]) -> dict[str
         # retransmits, timeouts).
         "flow_events": [
             sum(f1[k] - f0[k] for k in ("ecn_reductions", "fast_retransmits", "timeouts"))
+            for f0, f1 in zip(early["flows"], late["flows"], strict=True)
+        ],
+        "flow_timeouts": [
+            f1["timeouts"] - f0["timeouts"]
             for f0, f1 in zip(early["flows"], late["flows"], strict=True)
         ],
         "late_flow_timeouts": sum(

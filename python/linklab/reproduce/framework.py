@@ -11,6 +11,63 @@ An experiment returns :class:`Table` objects. A table holds text rows
 (:class:`Row`: cells and, where the table has a verdict column, the verdict),
 JSON records (``rows`` in ``results.json``), notes and figures; a
 :class:`Check` is one target, confirmed or not, with our numbers.
+
+Two kinds of check (``Check.kind``, given where each check is made)
+--------------------------------------------------------------------
+``PAPER_CHECK``: the check compares our result with a number the paper publishes
+or a claim it states. Only these make the reproduction's pass count.
+``MODEL_CHECK``: the check compares our own code with its input or with another
+of our runs — a generator against the parameters it was given (a channel's
+NMSE, a shadowing sigma), a simulator against our analytic model, linklab
+against another simulator, our remedies and the hypotheses we test to
+explain a miss. They are reported on a separate "model checks" line (text)
+and under ``"model_checks"`` (JSON), never in the paper's count.
+
+The one tolerance rule (fixed 2026-11-27, issue 36, before the reproductions
+were re-run under it; no reproduction has a tolerance of its own)
+----------------------------------------------------------------------------
+Every comparison of our number with the paper's goes through
+:meth:`Check.cell` (:meth:`Check.cells` for several points of one statement,
+:meth:`Check.same` for two of our numbers that the paper says are equal),
+with the quantity's kind from :data:`TOLERANCE`:
+
+- ``"throughput"`` — throughput, goodput, any delivered rate: within 10 %.
+- ``"delay"`` — delays, times, durations, lags after an event, recovery
+  times: within 25 %.
+- ``"count"`` — counts of events or of what they carry (drops, timeouts,
+  retransmissions, packets in a window, bytes lost): within 25 %.
+- ``"fraction"`` — probabilities, loss and error rates, shares of time or of
+  bytes (dead-period %, overhead %, air-interface success), thresholds given
+  in percent (Fig. 11's delta*): within 25 %.
+- a ratio of two of these (x-fold, "R") takes the kind of what it relates
+  (a ratio of goodputs is a ``"throughput"``).
+
+Each verdict reports our value's difference from the paper's with its sign
+("+15.5 %"); outside the tolerance it is a miss. Where the paper prints a
+value to a stated precision (``digits`` decimals), half a unit of its last
+digit is also accepted when that is wider than the relative band (a printed
+"0.3" is anything in [0.25, 0.35]).
+
+Claims that are not a number get these rules:
+
+- a value the paper gives only as an order of magnitude ("approximately
+  2e-4"): within a factor :data:`MAGNITUDE_FACTOR` (3, half a decade), by
+  :meth:`Check.magnitude`;
+- an ordering ("A beats B", "falls as the limit shrinks"): the order of our
+  means, exactly as the paper states it, at every point it states it for
+  (:meth:`Check.claim`, :meth:`Check.direction`); where the paper says "not
+  below", a shortfall inside the two confidence intervals is not a reversal;
+- "A is the same as B" / "does not hurt" / "does not change": the two of our
+  numbers within the tolerance of their kind (:meth:`Check.same`);
+- "much smaller / much larger": by at least a factor :data:`MUCH` (2);
+- agreement of a whole table's shape or a tracking claim ("follows",
+  "the same ranking"): a correlation of at least :data:`CORRELATION` (0.7);
+- a threshold the paper states in its own words ("over five times", "no
+  overflow"): that threshold, as stated.
+
+Model checks of a generator's statistic against its input use
+:data:`MODEL_TOLERANCE` (10 %, a correlation coefficient 0.05 absolute:
+:meth:`Check.generator`).
 """
 
 from __future__ import annotations
@@ -33,6 +90,13 @@ from linklab._stats import t_ci
 from linklab.sweep import Progress
 
 __all__ = [
+    "CORRELATION",
+    "MAGNITUDE_FACTOR",
+    "MODEL_CHECK",
+    "MODEL_TOLERANCE",
+    "MUCH",
+    "PAPER_CHECK",
+    "TOLERANCE",
     "Check",
     "ReproduceError",
     "Reproduction",
@@ -64,43 +128,181 @@ class ReproduceError(ValueError):
 # ---------------------------------------------------------------------------
 
 
+#: A check against the paper's published numbers or claims (counted).
+PAPER_CHECK = "paper"
+#: A check of our own code, remedies or hypotheses (reported apart).
+MODEL_CHECK = "model"
+
+#: The one tolerance rule: a cell's kind -> the relative difference (percent)
+#: from the paper that still agrees (see the module docstring).
+TOLERANCE: dict[str, float] = {
+    "throughput": 10.0,
+    "delay": 25.0,
+    "count": 25.0,
+    "fraction": 25.0,
+}
+#: A value the paper gives only as an order of magnitude: within this factor.
+MAGNITUDE_FACTOR = 3.0
+#: "Much smaller" / "much larger": at least this factor.
+MUCH = 2.0
+#: A shape or tracking claim: a correlation coefficient of at least this.
+CORRELATION = 0.7
+#: A generator's statistic against its input (model checks): relative
+#: tolerance in percent, and the absolute one of a correlation coefficient.
+MODEL_TOLERANCE = 10.0
+MODEL_CORRELATION_ABS = 0.05
+
+
+def _kind(kind: str) -> str:
+    if kind not in (PAPER_CHECK, MODEL_CHECK):
+        raise ValueError(f"check kind {kind!r}; allowed: {PAPER_CHECK!r}, {MODEL_CHECK!r}")
+    return kind
+
+
+def _quantity(quantity: str) -> float:
+    if quantity not in TOLERANCE:
+        raise ValueError(f"quantity {quantity!r}; allowed: {', '.join(TOLERANCE)}")
+    return TOLERANCE[quantity]
+
+
 @dataclass(frozen=True)
 class Check:
-    """One target or statement: whether it holds, and our numbers (``detail``)."""
+    """One target or statement: whether it holds, and our numbers (``detail``);
+    ``kind`` is :data:`PAPER_CHECK` (counted) or :data:`MODEL_CHECK` (reported apart)."""
 
     name: str
     passed: bool
     detail: str
+    kind: str
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "passed", bool(self.passed))  # numpy booleans too
+        _kind(self.kind)
 
     def json(self) -> dict[str, Any]:
-        return {"check": self.name, "pass": self.passed, "detail": self.detail}
+        return {"check": self.name, "pass": self.passed, "detail": self.detail,
+                "kind": self.kind}  # fmt: skip
 
     @classmethod
-    def within(cls, metric: str, rel_pct: float | None, limit: float) -> Check:
-        """``metric`` within ``limit`` percent of the paper."""
-        name = f"{metric} within {limit:g} % of the paper"
-        if rel_pct is None:
-            return cls(name, False, f"{metric}: no value")
-        ok = abs(rel_pct) <= limit
-        detail = f"{metric} {rel_pct:+.1f} %" + (
-            "" if ok else f", misses by {abs(rel_pct) - limit:.1f} pt"
-        )
-        return cls(name, ok, detail)
+    def claim(cls, name: str, holds: bool, detail: str, *, kind: str) -> Check:
+        """A statement (ordering, stated threshold) that holds or not."""
+        return cls(name, holds, detail, kind)
 
     @classmethod
-    def direction(cls, metric: str, change: float | None, up: bool, against: str) -> Check:
+    def cell(
+        cls,
+        metric: str,
+        ours: float | None,
+        paper: float | None,
+        quantity: str,
+        *,
+        kind: str,
+        digits: int | None = None,
+        ref: str = "the paper",
+    ) -> Check:
+        """``ours`` against the paper's ``paper`` under the one rule for
+        ``quantity`` (:data:`TOLERANCE`); ``digits``: the decimals the paper
+        prints (half a unit of the last is accepted when wider)."""
+        limit = _quantity(quantity)
+        name = f"{metric} within {limit:g} % of {ref}"
+        if ours is None or paper is None or not math.isfinite(ours):
+            return cls(name, False, f"{metric}: no value", kind)
+        band = abs(paper) * limit / 100
+        if digits is not None:
+            band = max(band, 0.5 * 10.0**-digits)
+        ok = abs(ours - paper) <= band * (1 + 1e-12)
+        d = rel(ours, paper)
+        diff = f"{d:+.1f} %" if d is not None else f"{ours - paper:+.3g} (paper 0)"
+        detail = f"{metric} {diff}"
+        if not ok:
+            detail += f", outside ±{limit:g} %" + (
+                f" and ±{0.5 * 10.0**-digits:g}" if digits is not None else ""
+            )
+        return cls(name, ok, detail, kind)
+
+    @classmethod
+    def cells(
+        cls,
+        metric: str,
+        points: Sequence[tuple[str, float | None, float | None]],
+        quantity: str,
+        *,
+        kind: str,
+        digits: int | None = None,
+    ) -> Check:
+        """Several cells of one kind, ``(label, ours, paper)`` each, as one check
+        that holds when every cell does under :meth:`cell`'s rule."""
+        each = [cls.cell(label, o, pv, quantity, kind=kind, digits=digits)
+                for label, o, pv in points]  # fmt: skip
+        limit = _quantity(quantity)
+        detail = ", ".join(c.detail.split(", outside")[0] + ("" if c.passed else " (miss)")
+                           for c in each)  # fmt: skip
+        return cls(f"{metric} within {limit:g} % of the paper at every point",
+                   bool(each) and all(c.passed for c in each), detail, kind)  # fmt: skip
+
+    @classmethod
+    def same(
+        cls, metric: str, ours: float | None, other: float | None, quantity: str, against: str,
+        *, kind: str,
+    ) -> Check:  # fmt: skip
+        """``ours`` equal to our ``other`` (named ``against``) within the tolerance
+        of ``quantity``: a claim that the two are the same."""
+        limit = _quantity(quantity)
+        name = f"{metric} within {limit:g} % of {against}"
+        d = rel(ours, other)
+        if d is None:
+            return cls(name, False, f"{metric}: no value", kind)
+        ok = abs(d) <= limit
+        return cls(name, ok, f"{metric} {d:+.1f} % vs {against}" + (
+            "" if ok else f", outside ±{limit:g} %"), kind)  # fmt: skip
+
+    @classmethod
+    def magnitude(cls, metric: str, ours: float | None, paper: float, *, kind: str) -> Check:
+        """``ours`` within a factor :data:`MAGNITUDE_FACTOR` of an order-of-magnitude value."""
+        f = MAGNITUDE_FACTOR
+        name = f"{metric} within {f:g}x of {paper:.1e}"
+        if ours is None or ours <= 0 or paper <= 0:
+            return cls(name, False, f"{metric}: {ours} (no positive value)", kind)
+        ratio = ours / paper
+        ok = abs(math.log10(ratio)) <= math.log10(f)
+        return cls(name, ok, f"{metric} {ours:.2e}, {ratio:.2f}x the paper's" + (
+            "" if ok else f", outside {1 / f:.2f}-{f:g}x"), kind)  # fmt: skip
+
+    @classmethod
+    def generator(
+        cls, metric: str, ours: float, target: float, *, correlation: bool = False
+    ) -> Check:
+        """A generator's statistic against its input (a :data:`MODEL_CHECK` check):
+        within :data:`MODEL_TOLERANCE` %, or a correlation within
+        :data:`MODEL_CORRELATION_ABS` absolute."""
+        if correlation:
+            ok = abs(ours - target) <= MODEL_CORRELATION_ABS
+            return cls(f"{metric} within {MODEL_CORRELATION_ABS:g} of its target", ok,
+                       f"{ours:.3f} vs {target:.3f}", MODEL_CHECK)  # fmt: skip
+        d = rel(ours, target)
+        ok = d is not None and abs(d) <= MODEL_TOLERANCE
+        return cls(f"{metric} within {MODEL_TOLERANCE:g} % of its input", ok,
+                   f"{metric} {pct(d)}", MODEL_CHECK)  # fmt: skip
+
+    @classmethod
+    def direction(
+        cls, metric: str, change: float | None, up: bool, against: str, *, kind: str
+    ) -> Check:
         """``metric`` changed in the right direction relative to ``against``."""
         name = f"{metric} {'higher' if up else 'lower'} than {against}"
         if change is None:
-            return cls(name, False, f"{metric}: no value")
+            return cls(name, False, f"{metric}: no value", kind)
         ok = change > 0 if up else change < 0
         detail = f"{metric} {change:+.1f} % vs {against}"
         if not ok:
             detail += f", misses by {abs(change):.1f} pt (should {'rise' if up else 'fall'})"
-        return cls(name, ok, detail)
+        return cls(name, ok, detail, kind)
+
+
+def paper_and_model(checks: Iterable[Check]) -> tuple[list[Check], list[Check]]:
+    """``checks`` split into (paper checks, model checks)."""
+    cs = list(checks)
+    return [c for c in cs if c.kind == PAPER_CHECK], [c for c in cs if c.kind == MODEL_CHECK]
 
 
 def verdict(checks: Iterable[Check]) -> str:
@@ -149,6 +351,8 @@ class Table:
             self.rows.append(Row([*cells, v or "-"], v))
         if record is not None:
             self.record(record, checks)
+        elif checks:
+            self.checks += checks  # a verdict shown is a verdict counted
 
     def record(self, record: Mapping[str, Any], checks: Sequence[Check] | None = None) -> None:
         """A JSON record without a text row; ``checks`` are added as ``"checks"``."""
@@ -170,6 +374,16 @@ class Table:
                 "rows": self.records}  # fmt: skip
 
     @property
+    def model_only(self) -> bool:
+        """Whether every check of the table is a model check (its title says so)."""
+        return bool(self.checks) and all(c.kind == MODEL_CHECK for c in self.checks)
+
+    @property
+    def shown_title(self) -> str:
+        """The title, marked when the table's verdicts are model checks only."""
+        return self.title + (" [model checks: not in the paper's count]" if self.model_only else "")
+
+    @property
     def judged(self) -> bool:
         """Whether the table gives verdicts."""
         return bool(self.checks) or any(r.verdict is not None for r in self.rows)
@@ -177,7 +391,7 @@ class Table:
     def text(self, width: int = WIDTH, indicative: bool = False) -> str:
         """The table for a terminal, ``width`` columns wide; ``indicative`` marks
         its verdicts as those of a ``--quick`` run."""
-        title = self.title + (" [--quick: indicative verdicts]" if indicative else "")
+        title = self.shown_title + (" [--quick: indicative verdicts]" if indicative else "")
         body = text_table(self.headers, [r.cells for r in self.rows], left=len(self.headers),
                           rule=True, width=width)  # fmt: skip
         notes = [wrap(n, width, "  ") for n in self.notes]
@@ -185,7 +399,8 @@ class Table:
 
     def html(self) -> str:
         e = escape
-        out = [f"<h2 id='{e(self.key)}'>{e(self.title)}</h2><div class='wide'><table><thead><tr>"]
+        out = [f"<h2 id='{e(self.key)}'>{e(self.shown_title)}</h2>"
+               "<div class='wide'><table><thead><tr>"]  # fmt: skip
         out += [f"<th>{e(h)}</th>" for h in self.headers]
         out.append("</tr></thead><tbody>")
         for row in self.rows:
@@ -484,7 +699,8 @@ class Reproduction:
         return []
 
     def counted(self, tables: Sequence[Table]) -> list[Check]:
-        """The checks the summary counts (default: every table's)."""
+        """The checks the summary counts (default: every table's), paper and model
+        checks together (the summary splits them by kind)."""
         return [c for t in tables for c in t.checks]
 
     def run(self) -> tuple[dict[str, Any], str]:
@@ -497,20 +713,21 @@ class Reproduction:
         started = time.monotonic()
         steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
         tables: list[Table] = []
-        self.progress = Progress.auto(False if _log.quiet else None, f"reproduce {self.name}")
+        # A bar on a terminal, a line every few seconds elsewhere (a log, CI).
+        self.progress = Progress.auto(not _log.quiet, f"reproduce {self.name}")
         try:
             for i, name in enumerate(x for x in self.experiments if x in self.chosen):
-                if self.progress.bar is not None:
-                    self.progress.bar.set_description(
-                        f"{self.name} {i + 1}/{len(self.chosen)} {name}"
-                    )
+                self.progress.set_description(
+                    f"reproduce {self.name} {i + 1}/{len(self.chosen)} {name}"
+                )
                 tables += steps[name](self)
         finally:
             self.progress.close()
             self.progress = None
         tables += self.closing()
-        checks = self.counted(tables)
+        checks, model = paper_and_model(self.counted(tables))
         passed = sum(c.passed for c in checks)
+        m_passed = sum(c.passed for c in model)
         result: dict[str, Any] = {
             "reproduction": self.name,
             "paper": self.paper,
@@ -528,11 +745,15 @@ class Reproduction:
             "wall_time_s": round(time.monotonic() - started, 2),
             "out": str(self.out),
             "checks": {"passed": passed, "missed": len(checks) - passed},
+            "model_checks": {"passed": m_passed, "missed": len(model) - m_passed},
             "tables": {t.key: t.json() for t in tables},
             "sweeps": self.sweeps,
         }
         what, ok, bad = self.words
-        tally = f"{what}: {passed} {ok}, {len(checks) - passed} {bad}"
+        tally = (
+            f"{what} against the paper: {passed} {ok}, {len(checks) - passed} {bad}; "
+            f"model checks: {m_passed} passed, {len(model) - m_passed} missed"
+        )
         summary = (
             f"{self.reps} replications per point, {round(self.confidence * 100)} % Student-t "
             f"intervals, base seed {self.base_seed}, runs of {self.duration_s} s, "
@@ -572,10 +793,10 @@ class Reproduction:
 
 
 def targets_table(key: str, title: str, checks: Sequence[Check]) -> Table:
-    """One row per target the paper states, with its verdict."""
-    t = Table(key, title, ["target", "verdict"])
+    """One row per target, with its kind (a paper check or a model check) and verdict."""
+    t = Table(key, title, ["target", "kind", "verdict"])
     for c in checks:
-        t.add([c.name], checks=[c], record={"target": c.name})
+        t.add([c.name, c.kind], checks=[c], record={"target": c.name})
     return t
 
 

@@ -20,6 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from linklab.reproduce.framework import (
+    CORRELATION,
+    MODEL_CHECK,
+    MUCH,
+    PAPER_CHECK,
+    TOLERANCE,
     Check,
     ReproduceError,
     Reproduction,
@@ -269,63 +274,64 @@ def _targets(c: LtTcp) -> Table:
     def pub(scheme: str, key: str, per: float) -> float:
         return PUBLISHED[scheme][key][PERS.index(per)]
 
+    # Every cell under the framework's one rule: goodputs and their ratios 10 %,
+    # overhead shares 25 % (fractions), timeouts 25 % (counts); rankings as orderings.
     checks: list[tuple[str, Check, str]] = []
-    r0 = rel(g("sack", 0.0), pub("sack", "goodput", 0.0))
+    p_sack0 = pub("sack", "goodput", 0.0)
     checks.append(
         (
             "TCP-SACK goodput at 0 % within 10 % of Table 1",
-            Check("sack 0 %", r0 is not None and abs(r0) <= 10, f"{g('sack', 0.0):.3f} Mbit/s"),
-            "9.158",
+            Check.cell("TCP-SACK goodput at 0 %", g("sack", 0.0), p_sack0, "throughput",
+                       digits=3, kind=PAPER_CHECK),
+            f"{p_sack0:g}",
         )
-    )
-    collapse = g("sack", 0.1) / g("sack", 0.0)
-    checks.append(
-        (
-            "TCP-SACK collapses at 10 % (goodput below a quarter of the 0 % value)",
-            Check("sack collapse", collapse < 0.25, f"{collapse:.1%} of the 0 % goodput"),
-            "12.0 %",
-        )
-    )
-    if 0.2 in c.pers:
-        c20 = g("sack", 0.2) / g("sack", 0.0)
+    )  # fmt: skip
+    for per in [x for x in (0.1, 0.2) if x in c.pers]:
+        share, paper_share = g("sack", per) / g("sack", 0.0), pub("sack", "goodput", per) / p_sack0
         checks.append(
             (
-                "TCP-SACK collapses further at 20 % (below a tenth of the 0 % value)",
-                Check("sack collapse 20", c20 < 0.1, f"{c20:.1%} of the 0 % goodput"),
-                "2.5 %",
+                f"TCP-SACK collapses at {per:.0%}: its share of the 0 % goodput within 10 % "
+                "of Table 1's",
+                Check.cell(
+                    f"share {share:.1%}", share, paper_share, "throughput", kind=PAPER_CHECK
+                ),
+                f"{paper_share:.1%}",
             )
         )
     ratio = g("lt-tcp", 0.1) / g("sack", 0.1)
+    paper_ratio = pub("lt-tcp", "goodput", 0.1) / pub("sack", "goodput", 0.1)
     checks.append(
         (
-            "LT-TCP at least 4x TCP-SACK's goodput at 10 % PER",
-            Check("lt 4x", ratio >= 4, f"{ratio:.1f}x ({g('lt-tcp', 0.1):.2f} Mbit/s)"),
-            f"{5.36 / 1.098:.1f}x",
+            "LT-TCP over TCP-SACK's goodput at 10 % PER (x-fold) within 10 % of the paper's",
+            Check.cell(f"{ratio:.1f}x ({g('lt-tcp', 0.1):.2f} Mbit/s)", ratio, paper_ratio,
+                       "throughput", kind=PAPER_CHECK),
+            f"{paper_ratio:.1f}x",
         )
-    )
-    checks.append(
-        (
-            "LT-TCP above 2.5 Mbit/s at 30 % PER",
-            Check("lt 30", g("lt-tcp", 0.3) > 2.5, f"{g('lt-tcp', 0.3):.2f} Mbit/s"),
-            "2.99",
-        )
-    )
-    # Overheads and timeouts of the same order as Table 2 (10-50 % PER).
-    for key, lo, hi in (("proactive", 0.5, 2.0), ("reactive", 0.5, 2.0), ("timeouts", 0.1, 10.0)):
-        ratios = []
+    )  # fmt: skip
+    if 0.3 in c.pers:
+        checks.append(
+            (
+                "LT-TCP goodput at 30 % PER within 10 % of Table 2",
+                Check.cell(f"{g('lt-tcp', 0.3):.2f} Mbit/s", g("lt-tcp", 0.3),
+                           pub("lt-tcp", "goodput", 0.3), "throughput", digits=2, kind=PAPER_CHECK),
+                f"{pub('lt-tcp', 'goodput', 0.3):g}",
+            )
+        )  # fmt: skip
+    # Overheads (shares of the bytes: fractions) and timeouts (counts) of Table 2.
+    for key, quantity in (("proactive", "fraction"), ("reactive", "fraction"),
+                          ("timeouts", "count")):  # fmt: skip
+        points = []
         for per in c.pers:
             if per == 0.0:
                 continue
             ours = _mean(c.main[("lt-tcp", per)], key)
             if key == "timeouts":
                 ours *= 1000.0 / c.duration_s  # per 1000 s, as the paper
-            ratios.append(ours / pub("lt-tcp", key, per))
-        ok = all(lo <= x <= hi for x in ratios)
+            points.append((f"{per:.0%}", ours, pub("lt-tcp", key, per)))
         checks.append(
             (
-                f"LT-TCP {key} of the same order as Table 2 (ratio in [{lo:g}, {hi:g}] at "
-                "every PER > 0)",
-                Check(key, ok, "ratios " + ", ".join(f"{x:.2f}" for x in ratios)),
+                f"LT-TCP {key} within {TOLERANCE[quantity]:g} % of Table 2 at every PER > 0",
+                Check.cells(key, points, quantity, kind=PAPER_CHECK),
                 "Table 2",
             )
         )
@@ -333,10 +339,11 @@ def _targets(c: LtTcp) -> Table:
     checks.append(
         (
             "LL-FEC below TCP-SACK at 10 % (dead-weight FEC)",
-            Check(
+            Check.claim(
                 "llfec<sack",
                 g("ll-fec", 0.1) < g("sack", 0.1),
                 f"{g('ll-fec', 0.1):.3f} vs {g('sack', 0.1):.3f}",
+                kind=PAPER_CHECK,
             ),
             "0.086 vs 1.098",
         )
@@ -344,10 +351,11 @@ def _targets(c: LtTcp) -> Table:
     checks.append(
         (
             "LL hybrid above TCP-SACK at 10 %",
-            Check(
+            Check.claim(
                 "hyb>sack",
                 g("ll-hybrid", 0.1) > g("sack", 0.1),
                 f"{g('ll-hybrid', 0.1):.3f} vs {g('sack', 0.1):.3f}",
+                kind=PAPER_CHECK,
             ),
             "6.16 vs 1.098",
         )
@@ -358,17 +366,20 @@ def _targets(c: LtTcp) -> Table:
         checks.append(
             (
                 "LT-TCP best of the four at every PER >= 20 %",
-                Check("lt best", worst > 1, f"smallest margin {worst:.1f}x"),
+                Check.claim("lt best", worst > 1, f"smallest margin {worst:.1f}x",
+                            kind=PAPER_CHECK),
                 "yes",
             )
-        )
+        )  # fmt: skip
         p = high[0]
         drop = g("ll-hybrid", p) / g("ll-hybrid", 0.1)
+        paper_drop = pub("ll-hybrid", "goodput", p) / pub("ll-hybrid", "goodput", 0.1)
         checks.append(
             (
-                f"LL hybrid collapses beyond its 10 % FEC (at {p:.0%}: below a fifth of 10 %)",
-                Check("hyb collapse", drop < 0.2, f"{drop:.1%}"),
-                f"{0.39 / 6.16:.1%}" if p == 0.2 else f"{0.002 / 6.16:.2%}",
+                f"LL hybrid collapses beyond its 10 % FEC: its goodput at {p:.0%} as a share "
+                "of 10 %'s within 10 % of Table 4's",
+                Check.cell(f"share {drop:.2%}", drop, paper_drop, "throughput", kind=PAPER_CHECK),
+                f"{paper_drop:.2%}",
             )
         )
     for name, chk, paper in checks:
@@ -548,21 +559,25 @@ def _components(c: LtTcp) -> list[Table]:
             "each of ECN-only, adaptive MSS and proactive FEC adds goodput (1 < 2 < 3 < 4)",
             gs[0] < gs[1] < gs[2] < gs[3],
             " < ".join(f"{x:.2f}" for x in gs[:4]),
+            PAPER_CHECK,
         ),
         Check(
             "full LT-TCP over five times TCP-SACK's goodput (the paper: 'over five times')",
             gs[5] > 5 * gs[0],
             f"{gs[5] / gs[0]:.1f}x",
+            PAPER_CHECK,
         ),
         Check(
             "full LT-TCP best of the six variants",
             gs[5] >= max(gs),
             f"full {gs[5]:.2f}, best {max(gs):.2f}",
+            PAPER_CHECK,
         ),
         Check(
             "FEC cuts the timeouts (full vs adaptive MSS without FEC)",
             tos[5] < tos[2],
             f"{tos[5]:.0f} vs {tos[2]:.0f}",
+            PAPER_CHECK,
         ),
     ]
     t.judge({"variant": "checks"}, chks)
@@ -663,6 +678,7 @@ def _mss(c: LtTcp) -> list[Table]:
         "(>= 99 % of the blocks of every flow)",
         ok_all and blocks.height > 0,
         f"{blocks.height} blocks",
+        MODEL_CHECK,  # our implementation of the paper's algorithm against its own rule
     )
     t.judge({"flow": "all"}, [chk])
     if blocks.height:
@@ -815,9 +831,10 @@ def _fig2(c: LtTcp) -> list[Table]:
         checks.append(
             Check(
                 f"at {per:.0%} PER TCP-SACK runs with a much smaller window than LT-TCP "
-                "(mean cwnd under half)",
-                sack["cwnd_bytes_mean"] < 0.5 * lt["cwnd_bytes_mean"],
+                f"(mean cwnd under 1/{MUCH:g})",
+                sack["cwnd_bytes_mean"] * MUCH < lt["cwnd_bytes_mean"],
                 f"{sack['cwnd_bytes_mean'] / 1000:.1f} vs {lt['cwnd_bytes_mean'] / 1000:.1f} kB",
+                PAPER_CHECK,
             )
         )
         checks.append(
@@ -827,6 +844,7 @@ def _fig2(c: LtTcp) -> list[Table]:
                 "LT-TCP's at most maxth 225)",
                 sack["queue_packets_mean"] < lt["queue_packets_mean"] <= 225,
                 f"{sack['queue_packets_mean']:.1f} vs {lt['queue_packets_mean']:.1f} packets",
+                PAPER_CHECK,
             )
         )
     t.judge({"scheme": "checks"}, checks)
@@ -955,9 +973,10 @@ def _estimator(c: LtTcp) -> list[Table]:
             checks.append(
                 Check(
                     "E follows a changing erasure rate (correlation with the windows' "
-                    "erasures > 0.5)",
-                    corr is not None and corr > 0.5,
+                    f"erasures >= {CORRELATION:g})",
+                    corr is not None and corr >= CORRELATION,
                     "-" if corr is None else f"{corr:.2f}",
+                    PAPER_CHECK,
                 )
             )
             checks.append(
@@ -965,6 +984,7 @@ def _estimator(c: LtTcp) -> list[Table]:
                     "E is biased upward (the paper: 'biased towards over-estimating')",
                     mean_e > mean_new,
                     f"{mean_e:.3f} vs {mean_new:.3f}",
+                    PAPER_CHECK,
                 )
             )
     t.judge({"erasures": "checks"}, checks)
@@ -1187,11 +1207,12 @@ def _spread(c: LtTcp, delack: dict[tuple[str, float], dict[str, Any]]) -> Table:
 
 
 def agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Two ``{mean, ci}`` means are the same: within 10 % of ``b``, or apart by no more
-    than their combined half-width (``hypot`` of the two)."""
+    """Two ``{mean, ci}`` goodput means are the same (for model checks): within the
+    one rule's throughput tolerance of ``b`` (10 %), or apart by no more than their
+    combined half-width (``hypot`` of the two)."""
     if abs(a["mean"] - b["mean"]) <= math.hypot(a["ci"] or 0.0, b["ci"] or 0.0):
         return True
-    return b["mean"] != 0 and abs(a["mean"] / b["mean"] - 1) <= 0.1
+    return b["mean"] != 0 and abs(a["mean"] / b["mean"] - 1) <= TOLERANCE["throughput"] / 100
 
 
 def block_loss(n: int, k: int, q: float) -> float:
@@ -1246,7 +1267,8 @@ def _ll_fec_as_sack(c: LtTcp, delack: dict[tuple[str, float], dict[str, Any]]) -
         r_ours, r_paper = sack["mean"] / fec["mean"], paper_sack / paper_fec
         same = agree(sack, fec)
         check = Check("LL-FEC is TCP-SACK at its block loss (within 10 % or the runs' "
-                      "95 % interval)", same, f"{per:.0%}: ratio {r_ours:.2f}")  # fmt: skip
+                      "95 % interval)", same, f"{per:.0%}: ratio {r_ours:.2f}",
+                      MODEL_CHECK)  # our hypothesis  # fmt: skip
         t.add(
             [f"{per:.0%}", f"({n}, {k})", f"{loss:.1%}", fmt(fec, 4), fmt(sack, 4),
              f"{r_ours:.2f}", f"{paper_fec:g}", f"{paper_sack:.4f}", f"{r_paper:.2f}"],
@@ -1432,7 +1454,8 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
             g, ng = us["goodput"], ns["goodput"]
             check = Check("linklab's ns2 profile gives ns-2.35's goodput (within 10 % or the "
                           "runs' 95 % interval)", agree(g, ng),
-                          f"{sink} {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}")  # fmt: skip
+                          f"{sink} {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}",
+                          MODEL_CHECK)  # ours against ns-2, not the paper  # fmt: skip
             t.add(
                 [("DelAck" if delack else "per segment"), f"{per:.0%}", fmt(ng, 4), fmt(g, 4),
                  _ratio(g, ng), f"{pub:g}",
@@ -1481,7 +1504,8 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
             pub = PUBLISHED[scheme]["goodput"][PERS.index(per)]
             check = Check("linklab moves as ns-2.35 does (within 10 % or the runs' 95 % "
                           "interval)", agree(g, ng),
-                          f"{change}, {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}")  # fmt: skip
+                          f"{change}, {per:.0%}: {g['mean']:.4g} vs {ng['mean']:.4g}",
+                          MODEL_CHECK)  # fmt: skip
             tc.add(
                 [change, f"{per:.0%}", fmt(ng, 4), fmt(g, 4),
                  _ratio(g, ng), f"{pub:g}",
@@ -1516,7 +1540,8 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
             pub = PUBLISHED["ll-hybrid"]["goodput"][PERS.index(per)]
             check = Check("SACK + LL hybrid is TCP-SACK at its residual loss (within 10 % "
                           "or the runs' 95 % interval)", agree(g, ng),
-                          f"{per:.0%}: {g['mean']:.3g} vs {ng['mean']:.3g}")  # fmt: skip
+                          f"{per:.0%}: {g['mean']:.3g} vs {ng['mean']:.3g}",
+                          MODEL_CHECK)  # our hypothesis  # fmt: skip
             th.add(
                 [f"{per:.0%}", f"{loss:.1%}", fmt(ng, 6), fmt(g, 6),
                  _ratio(g, ng), f"{pub:g}",

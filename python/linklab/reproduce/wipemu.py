@@ -22,6 +22,7 @@ from typing import Any
 from linklab import _core
 from linklab._scenario import shipped
 from linklab.reproduce.framework import (
+    PAPER_CHECK,
     Check,
     Reproduction,
     Table,
@@ -47,6 +48,9 @@ QUICK_LIMITS = (3, 10, 30)
 BPSK_BPS = 120_000.0
 ADAPTIVE_BPS = 232_000.0
 TCPL_BER = 2e-4
+#: Fixed modulations of Figs. 4-5 (the paper's four; the 4x2 rectangle is ours).
+PAPER_FIXED = {"BPSK": {"modulation": "bpsk"}, "4-QAM": {"modulation": "4qam"},
+               "8-CrQAM": {"modulation": "8qam"}, "16-QAM": {"modulation": "16qam"}}  # fmt: skip
 #: The transfer: the paper's "3 Mb" read as megabits (the other reading is shown
 #: by the ``transfer`` experiment).
 TRANSFER = "375kB"
@@ -187,8 +191,8 @@ class Wipemu(Reproduction):
             want = float(j0(2 * math.pi * fd_t * lag) ** 2)
             t.add([f"corr |h|^2 at {lag} frames", f"{c:.3f}", f"J0^2 = {want:.3f}",
                    f"{c - want:+.3f}"],
-                  checks=[Check(f"fading autocorrelation at lag {lag}", abs(c - want) < 0.05,
-                                f"{c:.3f} vs {want:.3f}")],
+                  checks=[Check.generator(f"fading autocorrelation at lag {lag}", c, want,
+                                          correlation=True)],
                   record={"lag_frames": lag, "ours": c, "target": want})  # fmt: skip
         every = int(round(s["frames_per_shadow_sample"]))
         sh = shadow[::every]
@@ -197,19 +201,19 @@ class Wipemu(Reproduction):
         # The prediction error |h - h_hat|^2 on the gain scale: E = nmse.
         err = float(np.mean(np.asarray(s["error_power"])))
         pm = float(pred.mean())
-        for label, ours, want, tol in (("shadowing sigma (dB)", sigma, 4.0, 0.1),
-                                       ("shadowing AR(1) pole per 2 m", pole, 0.74, 0.1),
-                                       ("prediction NMSE", err, 0.1, 0.1),
-                                       ("predicted power E|h_hat|^2 = 1 - NMSE", pm, 0.9,
-                                        0.05)):  # fmt: skip
+        for label, ours, want in (("shadowing sigma (dB)", sigma, 4.0),
+                                  ("shadowing AR(1) pole per 2 m", pole, 0.74),
+                                  ("prediction NMSE", err, 0.1),
+                                  ("predicted power E|h_hat|^2 = 1 - NMSE", pm, 0.9)):  # fmt: skip
             d = rel(ours, want)
             t.add([label, f"{ours:.3f}", f"{want:g}", f"{d:+.1f} %"],
-                  checks=[Check.within(label, d, tol * 100)],
+                  checks=[Check.generator(label, ours, want)],
                   record={"property": label, "ours": ours, "target": want})  # fmt: skip
         t.notes.append(
             f"{frames} frames ({frames / 1500:.0f} s) of the scenario's channel, f_d = "
             f"{s['doppler_hz']:.1f} Hz (f_d T = {fd_t:.3f}); shadowing sampled every 2 m "
-            f"({every} frames at 100 km/h)."
+            f"({every} frames at 100 km/h). Model checks: the generator against its own "
+            "inputs (they hold by construction), not against the paper."
         )
         return [t]
 
@@ -217,35 +221,40 @@ class Wipemu(Reproduction):
 
     @experiment("fixed")
     def fixed(self) -> list[Table]:
-        mods = {"BPSK": {"modulation": "bpsk"}, "4-QAM": {"modulation": "4qam"},
-                "8-CrQAM": {"modulation": "8qam"}, "16-QAM": {"modulation": "16qam"},
+        mods = {**PAPER_FIXED,
                 "8-QAM rectangle": {"modulation": "8qam", "qam8": "rectangular"}}  # fmt: skip
-        if self.quick:
-            mods = {k: mods[k] for k in ("BPSK", "4-QAM", "8-QAM rectangle")}
+        if self.quick:  # the paper's four (its claims are about them), not the rectangle
+            mods = dict(PAPER_FIXED)
         curves = self._curves("fixed", mods)
+        self.fixed_curves = {c: curves[c] for c in PAPER_FIXED}
         thr, retx = self._tables("fig4", "Figs. 4-5, fixed modulation", curves)
         top = max(self.limits)
-        d = rel(self._at(curves, "BPSK", top), BPSK_BPS)
-        paper_set = [c for c in curves if c != "8-QAM rectangle"]
-        best = max(paper_set, key=lambda c: self._at(curves, c, top) or 0)
+        best = {lim: max(PAPER_FIXED, key=lambda c, x=lim: self._at(curves, c, x) or 0)
+                for lim in self.limits}  # fmt: skip
         rect = self._at(curves, "8-QAM rectangle", top)
         checks = [
-            Check.within(f"BPSK asymptote (limit {top}) against ~120 kbit/s", d, 25.0),
-            Check("4-QAM is the best fixed modulation at 16 dB (8-QAM by the cross formula)",
-                  best == "4-QAM", f"best at limit {top}: {best}"),
-            Check("throughput falls as the limit shrinks (every modulation)",
-                  all((self._at(curves, c, min(self.limits)) or 0)
-                      < (self._at(curves, c, top) or 0) for c in curves),
-                  "; ".join(f"{c}: {_k(self._at(curves, c, min(self.limits)))} -> "
-                            f"{_k(self._at(curves, c, top))} kbit/s" for c in curves)),
+            Check.cell(f"BPSK asymptote (limit {top}) against ~120 kbit/s",
+                       self._at(curves, "BPSK", top), BPSK_BPS, "throughput", kind=PAPER_CHECK),
+            Check.claim("4-QAM is the best fixed modulation at 16 dB, at every limit "
+                        "(the paper: 'Fixed 4-QAM ... as the best fixed modulation')",
+                        all(b == "4-QAM" for b in best.values()),
+                        "best: " + ", ".join(f"limit {lim} {b}" for lim, b in best.items()),
+                        kind=PAPER_CHECK),
+            Check.claim("throughput falls as the limit shrinks (every modulation)",
+                        all((self._at(curves, c, min(self.limits)) or 0)
+                            < (self._at(curves, c, top) or 0) for c in PAPER_FIXED),
+                        "; ".join(f"{c}: {_k(self._at(curves, c, min(self.limits)))} -> "
+                                  f"{_k(self._at(curves, c, top))} kbit/s" for c in PAPER_FIXED),
+                        kind=PAPER_CHECK),
         ]  # fmt: skip
-        thr.notes.append(
-            "'8-QAM rectangle' is not in the paper: the same runs with the exact error rate "
-            "of the 4x2 rectangle instead of the cross approximation (docs/models/mqam.md), "
-            f"to measure how the 8-QAM formula orders 8-QAM and 4-QAM: at limit {top} "
-            f"8-CrQAM {_k(self._at(curves, '8-CrQAM', top))}, rectangle {_k(rect)}, 4-QAM "
-            f"{_k(self._at(curves, '4-QAM', top))} kbit/s."
-        )
+        if rect is not None:
+            thr.notes.append(
+                "'8-QAM rectangle' is not in the paper: the same runs with the exact error rate "
+                "of the 4x2 rectangle instead of the cross approximation (docs/models/mqam.md), "
+                f"to measure how the 8-QAM formula orders 8-QAM and 4-QAM: at limit {top} "
+                f"8-CrQAM {_k(self._at(curves, '8-CrQAM', top))}, rectangle {_k(rect)}, 4-QAM "
+                f"{_k(self._at(curves, '4-QAM', top))} kbit/s."
+            )
         return [
             thr,
             retx,
@@ -267,14 +276,28 @@ class Wipemu(Reproduction):
         top = max(self.limits)
         am = self._at(curves, "AM NMSE 0.1 levels", top)
         a, b, c = (self._at(curves, k, top) or 0 for k in list(cases)[:3])
+        # "the adaptive modulation achieves better throughput than any of the fixed
+        # modulation schemes": the paper's adaptive curve (NMSE-0.1 levels, its
+        # "best modulation case") against each of its four fixed ones, at every limit.
+        fixed = getattr(self, "fixed_curves", None) or self._curves("fixed", PAPER_FIXED)
+        am_at = {lim: self._at(curves, "AM NMSE 0.1 levels", lim) or 0 for lim in self.limits}
+        top_fixed = {lim: max(self._at(fixed, f, lim) or 0 for f in PAPER_FIXED)
+                     for lim in self.limits}  # fmt: skip
+        behind = {lim: [f for f in PAPER_FIXED if am_at[lim] <= (self._at(fixed, f, lim) or 0)]
+                  for lim in self.limits}  # fmt: skip
         checks = [
-            Check.within(f"adaptive (NMSE 0.1 levels) asymptote, limit {top}, against "
-                         "~232 kbit/s", rel(am, ADAPTIVE_BPS), 25.0),
-            Check("adaptive beats the best fixed modulation (4-QAM)",
-                  (am or 0) > (self._at(curves, "4-QAM", top) or 0),
-                  f"{_k(am)} vs {_k(self._at(curves, '4-QAM', top))} kbit/s"),
-            Check("perfect prediction > NMSE-0.1 levels > perfect levels on NMSE 0.1",
-                  a > b > c, f"{_k(a)} > {_k(b)} > {_k(c)} kbit/s at limit {top}"),
+            Check.cell(f"adaptive (NMSE 0.1 levels) asymptote, limit {top}, against "
+                       "~232 kbit/s", am, ADAPTIVE_BPS, "throughput", kind=PAPER_CHECK),
+            Check.claim("adaptive (NMSE 0.1 levels) beats every fixed modulation, at every "
+                        "limit", not any(behind.values()),
+                        "; ".join(f"limit {lim}: AM {_k(am_at[lim])} vs best fixed "
+                                  f"{_k(top_fixed[lim])}"
+                                  + (f" (not ahead of {', '.join(behind[lim])})"
+                                     if behind[lim] else "")
+                                  for lim in self.limits) + " kbit/s", kind=PAPER_CHECK),
+            Check.claim("perfect prediction > NMSE-0.1 levels > perfect levels on NMSE 0.1",
+                        a > b > c, f"{_k(a)} > {_k(b)} > {_k(c)} kbit/s at limit {top}",
+                        kind=PAPER_CHECK),
         ]  # fmt: skip
         targets = targets_table("fig6-targets", "Figs. 6-7: what the paper states", checks)
         from linklab.analytic import mqam
@@ -287,8 +310,11 @@ class Wipemu(Reproduction):
             f"{(am or 0) / 1e3 / ceiling:.0%} of it at limit {top}. The paper's 232 kbit/s is "
             f"{232 / quoted:.0%} of the 2.2 bits/symbol ({quoted:.0f} kbit/s) it quotes from "
             "[17] for the same link. The capacities agree; the utilisation does not (ours "
-            f"{(am or 0) / 1e3 / ceiling:.0%}, the paper's {232 / quoted:.0%}), which the paper "
-            "attributes to transport-layer timeouts and overheads it does not quantify; "
+            f"{(am or 0) / 1e3 / ceiling:.0%}, the paper's {232 / quoted:.0%}). The paper names "
+            "several possible causes of its own gap without quantifying them (throughput "
+            "measured at the application after link and transport retransmissions and "
+            "overhead, shadow fades below a modulation's SNR, transport timeouts counted in "
+            "the transmission time); the cause of ours is not measured here. "
             "`linklab emulate scenarios/wipemu.toml` puts Linux TCP stacks on this link "
             "(docs/emulation.md)."
         )
@@ -318,19 +344,24 @@ class Wipemu(Reproduction):
                   for lim in self.limits}  # fmt: skip
         bers = [b for b in by_lim.values() if b]
         cross = next((lim for lim in sorted(by_lim) if (by_lim[lim] or 0) <= TCPL_BER), None)
+        ber_low = by_lim.get(low)
         checks = [
-            Check("TCP and Westwood+ within 10 % of each other (limit "
-                  f"{top})", tcp is not None and ww is not None and abs(ww - tcp) <= 0.1 * tcp,
-                  f"{_k(tcp)} vs {_k(ww)} kbit/s"),
-            Check(f"TCP-L ahead at the lowest limit ({low})",
-                  (self._at(curves, "TCP-L", low) or 0) > (self._at(curves, "TCP", low) or 0),
-                  f"{_k(self._at(curves, 'TCP-L', low))} vs "
-                  f"{_k(self._at(curves, 'TCP', low))} kbit/s"),
-            Check("the paper's residual BER (~2e-4) lies within TCP-L's over the limits",
-                  bool(bers) and min(bers) <= TCPL_BER <= max(bers),
-                  f"ours {min(bers, default=0):.1e} (limit {top}) to {max(bers, default=0):.1e} "
-                  f"(limit {low}); 2e-4 is crossed near limit {cross}"),
+            Check.same(f"TCP Westwood+ (limit {top})", ww, tcp, "throughput", "TCP",
+                       kind=PAPER_CHECK),
+            Check.claim(f"TCP-L ahead at the lowest limit ({low})",
+                        (self._at(curves, "TCP-L", low) or 0)
+                        > (self._at(curves, "TCP", low) or 0),
+                        f"{_k(self._at(curves, 'TCP-L', low))} vs "
+                        f"{_k(self._at(curves, 'TCP', low))} kbit/s", kind=PAPER_CHECK),
+            Check.magnitude(f"TCP-L's residual BER at limit {low}", ber_low, TCPL_BER,
+                            kind=PAPER_CHECK),
         ]  # fmt: skip
+        ber.notes.append(
+            f"The paper's ~2e-4 is stated without a limit; we check it at the lowest limit "
+            f"(the first statement of this check). Ours over the limits: "
+            f"{min(bers, default=0):.1e} to {max(bers, default=0):.1e}; 2e-4 is crossed near "
+            f"limit {cross}."
+        )
         return [
             thr,
             retx,
