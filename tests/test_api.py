@@ -297,11 +297,13 @@ def test_traces_are_polars(tiny: Path, tmp_path: Path) -> None:
     assert result.traces
     for name, frame in result.traces.items():
         assert isinstance(frame, pl.DataFrame), name
-        assert frame.height > 0, name
+        # The tiny scenario loses nothing: its drops table has no rows.
+        assert frame.height > 0 or name == "drops", name
+    assert result.traces["drops"].height == 0
     written = result.write_traces(tmp_path / "t")
     assert len(written) == len(result.traces)
     for path in written:
-        assert pl.read_parquet(path).height > 0
+        assert pl.read_parquet(path).height > 0 or path.name == "drops.parquet"
 
 
 def test_pcap_bytes(tiny: Path) -> None:

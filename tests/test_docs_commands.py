@@ -1,9 +1,11 @@
-"""Every command in README.md and docs/ works as written (issue 16).
+"""Every command and Python snippet in README.md and docs/ works as written (issues 16, 35).
 
 Commands are the lines of code blocks that start with ``linklab``, ``sudo
-linklab``, ``python3 benches/`` or ``scripts/``. Each document's commands run in
-order in one scratch directory (which links ``scenarios`` and ``benches`` from
-the repository), so a plot can use the sweep written above it. Commands that
+linklab``, ``python3 benches/`` or ``scripts/``; snippets are the ```` ```python ````
+blocks, each saved to a file and run with ``python3 file.py`` as a reader would.
+Each document's commands and snippets run in document order in one scratch
+directory (which links ``scenarios`` and ``benches`` from the repository), so a
+plot can use the sweep written above it. Commands that
 cannot run here are parsed by the very parser that would read them, so a
 renamed flag or a wrong choice still fails; the reason for each is in
 :func:`plan`.
@@ -51,6 +53,39 @@ def commands(doc: Path) -> list[tuple[int, str]]:
                 out.append((start, text))
         i += 1
     return out
+
+
+def snippets(doc: Path) -> list[tuple[int, str]]:
+    """(line number, code) of every ```` ```python ```` block in ``doc``."""
+    out: list[tuple[int, str]] = []
+    block: list[str] | None = None
+    start = 0
+    for i, line in enumerate(doc.read_text().splitlines(), 1):
+        if block is None and line.strip() == "```python":
+            block, start = [], i + 1
+        elif block is not None and line.strip() == "```":
+            out.append((start, "\n".join(block) + "\n"))
+            block = None
+        elif block is not None:
+            block.append(line)
+    return out
+
+
+def run_snippet(code: str, line: int, scratch: Path, where: str) -> None:
+    """``code`` saved to a file in ``scratch`` and run there with ``python3 FILE``."""
+    script = scratch / f"snippet_{line}.py"
+    script.write_text(code)
+    proc = subprocess.run(
+        [sys.executable, script.name],
+        cwd=scratch,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{where}\n{proc.stderr[-2000:]}"
+    assert "Traceback" not in proc.stderr, f"{where}\n{proc.stderr[-2000:]}"
 
 
 def argv_of(command: str, scratch: Path) -> list[list[str]]:
@@ -139,11 +174,23 @@ def test_the_docs_have_commands() -> None:
     assert {"README.md", "plots.md", "sweeps.md", "benchmarks.md"} <= found, found
 
 
-@pytest.mark.parametrize("doc", [d for d in DOCS if commands(d)], ids=lambda d: d.name)
+def test_the_docs_have_snippets() -> None:
+    found = {doc.name for doc in DOCS if snippets(doc)}
+    assert {"README.md", "sweeps.md", "plots.md"} <= found, found
+
+
+@pytest.mark.parametrize(
+    "doc", [d for d in DOCS if commands(d) or snippets(d)], ids=lambda d: d.name
+)
 def test_commands_work_as_written(doc: Path, tmp_path: Path) -> None:
     for name in ("scenarios", "benches"):
         (tmp_path / name).symlink_to(ROOT / name)
-    for line, command in commands(doc):
+    code = dict(snippets(doc))
+    steps = sorted([*commands(doc), *code.items()])
+    for line, command in steps:
+        if line in code:
+            run_snippet(code[line], line, tmp_path, f"{doc.relative_to(ROOT)}:{line}: snippet")
+            continue
         for argv in argv_of(command, tmp_path):
             how = plan(argv)
             where = f"{doc.relative_to(ROOT)}:{line}: {command}"

@@ -360,7 +360,7 @@ def test_cli_plot_bad_dirs_and_outputs(cli: CliRunner, sweep2: Path, tmp_path: P
     assert_bad_input(cli("plot", tmp_path / "none", *xy, "-o", "a.png"), "does not exist")
     (tmp_path / "empty").mkdir()
     assert_bad_input(cli("plot", tmp_path / "empty", *xy, "-o", "a.png"), "no summary.parquet")
-    assert_bad_input(cli("plot", sweep2, *xy, "-o", "a.pdf"), "'.pdf'", ".png, .svg")
+    assert_bad_input(cli("plot", sweep2, *xy, "-o", "a.jpg"), "'.jpg'", ".png, .svg, .pdf")
     assert_bad_input(cli("plot", sweep2, *xy, "-o", tmp_path / "no/dir/a.png"), "a.png")
     (tmp_path / "d.png").mkdir()
     assert_bad_input(cli("plot", sweep2, *xy, "-o", tmp_path / "d.png"), "is a directory")
@@ -411,3 +411,62 @@ def test_plots_and_reports_take_what_sweep_returned(tmp_path: Path) -> None:
     assert write_report(on_disk, tmp_path / "r.html").stat().st_size > 0
     with pytest.raises(PlotError, match="in memory"):
         write_report(in_memory, tmp_path / "r2.html")
+
+
+# --- figures for papers (issue 35, item 13) -------------------------------------
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_pdf_and_300_dpi_png(sweep2: Path, tmp_path: Path) -> None:
+    from linklab.plots import plot_metric
+
+    fig = plot_metric(sweep2, x="per", y="goodput_bps", out=tmp_path / "g.png")
+    w, h = fig.get_size_inches()
+    assert _png_size(tmp_path / "g.png") == (round(w * 300), round(h * 300))
+    for name in ("a.pdf", "b.pdf"):
+        plot_metric(sweep2, x="per", y="goodput_bps", out=tmp_path / name)
+    pdf = (tmp_path / "a.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and b"CreationDate" not in pdf
+    assert pdf == (tmp_path / "b.pdf").read_bytes(), "same figure, same bytes"
+
+
+def test_confidence_bars_stop_at_zero(tmp_path: Path) -> None:
+    """Two runs with 2 and 3 timeouts: 2.5 ± 6.35 at 95 % (t = 12.7 with one degree of
+    freedom) would reach -3.85 timeouts; the bar stops at 0 and the title says how the
+    bars are formed."""
+    from linklab.plots import bounded_errors, metric_bounds, plot_metric
+
+    assert bounded_errors([2.5], [6.35], (0.0, math.inf)) == [[2.5], [6.35]]
+    assert bounded_errors([0.9], [0.3], metric_bounds("rwnd_limited_fraction")) == [
+        [0.3],
+        [pytest.approx(0.1)],
+    ]
+    assert metric_bounds("flow[f1].goodput_bps") == (0.0, math.inf)
+    d = make_sweep(tmp_path / "s", {"per": [0.0, 0.1, 0.2]}, reps=2)
+    fig = plot_metric(d, x="per", y="timeouts")
+    lows = [
+        seg[:, 1].min()
+        for container in fig.axes[0].containers
+        for coll in container.lines[2]
+        for seg in coll.get_segments()
+    ]
+    assert lows and min(lows) >= 0.0, lows
+    summary = pl.read_parquet(d / "summary.parquet")
+    crossing = summary.filter(pl.col("timeouts_mean") - pl.col("timeouts_ci") < 0).height
+    assert crossing > 0, "the synthetic sweep has a t-interval below 0 to cut"
+    title = fig._suptitle.get_text()
+    assert "95 % Student-t CI, n = 2 runs, cut at 0" in title, title
+
+
+def test_trace_is_titled_by_its_scenario(trace_dir: Path) -> None:
+    from linklab.plots import plot_trace
+
+    fig = plot_trace(trace_dir)
+    title = fig._suptitle.get_text()
+    assert title.startswith("dumbbell-red-ecn, seed 1"), title
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert legend[0] == "0 S1->D1", legend

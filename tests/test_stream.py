@@ -50,11 +50,14 @@ def test_streamed_files_equal_the_in_memory_run(
     assert traces == {} and pcaps == {}
     assert sorted(p.name for p in out.iterdir()) == [
         "cwnd.parquet",
+        "drops.parquet",
         "lt_blocks.parquet",
         "lt_erasure.parquet",
         "queue.parquet",
         "seq.parquet",
+        "summary.json",  # the run's summary, beside its traces
     ], "no part files or temporaries left"
+    assert json.loads((out / "summary.json").read_text()) == summary
     mem = linklab.run(LT_TCP, seed=3, params=params, trace=True, pcap=["L-R", "R->L"])
     on_disk = _tables(out)
     assert on_disk.keys() == mem.traces.keys()
@@ -128,7 +131,7 @@ def test_an_in_memory_run_over_the_budget_stops_with_a_clear_error(
 def test_linklab_run_accepts_a_trace_directory(tmp_path: Path) -> None:
     r = linklab.run(DUMBBELL, params={"duration": "3s"}, trace_dir=tmp_path / "t")
     assert r.traces == {}
-    assert set(_tables(tmp_path / "t")) == {"cwnd", "queue", "seq"}
+    assert set(_tables(tmp_path / "t")) == {"cwnd", "drops", "queue", "seq"}
 
 
 def test_a_failed_run_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +170,13 @@ def test_cli_trace_and_pcap_stream_to_files(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["sim_time_s"] == 5.0
     assert (tmp_path / "x.pcap").stat().st_size > 24
-    assert {p.name for p in out.iterdir()} == {"cwnd.parquet", "queue.parquet", "seq.parquet"}
+    assert {p.name for p in out.iterdir()} == {
+        "cwnd.parquet",
+        "drops.parquet",
+        "queue.parquet",
+        "seq.parquet",
+        "summary.json",
+    }
 
 
 def test_a_run_without_traces_does_not_import_polars() -> None:

@@ -633,6 +633,37 @@ def test_jobs_1_runs_in_process_without_a_main_guard(tmp_path: Path) -> None:
     assert done.stdout.split() == ["2", "0"]
 
 
+def test_worker_processes_do_not_rerun_an_unguarded_script(tmp_path: Path) -> None:
+    """A script that calls sweep(..., jobs=2) at its top level, as the README's snippet
+    does, saved to a file and run with python3: spawned workers used to run the script
+    again (tracebacks from multiprocessing, or "in use by another sweep" with ``out``;
+    issue 35). The pool starts at once (BOOT_AFTER = 0) so that workers do run tasks;
+    the script's top level runs once. Runs of ~0.2 s, so that the workers are up
+    before the sweep ends."""
+    long_tiny = TINY.replace('duration = "2s"', 'duration = "60s"')
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import linklab\n"
+        "import linklab.backends.local as local\n"
+        "local.BOOT_AFTER = 0.0\n"
+        "print('top level')\n"
+        f"r = linklab.sweep({long_tiny!r}, params={{'per': [0.0, 0.01, 0.02, 0.03]}}, reps=2,\n"
+        "                  jobs=2, out='sw')\n"
+        "print(r.runs.height, r.failed)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.split("\n")[:2] == ["top level", "8 0"], done.stdout
+
+
 def test_param_values_out_of_range_are_refused_before_any_run(
     cli: CliRunner, small: Path, tmp_path: Path
 ) -> None:

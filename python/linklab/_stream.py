@@ -16,6 +16,7 @@ table joined in order are the table of the whole run, those of a capture its fil
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import struct
@@ -62,6 +63,10 @@ class OutputError(OSError):
         self.what = what
         self.path = str(path)
         self.reason = reason
+
+
+#: The run's summary in a trace directory (``linklab run --json``'s object).
+SUMMARY_FILE = "summary.json"
 
 
 def run(
@@ -111,7 +116,7 @@ def run(
             sink=sink,
             base_dir=None if base_dir is None else os.fspath(base_dir),
         )
-        sink.commit()
+        sink.commit(summary)
     finally:
         sink.discard()
     return summary, sink.memory_traces(), sink.memory_pcaps()
@@ -255,8 +260,10 @@ class _Sink:
         except OSError as e:
             raise OutputError("pcap file", path, e.strerror or str(e)) from None
 
-    def commit(self) -> None:
-        """Publish every file (called once the run succeeded)."""
+    def commit(self, summary: dict[str, Any] | None = None) -> None:
+        """Publish every file (called once the run succeeded); a trace directory also
+        gets the run's ``summary`` as :data:`SUMMARY_FILE` (what ``plot-trace`` titles
+        and labels its figure with)."""
         target = ("trace directory", self.trace_dir)
         try:
             if self.trace_dir is not None:
@@ -268,6 +275,9 @@ class _Sink:
                         self.trace_dir / f"{file_stem(name)}.parquet",
                         lambda tmp, parts=parts: _merge_parts(parts, tmp),
                     )
+                if self.trace_dir is not None and summary is not None:
+                    text = json.dumps(summary, sort_keys=True)
+                    staged.add_bytes(self.trace_dir / SUMMARY_FILE, text.encode())
                 for spec, (tmp, out) in self.pcap_out.items():
                     target = ("pcap file", self.pcap_files[spec])
                     out.flush()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linklab import _checks, _pcap, _stream
+from linklab import _checks, _pcap, _stream, _summary_tables
 from linklab._files import Staging
 from linklab._inputs import check_seed, params_to_strings
 from linklab._scenario import Source, load_source, source_file
@@ -50,18 +50,23 @@ class Result:
 
     @property
     def flows(self) -> pl.DataFrame:
-        """The summary's flows, one row each (nested objects as struct columns)."""
-        return _rows(self.summary.get("flows"))
+        """The summary's flows, one row each: ``name``, ``id``, ``from``, ``to`` first,
+        nested objects flattened into columns (``send_limits_busy_s``,
+        ``account_data_dropped``; ``docs/metrics.md``), every column a real dtype."""
+        return _summary_tables.flat_table(self.summary.get("flows"), _summary_tables.FIRST["flows"])
 
     @property
     def links(self) -> pl.DataFrame:
-        """The summary's link directions, one row each."""
-        return _rows(self.summary.get("links"))
+        """The summary's link directions, one row each (``name`` first, flattened)."""
+        return _summary_tables.flat_table(self.summary.get("links"), _summary_tables.FIRST["links"])
 
     @property
     def queues(self) -> pl.DataFrame:
-        """The summary's queues, one row per link direction."""
-        return _rows(self.summary.get("queues"))
+        """The summary's queues, one row per link direction (``link``, ``kind`` first;
+        ``drops`` as ``drops_overflow``, ``drops_aqm_early``, …)."""
+        return _summary_tables.flat_table(
+            self.summary.get("queues"), _summary_tables.FIRST["queues"]
+        )
 
     def __repr__(self) -> str:
         s = self.summary
@@ -232,12 +237,6 @@ def _check_pcap(pcap: Sequence[str] | None) -> list[str] | None:
     if isinstance(pcap, str):
         raise TypeError("pcap must be a list of link specs such as ['A->B'], not a str")
     return [str(link) for link in pcap]
-
-
-def _rows(items: Any) -> pl.DataFrame:
-    import polars as pl
-
-    return pl.DataFrame(items or [])
 
 
 def _cell(value: Any) -> str:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # matplotlib and polars are heavy: imported only when drawing
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from linklab.api import Result
     from linklab.sweep import SweepResult
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
     "save_figure",
 ]
 
-FORMATS = {".png": "png", ".svg": "svg"}
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 SWEEP_HINT = "give a directory written by 'linklab sweep' (with summary.parquet and meta.json)"
 TRACE_HINT = (
     "give a directory written by 'linklab run --trace DIR' "
@@ -59,7 +60,9 @@ TRACE_HINT = (
 )
 MAX_PANELS = 12  # plot_metric: panels for combinations of the other swept parameters
 MAX_QUEUE_LINKS = 12  # plot_trace: links drawn by default
-_DPI = 120
+#: Resolution of PNG files (and of the rasterised data inside SVG and PDF files):
+#: 300 dpi, what journals ask of line art with data.
+_DPI = 300
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 _RESERVED = {"point", "n", "failed"}
 
@@ -329,6 +332,25 @@ def _err(ci: float | None) -> float:
     return ci if ci is not None and math.isfinite(ci) else 0.0
 
 
+def metric_bounds(name: str) -> tuple[float, float]:
+    """The values metric ``name`` can take: every linklab metric is a rate, a time, a
+    count, a size or a share, so at least 0; a ``*_fraction`` is at most 1."""
+    return (0.0, 1.0 if name.rsplit(".", 1)[-1].endswith("fraction") else math.inf)
+
+
+def bounded_errors(
+    means: Sequence[float], cis: Sequence[float | None], bounds: tuple[float, float]
+) -> list[list[float]]:
+    """Error bars ``[below, above]`` of ``mean ± ci`` cut at the metric's bounds: a
+    Student-t interval of a few runs can reach below 0 (two runs with 2 and 3
+    timeouts: 2.5 ± 6.4 at 95 %), a value no run can have; the bar then ends at
+    the bound and is asymmetric."""
+    lo, hi = bounds
+    below = [min(_err(c), max(m - lo, 0.0)) for m, c in zip(means, cis, strict=True)]
+    above = [min(_err(c), max(hi - m, 0.0)) for m, c in zip(means, cis, strict=True)]
+    return [below, above]
+
+
 def natural_key(text: object) -> list[Any]:
     """Sort key putting ``S2->L`` before ``S10->L``."""
     import re
@@ -346,13 +368,14 @@ def _is_numeric(values: Iterable[object]) -> bool:
 
 
 def check_output(out: str | os.PathLike[str]) -> str:
-    """The format (``png``/``svg``) for output path ``out``; raises if it cannot be written."""
+    """The format (``png``/``svg``/``pdf``) for output path ``out``; raises if it cannot be
+    written."""
     suffix = Path(out).suffix.lower()
     fmt = FORMATS.get(suffix)
     if fmt is None:
         raise PlotError(
             f"cannot tell the figure format of output file {str(out)!r} "
-            f"(suffix {suffix or 'none'!r}); allowed suffixes: .png, .svg"
+            f"(suffix {suffix or 'none'!r}); allowed suffixes: .png, .svg, .pdf"
         )
     ensure_writable(out)
     return fmt
@@ -369,10 +392,19 @@ def ensure_writable(out: str | os.PathLike[str]) -> None:
         ) from None
 
 
+def _metadata(fmt: str) -> dict[str, Any]:
+    """File metadata without a date, so that the same figure gives the same bytes."""
+    if fmt == "svg":
+        return {"Date": None}
+    if fmt == "pdf":
+        return {"CreationDate": None, "ModDate": None, "Creator": "linklab (matplotlib)"}
+    return {"Software": "linklab (matplotlib)"}
+
+
 def save_figure(fig: Figure, out: str | os.PathLike[str]) -> Path:
-    """Write ``fig`` to ``out`` (PNG or SVG by suffix) atomically."""
+    """Write ``fig`` to ``out`` (PNG, SVG or PDF by suffix) atomically."""
     fmt = check_output(out)
-    metadata = {"Date": None} if fmt == "svg" else {"Software": "linklab (matplotlib)"}
+    metadata = _metadata(fmt)
     return write_staged(out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=_DPI, metadata=metadata))
 
 
@@ -390,20 +422,20 @@ def write_staged(out: str | os.PathLike[str], write: Callable[[Path], object]) -
 
 
 def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 100) -> bytes:
-    """``fig`` rendered to PNG or SVG bytes."""
+    """``fig`` rendered to PNG, SVG or PDF bytes."""
     import io
 
     buf = io.BytesIO()
-    metadata = {"Date": None} if fmt == "svg" else {"Software": "linklab (matplotlib)"}
-    fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
     return buf.getvalue()
 
 
 def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    from linklab._figure import LinklabFigure
+
+    fig = LinklabFigure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
@@ -496,7 +528,10 @@ def plot_metric(
             order = sorted(range(len(xs)), key=lambda k: xs[k])
             xs = [xs[k] for k in order]
             ys = [means[k] * scale for k in order]
-            es = [_err(cis[k]) * scale for k in order]
+            es = bounded_errors(
+                [means[k] for k in order], [cis[k] for k in order], metric_bounds(metric)
+            )
+            es = [[e * scale for e in side] for side in es]
             label = None if hue is None else fmt_param(hv)
             container = ax.errorbar(
                 xs,
@@ -520,8 +555,7 @@ def plot_metric(
         ax.set_xlabel(x)
     for ax in axes[:, 0]:
         ax.set_ylabel(metric_label(metric))
-    conf = sweep.meta.get("confidence")
-    ci_text = f"{_pct(conf)} CI" if conf is not None else "CI"
+    ci_text = _ci_text(sweep, frame)
     title = f"{metric_label(metric, with_unit=False)} vs {x} (mean ± {ci_text})"
     if where:
         title += "  [" + _combo_text(list(where), list(where.values())) + "]"
@@ -543,6 +577,20 @@ def _combinations(sweep: Sweep, frame: pl.DataFrame, names: Sequence[str]) -> li
     for name in names:
         combos = [c + (v,) for c in combos for v in sweep.values(name, frame)]
     return [c for c in combos if c in seen]
+
+
+def _ci_text(sweep: Sweep, frame: pl.DataFrame) -> str:
+    """How the bars are formed, for a figure's title: the level, Student's t, the
+    runs per point (n = 2 gives a t of 12.7 at 95 %; n = 1 no bar), and that the
+    bars stop at the metric's bounds."""
+    conf = sweep.meta.get("confidence")
+    text = f"{_pct(conf)} Student-t CI" if conf is not None else "Student-t CI"
+    if "n" in frame.columns and frame.height:
+        lo, hi = frame.get_column("n").min(), frame.get_column("n").max()
+        text += f", n = {lo} runs" if lo == hi else f", n = {lo}–{hi} runs"
+        if lo is not None and lo < 2:
+            text += " (n = 1: no bar)"
+    return text + ", cut at 0"
 
 
 def _pct(conf: object) -> str:
@@ -602,8 +650,18 @@ def plot_scatter(
             continue
         xs = [v * xs_scale for v in rows.get_column(f"{xm}_mean").to_list()]
         ys = [v * ys_scale for v in rows.get_column(f"{ym}_mean").to_list()]
-        xe = [_err(v) * xs_scale for v in rows.get_column(f"{xm}_ci").to_list()]
-        ye = [_err(v) * ys_scale for v in rows.get_column(f"{ym}_ci").to_list()]
+        xe = bounded_errors(
+            rows.get_column(f"{xm}_mean").to_list(),
+            rows.get_column(f"{xm}_ci").to_list(),
+            metric_bounds(xm),
+        )
+        ye = bounded_errors(
+            rows.get_column(f"{ym}_mean").to_list(),
+            rows.get_column(f"{ym}_ci").to_list(),
+            metric_bounds(ym),
+        )
+        xe = [[e * xs_scale for e in side] for side in xe]
+        ye = [[e * ys_scale for e in side] for side in ye]
         text = None if label is None else f"{label}={fmt_param(g)}"
         container = ax.errorbar(
             xs,
@@ -631,11 +689,9 @@ def plot_scatter(
     ax.set_xlabel(metric_label(xm))
     ax.set_ylabel(metric_label(ym))
     ax.grid(True, alpha=0.3)
-    conf = sweep.meta.get("confidence")
-    ci_text = f"{_pct(conf)} CI" if conf is not None else "CI"
     title = (
         f"{metric_label(ym, with_unit=False)} vs {metric_label(xm, with_unit=False)} "
-        f"per configuration (mean ± {ci_text})"
+        f"per configuration\n(mean ± {_ci_text(sweep, frame)})"
     )
     if where:
         title += "  [" + _combo_text(list(where), list(where.values())) + "]"
@@ -691,17 +747,53 @@ def _read_trace(directory: str | os.PathLike[str]) -> dict[str, pl.DataFrame]:
     return tables
 
 
+def _trace_summary(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The run summary ``linklab run --trace DIR`` writes beside the tables (None for
+    a directory written before it did, or one it cannot read)."""
+    from linklab._stream import SUMMARY_FILE
+
+    try:
+        found = json.loads((Path(directory) / SUMMARY_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _trace_title(source: object, summary: Mapping[str, Any] | None) -> str:
+    """The scenario's name, its seed and its parameters that differ from nothing we
+    know of (all of them, briefly); the folder's name without a summary."""
+    if summary is None or not summary.get("scenario"):
+        return f"trace {Path(str(source)).name or str(source)}"
+    params = summary.get("params") or {}
+    shown = ", ".join(f"{k}={fmt_param(v)}" for k, v in list(params.items())[:6])
+    more = ", …" if len(params) > 6 else ""
+    tail = f"  ({shown}{more})" if shown else ""
+    return f"{summary['scenario']}, seed {summary.get('seed')}{tail}"
+
+
 def _flow_key(v: object) -> tuple[int, object]:
     return (0, v) if isinstance(v, int) else (1, natural_key(v))
 
 
+def _result_trace(result: Result) -> dict[str, pl.DataFrame]:
+    """The trace tables of a :class:`~linklab.Result` run with ``trace=True``."""
+    missing = [n for n in _TRACE_FILES if n not in result.traces]
+    if missing:
+        raise PlotError(
+            f"the Result has no {', '.join(missing)} trace; run it with "
+            "linklab.run(..., trace=True) (or give a 'linklab run --trace DIR' directory)"
+        )
+    return {n: result.traces[n] for n in _TRACE_FILES}
+
+
 def plot_trace(
-    directory: str | os.PathLike[str],
+    directory: str | os.PathLike[str] | Result,
     out: str | os.PathLike[str] | None = None,
     links: Sequence[str] | None = None,
     flows: Sequence[int | str] | None = None,
 ) -> Figure:
-    """Three stacked panels over a shared time axis from a ``--trace`` directory.
+    """Three stacked panels over a shared time axis from a ``--trace`` directory
+    or a :class:`~linklab.Result` run with ``trace=True``.
 
     Top: queue occupancy (packets) per link direction: ``links`` or, by default,
     the links whose queue ever held more than one packet (the
@@ -709,10 +801,19 @@ def plot_trace(
     sequence numbers per flow, sent (dots), received (ticks) and dropped (large
     crosses). ``flows`` (flow ids) limits the middle and bottom panels.
     """
+    from linklab.api import Result
+
     if out is not None:
         check_output(out)
     pl = _pl()
-    t = _read_trace(directory)
+    if isinstance(directory, Result):
+        t = _result_trace(directory)
+        summary: dict[str, Any] | None = directory.summary
+    else:
+        t = _read_trace(directory)
+        summary = _trace_summary(directory)
+    title = _trace_title(directory, summary)
+    names = {f.get("id"): f.get("name") for f in (summary or {}).get("flows") or []}
     queue, cwnd, seq = t["queue"], t["cwnd"], t["seq"]
 
     # Links.
@@ -790,8 +891,8 @@ def plot_trace(
             rows.get_column("cwnd_bytes").to_numpy() / 1e3,
             drawstyle="steps-post",
             color=flow_colors[f],
-            linewidth=1.0,
-            label=f"flow {f}",
+            linewidth=1.0 if len(shown_flows) <= 4 else 0.7,  # 10 flows stay apart
+            label=f"{f} {names[f]}" if names.get(f) else f"flow {f}",
             gid=f"cwnd:{f}",
             rasterized=True,
         )
@@ -867,7 +968,7 @@ def plot_trace(
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
     ax_s.set_xlim(left=0)
-    fig.suptitle(f"trace {Path(directory).name or str(directory)}", fontsize=11)
+    fig.suptitle(title, fontsize=11)
     if out is not None:
         save_figure(fig, out)
     return fig

@@ -118,7 +118,9 @@ class SweepResult:
     ``M_mean``/``M_std``/``M_ci`` per metric); ``meta``: the settings written to
     ``meta.json``; ``out``: the output directory (None for an in-memory sweep);
     ``executed``/``reused``: runs computed now / taken from the store;
-    ``failed``: runs that failed.
+    ``failed``: runs that failed. ``flows``, ``queues``, ``links``: the same runs
+    tidy, one row per run and flow (queue, link direction) with its parameters
+    and that object's metrics (``runs`` has them as ``flow[NAME].M`` columns).
     """
 
     runs: pl.DataFrame
@@ -139,6 +141,113 @@ class SweepResult:
         ``docs/metrics.md``, "Warnings")."""
         line = _rwnd_sweep_warning(self.runs, [str(p) for p in self.meta.get("params") or {}])
         return [] if line is None else [line]
+
+    @property
+    def flows(self) -> pl.DataFrame:
+        """One row per run and flow: ``point``, ``rep``, ``seed``, the parameters,
+        ``status``, ``flow`` (its name), then the flow's metrics (``goodput_bps``,
+        ``delay_mean_s``, ``timeouts``, ``retransmits``: the ``flow[NAME].*`` columns
+        of ``runs``, as kept by ``metrics=``)."""
+        return _long(self.runs, "flow", self._param_names())
+
+    @property
+    def queues(self) -> pl.DataFrame:
+        """One row per run and queue (column ``queue``: its link direction), with the
+        ``queue[LINK].*`` metrics of ``runs``."""
+        return _long(self.runs, "queue", self._param_names())
+
+    @property
+    def links(self) -> pl.DataFrame:
+        """One row per run and link direction (column ``link``), with the
+        ``link[NAME].*`` metrics of ``runs``."""
+        return _long(self.runs, "link", self._param_names())
+
+    def _param_names(self) -> list[str]:
+        return [str(p) for p in self.meta.get("params") or {}]
+
+    def __repr__(self) -> str:
+        m = self.meta
+        scenario = os.path.basename(str(m.get("scenario") or "scenario"))
+        where = f" in {str(self.out)!r}" if self.out is not None else " (in memory)"
+        return (
+            f"<linklab.SweepResult {scenario}: {self.summary.height} points × "
+            f"{m.get('reps', '?')} reps, {self.runs.height} runs ({self.executed} run now, "
+            f"{self.reused} reused, {self.failed} failed){where}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook cell's view: the header and, per grid point, the headline
+        metrics as mean ± CI half-width (at the sweep's confidence)."""
+        from linklab._html import escape
+
+        params = self._param_names()
+        shown = [
+            m
+            for m in ("goodput_bps", "delay_mean_s", "timeouts")
+            if f"{m}_mean" in self.summary.columns
+        ]
+        conf = self.meta.get("confidence", 0.95)
+        head = "".join(
+            f"<th>{escape(c)}</th>"
+            for c in (
+                *params,
+                "n",
+                "failed",
+                *(f"{m} (± {100 * float(conf):g} % CI)" for m in shown),
+            )
+        )
+        body = []
+        for row in self.summary.head(_HTML_ROWS).iter_rows(named=True):
+            cells = [fmt_param(row.get(p)) for p in params]
+            cells += [str(row.get("n")), str(row.get("failed"))]
+            for m in shown:
+                mean, ci = row.get(f"{m}_mean"), row.get(f"{m}_ci")
+                cells.append(
+                    "" if mean is None else f"{mean:.6g}" + ("" if ci is None else f" ± {ci:.3g}")
+                )
+            body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+        more = self.summary.height - _HTML_ROWS
+        note = f"<p>… {more} more points (sw.summary)</p>" if more > 0 else ""
+        tables = (
+            "<p>Tables: sw.summary (per point), sw.runs (per run), sw.flows (per run and flow)</p>"
+        )
+        return (
+            f"<p>{escape(repr(self))}</p><table><tr>{head}</tr>{''.join(body)}</table>"
+            f"{note}{tables}"
+        )
+
+
+#: Grid points a notebook shows of a sweep.
+_HTML_ROWS = 50
+
+_OBJECT_COLUMN = re.compile(r"^(flow|queue|link)\[(.*)\]\.(.+)$")
+
+
+def _long(runs: pl.DataFrame, kind: str, params: Sequence[str]) -> pl.DataFrame:
+    """``runs``' ``kind[NAME].M`` columns as rows: one per run and NAME."""
+    import polars as pl
+
+    ids = [c for c in ("point", "rep", "seed", *params, "status") if c in runs.columns]
+    by_name: dict[str, dict[str, str]] = {}
+    for col in runs.columns:
+        m = _OBJECT_COLUMN.match(col)
+        if m and m.group(1) == kind:
+            by_name.setdefault(m.group(2), {})[col] = m.group(3)
+    order = {name: i for i, name in enumerate(by_name)}
+    parts = [
+        runs.select(
+            *ids,
+            pl.lit(name, dtype=pl.String).alias(kind),
+            pl.lit(order[name], dtype=pl.UInt32).alias("_order"),
+            *(pl.col(c).alias(m) for c, m in cols.items()),
+        )
+        for name, cols in by_name.items()
+    ]
+    if not parts:
+        return runs.select(*ids, pl.lit(None, dtype=pl.String).alias(kind)).clear()
+    sort = [c for c in ("point", "rep") if c in ids]
+    out = pl.concat(parts, how="diagonal_relaxed").sort([*sort, "_order"], maintain_order=True)
+    return out.drop("_order")
 
 
 def _rwnd_sweep_warning(runs: pl.DataFrame, names: Sequence[str]) -> str | None:

@@ -4,13 +4,22 @@
 //! version 2.4, little-endian, snaplen 65535), or pcapng (a section header,
 //! one interface description per captured link direction, named after it, with
 //! nanosecond timestamps, a name-resolution block mapping every node's address
-//! to its name, then one enhanced packet block per packet). Both use link type
-//! 101 (`LINKTYPE_RAW`: each record starts with the IP header), which Wireshark
-//! and tcpdump open directly.
+//! to its name, then one enhanced packet block per packet). Classic pcap uses
+//! link type 101 (`LINKTYPE_RAW`: each record starts with the IP header);
+//! pcapng uses link type 1 (`LINKTYPE_ETHERNET`) on every interface, each record
+//! starting with a 14-byte Ethernet header — destination and source MAC
+//! `02:00` followed by the node's IPv4 address (locally administered), type
+//! IPv4 — because libpcap 1.10 (tcpdump, tcptrace) refuses a pcapng file whose
+//! interfaces have link type 101 after the first ("an interface has a type 101
+//! different from the type of the first interface": it compares the second
+//! interface's type against the DLT number it translated the first one's to).
+//! Both open directly in Wireshark, tshark, tcpdump and tcptrace.
 //!
 //! Packets carry no payload bytes, so every record holds the **headers only**:
 //! the captured length is the synthetic IPv4 + TCP header, the original length
-//! the real wire size [`Packet::size`]. The synthetic headers are:
+//! the real wire size [`Packet::size`] (both 14 bytes more in pcapng, for the
+//! Ethernet header; the IPv4 total length is the wire size in both). The
+//! synthetic headers are:
 //!
 //! * **IPv4** — version 4, IHL 5, DSCP 0, ECN bits from [`Packet::ecn`]
 //!   (Not-ECT `00`, ECT(0) `10`, CE `11`), total length = wire size (capped at
@@ -59,6 +68,13 @@ use crate::time::Time;
 pub const PCAP_MAGIC_NANOS: u32 = 0xa1b2_3c4d;
 /// `LINKTYPE_RAW`: records start with an IPv4 or IPv6 header.
 pub const LINKTYPE_RAW: u32 = 101;
+/// `LINKTYPE_ETHERNET`: records start with an Ethernet header. pcapng files
+/// use it: libpcap (1.10) reads a pcapng file of several interfaces only when
+/// their link type's number is the same as libpcap's own (DLT) number for it,
+/// which `LINKTYPE_RAW` (DLT 12 or 14) is not.
+pub const LINKTYPE_ETHERNET: u32 = 1;
+/// Bytes of the synthetic Ethernet header of a pcapng record.
+pub const ETHERNET_HEADER: usize = 14;
 /// Snapshot length written in the global header.
 pub const SNAPLEN: u32 = 65_535;
 /// TCP port of the data sender of flow 0 (flow `f` uses `BASE + f`).
@@ -280,7 +296,7 @@ impl PcapWriter {
                 block(&mut buf, 0x0a0d_0d0a, &b);
                 for i in interfaces {
                     let mut b = Vec::new();
-                    b.extend_from_slice(&(LINKTYPE_RAW as u16).to_le_bytes());
+                    b.extend_from_slice(&(LINKTYPE_ETHERNET as u16).to_le_bytes());
                     b.extend_from_slice(&0u16.to_le_bytes());
                     b.extend_from_slice(&SNAPLEN.to_le_bytes());
                     option(&mut b, 2, i.name.as_bytes()); // if_name
@@ -354,14 +370,22 @@ impl PcapWriter {
                 self.buf.extend_from_slice(&h[..hdr_len]);
             }
             Format::Pcapng => {
-                let mut b = [0u8; 20 + 80];
+                const E: usize = ETHERNET_HEADER;
+                let mut b = [0u8; 20 + E + 80];
                 b[0..4].copy_from_slice(&iface.to_le_bytes());
                 b[4..8].copy_from_slice(&((ns >> 32) as u32).to_le_bytes());
                 b[8..12].copy_from_slice(&(ns as u32).to_le_bytes());
-                b[12..16].copy_from_slice(&(hdr_len as u32).to_le_bytes());
-                b[16..20].copy_from_slice(&wire.to_le_bytes());
-                b[20..20 + hdr_len].copy_from_slice(&h[..hdr_len]);
-                block(&mut self.buf, 6, &b[..20 + hdr_len]);
+                b[12..16].copy_from_slice(&((E + hdr_len) as u32).to_le_bytes());
+                b[16..20].copy_from_slice(&(wire + E as u32).to_le_bytes());
+                // Ethernet: destination, source (02:00 + the IPv4 address), IPv4.
+                let eth = &mut b[20..20 + E];
+                eth[0..2].copy_from_slice(&[0x02, 0x00]);
+                eth[2..6].copy_from_slice(&h[16..20]);
+                eth[6..8].copy_from_slice(&[0x02, 0x00]);
+                eth[8..12].copy_from_slice(&h[12..16]);
+                eth[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+                b[20 + E..20 + E + hdr_len].copy_from_slice(&h[..hdr_len]);
+                block(&mut self.buf, 6, &b[..20 + E + hdr_len]);
             }
         }
         self.packets += 1;
@@ -953,7 +977,7 @@ mod tests {
         assert_eq!(&shb[4..8], &[1, 0, 0, 0]);
         assert!(ng_options(shb, 16)[0].1.starts_with(b"linklab "));
         for (blk, name) in b[1..3].iter().zip(["A->B", "B->A"]) {
-            assert_eq!(u16::from_le_bytes([blk.1[0], blk.1[1]]), 101);
+            assert_eq!(u16::from_le_bytes([blk.1[0], blk.1[1]]), 1, "Ethernet");
             assert_eq!(u32le(&blk.1, 4), 65_535);
             let o = ng_options(&blk.1, 8);
             assert_eq!(o[0], (2, name.as_bytes().to_vec()));
@@ -966,8 +990,15 @@ mod tests {
         assert_eq!(u32le(epb, 0), 0);
         let ts = (u64::from(u32le(epb, 4)) << 32) | u64::from(u32le(epb, 8));
         assert_eq!(ts, 5_000_000_123);
-        assert_eq!((u32le(epb, 12), u32le(epb, 16)), (52, 1500));
-        assert_eq!(epb[20], 0x45);
+        assert_eq!((u32le(epb, 12), u32le(epb, 16)), (14 + 52, 14 + 1500));
+        // Ethernet: 02:00 + destination address, 02:00 + source address, IPv4.
+        let (src, dst) = (data_pkt().src.0, data_pkt().dst.0);
+        assert_eq!(&epb[20..22], &[2, 0]);
+        assert_eq!(epb[22..26], node_addr(dst));
+        assert_eq!(&epb[26..28], &[2, 0]);
+        assert_eq!(epb[28..32], node_addr(src));
+        assert_eq!(&epb[32..34], &[8, 0]);
+        assert_eq!(epb[34], 0x45);
         let epb = &b[5].1;
         assert_eq!(u32le(epb, 0), 1, "second interface");
         let ts = (u64::from(u32le(epb, 4)) << 32) | u64::from(u32le(epb, 8));

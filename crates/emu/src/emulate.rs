@@ -839,7 +839,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     let (links, queues) = link_summaries(&mut netlinks, end_t);
     let mut flows = Vec::new();
     let mut tcp_info_rows = Vec::new();
-    let mut all_delay = Histogram::new();
+    let (mut all_delay, mut all_jitter) = (Histogram::new(), Histogram::new());
     let mut sums = [0u64; 5]; // delivered, wire bytes, timeouts, episodes, retransmits
     let mut rto_known = true;
     if builtin {
@@ -848,6 +848,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             let tx = &tx_results[i];
             let tr = &traffic[i];
             all_delay.merge(&tr.delay);
+            all_jitter.merge(&tr.jitter);
             let info = tx.last;
             rto_known &= tx.rto_known;
             let (timeouts, episodes) = (
@@ -872,8 +873,16 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 "goodput_bps": delivered as f64 * 8.0 / secs,
                 "delay_mean_s": delay(&tr.delay, None),
                 "delay_p50_s": delay(&tr.delay, Some(0.5)),
+                "delay_p90_s": delay(&tr.delay, Some(0.9)),
                 "delay_p95_s": delay(&tr.delay, Some(0.95)),
+                "delay_p99_s": delay(&tr.delay, Some(0.99)),
+                "delay_p999_s": delay(&tr.delay, Some(0.999)),
                 "delay_max_s": delay(&tr.delay, Some(1.0)),
+                "jitter_mean_s": delay(&tr.jitter, None),
+                "jitter_p50_s": delay(&tr.jitter, Some(0.5)),
+                "jitter_p90_s": delay(&tr.jitter, Some(0.9)),
+                "jitter_p99_s": delay(&tr.jitter, Some(0.99)),
+                "jitter_p999_s": delay(&tr.jitter, Some(0.999)),
                 "timeouts": tx.rto_known.then_some(timeouts),
                 "timeout_episodes": tx.rto_known.then_some(episodes),
                 "fast_retransmits": Value::Null,
@@ -909,8 +918,16 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
             "goodput_bps": delivered as f64 * 8.0 / secs,
             "delay_mean_s": delay(&all_delay, None),
             "delay_p50_s": delay(&all_delay, Some(0.5)),
+            "delay_p90_s": delay(&all_delay, Some(0.9)),
             "delay_p95_s": delay(&all_delay, Some(0.95)),
+            "delay_p99_s": delay(&all_delay, Some(0.99)),
+            "delay_p999_s": delay(&all_delay, Some(0.999)),
             "delay_max_s": delay(&all_delay, Some(1.0)),
+            "jitter_mean_s": delay(&all_jitter, None),
+            "jitter_p50_s": delay(&all_jitter, Some(0.5)),
+            "jitter_p90_s": delay(&all_jitter, Some(0.9)),
+            "jitter_p99_s": delay(&all_jitter, Some(0.99)),
+            "jitter_p999_s": delay(&all_jitter, Some(0.999)),
             "timeouts": (builtin && rto_known).then_some(timeouts),
             "timeout_episodes": (builtin && rto_known).then_some(episodes),
             "fast_retransmits": Value::Null,

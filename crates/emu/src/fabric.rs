@@ -293,6 +293,11 @@ pub struct FlowTraffic {
     /// payload, from the read at the sender's device to the write at the
     /// receiver's, nanoseconds.
     pub delay: Histogram,
+    /// |delay − the previous such packet's delay| (ns-3 FlowMonitor's
+    /// jitter), nanoseconds.
+    pub jitter: Histogram,
+    /// Delay of the latest such packet, nanoseconds.
+    pub last_delay: Option<u64>,
 }
 
 /// A packet on its way: its route, the bytes to write, when it was read and
@@ -350,6 +355,8 @@ pub struct Fabric {
     captures: Vec<Option<BufWriter<File>>>,
     /// Wall-clock (CLOCK_REALTIME) nanoseconds at model time 0, for capture timestamps.
     epoch_ns: u64,
+    /// Per kernel, the timestamp of its capture's latest record.
+    captured_ns: Vec<u64>,
 }
 
 /// LINKTYPE_RAW: the packet begins with its IP header.
@@ -398,6 +405,7 @@ impl Fabric {
             record: None,
             captures: Vec::new(),
             epoch_ns: 0,
+            captured_ns: Vec::new(),
         }
     }
 
@@ -419,6 +427,7 @@ impl Fabric {
         w.write_all(&65_535u32.to_le_bytes())?;
         w.write_all(&LINKTYPE_RAW.to_le_bytes())?;
         self.captures.resize_with(self.tuns.len(), || None);
+        self.captured_ns.resize(self.tuns.len(), 0);
         self.captures[k] = Some(w);
         Ok(())
     }
@@ -437,7 +446,11 @@ impl Fabric {
         let Some(w) = self.captures.get_mut(k).and_then(Option::as_mut) else {
             return Ok(());
         };
-        let ns = self.epoch_ns + t.as_nanos();
+        // Never earlier than the record before (the stamps are monotonic
+        // readings already; this keeps the file ordered whatever calls it).
+        let last = &mut self.captured_ns[k];
+        let ns = (self.epoch_ns + t.as_nanos()).max(*last);
+        *last = ns;
         let len = bytes.len().min(65_535) as u32;
         w.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
         w.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
@@ -557,7 +570,7 @@ impl Fabric {
             }
             let t = Time((now - start).as_nanos() as u64);
             self.deliver(t, start)?;
-            self.read_all(t, &mut buf)?;
+            self.read_all(t, start, &mut buf)?;
             self.deliver(t, start)?;
             let deadline = self.links.iter().filter_map(|l| l.poll_timeout()).min();
             let wall_deadline = deadline.map(|d| start + Duration::from_nanos(d.as_nanos()));
@@ -653,7 +666,7 @@ impl Fabric {
     }
 
     /// Offer every waiting packet of every kernel to its first link at `t`.
-    fn read_all(&mut self, t: Time, buf: &mut [u8]) -> io::Result<()> {
+    fn read_all(&mut self, t: Time, start: Instant, buf: &mut [u8]) -> io::Result<()> {
         for k in 0..self.tuns.len() {
             while let Some(n) = self.tuns[k].1.recv(buf)? {
                 let uid = self.next_uid;
@@ -663,7 +676,10 @@ impl Fabric {
                 };
                 self.next_uid += 1;
                 self.stats.read[k] += 1;
-                self.captured(k, t, &buf[..n])?;
+                // Stamped when read, not at the loop's `t`: deliveries since
+                // `t` were stamped later, and a capture is in time order.
+                let wall = Time((Instant::now() - start).as_nanos() as u64);
+                self.captured(k, wall, &buf[..n])?;
                 let src = self.tuns[k].0;
                 let to = self.by_addr.get(&parsed.dst).copied();
                 let Some((dst, route)) = to.and_then(|d| Some((d, self.route(src, d)?))) else {
@@ -789,9 +805,12 @@ impl Fabric {
             self.captured(k, wall, &f.bytes)?;
             self.stats.lateness_ns.push(wall.0.saturating_sub(due.0));
             if let Some(fl) = f.data_of {
-                self.traffic[fl as usize]
-                    .delay
-                    .record(due.as_nanos().saturating_sub(f.read_at.as_nanos()));
+                let tr = &mut self.traffic[fl as usize];
+                let d = due.as_nanos().saturating_sub(f.read_at.as_nanos());
+                tr.delay.record(d);
+                if let Some(last) = tr.last_delay.replace(d) {
+                    tr.jitter.record(d.abs_diff(last));
+                }
             }
         }
     }

@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -83,6 +84,36 @@ def _in_thread(fn: Callable[..., Outcome], *args: object) -> Future[Outcome]:
     return future
 
 
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """Start worker processes without re-running the caller's script in them.
+
+    A spawned worker normally runs the main script again (as ``__mp_main__``)
+    so that functions defined there can be unpickled; a script that calls
+    ``linklab.sweep`` at its top level, without an ``if __name__ ==
+    "__main__":`` guard, then starts the sweep again in every worker (issue 35:
+    tracebacks, or "in use by another sweep"). The workers only run linklab's
+    own functions, so they need nothing from the script: while they start,
+    ``__main__`` is a module with no file, and multiprocessing tells them to
+    import nothing for it. Only for a script run by path (``python3 file.py``);
+    ``python -m ...`` and notebooks are left as they are.
+    """
+    main = sys.modules.get("__main__")
+    hide = (
+        main is not None
+        and getattr(main, "__spec__", None) is None
+        and getattr(main, "__file__", None) is not None
+    )
+    if not hide:
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main  # type: ignore[assignment]
+
+
 def _context() -> multiprocessing.context.BaseContext:
     # spawn: workers are fresh interpreters started by this process (so they are
     # its children, which the parent-death handling relies on), never forked
@@ -155,11 +186,13 @@ class LocalBackend:
                             initializer=_worker_init,
                             initargs=(os.getpid(),),
                         )
-                        ready = pool.submit(_ready)
+                        with _main_not_rerun():  # the pool starts a worker per submit
+                            ready = pool.submit(_ready)
                 while pool is not None and ready is not None and ready.done():
                     if in_pool >= window or (task := next(queue, None)) is None:
                         break
-                    future = pool.submit(run_task, source, task.params, task.seed, base_dir)
+                    with _main_not_rerun():
+                        future = pool.submit(run_task, source, task.params, task.seed, base_dir)
                     pending[future] = task
                     in_pool += 1
                 if not pending:
@@ -184,10 +217,7 @@ class LocalBackend:
                     yield task, future.result()
             done_ok = True
         except BrokenProcessPool:
-            raise RuntimeError(
-                "a sweep worker process died (killed, out of memory, or a script that calls "
-                "linklab.sweep with jobs > 1 without an 'if __name__ == \"__main__\":' guard)"
-            ) from None
+            raise RuntimeError("a sweep worker process died (killed, or out of memory)") from None
         finally:
             if pool is not None:
                 if done_ok and ready is not None and ready.done():

@@ -825,7 +825,7 @@ def plot_lines(
     """One line per entry of ``lines`` (label -> points ``(x, {mean, ci})``), with
     error bars; ``dashed(label)`` picks dashed lines (default: labels naming RTT 1 s);
     labels with the same ``family(label)`` share a colour (default: one each)."""
-    from linklab.plots import _colors, _new_figure, save_figure
+    from linklab.plots import _colors, _new_figure, bounded_errors, save_figure
 
     if dashed is None:
 
@@ -841,7 +841,10 @@ def plot_lines(
         col = colour[kin(lab)]
         xs = [x for x, _ in pts]
         ys = [st["mean"] if st["mean"] is not None else math.nan for _, st in pts]
-        es = [st["ci"] or 0.0 for _, st in pts]
+        # Every quantity these figures show is >= 0: bars stop there.
+        es = bounded_errors(
+            [0.0 if math.isnan(y) else y for y in ys], [st["ci"] for _, st in pts], (0.0, math.inf)
+        )
         style = "--" if dashed(lab) else "-"
         ax.errorbar(xs, ys, yerr=es, fmt=style + "o", ms=3, color=col, capsize=2, label=lab)
     if logx:

@@ -207,14 +207,21 @@ def _plot_queues(traces: Mapping[str, Any], t0: float, t1: float, out: str) -> N
     fig = _new_figure(7.0, 4.0)
     ax = fig.add_subplot(1, 1, 1)
     bsc = q.filter((pl.col("link") == "R->BSC") & pl.col("time_s").is_between(t0, t1))
-    ax.step(bsc["time_s"], bsc["packets"], where="post", lw=0.8, label="shared buffer R->BSC")
+    ax.step(bsc["time_s"], bsc["packets"], where="post", lw=0.8, color="C0",
+            label="shared buffer R->BSC (packets, left)")  # fmt: skip
+    # The downlink queues are counted in bytes: their own axis, one unit per axis.
+    right = ax.twinx()
     back = _link_backlog(traces).filter(pl.col("time_s").is_between(t0, t1))
-    ax.step(back["time_s"], back["total"] / 1000, where="post", lw=0.8,
-            label="sum of the downlink queues (kB)")  # fmt: skip
+    right.step(back["time_s"], back["total"] / 1000, where="post", lw=0.8, color="C1",
+               label="sum of the downlink queues (kB, right)")  # fmt: skip
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("queue (packets / kB)")
+    ax.set_ylabel("shared buffer (packets)", color="C0")
+    right.set_ylabel("downlink queues (kB)", color="C1")
+    ax.set_ylim(bottom=0)
+    right.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    lines = ax.get_lines() + right.get_lines()
+    ax.legend(lines, [ln.get_label() for ln in lines], fontsize=7, loc="center")
     save_figure(fig, out)
 
 
@@ -223,17 +230,24 @@ def _plot_grid(ours: list[list[float]], paper: list[list[float]], tbs: Any, tds:
     """Table 3 as two heat maps side by side (rows T_D, columns T_B)."""
     from linklab.plots import _new_figure, save_figure
 
-    fig = _new_figure(10.0, 4.2)
+    cells = max(len(tbs), len(tds))
+    fig = _new_figure(max(10.0, 0.9 * len(tbs) * 2 + 2), max(4.2, 0.45 * len(tds) + 1.5))
     top = max(max(max(r) for r in ours), max(max(r) for r in paper), 1e-9)
+    size = 8 if cells <= 12 else 6
     for i, (name, grid) in enumerate((("ours", ours), ("paper", paper))):
         ax = fig.add_subplot(1, 2, i + 1)
         im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=top, aspect="auto")
-        ax.set_xticks(range(len(tbs)), [f"{x:g}" for x in tbs], fontsize=6)
-        ax.set_yticks(range(len(tds)), [f"{x:g}" for x in tds], fontsize=6)
+        ax.set_xticks(range(len(tbs)), [f"{x:g}" for x in tbs], fontsize=8)
+        ax.set_yticks(range(len(tds)), [f"{x:g}" for x in tds], fontsize=8)
+        # Each cell's value, dark on the light end of the colour map.
+        for r, row in enumerate(grid):
+            for c, v in enumerate(row):
+                ax.text(c, r, f"{v:.0f}", ha="center", va="center", fontsize=size,
+                        color="black" if v > 0.6 * top else "white")  # fmt: skip
         ax.set_xlabel("T_B (s)")
         ax.set_ylabel("T_D (s)")
-        ax.set_title(f"% dead time, {name}", fontsize=9)
-    fig.colorbar(im, ax=fig.axes, shrink=0.8)
+        ax.set_title(f"% dead time, {name}", fontsize=10)
+    fig.colorbar(im, ax=fig.axes, shrink=0.8, label="% dead time")
     save_figure(fig, out)
 
 

@@ -161,6 +161,16 @@ def _spread(rows: list[dict[str, Any]]) -> dict[str, float]:
     }  # fmt: skip
 
 
+#: The paper's figures of the goodput/delay maps: (AQM, rate kbit/s) -> (one flow,
+#: four flows).
+MAP_FIGURES: dict[tuple[str, int], tuple[int, int]] = {
+    ("sbd", 384): (6, 7),
+    ("sbd", 128): (8, 9),
+    ("red", 384): (10, 11),
+    ("red", 128): (12, 13),
+}
+
+
 class RlcAqm(Reproduction):
     """Seed 000: AQM in the RLC buffer of a rate-varying UMTS bearer."""
 
@@ -631,7 +641,10 @@ class RlcAqm(Reproduction):
                         "relative": relative,
                     },
                 )
-                self._map_figures(t, name, f"{key}-{aqm}-{rate}kbit", pname)
+                # Named after the paper's figure of this map (one flow), where it has one.
+                paper_fig = MAP_FIGURES.get((aqm, rate))
+                stem = f"fig{paper_fig[0]}" if paper_fig else key
+                self._map_figures(t, name, f"{stem}-{aqm}-{rate}kbit-1flow", pname)
                 spreads[(aqm, rate, 1)] = _spread(rows)
             out.append(t)
             self.log(f"reproduce: {aqm} parameter search done")
@@ -683,8 +696,7 @@ class RlcAqm(Reproduction):
         same grid as the one-flow searches, and the paper's reading of them: "the
         single flow scenario is more responsive to RED parameter changes"."""
         rates = (384,) if self.quick else (384, 128)
-        figs = {("sbd", 384): (6, 7), ("sbd", 128): (8, 9),
-                ("red", 384): (10, 11), ("red", 128): (12, 13)}  # fmt: skip
+        figs = MAP_FIGURES
         t = Table(
             "maps",
             "Figs. 6-13: goodput and delay over the SBD and RED grids, 1 and 4 flows",

@@ -130,11 +130,52 @@ pub fn variant_schema<T: JsonSchema>(
     s.to_value()
 }
 
-/// The schema of a tagged enum from its variants' schemas and its tag
-/// values (the bare-string shorthand).
-pub fn enum_schema(mut variants: Vec<Json>, keys: &[&str]) -> Schema {
-    variants.push(serde_json::json!({ "type": "string", "enum": keys }));
-    schema(serde_json::json!({ "oneOf": variants }))
+/// `$comment` of a schema the scenario schema's adjustments leave as it is
+/// (no `"${name}"` alternative added: a reference was handled before).
+pub const NO_REFERENCE: &str = "a kind name (a reference was handled above)";
+
+/// The schema of a tagged enum from its variants' schemas (in the order of
+/// `keys`, its tag values; `default` the kind a table without the tag is).
+///
+/// The tag picks the variant (`if` the tag is `key` `then` that variant's
+/// schema), so a validator reports a mistyped key against the one kind it
+/// belongs to ("additional property `rat`") instead of "valid under none of
+/// the alternatives". A bare string is the shorthand for a kind with its
+/// defaults. A tag that is a parameter reference (`"${q}"`) may stand for any
+/// kind: then the table must fit one of them. A tag that is neither a kind nor
+/// a reference is an error at the tag.
+pub fn enum_schema(variants: Vec<Json>, tag: &str, keys: &[&str], default: Option<&str>) -> Schema {
+    use serde_json::json;
+    let is_kind = |k: &str| json!({ "type": "object", "required": [tag], "properties": { tag: { "const": k } } });
+    let mut branches: Vec<Json> = vec![json!({
+        "if": { "type": "string" },
+        "then": { "enum": keys },
+    })];
+    for (v, key) in variants.iter().zip(keys) {
+        branches.push(json!({ "if": is_kind(key), "then": v }));
+    }
+    let untagged = json!({ "type": "object", "not": { "required": [tag] } });
+    match default.and_then(|d| keys.iter().position(|k| *k == d)) {
+        Some(i) => branches.push(json!({ "if": untagged, "then": variants[i] })),
+        None => branches.push(json!({ "if": untagged, "then": { "required": [tag] } })),
+    }
+    branches.push(json!({
+        "if": {
+            "type": "object",
+            "required": [tag],
+            "properties": { tag: { "type": "string", "pattern": crate::scenario::PLACEHOLDER } },
+        },
+        "then": { "anyOf": variants },
+    }));
+    branches.push(json!({
+        "if": {
+            "type": "object",
+            "required": [tag],
+            "properties": { tag: { "not": { "type": "string", "pattern": crate::scenario::PLACEHOLDER } } },
+        },
+        "then": { "properties": { tag: { "enum": keys, "$comment": NO_REFERENCE } } },
+    }));
+    schema(json!({ "type": ["object", "string"], "allOf": branches }))
 }
 
 /// Declare an enum of model configurations tagged by a key (the macro is
@@ -233,7 +274,7 @@ macro_rules! tagged_enum {
                     $crate::config::kind::variant_schema::<$ty>(
                         g, $tag, $key, Self::DEFAULT == Some($key),
                     ),
-                )+], Self::KINDS)
+                )+], $tag, Self::KINDS, Self::DEFAULT)
             }
         }
     };

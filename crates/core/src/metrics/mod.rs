@@ -43,9 +43,70 @@ mod traces {
     #[derive(Debug, Default)]
     pub struct Traces {
         rows: Vec<(Time, u32, &'static str, u64)>,
+        drops: Vec<Drop>,
+    }
+
+    /// One packet lost: when, whose, what, where and why.
+    #[derive(Debug)]
+    struct Drop {
+        at: Time,
+        flow: u32,
+        kind: &'static str,
+        seq: u64,
+        link: String,
+        cause: &'static str,
     }
 
     impl Traces {
+        /// Record a lost packet of `flow`: `kind` (`data`, `ack`), its
+        /// sequence number (data) or acknowledgement number (ACKs), the link
+        /// direction that lost it and the cause.
+        pub fn drop(
+            &mut self,
+            at: Time,
+            flow: FlowId,
+            (kind, seq): (&'static str, u64),
+            link: &str,
+            cause: &'static str,
+        ) {
+            self.drops.push(Drop {
+                at,
+                flow: flow.0,
+                kind,
+                seq,
+                link: link.to_string(),
+                cause,
+            });
+        }
+
+        /// The `drops` table of the losses recorded since the last call, in
+        /// time order (recording order within an instant).
+        pub fn take_drops(&mut self) -> Table {
+            let mut rows = std::mem::take(&mut self.drops);
+            rows.sort_by_key(|r| r.at); // stable
+            let strs = |f: fn(&Drop) -> String| Column::Str(rows.iter().map(f).collect());
+            Table {
+                name: "drops".into(),
+                columns: vec![
+                    (
+                        "flow".into(),
+                        Column::U64(rows.iter().map(|r| u64::from(r.flow)).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(rows.iter().map(|r| r.at.as_secs_f64()).collect()),
+                    ),
+                    ("kind".into(), strs(|r| r.kind.to_string())),
+                    (
+                        "seq".into(),
+                        Column::U64(rows.iter().map(|r| r.seq).collect()),
+                    ),
+                    ("link".into(), strs(|r| r.link.clone())),
+                    ("cause".into(), strs(|r| r.cause.to_string())),
+                ],
+            }
+        }
+
         /// Record a sequence-number event (`sent`, `received`, `dropped`).
         pub fn seq(&mut self, now: Time, flow: FlowId, event: &'static str, seq: u64) {
             self.rows.push((now, flow.0, event, seq));

@@ -57,6 +57,11 @@ pub struct FlowSpec {
 pub struct FlowMetrics {
     /// One-way TCP-layer delay of every data packet that reached the receiver, ns.
     pub delay: Histogram,
+    /// Jitter as ns-3's FlowMonitor defines it: |delay − the delay of the data
+    /// packet that arrived before it| for every data packet after the first, ns.
+    pub jitter: Histogram,
+    /// Delay of the latest data packet that arrived, ns.
+    pub last_delay: Option<u64>,
 }
 
 /// A link of a built network: its model and where its directions go.
@@ -317,6 +322,8 @@ impl NetworkBuilder {
                 receiver: TcpReceiver::new(spec.tcp.clone(), FlowId(i as u32), spec.dst, spec.src),
                 metrics: FlowMetrics {
                     delay: Histogram::new(),
+                    jitter: Histogram::new(),
+                    last_delay: None,
                 },
                 spec,
             })
@@ -644,9 +651,12 @@ impl Simulation {
             Kind::Data => {
                 let slot = &mut self.flows[f];
                 if p.payload > 0 && p.repair.is_none() {
-                    slot.metrics
-                        .delay
-                        .record(now.saturating_sub(p.sent_at).as_nanos());
+                    let d = now.saturating_sub(p.sent_at).as_nanos();
+                    let m = &mut slot.metrics;
+                    m.delay.record(d);
+                    if let Some(last) = m.last_delay.replace(d) {
+                        m.jitter.record(d.abs_diff(last));
+                    }
                     if let Some(t) = self.traces.as_mut() {
                         t.seq(now, p.flow, "received", p.seq);
                     }
@@ -700,6 +710,12 @@ impl Simulation {
             if p.kind == Kind::Data && p.payload > 0 {
                 t.seq(now, p.flow, "dropped", p.seq);
             }
+            let what = match p.kind {
+                Kind::Data => ("data", p.seq),
+                Kind::Ack => ("ack", p.ack),
+            };
+            let link = &self.links[code / 2].names[code % 2];
+            t.drop(now, p.flow, what, link, cause.name());
         }
     }
 

@@ -159,6 +159,7 @@ impl Simulation {
                 ],
             },
             traces.take_table(sent),
+            traces.take_drops(),
         ];
         self.traces = Some(traces);
         // Only runs with a cross-layer feed have MaxDAT changes to trace.

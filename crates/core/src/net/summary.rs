@@ -55,31 +55,57 @@ pub struct NetworkSummary {
     pub monitor: Option<super::monitor::MonitorSummary>,
 }
 
-/// One-way TCP-layer delay statistics (`null` when nothing was measured).
+/// One-way TCP-layer delay and jitter statistics (`null` when nothing was
+/// measured), the quantiles ns-3's FlowMonitor users read from its histograms.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DelaySummary {
     /// Mean, seconds.
     pub delay_mean_s: Option<f64>,
     /// Median, seconds.
     pub delay_p50_s: Option<f64>,
+    /// 90th percentile, seconds.
+    pub delay_p90_s: Option<f64>,
     /// 95th percentile, seconds.
     pub delay_p95_s: Option<f64>,
+    /// 99th percentile, seconds.
+    pub delay_p99_s: Option<f64>,
+    /// 99.9th percentile, seconds.
+    pub delay_p999_s: Option<f64>,
     /// Largest, seconds.
     pub delay_max_s: Option<f64>,
+    /// Mean jitter (FlowMonitor's `jitterSum` / (received packets − 1)), seconds.
+    pub jitter_mean_s: Option<f64>,
+    /// Median jitter, seconds.
+    pub jitter_p50_s: Option<f64>,
+    /// 90th percentile of the jitter, seconds.
+    pub jitter_p90_s: Option<f64>,
+    /// 99th percentile of the jitter, seconds.
+    pub jitter_p99_s: Option<f64>,
+    /// 99.9th percentile of the jitter, seconds.
+    pub jitter_p999_s: Option<f64>,
 }
 
 impl DelaySummary {
-    fn of(h: &Histogram) -> DelaySummary {
-        if h.count() == 0 {
-            return DelaySummary::default();
-        }
+    fn of(h: &Histogram, jitter: &Histogram) -> DelaySummary {
         let s = |ns: u64| Some(ns as f64 * 1e-9);
-        DelaySummary {
-            delay_mean_s: Some(h.mean() * 1e-9),
-            delay_p50_s: s(h.quantile(0.5)),
-            delay_p95_s: s(h.quantile(0.95)),
-            delay_max_s: s(h.max()),
+        let mut out = DelaySummary::default();
+        if h.count() > 0 {
+            out.delay_mean_s = Some(h.mean() * 1e-9);
+            out.delay_p50_s = s(h.quantile(0.5));
+            out.delay_p90_s = s(h.quantile(0.9));
+            out.delay_p95_s = s(h.quantile(0.95));
+            out.delay_p99_s = s(h.quantile(0.99));
+            out.delay_p999_s = s(h.quantile(0.999));
+            out.delay_max_s = s(h.max());
         }
+        if jitter.count() > 0 {
+            out.jitter_mean_s = Some(jitter.mean() * 1e-9);
+            out.jitter_p50_s = s(jitter.quantile(0.5));
+            out.jitter_p90_s = s(jitter.quantile(0.9));
+            out.jitter_p99_s = s(jitter.quantile(0.99));
+            out.jitter_p999_s = s(jitter.quantile(0.999));
+        }
+        out
     }
 }
 
@@ -382,10 +408,10 @@ impl Counts {
     }
 
     /// The totals over `secs` seconds, with the delays in `delay`.
-    fn totals(&self, delay: &Histogram, secs: f64) -> TcpTotals {
+    fn totals(&self, delay: &Histogram, jitter: &Histogram, secs: f64) -> TcpTotals {
         TcpTotals {
             goodput_bps: bps(self.delivered, secs),
-            delay: DelaySummary::of(delay),
+            delay: DelaySummary::of(delay, jitter),
             timeouts: self.timeouts,
             timeout_episodes: self.episodes,
             fast_retransmits: self.fast_retransmits,
@@ -445,7 +471,7 @@ impl Simulation {
     /// Each flow's summary, and all flows together.
     fn flow_summaries(&self) -> (Vec<FlowSummary>, AggregateSummary) {
         let secs = self.end.as_secs_f64();
-        let mut all = Histogram::new();
+        let (mut all, mut all_jitter) = (Histogram::new(), Histogram::new());
         let mut sums = Counts::default();
         let (mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64);
         let mut lt_any = false;
@@ -456,6 +482,7 @@ impl Simulation {
             own.add(st, f.receiver.delivered());
             sums.add(st, f.receiver.delivered());
             all.merge(&f.metrics.delay);
+            all_jitter.merge(&f.metrics.jitter);
             let sent = st.bytes_sent + st.repair_bytes_proactive + st.repair_bytes_reactive;
             payload += sent;
             let lt = f.sender.lt_config().any().then(|| {
@@ -483,7 +510,7 @@ impl Simulation {
                 name: f.spec.name.clone(),
                 from: self.nodes[f.spec.src.0 as usize].clone(),
                 to: self.nodes[f.spec.dst.0 as usize].clone(),
-                totals: own.totals(&f.metrics.delay, secs),
+                totals: own.totals(&f.metrics.delay, &f.metrics.jitter, secs),
                 ecn_reductions: st.ecn_reductions,
                 segments_sent: st.segments_sent,
                 lt,
@@ -502,7 +529,7 @@ impl Simulation {
             });
         }
         let aggregate = AggregateSummary {
-            totals: sums.totals(&all, secs),
+            totals: sums.totals(&all, &all_jitter, secs),
             lt: lt_any.then(|| AggregateLt {
                 proactive_overhead_pct: pct(pro, payload),
                 reactive_overhead_pct: pct(rea, payload),

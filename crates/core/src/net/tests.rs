@@ -279,7 +279,7 @@ fn traces_and_capture() {
     };
     let out = run(Source::Toml(CHAIN.to_string()), &opts).unwrap();
     let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["cwnd", "queue", "seq"]);
+    assert_eq!(names, ["cwnd", "queue", "seq", "drops"]);
     assert_eq!(out.pcaps.len(), 1);
     assert_eq!(&out.pcaps[0].1[..4], &0xa1b23c4du32.to_le_bytes());
     let bad = RunOptions {

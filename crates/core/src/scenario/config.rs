@@ -19,6 +19,10 @@ use crate::time::Time;
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioConfig {
+    /// The JSON Schema the file follows (`linklab schema`), for editors;
+    /// ignored by the runs.
+    #[serde(rename = "$schema")]
+    pub schema: Option<String>,
     /// Scenario name (shown in results).
     pub name: Option<String>,
     /// Free text.
@@ -88,6 +92,7 @@ impl ScenarioConfig {
     /// An empty scenario of `duration`: add links and flows.
     pub fn new(duration: Time) -> Self {
         ScenarioConfig {
+            schema: None,
             name: None,
             description: None,
             duration,

@@ -14,6 +14,7 @@ pub mod topology;
 
 pub use config::{FlowConfig, ParamValue, ScenarioConfig};
 pub use schema::json_schema;
+pub(crate) use schema::PLACEHOLDER;
 
 use std::collections::{HashMap, HashSet};
 

@@ -2,14 +2,19 @@
 //! ([`ScenarioConfig`] and the models' own types), then adjusted to the file:
 //! any value may instead be a `"${name}"` parameter reference (substituted
 //! before the types see it), and TOML has no `null`. Alternatives are
-//! `anyOf` (never `oneOf`): a reference may stand for any of them.
+//! `anyOf` (never `oneOf`): a reference may stand for any of them. A
+//! kind-tagged table picks its kind's schema with `if`/`then`
+//! ([`crate::config::kind::enum_schema`]); the `if` conditions are left as
+//! they are (a reference there would match every kind). A property whose
+//! description states its default (as in "Default `"0s"`." or "Default
+//! false.") carries it as `default`.
 
 use serde_json::{json, Map, Value};
 
 use super::ScenarioConfig;
 
 /// What a string that refers to a parameter looks like (it contains `${name}`).
-const PLACEHOLDER: &str = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}";
+pub(crate) const PLACEHOLDER: &str = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}";
 
 /// JSON Schema (draft 2020-12) of scenario files, for editors and checks.
 pub fn json_schema() -> Value {
@@ -29,6 +34,7 @@ const SUBSCHEMAS: &[&str] = &[
     "oneOf",
     "allOf",
     "not",
+    "then",
 ];
 
 /// Apply the file's adjustments to `schema` and every schema in it.
@@ -48,7 +54,11 @@ fn adjust(schema: &mut Value) {
         }
     }
     drop_null(o);
-    if is_scalar(o) {
+    if let Some(Value::Object(props)) = o.get_mut("properties") {
+        props.values_mut().for_each(add_default);
+    }
+    let kept = o.get("$comment").and_then(Value::as_str) == Some(crate::config::kind::NO_REFERENCE);
+    if is_scalar(o) && !kept {
         let description = o.remove("description");
         let inner = Value::Object(std::mem::take(o));
         o.insert(
@@ -58,6 +68,60 @@ fn adjust(schema: &mut Value) {
         if let Some(d) = description {
             o.insert("description".into(), d);
         }
+    }
+}
+
+/// Give a property schema the `default` its description states, or the one
+/// its first alternative carries, at the property's level (where editors
+/// look for it).
+fn add_default(prop: &mut Value) {
+    let Value::Object(p) = prop else { return };
+    if p.contains_key("default") {
+        return;
+    }
+    let inner = p
+        .get("anyOf")
+        .and_then(|a| a.get(0))
+        .and_then(|b| b.get("default"))
+        .cloned();
+    let stated = p
+        .get("description")
+        .and_then(Value::as_str)
+        .and_then(stated_default);
+    if let Some(d) = inner.or(stated) {
+        p.insert("default".into(), d);
+    }
+}
+
+/// The value after "Default " in a description, when it is a literal: a
+/// quoted string (`"0s"`, in backticks or not), a number or a boolean,
+/// followed by the end of a sentence or clause. Prose ("Default: the
+/// direction's delay", "Default 1 − p") gives none.
+fn stated_default(text: &str) -> Option<Value> {
+    let at = text.find("Default ").or_else(|| text.find("Default\n"))?;
+    let rest = text[at + "Default ".len()..].trim_start();
+    let (token, after) = if let Some(r) = rest.strip_prefix('`') {
+        let end = r.find('`')?;
+        (&r[..end], &r[end + 1..])
+    } else if let Some(r) = rest.strip_prefix('"') {
+        let end = r.find('"')? + 2;
+        (&rest[..end], &rest[end..])
+    } else {
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')'))
+            .unwrap_or(rest.len());
+        let token = rest[..end].strip_suffix('.').unwrap_or(&rest[..end]);
+        (token, &rest[token.len()..])
+    };
+    let ends = after.is_empty()
+        || after.starts_with(['.', ',', ';', ')', '\n'])
+        || after.starts_with(" (");
+    if !ends {
+        return None;
+    }
+    match serde_json::from_str::<Value>(token).ok()? {
+        v @ (Value::String(_) | Value::Number(_) | Value::Bool(_)) => Some(v),
+        _ => None,
     }
 }
 
@@ -120,5 +184,24 @@ mod tests {
         // `params` is optional.
         let required = s["required"].as_array().unwrap();
         assert_eq!(required, &[json!("duration")]);
+    }
+
+    #[test]
+    fn defaults_from_descriptions() {
+        let d = |t: &str| stated_default(t);
+        assert_eq!(d("One-way delay. Default `\"0s\"`."), Some(json!("0s")));
+        assert_eq!(d("Capacity. Default \"100p\"."), Some(json!("100p")));
+        assert_eq!(
+            d("Default false (true with profile \"ns2\")."),
+            Some(json!(false))
+        );
+        assert_eq!(d("Loss. Default 0."), Some(json!(0)));
+        assert_eq!(d("Default 0.5"), Some(json!(0.5)));
+        assert_eq!(d("Default\n`\"1500B\"`; more"), Some(json!("1500B")));
+        assert_eq!(d("Default 1 − p."), None);
+        assert_eq!(d("Default: the direction's delay."), None);
+        assert_eq!(d("Default the TCP mss."), None);
+        assert_eq!(d("Default drop-tail, 50 packets."), None);
+        assert_eq!(d("No default here."), None);
     }
 }

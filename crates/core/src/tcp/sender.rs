@@ -199,6 +199,9 @@ pub struct TcpSender {
     syn_pending: bool,
     syn_sent_at: Time,
     syn_tx: u32,
+    /// RFC 7323 §4.3 `TS.Recent`: the newest TSval (the ACK's
+    /// [`Packet::sent_at`]) received, echoed as TSecr on every data segment.
+    ts_recent: Time,
     header: u16,
     rwnd: u64,
     stats: SenderStats,
@@ -363,6 +366,7 @@ impl TcpSender {
             syn_pending: false,
             syn_sent_at: Time::ZERO,
             syn_tx: 0,
+            ts_recent: Time::ZERO,
             header: cfg.base_header(),
             rwnd: cfg.rwnd.max(mss),
             stats: SenderStats::default(),
@@ -420,6 +424,13 @@ impl TcpSender {
 
     /// An ACK or SYN-ACK arrived.
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        // RFC 7323 §4.3: the receiver sends no data, so every segment it
+        // sends is at or below Last.ACK.sent and TS.Recent is the newest
+        // TSval seen. It only reaches the TSecr of data segments (and so the
+        // capture); RTT samples come from the ACKs' echoes as before.
+        if self.cfg.timestamps && pkt.sent_at > self.ts_recent {
+            self.ts_recent = pkt.sent_at;
+        }
         if pkt.flags.has(TcpFlags::SYN) {
             if self.phase == Phase::SynSent && pkt.flags.has(TcpFlags::ACK) {
                 self.phase = Phase::Established;
@@ -1516,7 +1527,11 @@ impl TcpSender {
             ecn,
             sack: SackBlocks::EMPTY,
             sent_at: now,
-            ts_echo: Time::ZERO,
+            ts_echo: if self.cfg.timestamps {
+                self.ts_recent
+            } else {
+                Time::ZERO
+            },
             retransmit,
             repair: None,
             erasure_echo: 0,
@@ -1815,6 +1830,11 @@ impl TcpSender {
             flags: TcpFlags(TcpFlags::ACK),
             ecn: if self.cfg.ecn { Ecn::Ect0 } else { Ecn::NotEct },
             sent_at: now,
+            ts_echo: if self.cfg.timestamps {
+                self.ts_recent
+            } else {
+                Time::ZERO
+            },
             repair: Some(Repair {
                 block_len: len,
                 index,

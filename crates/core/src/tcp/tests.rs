@@ -806,6 +806,27 @@ fn timestamps_rtt_from_echo_and_header_bytes() {
         assert!(covered.is_some());
         assert!(a.ts_echo <= covered.unwrap());
     }
+    // The sender keeps TS.Recent (RFC 7323 §4.3): each data segment echoes
+    // the TSval of the newest ACK (or SYN-ACK) that had arrived when it left.
+    for (t, d) in h.data_sent.iter().skip(1) {
+        let recent = h
+            .acks_arrived
+            .iter()
+            .filter(|(at, _)| at <= t)
+            .map(|(_, a)| a.sent_at)
+            .max()
+            .unwrap();
+        assert!(recent > Time::ZERO);
+        assert_eq!(d.ts_echo, recent, "segment {} at {t}", d.seq);
+    }
+}
+
+#[test]
+fn no_timestamps_no_echo_on_data() {
+    let mut h = Harness::new(cfg(Variant::Sack), App::Bytes(20_000), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(10)));
+    assert!(h.data_sent.iter().all(|(_, p)| p.ts_echo == Time::ZERO));
 }
 
 #[test]
