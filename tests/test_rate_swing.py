@@ -18,6 +18,7 @@ from linklab.reproduce.rate_swing import (
     NS2_QUICK_CELLS,
     RateSwing,
     _our_queue_changes,
+    burst_entry,
     dead_fractions,
     ns2_cell,
     ns2_queue_changes,
@@ -220,9 +221,9 @@ def test_ns2_agreement_rule() -> None:
 
 @needs_ns2
 def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
-    """Experiment ns2 on two cells of 40 s (~15 s): a row per cell with ours, ns-2 and
-    the paper, three model checks (none in the paper's count); an ns-2 run is the same
-    for a seed and differs for another."""
+    """Experiment ns2 on two cells of 40 s (~20 s): a row per cell with ours (ns-2's
+    links; and immediate rate changes), ns-2 and the paper, three model checks (none
+    in the paper's count); an ns-2 run is the same for a seed and differs for another."""
     r = RateSwing(tmp_path / "o", quick=True, experiments=["ns2"], log=lambda _: None)
     assert r.ns2_cells == NS2_QUICK_CELLS
     r.ns2_cells, r.ns2_s = ((6.0, 5.0), (0.5, 0.5)), 40.0
@@ -231,7 +232,8 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
     assert [(x["config"]["t_b_s"], x["config"]["t_d_s"]) for x in rows] == [(6.0, 5.0), (0.5, 0.5)]
     assert [x["published"] for x in rows] == [13.9, 4.5]
     for x in rows:
-        (o,), (n,) = x["ours"], x["ns2"]
+        (o,), (n,), (imm,) = x["ours"], x["ns2"], x["ours_immediate"]
+        assert 0 <= imm["dead_pct"] <= 100
         assert 0 <= o["dead_pct"] <= 100 and 0 <= n["dead_pct"] <= 100
         assert n["drops"] > 0 and n["timeouts"] > 0 and o["drops"] > 0
         assert o["dead_pct"] == pytest.approx(o["monitor_pct"], abs=1e-4)
@@ -273,3 +275,25 @@ def test_without_ns2_the_experiment_is_left_out_or_refused(
     r = RateSwing(tmp_path / "d", quick=True, log=lambda _: None)
     assert "ns2" not in r.chosen and "table3" in r.chosen
     assert any("ns2" in line and "apt-get install ns2" in line for line in r.intro())
+
+
+def test_allocated_links_keep_their_own_rate_change() -> None:
+    """A downlink that states rate_change = "next_packet" keeps it under
+    [[allocations]] (ns-2's links; the default is immediate). One mobile at 9.6
+    kbit/s with 20 ms grants of the SCH every 40 ms: immediately, every packet
+    crosses grants and ends early; from the next packet, one that starts at the
+    FCH rate takes 0.83 s whatever grants come, so far less gets through."""
+
+    def goodput(change: dict[str, Any]) -> float:
+        sc = overlay(_small(), {
+            "params.bts": 1, "params.mobiles": 1, "params.bsc_rate": "10Mbit",
+            "allocations[0]": {**burst_entry(0.02, 0.02, 1.0), "spread": 0.0}, **change,
+        })  # fmt: skip
+        return linklab.run(sc, seed=1, params={"duration": "30s"}).summary["aggregate"][
+            "goodput_bps"
+        ]
+
+    immediate = goodput({})
+    next_packet = goodput({"links[3].ab": {"rate_change": "next_packet"}})
+    assert immediate > 60_000  # about the mean of 9.6 and 163.2 kbit/s
+    assert next_packet < 0.5 * immediate

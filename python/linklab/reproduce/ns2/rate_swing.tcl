@@ -28,8 +28,8 @@
 # buffer, link 0 -> 1 (R is node 0, BSC node 1), and of every downlink BTS -> MS; the
 # Python side computes the dead periods from it with the same code as from linklab's.
 #
-# Prints one line at the end: timeouts, delivered (segments cumulatively ACKed, summed
-# over the flows) and run_us, the wall time of `$ns run` in microseconds.
+# Prints one line at the end: timeouts, delivered (segments cumulatively ACKed), sent
+# and resent (data packets sent, of them retransmissions), summed over the flows, and run_us, the wall time of `$ns run` in microseconds.
 
 array set opt {mobiles 100 bts 10 size 960 window 32 minrto 1 tick 0.01 uplink 163200
                limit 300 minth 20 maxth 60 wq 0.002 linterm 10}
@@ -159,15 +159,17 @@ apply_due
 
 proc finish {} {
     global tcp opt red tf t0
-    set delivered 0; set timeouts 0
+    set delivered 0; set timeouts 0; set sent 0; set resent 0
     for {set k 0} {$k < $opt(mobiles)} {incr k} {
         set a [$tcp($k) set ack_]
         if {$a > 0} { incr delivered $a }
         incr timeouts [$tcp($k) set nrexmit_]
+        incr sent [$tcp($k) set ndatapack_]
+        incr resent [$tcp($k) set nrexmitpack_]
     }
     close $tf
     set run_us [expr {[clock microseconds] - $t0}]
-    puts "timeouts=$timeouts delivered=$delivered run_us=$run_us"
+    puts "timeouts=$timeouts delivered=$delivered sent=$sent resent=$resent run_us=$run_us"
     exit 0
 }
 $ns at $opt(duration) "finish"
