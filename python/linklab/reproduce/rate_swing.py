@@ -342,8 +342,9 @@ def ns2_cell(tb: float, td: float, seed: int, duration: float, warm: float,
     """One run of ns-2.35 on Table 3's cell (``tb``, ``td``) (reproduce/ns2/
     rate_swing.tcl): dead-period % (strict and loose) from ns-2's queue trace by
     :func:`dead_fractions`, the shared buffer's drops and the flows' timeouts."""
-    base = Path(workdir) / f"ns2-{tb:g}-{td:g}-{seed}"
-    sched, trace = base.with_suffix(".sched"), base.with_suffix(".tr")
+    # Not Path.with_suffix: "0.5" in the name would be taken for a suffix.
+    base = f"ns2-{tb:g}-{td:g}-{seed}"
+    sched, trace = Path(workdir) / f"{base}.sched", Path(workdir) / f"{base}.tr"
     n = write_schedule(sched, tb, td, warm, duration)
     out = run_ns2("rate_swing.tcl", {"seed": seed, "duration": duration, "schedule": sched,
                                      "trace": trace, "mobiles": n,
