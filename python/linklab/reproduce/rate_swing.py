@@ -8,8 +8,10 @@ drops against the aggregate window, the dead period), ``fig7`` (6 -> 100 active
 users instead), ``fig9`` (rise times 0.3 to 5 s), ``table3`` (dead periods
 over the finite-burst grid T_B x T_D, both definitions: Table 3 and Fig. 10),
 ``fig11`` (the stability threshold: drops and RED's conditions against the rate
-overload, Figs. 11 and 12) and ``remedies`` (§5: ACK regulation, admission by
-rise rate and scheduled allocation against the unregulated case).
+overload, Figs. 11 and 12), ``remedies`` (§5: ACK regulation, admission by
+rise rate and scheduled allocation against the unregulated case) and ``ns2``
+(Table 3 under ns-2.35 itself, reproduce/ns2/rate_swing.tcl, beside ours; left out
+when ns-2 is not installed).
 The scenario is ``scenarios/cdma-rate-swing.toml``; every choice the paper
 leaves open is a parameter there (docs/reproductions/rate-swing.md).
 """
