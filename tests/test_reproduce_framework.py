@@ -34,7 +34,7 @@ def test_registry_lists_each_reproduction_and_its_experiments_once() -> None:
         "tables", "components", "fig2", "mss", "estimator", "sensitivity", "ns2",
     )  # fmt: skip
     assert REPRODUCTIONS["rate-swing"].experiments == (
-        "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies",
+        "fig5", "fig3", "fig6", "fig7", "fig9", "table3", "fig11", "remedies", "ns2",
     )  # fmt: skip
     assert REPRODUCTIONS["wipemu"].experiments == (
         "channel", "fixed", "adaptive", "retx", "transport", "asymptote", "transfer",

@@ -846,6 +846,37 @@ fn loss_volume<'py>(
     Ok(out)
 }
 
+/// Seed 003's SCH allocation generator (`sch::AllocationConfig`, one
+/// `[[allocations]]` entry given as a JSON object `entry`; `from`/`to` are read
+/// but only `pairs` counts the mobiles) for `pairs` mobiles over a run of
+/// `end_s` seconds: per mobile, its downlink's rate steps `(time_s, bit/s)`
+/// from 0 s, as a run of the scenario uses them. Lets a peer simulator (ns-2)
+/// see the same allocations. Raises `ValueError` `"KEY: why"` for invalid input.
+#[pyfunction]
+fn sch_schedules(entry: &str, pairs: usize, end_s: f64) -> PyResult<Vec<Vec<(f64, u64)>>> {
+    let bad = |name: &str, why: String| PyValueError::new_err(format!("{name}: {why}"));
+    let a: linklab_core::sch::AllocationConfig =
+        serde_json::from_str(entry).map_err(|e| bad("entry", e.to_string()))?;
+    a.validate().map_err(|e| bad("entry", e.to_string()))?;
+    if pairs == 0 {
+        return Err(bad("pairs", "is 0; allowed: at least one mobile".into()));
+    }
+    if !(end_s.is_finite() && end_s > 0.0) {
+        return Err(bad(
+            "end_s",
+            format!("is {end_s}; allowed: a positive number of seconds"),
+        ));
+    }
+    let end = Time((end_s * 1e9).round() as u64);
+    let grants = a
+        .expand(pairs, end, linklab_core::sch::MAX_STEPS)
+        .map_err(|e| bad("entry", e.to_string()))?;
+    Ok(a.schedules(&grants)
+        .into_iter()
+        .map(|s| s.into_iter().map(|(t, r)| (t.as_secs_f64(), r)).collect())
+        .collect())
+}
+
 /// Seed 004's uncoded M-QAM at symbol SNR `snr_db` (dB): per modulation its
 /// `modulation`, `bits`, `ser`, `fer` over AWGN and `ceiling` (bits/symbol
 /// over Rayleigh fading of that mean SNR times log-normal shadowing of
@@ -1101,6 +1132,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate_replay, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
+    m.add_function(wrap_pyfunction!(sch_schedules, m)?)?;
     m.add_function(wrap_pyfunction!(fading_samples, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;

@@ -711,7 +711,8 @@ impl WiredLinkConfig {
 
     /// This link with generated rate schedules (seed 003's SCH allocations,
     /// `(at, bit/s)` steps from 0) on its a→b and/or b→a directions, applied
-    /// with immediate effect. Refused (path `ab` / `ba`) for a direction that
+    /// with immediate effect unless the link or the direction states its own
+    /// `rate_change`. Refused (path `ab` / `ba`) for a direction that
     /// gives its own rate, schedule or trace.
     pub fn with_schedules(
         &self,
@@ -728,7 +729,10 @@ impl WiredLinkConfig {
                     "gives its own rate; allowed: a generated schedule or a direction's own rate",
                 ));
             }
-            if steps.len() > 1 {
+            // Immediate unless the link or the direction states its own
+            // `rate_change` (`"next_packet"`: ns-2's links, which send the packet
+            // in transmission at the rate its transmission started with).
+            if steps.len() > 1 && d.rate_change.is_none() && self.rate_change.is_none() {
                 d.rate_change = Some(RateChange::Immediate);
             }
             let steps = steps

@@ -437,13 +437,20 @@ fn add_links(
     for (i, config) in links.iter().enumerate() {
         let p = format!("links[{i}]");
         let l = config.model();
-        l.validate().map_err(|e| e.at(&p))?;
         let (a, b) = l.ends();
         let a = NameRange::parse(a).map_err(|e| e.at(&join(&p, "a")))?;
         let b = NameRange::parse(b).map_err(|e| e.at(&join(&p, "b")))?;
         // The link and flow counts were checked by `check_sizes`; the node
         // count is checked again here by name (it counted hashes).
         let pairs = Pairs::new(a, b).map_err(|e| e.at(&p))?;
+        // A link with generated rates is checked as built (with them): its
+        // `rate_change` applies to the generated schedule.
+        let generated = pairs
+            .iter()
+            .any(|(x, y)| plan.contains_key(&(x.clone(), y.clone())) || plan.contains_key(&(y, x)));
+        if !generated {
+            l.validate().map_err(|e| e.at(&p))?;
+        }
         for (x, y) in pairs.iter() {
             if x == y {
                 return Err(ConfigError::at_key(

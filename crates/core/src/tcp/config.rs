@@ -46,6 +46,7 @@ impl Profile {
                 min_rto_after_backoff: false,          // rfc2988_ true
                 limited_transmit: true,                // singledup_ 1
                 ecn_cut_covers_loss: true,             // dupack_action after an ECN cut
+                reno_rto_guard: true,                  // Reno dupack_action, bug_fix_ true
                 sack_rules: SackRules::Ns2,            // Agent/TCP/Sack1
                 window_cuts: WindowCuts::Ns2,          // TcpAgent::slowdown, precisionReduce_
                 ..d
@@ -169,6 +170,10 @@ pub struct TcpOverlay {
     /// A loss in the window of an ECN reduction is retransmitted without a
     /// second reduction (ns-2). Default false (true with profile "ns2").
     pub ecn_cut_covers_loss: Option<bool>,
+    /// Reno: no fast retransmit after a timeout until an ACK covers more than
+    /// was sent at the timeout (ns-2's Reno). Default false (true with
+    /// profile "ns2").
+    pub reno_rto_guard: Option<bool>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -278,6 +283,7 @@ impl TcpOverlay {
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
+        set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
             // A congestion control given here cuts by its own rule.
@@ -487,6 +493,7 @@ mod tests {
         );
         assert!(!ns2.timestamps && !ns2.delayed_ack && !ns2.rto_keeps_sack);
         assert!(ns2.ecn_cut_covers_loss && !TcpConfig::default().ecn_cut_covers_loss);
+        assert!(ns2.reno_rto_guard && !TcpConfig::default().reno_rto_guard);
         assert_eq!(ns2.sack_rules, SackRules::Ns2);
         assert_eq!(ns2.window_cuts, WindowCuts::Ns2);
         // A congestion control beside the profile cuts by its own rule; the

@@ -201,6 +201,12 @@ pub struct TcpConfig {
     /// recovery with its own reduction (RFC 3168 allows one per window either
     /// way, and most stacks cut again).
     pub ecn_cut_covers_loss: bool,
+    /// Reno: after a retransmission timeout, no fast retransmit until an ACK
+    /// covers more than what had been sent at the timeout (ns-2's Reno,
+    /// `bug_fix_` true: `dupack_action` needs `highest_ack_ > recover_`, with
+    /// `recover_ = maxseq_` set at the timeout); off, the third duplicate ACK
+    /// always starts a fast retransmit (RFC 5681).
+    pub reno_rto_guard: bool,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
     /// The window arithmetic at a congestion signal (NewReno only for the
@@ -246,6 +252,7 @@ impl Default for TcpConfig {
             pacing: false,
             rto_keeps_sack: false,
             ecn_cut_covers_loss: false,
+            reno_rto_guard: false,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,
             rack: false,

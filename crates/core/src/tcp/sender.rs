@@ -161,6 +161,9 @@ pub struct TcpSender {
     /// `snd_max` on entering recovery / at the last RTO (exclusive): RFC 6582
     /// `recover` + 1, RFC 6675 `RecoveryPoint` + 1. Unused by Reno.
     recover: Option<u64>,
+    /// Reno with `reno_rto_guard`: `snd_max` at the last RTO (exclusive); no
+    /// fast retransmit until `snd_una` passes it.
+    rto_guard: Option<u64>,
     first_partial: bool,
     /// One past the highest byte retransmitted in this SACK recovery (HighRxt + 1).
     high_rxt: u64,
@@ -329,6 +332,7 @@ impl TcpSender {
             in_recovery: false,
             recovery_cwnd: 0,
             recover: None,
+            rto_guard: None,
             first_partial: false,
             high_rxt: 0,
             pipe: 0,
@@ -667,7 +671,9 @@ impl TcpSender {
                     // where RecoveryPoint = HighData is the last byte sent, so an
                     // ACK equal to `recover` already qualifies (as in ns-3).
                     let allowed = match self.cfg.variant {
-                        Variant::Reno => true,
+                        // ns-2's Reno (`reno_rto_guard`): after a timeout, only
+                        // an ACK beyond what had been sent then.
+                        Variant::Reno => self.rto_guard.is_none_or(|r| self.snd_una > r),
                         Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
                         Variant::Sack => self.may_recover(self.snd_una),
                     };
@@ -1011,6 +1017,8 @@ impl TcpSender {
                 self.rtx_pending = None;
                 if self.cfg.variant != Variant::Reno {
                     self.recover = Some(self.snd_max);
+                } else if self.cfg.reno_rto_guard {
+                    self.rto_guard = Some(self.snd_max);
                 }
                 self.ecn_recover = Some(self.snd_max);
                 self.last_cut_ecn = false;

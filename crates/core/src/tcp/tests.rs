@@ -2136,3 +2136,39 @@ fn the_cwnd_trace_shows_every_fast_retransmit() {
         .collect();
     assert_eq!(rises, resent);
 }
+
+/// ns-2's Reno after a timeout (`reno_rto_guard`, `bug_fix_` true): at
+/// 8 kbit/s a segment takes 1.04 s to send, beyond the 1 s initial RTO, so
+/// the first times out spuriously and go-back-N resends segments that are
+/// still queued. Each copy arriving after its original
+/// draws a duplicate ACK: RFC 5681's Reno takes the third for a loss and
+/// fast-retransmits (with a window cut); ns-2's waits for an ACK beyond what
+/// had been sent at the timeout (seed 003's FCH phase, where the link buffers
+/// hold 27 s of data: docs/reproductions/rate-swing.md).
+#[test]
+fn reno_rto_guard_ignores_the_duplicate_acks_of_go_back_n() {
+    const RATE: u64 = 8_000;
+    let run = |guard: bool| {
+        let cfg = TcpConfig {
+            variant: Variant::Reno,
+            mss: 1000,
+            initial_window: 4,
+            rwnd: 8_000,
+            handshake: false,
+            reno_rto_guard: guard,
+            ..TcpConfig::default()
+        };
+        let mut h = Harness::new(cfg, App::Bulk, RATE, ms(10));
+        h.start();
+        h.run_until(Time::from_secs(60));
+        (h.s.stats().clone(), h.r.delivered())
+    };
+    let (st, delivered) = run(false);
+    assert!(st.timeouts >= 1, "{st:?}");
+    assert!(st.fast_retransmits >= 1, "RFC 5681: {st:?}");
+    assert!(delivered > 20_000, "{delivered}");
+    let (st, delivered) = run(true);
+    assert!(st.timeouts >= 1, "{st:?}");
+    assert_eq!(st.fast_retransmits, 0, "ns-2 Reno: {st:?}");
+    assert!(delivered > 20_000, "{delivered}");
+}
