@@ -789,7 +789,7 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-H found by experiment, O1-O4 open. `--grid` prints a miss's family beside it;
+# family: A-J found by experiment, O1, O3 and O4 open. `--grid` prints a miss's family beside it;
 # a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
@@ -799,10 +799,10 @@ GRID_MISS_FAMILY = {
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
-    "O2": "open: PIE with 16 flows over 4 ms",
+    "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
-    "O3": "open: long-RTT AQM cells with 4 flows",
-    "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
+    "O3": "open: long-RTT cells with 4 flows (start-up transients, ns-3's RTO collapses)",
+    "O4": "open: 16 flows at 100 Mbit/s",
     "N": "near the line (a few points out), or partly family A",
     "I": "FQ-CoDel: ns-3 spares a flow by its own backlog, Linux by the whole qdisc's",
 }
@@ -843,10 +843,13 @@ GRID_MISSES = {
         + [
             "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
             "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
+        ]
+        + [
+            f"westwood/{q}/f16/mss1448/r100/d98/{_grid_q(q, '4')}/t30"
+            for q in ("droptail", "codel", "fq_codel", "pie")
         ],
         "D",
     ),
-    "newreno/fq_codel/f4/mss1448/r10/d98/q1000p/t30": "E",
     **dict.fromkeys(
         [
             "newreno/red/f1/mss536/r10/d98/q1bdp/t30",
@@ -873,7 +876,7 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
-        "O2",
+        "J",
     ),
     **dict.fromkeys(
         [
@@ -894,9 +897,7 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
-            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
-            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
     ),
@@ -916,6 +917,7 @@ GRID_MISSES = {
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
             "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
+            "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
         ],
         "O4",
     ),
