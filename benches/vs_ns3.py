@@ -847,6 +847,10 @@ GRID_MISSES = {
         + [
             f"westwood/{q}/f16/mss1448/r100/d98/{_grid_q(q, '4')}/t30"
             for q in ("droptail", "codel", "fq_codel", "pie")
+        ]
+        + [
+            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
+            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "D",
     ),
@@ -871,6 +875,7 @@ GRID_MISSES = {
         [
             "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
             "cubic/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
+            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
         ],
         "H",
     ),
@@ -913,11 +918,9 @@ GRID_MISSES = {
             "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
             "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
-            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
-            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
             "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
+            "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "O4",
     ),
