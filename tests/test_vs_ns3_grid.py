@@ -1,5 +1,5 @@
 """The ns-3 grid (`benches/vs_ns3.py --grid`, issue 33 item 5) without ns-3: linklab's side of
-seven committed cells, rerun against the committed ns-3 runs (`benches/results/ns3-grid.json`,
+nine committed cells, rerun against the committed ns-3 runs (`benches/results/ns3-grid.json`,
 3 seeds each), with the verdicts docs/benchmarks.md ("The grid") records.
 
 Five cells agree within the targets (goodput 10 %, mean queueing delay 15 %), one of them
@@ -30,7 +30,7 @@ measured cause:
   queueing delay is 15-25 % below ns-3's with the same goodput. With the burst allowance
   off on both sides the cell agrees (-0.8 % goodput, -11.9 % delay).
 
-Time: about 13 s (21 linklab runs, two at a time, on the shared 2-core machine).
+Time: about 12 s (27 linklab runs, two at a time, on the shared 2-core machine).
 """
 
 from __future__ import annotations
