@@ -749,6 +749,9 @@ MTU_B = 1500  # ns-3 point-to-point MTU: CoDel's MinBytes, FQ-CoDel's quantum
 ACCESS_DELAY_MS = 1.0
 ACCESS_RATE_FACTOR = 10  # access links 10x the bottleneck: the queue builds only at L->R
 DEVICE_QUEUE_P = 1  # ns-3's point-to-point device queue behind the queue disc (set to 1p)
+# The delay targets of the sojourn-time AQMs as the twin builds them (ns-3's defaults, RFC 8289
+# and RFC 8033's): CoDel's and FQ-CoDel's `Target`, PIE's `QueueDelayReference`.
+AQM_TARGET_MS = {"codel": 5.0, "fq_codel": 5.0, "pie": 15.0}
 RED_THRESHOLDS = (0.15, 0.45)  # RED MinTh, MaxTh as fractions of the limit (75/225 of 500)
 GRID_FACTORS = ("flows", "delay", "qlimit", "mss", "rate")
 GRID_LEVELS: dict[str, tuple[float, ...]] = {
@@ -797,8 +800,8 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-I found by experiment, O1-O4, P and S open. `--grid` prints a miss's family beside it;
-# a miss without one is new and needs a cause.
+# family: A-J found by experiment, O1, O3, O4, P and S open. `--grid` prints a miss's family
+# beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
@@ -808,10 +811,10 @@ GRID_MISS_FAMILY = {
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
-    "O2": "open: PIE with 16 flows over 4 ms",
+    "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2), not a halving",
-    "O3": "open: long-RTT AQM cells with 4 flows",
-    "O4": "open: 16 flows at 100 Mbit/s, run at the session's end, not analysed",
+    "O3": "open: long-RTT cells with 4 flows (start-up transients, ns-3's RTO collapses)",
+    "O4": "open: 16 flows at 100 Mbit/s",
     "N": "near the line (a few points out), or partly family A",
     "I": "FQ-CoDel: ns-3 spares a flow by its own backlog, Linux by the whole qdisc's",
 }
@@ -852,6 +855,14 @@ GRID_MISSES = {
         + [
             "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
             "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
+        ]
+        + [
+            f"westwood/{q}/f16/mss1448/r100/d98/{_grid_q(q, '4')}/t30"
+            for q in ("droptail", "codel", "fq_codel", "pie")
+        ]
+        + [
+            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
+            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "D",
     ),
@@ -900,12 +911,14 @@ GRID_MISSES = {
         [
             "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
             "cubic/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
+            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
         ],
         "H",
     ),
     **dict.fromkeys(
-        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20"],
-        "O2",
+        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
+        "J",
     ),
     **dict.fromkeys(
         [
@@ -924,7 +937,6 @@ GRID_MISSES = {
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
-            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
     ),
@@ -941,6 +953,13 @@ GRID_MISSES = {
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
             "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
+            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
+            "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
+            "cubic/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
+            "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "O4",
     ),
@@ -1110,7 +1129,8 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
     Queue limit: the queue disc of ns-3 holds `qdisc_limit_p` packets and the point-to-point
     device queue behind it one more, which waits for the transmitter as well; linklab has one
     queue per link direction, so its limit is their sum. RED's thresholds count the queue
-    disc in ns-3 and the whole queue in linklab, so linklab's are one packet higher."""
+    disc in ns-3 and the whole queue in linklab, so linklab's are one packet higher. The
+    sojourn-time AQMs' targets likewise: see device_wait_ms."""
     pkt = cell.mss + HEADERS_B
     rtt_ms = 2 * (2 * ACCESS_DELAY_MS + cell.delay_ms)
     bdp_bytes = cell.rate_mbps * 1e6 * rtt_ms / 1e3 / 8
@@ -1180,6 +1200,29 @@ def fmt_float(x: float) -> str:
     return f"{x:.10g}"
 
 
+def device_wait_ms(st: dict[str, Any]) -> float:
+    """What a packet waits in ns-3's device queue after it left the queue disc, while a queue
+    stands: the transmission of the DEVICE_QUEUE_P full-size frames ahead of it.
+
+    ns-3's queue disc hands a packet to the point-to-point device when the device queue has
+    room, i.e. when the packet ahead of it starts its transmission; so a CoDel/FQ-CoDel/PIE
+    sojourn time in ns-3 (queue disc enqueue to dequeue) ends one frame's transmission before
+    the packet's own transmission starts. linklab has one queue per link direction and its
+    AQM's sojourn ends at the start of the packet's transmission, one frame time later for the
+    same packet. The grid gives linklab's AQM the target plus this time, so that both decide
+    on the same packets: with a standing queue ns-3's `sojourn < target` is linklab's
+    `sojourn < target + device_wait_ms`, and a packet that meets an idle device queue has a
+    sojourn below either target on both sides. (1.2 ms at 10 Mbit/s with 1500-byte packets:
+    a quarter of CoDel's 5 ms.)"""
+    frame_bits = (st["packet_bytes"] + st["framing_bytes"]) * 8
+    return st["device_queue_p"] * frame_bits / (st["rate_mbps"] * 1e3)
+
+
+def linklab_aqm_target_ms(st: dict[str, Any]) -> float:
+    """The target of linklab's CoDel/FQ-CoDel/PIE in the cell of `st` (device_wait_ms)."""
+    return AQM_TARGET_MS[st["queue"]] + device_wait_ms(st)
+
+
 def ns3_grid_argv(st: dict[str, Any], seed: int) -> list[str]:
     """The native twin's arguments for the cell of `st` (benches/ns3/dumbbell.cc)."""
     argv = [
@@ -1227,9 +1270,11 @@ def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
         if q == "dctcp":
             out["hard_drop"] = False
         return out
+    target = f"{fmt_float(round(linklab_aqm_target_ms(st) * 1e3, 3))}us"
     if q == "pie":
-        return {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"]}
-    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B"}
+        return {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"],
+                "target": target}  # fmt: skip
+    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B", "target": target}
     if q == "fq_codel":
         out["quantum"] = f"{st['fq_quantum']}B"
     return out
@@ -1273,7 +1318,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
 
 
 _UNITS = {"bit": 1.0, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9, "s": 1e3, "ms": 1.0, "us": 1e-3,
-          "B": 1.0, "kB": 1e3, "KiB": 1024.0, "MB": 1e6, "MiB": 2.0**20, "p": 1.0}  # fmt: skip
+          "ns": 1e-6, "B": 1.0, "kB": 1e3, "KiB": 1024.0, "MB": 1e6, "MiB": 2.0**20,
+          "p": 1.0}  # fmt: skip
 
 
 def _quantity(text: Any) -> float:
@@ -1340,8 +1386,11 @@ def grid_mismatches(
             same("ns-3 red_hard_drop", ns3.get("red_hard_drop"), q == "red")
         if q == "pie":
             same("ns-3 pie_mean_pkt_size", ns3.get("pie_mean_pkt_size"), st["mean_pkt_size"])
+            same("ns-3 pie_target_ms", ns3.get("pie_target_ms"), AQM_TARGET_MS[q])
         if q == "codel":
             same("ns-3 codel_min_bytes", ns3.get("codel_min_bytes"), st["codel_mtu"])
+            same("ns-3 codel_target", _quantity(str(ns3.get("codel_target")).strip("+")),
+                 AQM_TARGET_MS[q])  # fmt: skip
         if q == "fq_codel":
             same("ns-3 fq_quantum", ns3.get("fq_quantum"), st["fq_quantum"])
         if q != "droptail":
@@ -1394,6 +1443,9 @@ def grid_mismatches(
             same("linklab red ns2", (lq.get("ns2"), lq.get("idle")), (True, "ns2"))
         if q == "pie":
             same("linklab pie mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
+        if q in AQM_TARGET_MS:
+            same("linklab aqm target", round(_quantity(lq.get("target")), 6),
+                 round(linklab_aqm_target_ms(st), 6))  # fmt: skip
         if q in ("codel", "fq_codel"):
             same("linklab codel mtu", _quantity(lq.get("mtu")), float(st["codel_mtu"]))
         if q == "fq_codel":
