@@ -104,10 +104,7 @@ class Store:
         try:
             root.mkdir(parents=True, exist_ok=True)
             self._open_lock()
-            for entry in os.scandir(root):
-                if entry.name.startswith(".") and entry.name.endswith(TMP_SUFFIX):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+            self.remove_strays()
         except StoreError:
             self.close()
             raise
@@ -118,6 +115,15 @@ class Store:
                 "this user can read and write"
             ) from None
         return self
+
+    def remove_strays(self) -> None:
+        """Remove the temporaries (``.*.tmp``) a write cut short left in the store folder:
+        at opening, and after an interrupt (a Ctrl-C between a temporary's creation and
+        its rename). Only the sweep holding the store's lock writes in it."""
+        for entry in os.scandir(self.root):
+            if entry.name.startswith(".") and entry.name.endswith(TMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
     def _open_lock(self) -> int:
         lock = self.root / ".lock"

@@ -1023,6 +1023,8 @@ def sweep(
             except KeyboardInterrupt:
                 if not shared:
                     bar.close()
+                with contextlib.suppress(OSError):
+                    store.remove_strays()
                 raise SweepInterrupted(reused + executed, total, store.root) from None
             except BackendError as e:
                 raise SweepError(str(e)) from None

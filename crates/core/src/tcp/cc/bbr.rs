@@ -55,7 +55,7 @@ pub struct BbrConfig {
     /// one quantum about to leave, `bbr_packets_in_net_at_edt`); off, the
     /// phases compare with the bare gain·BDP (the draft) and the window is
     /// gain·BDP + 3 quanta. Default false (true with profile "linux").
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantization_budget: Option<bool>,
 }
 
