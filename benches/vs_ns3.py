@@ -863,6 +863,7 @@ GRID_MISSES = {
         + [
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
             "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
+            "westwood/red/f16/mss1448/r100/d98/q4bdp/t30",
         ],
         "D",
     ),
@@ -870,21 +871,18 @@ GRID_MISSES = {
         [
             "newreno/red/f16/mss1448/r10/d0/q1bdp/t20",
             "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
-            "newreno/codel/f4/mss1448/r10/d98/q1000p/t30",
-            "newreno/fq_codel/f4/mss536/r10/d0/q1000p/t20",
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
             "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
             "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
-            "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
             "westwood/pie/f16/mss1448/r10/d0/q1000p/t20",
             "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
+            "newreno/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "P",
     ),
     **dict.fromkeys(
         [
-            "cubic/fq_codel/f4/mss536/r10/d0/q1000p/t20",
             "cubic/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
             "cubic/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
@@ -909,16 +907,10 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/codel/f1/mss1448/r10/d18/q1000p/t20",
-            "cubic/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
         ],
         "H",
-    ),
-    **dict.fromkeys(
-        ["newreno/pie/f16/mss1448/r10/d0/q1000p/t20", "cubic/pie/f16/mss1448/r10/d0/q1000p/t20"],
-        "J",
     ),
     **dict.fromkeys(
         [
@@ -937,6 +929,8 @@ GRID_MISSES = {
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "cubic/codel/f4/mss1448/r100/d18/q1000p/t20",
+            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
     ),
@@ -953,12 +947,8 @@ GRID_MISSES = {
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
             "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
             "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
-            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
-            "cubic/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
             "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "O4",

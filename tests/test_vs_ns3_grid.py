@@ -85,7 +85,7 @@ def test_documented_misses_are_grid_cells() -> None:
     assert set(vs.GRID_MISSES) <= cells
     assert set(vs.GRID_MISSES.values()) <= set(vs.GRID_MISS_FAMILY)
     keys = (BBR_RATE_SAMPLE, CUBIC_NS3_PRR, WESTWOOD_FILTER, PIE_NS3_BURST)
-    assert [vs.GRID_MISSES.get(k) for k in keys] == ["A", "C", "D", "J"]
+    assert [vs.GRID_MISSES.get(k) for k in keys] == ["A", "C", "D", "P"]
     assert not any(k in vs.GRID_MISSES for k in PASS)
 
 
@@ -124,8 +124,13 @@ def test_westwood_long_rtt_miss_is_the_estimate_filter(report: dict) -> None:
     assert r["goodput_rel_diff"] < -vs.TARGET_GRID_GOODPUT
 
 
-def test_pie_many_flows_miss_is_ns3_burst_allowance(report: dict) -> None:
+def test_pie_many_flows_miss_moved_from_burst_allowance_to_the_ecn_response(
+    report: dict,
+) -> None:
+    """With the ECN response through PRR (family P) linklab's queue in this cell rose from
+    18 % below ns-3's (family J: ns-3's burst allowance raises its start-up queue) to about
+    twice ns-3's: P, open, now dominates the cell (docs/benchmarks.md, "The grid")."""
     r = report[PIE_NS3_BURST]
     assert not r["pass"] and r["goodput_pass"]
-    # ns-3's start-up queue (no early drop and p held at 0 for 150 ms) raises its mean.
-    assert -0.30 < r["queue_delay_rel_diff"] < -vs.TARGET_GRID_QDELAY
+    assert r["queue_delay_rel_diff"] > vs.TARGET_GRID_QDELAY
+    assert vs.GRID_MISSES[PIE_NS3_BURST] == "P"
