@@ -34,6 +34,15 @@ COMMAND = re.compile(r"^(sudo linklab |linklab |python3 benches/|scripts/)")
 PLACEHOLDERS = {"SCENARIO", "HOST", "tcp://host:8786", "tcp://HOST:8786"}
 
 
+def runs_clean(argv: list[str], cwd: Path, where: str) -> None:
+    """Run ``argv`` in ``cwd``: it must exit 0 without a traceback."""
+    proc = subprocess.run(
+        argv, cwd=cwd, env=cli_env(), capture_output=True, text=True, timeout=600, check=False
+    )
+    assert proc.returncode == 0, f"{where}\n{proc.stderr[-2000:]}"
+    assert "Traceback" not in proc.stderr, f"{where}\n{proc.stderr[-2000:]}"
+
+
 def commands(doc: Path) -> list[tuple[int, str]]:
     """(line number, command) of every command in ``doc``'s code blocks."""
     out: list[tuple[int, str]] = []
@@ -75,17 +84,7 @@ def run_snippet(code: str, line: int, scratch: Path, where: str) -> None:
     """``code`` saved to a file in ``scratch`` and run there with ``python3 FILE``."""
     script = scratch / f"snippet_{line}.py"
     script.write_text(code)
-    proc = subprocess.run(
-        [sys.executable, script.name],
-        cwd=scratch,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, f"{where}\n{proc.stderr[-2000:]}"
-    assert "Traceback" not in proc.stderr, f"{where}\n{proc.stderr[-2000:]}"
+    runs_clean([sys.executable, script.name], scratch, where)
 
 
 def argv_of(command: str, scratch: Path) -> list[list[str]]:
@@ -206,14 +205,4 @@ def test_commands_work_as_written(doc: Path, tmp_path: Path) -> None:
             if gone is not None:
                 print(f"not run (needs {gone}): {where}")
                 continue
-            proc = subprocess.run(
-                [sys.executable, "-m", "linklab", *argv[1:]],
-                cwd=tmp_path,
-                env=cli_env(),
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-            assert proc.returncode == 0, f"{where}\n{proc.stderr[-2000:]}"
-            assert "Traceback" not in proc.stderr, f"{where}\n{proc.stderr[-2000:]}"
+            runs_clean([sys.executable, "-m", "linklab", *argv[1:]], tmp_path, where)

@@ -11,7 +11,7 @@ import pytest
 import linklab
 from conftest import CliRunner, assert_bad_input, needs_ns2
 from linklab._scenario import overlay, shipped
-from linklab.reproduce import rate_swing, reproduce
+from linklab.reproduce import ns2_peer, reproduce
 from linklab.reproduce.framework import MODEL_CHECK, ReproduceError, TraceFiles
 from linklab.reproduce.ns2_peer import run_ns2
 from linklab.reproduce.rate_swing import (
@@ -269,7 +269,7 @@ def test_ns2_script_refuses_bad_arguments(tmp_path: Path, args: dict[str, Any],
 def test_without_ns2_the_experiment_is_left_out_or_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rate_swing, "ns2_binary", lambda: None)
+    monkeypatch.setattr(ns2_peer, "ns2_binary", lambda: None)
     with pytest.raises(ReproduceError, match="experiment ns2.*apt-get install ns2"):
         RateSwing(tmp_path / "o", quick=True, experiments=["ns2"])
     r = RateSwing(tmp_path / "d", quick=True, log=lambda _: None)

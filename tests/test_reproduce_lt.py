@@ -15,7 +15,7 @@ import tomli_w
 
 import linklab
 from conftest import CliRunner, assert_bad_input, cli_env, needs_ns2
-from linklab.reproduce import lt_tcp
+from linklab.reproduce import lt_tcp, ns2_peer
 from linklab.reproduce.framework import ReproduceError
 from linklab.reproduce.lt_tcp import (
     BASE_SEED,
@@ -388,7 +388,7 @@ def test_without_ns2_the_experiment_is_left_out_or_refused(
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert_bad_input(p, "experiment ns2", "apt-get install ns2")
-    monkeypatch.setattr(lt_tcp, "ns2_binary", lambda: None)
+    monkeypatch.setattr(ns2_peer, "ns2_binary", lambda: None)
     c = lt_tcp.LtTcp(tmp_path / "d", quick=True, log=lambda _: None)
     assert "ns2" not in c.chosen and "sensitivity" in c.chosen
     assert any("ns2" in line and "apt-get install ns2" in line for line in c.intro())

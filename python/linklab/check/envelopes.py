@@ -598,7 +598,7 @@ def _slowest_flow_timed_out(cell: Cell, o: Outcome) -> bool:
     timeout of the window is of a kind explained for the rto check."""
     m = o.measures
     slowest = min(range(len(m["flow_goodput_bps"])), key=lambda i: m["flow_goodput_bps"][i])
-    return m.get("flow_timeouts", [0] * (slowest + 1))[slowest] > 0 and _timeouts_explained(cell, o)
+    return m["flow_timeouts"][slowest] > 0 and _timeouts_explained(cell, o)
 
 
 def _timeouts_all_of(kinds: set[str]) -> Callable[[Cell, Outcome], bool]:

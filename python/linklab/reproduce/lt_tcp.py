@@ -26,7 +26,6 @@ from linklab.reproduce.framework import (
     PAPER_CHECK,
     TOLERANCE,
     Check,
-    ReproduceError,
     Reproduction,
     Table,
     experiment,
@@ -36,7 +35,7 @@ from linklab.reproduce.framework import (
     rel,
     stat,
 )
-from linklab.reproduce.ns2_peer import NS2_INSTALL, ns2_binary, runs_ns2
+from linklab.reproduce.ns2_peer import NS2_INSTALL, WithNs2, runs_ns2
 from linklab.reproduce.scenarios import lt_dumbbell, ns2_tcp, overlay
 
 CONFIDENCE = 0.95
@@ -1561,7 +1560,7 @@ def _ns2_itself(c: LtTcp) -> list[Table]:
     return [t, tc, th]
 
 
-class LtTcp(Reproduction):
+class LtTcp(WithNs2, Reproduction):
     """Seed 002: LT-TCP against TCP-SACK and link-level FEC/ARQ."""
 
     name = "lt-tcp"
@@ -1588,18 +1587,7 @@ class LtTcp(Reproduction):
     ns2 = experiment("ns2")(_ns2_itself)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        asked = kwargs.get("experiments")
-        #: ns-2.35 is not installed: the ns2 experiment is left out of a default run.
-        self.no_ns2 = ns2_binary() is None
-        if self.no_ns2 and asked and "ns2" in asked:
-            raise ReproduceError(
-                "experiment ns2 runs ns-2.35 itself, whose `ns` is not on PATH; install it "
-                f"({NS2_INSTALL}) or choose other experiments"
-            )
         super().__init__(*args, **kwargs)
-        if self.no_ns2 and "ns2" in self.chosen:
-            self.chosen = tuple(x for x in self.chosen if x != "ns2")
-            self.log(f"reproduce: experiment ns2 left out: no ns-2.35 ({NS2_INSTALL})")
         self.main: dict[tuple[str, float], dict[str, Any]] = {}
         self.widened: dict[str, list[float]] = {}
 

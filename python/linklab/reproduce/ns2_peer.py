@@ -16,14 +16,22 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from linklab.reproduce.framework import ReproduceError
 
-__all__ = ["NS2_INSTALL", "SCRIPTS", "ns2_binary", "parse_output", "run_ns2", "runs_ns2"]
+__all__ = [
+    "NS2_INSTALL",
+    "SCRIPTS",
+    "WithNs2",
+    "ns2_binary",
+    "parse_output",
+    "run_ns2",
+    "runs_ns2",
+]
 
 #: The Tcl scripts shipped for ns-2 runs.
 SCRIPTS = Path(__file__).with_name("ns2")
@@ -35,6 +43,30 @@ NS2_INSTALL = "Debian/Ubuntu: apt-get install ns2, which is ns-2.35"
 def ns2_binary() -> str | None:
     """The path of ns-2's ``ns``, or None when it is not installed."""
     return shutil.which("ns")
+
+
+class WithNs2:
+    """Mixed in before :class:`Reproduction` by a reproduction with an experiment ``ns2``
+    that runs ns-2.35 itself: without ``ns`` on PATH, asking for ``ns2`` by name is
+    refused (exit 2, how to install it) and a default run leaves it out with a line."""
+
+    no_ns2: bool
+    chosen: tuple[str, ...]  # set by Reproduction.__init__
+    log: Callable[[str], None]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        asked = kwargs.get("experiments")
+        #: ns-2.35 is not installed: the ns2 experiment is left out of a default run.
+        self.no_ns2 = ns2_binary() is None
+        if self.no_ns2 and asked and "ns2" in asked:
+            raise ReproduceError(
+                "experiment ns2 runs ns-2.35 itself, whose `ns` is not on PATH; install it "
+                f"({NS2_INSTALL}) or choose other experiments"
+            )
+        super().__init__(*args, **kwargs)
+        if self.no_ns2 and "ns2" in self.chosen:
+            self.chosen = tuple(x for x in self.chosen if x != "ns2")
+            self.log(f"reproduce: experiment ns2 left out: no ns-2.35 ({NS2_INSTALL})")
 
 
 def parse_output(text: str) -> dict[str, int]:

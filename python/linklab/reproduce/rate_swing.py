@@ -37,7 +37,6 @@ from linklab.reproduce.framework import (
     MUCH,
     PAPER_CHECK,
     Check,
-    ReproduceError,
     Reproduction,
     Table,
     experiment,
@@ -49,7 +48,7 @@ from linklab.reproduce.framework import (
     stat,
     targets_table,
 )
-from linklab.reproduce.ns2_peer import NS2_INSTALL, ns2_binary, run_ns2
+from linklab.reproduce.ns2_peer import NS2_INSTALL, WithNs2, run_ns2
 from linklab.reproduce.scenarios import ns2_tcp
 
 __all__ = ["RateSwing", "dead_fractions", "ns2_queue_changes", "single_mobile", "swing"]
@@ -450,7 +449,7 @@ def _plot_grid(ours: list[list[float]], paper: list[list[float]], tbs: Any, tds:
     save_figure(fig, out)
 
 
-class RateSwing(Reproduction):
+class RateSwing(WithNs2, Reproduction):
     """Seed 003's experiments (see the module docstring)."""
 
     name = "rate-swing"
@@ -470,18 +469,7 @@ class RateSwing(Reproduction):
     words = ("checks", "passed", "missed")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        asked = kwargs.get("experiments")
-        #: ns-2.35 is not installed: the ns2 experiment is left out of a default run.
-        self.no_ns2 = ns2_binary() is None
-        if self.no_ns2 and asked and "ns2" in asked:
-            raise ReproduceError(
-                "experiment ns2 runs ns-2.35 itself, whose `ns` is not on PATH; install it "
-                f"({NS2_INSTALL}) or choose other experiments"
-            )
         super().__init__(*args, **kwargs)
-        if self.no_ns2 and "ns2" in self.chosen:
-            self.chosen = tuple(x for x in self.chosen if x != "ns2")
-            self.log(f"reproduce: experiment ns2 left out: no ns-2.35 ({NS2_INSTALL})")
         #: Experiment ns2's cells (T_B, T_D), simulated seconds and warm-up (bursts
         #: and dead periods from then), replications (seeds 1..n).
         self.ns2_cells: tuple[tuple[float, float], ...] = (
