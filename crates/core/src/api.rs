@@ -54,8 +54,13 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// `--set name=value` overrides of `[params]`, values as typed on the command line.
     pub params: Vec<(String, String)>,
-    /// Record traces (cwnd, queue occupancy, sequence numbers).
+    /// Record traces (cwnd, queue occupancy, sequence numbers, drops, RTT
+    /// samples, timer expiries).
     pub trace: bool,
+    /// Keep per-flow delay and jitter histograms (the `histograms` table),
+    /// with the scenario's `[histograms]` bin widths or the defaults (1 ms);
+    /// a scenario with `[histograms]` has them anyway.
+    pub histograms: bool,
     /// Links to capture as classic pcap, each `"A->B"` (one direction) or
     /// `"A-B"` (both), with `"@rx"` appended to capture where packets leave
     /// the link instead of where they enter it ([`Simulation::capture`]).
@@ -73,7 +78,8 @@ pub struct RunOptions {
 pub struct RunOutput {
     /// The summary (see `docs/metrics.md`).
     pub summary: Summary,
-    /// Trace tables (empty unless `trace`).
+    /// Trace tables (empty unless `trace`; the `histograms` table alone
+    /// when only histograms are on).
     pub traces: Vec<Table>,
     /// Capture files: (link spec, file bytes), `pcap_links` then `pcapng_links`.
     pub pcaps: Vec<(String, Vec<u8>)>,
@@ -181,6 +187,9 @@ pub fn start(src: Source, opts: &RunOptions) -> Result<Run, ConfigError> {
     let (mut sim, duration) = scenario::build(&loaded, seed)?;
     if opts.trace {
         sim.enable_traces();
+    }
+    if opts.histograms && !sim.histograms_enabled() {
+        sim.enable_histograms(&Default::default());
     }
     let captures = opts.pcap_links.iter().map(|s| (s, Format::Pcap));
     for (spec, format) in captures.chain(opts.pcapng_links.iter().map(|s| (s, Format::Pcapng))) {

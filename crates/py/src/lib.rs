@@ -490,6 +490,10 @@ fn run_on_worker(
 /// `base_dir` is the directory relative file names in the scenario (trace
 /// files) start from: the scenario file's (default: the current directory).
 ///
+/// `histograms` keeps per-flow delay and jitter histograms (the
+/// `histograms` table, at the end of the run; a scenario with
+/// `[histograms]` has them anyway), with or without `trace`.
+///
 /// With `timings` (a dict), the wall time of each phase of the core is stored
 /// in it: `build_s` (load, expand, route, build), `run_s` (the simulation) and
 /// `summary_s` (summary and the last traces); `wall_time_s` is their sum.
@@ -497,7 +501,7 @@ fn run_on_worker(
 /// Raises `ScenarioError` for a scenario that cannot be run and
 /// `InternalError` if the core panics.
 #[pyfunction]
-#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, pcapng = None, sink = None, timings = None, base_dir = None))]
+#[pyo3(signature = (source, *, seed = None, params = None, trace = false, pcap = None, pcapng = None, sink = None, timings = None, base_dir = None, histograms = false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -510,12 +514,14 @@ fn run<'py>(
     sink: Option<&Bound<'py, PyAny>>,
     timings: Option<&Bound<'py, PyDict>>,
     base_dir: Option<std::path::PathBuf>,
+    histograms: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let src = source_from_py(py, source)?;
     let opts = RunOptions {
         seed,
         params: params_from_py(params)?,
         trace,
+        histograms,
         pcap_links: pcap.unwrap_or_default(),
         pcapng_links: pcapng.unwrap_or_default(),
         base_dir,

@@ -9,6 +9,7 @@
 //!   moment the sending TCP emitted that transmission to the moment it reached
 //!   the receiving TCP (every arriving data packet counts, retransmissions too).
 
+pub mod bins;
 pub mod histogram;
 
 pub use traces::Traces;

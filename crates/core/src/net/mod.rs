@@ -13,6 +13,7 @@ use crate::aqm::DropCause;
 use crate::capture::{FlowWire, Format, Interface, PcapWriter};
 use crate::engine::{EventQueue, Wakeups};
 use crate::link::{Delivery, Dir, Link};
+use crate::metrics::bins::{FlowHistograms, HistogramsConfig};
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
@@ -375,6 +376,7 @@ impl NetworkBuilder {
             feeds,
             arq_trace: Vec::new(),
             monitor: None,
+            histograms: None,
         })
     }
 }
@@ -412,6 +414,8 @@ pub struct Simulation {
     queue_rows_final: Time,
     /// `[monitor]`'s watch, if any.
     monitor: Option<monitor::Monitor>,
+    /// Fixed-width delay and jitter histograms per flow, when switched on.
+    histograms: Option<Box<FlowHistograms>>,
     /// Per link direction (code 2·link + dir), what crossed its boundary.
     seen: Vec<account::DirSeen>,
     /// Per flow, its data and ACK legs as the network saw them.
@@ -419,6 +423,19 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// Keep fixed-width delay and jitter histograms of every flow from now
+    /// on (ns-3 FlowMonitor's; `[histograms]`), handed over as the
+    /// `histograms` table when the run's traces are taken at its end
+    /// ([`Simulation::take_traces`]), whether or not other traces are on.
+    pub fn enable_histograms(&mut self, cfg: &HistogramsConfig) {
+        self.histograms = Some(Box::new(FlowHistograms::new(self.flows.len(), cfg)));
+    }
+
+    /// Whether [`Simulation::enable_histograms`] was called.
+    pub fn histograms_enabled(&self) -> bool {
+        self.histograms.is_some()
+    }
+
     /// Record traces (cwnd, queue occupancy, sequence numbers) from now on.
     pub fn enable_traces(&mut self) {
         self.traces = Some(Traces::default());
@@ -654,8 +671,12 @@ impl Simulation {
                     let d = now.saturating_sub(p.sent_at).as_nanos();
                     let m = &mut slot.metrics;
                     m.delay.record(d);
-                    if let Some(last) = m.last_delay.replace(d) {
-                        m.jitter.record(d.abs_diff(last));
+                    let jitter = m.last_delay.replace(d).map(|last| d.abs_diff(last));
+                    if let Some(j) = jitter {
+                        m.jitter.record(j);
+                    }
+                    if let Some(h) = self.histograms.as_mut() {
+                        h.record(f, d, jitter);
                     }
                     if let Some(t) = self.traces.as_mut() {
                         t.seq(now, p.flow, "received", p.seq);

@@ -2,8 +2,10 @@
 
 use super::Simulation;
 use crate::link::Dir;
+use crate::metrics::bins::FlowHistograms;
 use crate::metrics::{Column, Table};
 use crate::packet::FlowId;
+use crate::tcp::{RtoRow, RttRow};
 use crate::time::Time;
 
 impl Simulation {
@@ -38,13 +40,25 @@ impl Simulation {
     }
 
     fn traces(&mut self, all: bool) -> Vec<Table> {
+        // The histograms cover the whole run: their rows come with the last
+        // take (drains give the table without rows).
+        let histograms = self.histograms.as_mut().map(|h| {
+            if all {
+                h.take_table()
+            } else {
+                FlowHistograms::new(0, &Default::default()).take_table()
+            }
+        });
         let Some(mut traces) = self.traces.take() else {
-            return Vec::new();
+            return histograms.into_iter().collect();
         };
         let lt_any = self.flows.iter().any(|f| f.sender.lt_config().any());
         let (mut cwnd, mut sent, mut erasure, mut blocks) = (vec![], vec![], vec![], vec![]);
+        let (mut rtt, mut rto) = (vec![], vec![]);
         for (i, f) in self.flows.iter_mut().enumerate() {
             let id = i as u64;
+            rtt.extend(f.sender.take_rtt_trace().into_iter().map(|r| (id, r)));
+            rto.extend(f.sender.take_rto_trace().into_iter().map(|r| (id, r)));
             cwnd.extend(
                 f.sender
                     .take_cwnd_trace()
@@ -85,6 +99,8 @@ impl Simulation {
         );
         // Stable sorts: ties stay in flow (link direction) order, then recording order.
         cwnd.sort_by_key(|r| r.0);
+        rtt.sort_by_key(|r| r.1.at);
+        rto.sort_by_key(|r| r.1.at);
         erasure.sort_by_key(|r| r.0);
         blocks.sort_by_key(|r| r.0);
         queue.sort_by_key(|r| (r.0, r.1));
@@ -160,6 +176,8 @@ impl Simulation {
             },
             traces.take_table(sent),
             traces.take_drops(),
+            rtt_table(&rtt),
+            rto_table(&rto),
         ];
         self.traces = Some(traces);
         // Only runs with a cross-layer feed have MaxDAT changes to trace.
@@ -248,6 +266,7 @@ impl Simulation {
                 ],
             });
         }
+        tables.extend(histograms);
         tables
     }
 
@@ -259,5 +278,56 @@ impl Simulation {
             .iter_mut()
             .map(|(spec, w)| (spec.clone(), w.take_bytes()))
             .collect()
+    }
+}
+
+/// The `rtt` table: one row per RTT sample, the estimator after it.
+fn rtt_table(rows: &[(u64, RttRow)]) -> Table {
+    let secs =
+        |f: fn(&RttRow) -> Time| Column::F64(rows.iter().map(|r| f(&r.1).as_secs_f64()).collect());
+    Table {
+        name: "rtt".into(),
+        columns: vec![
+            (
+                "flow".into(),
+                Column::U64(rows.iter().map(|r| r.0).collect()),
+            ),
+            ("time_s".into(), secs(|r| r.at)),
+            ("sample_s".into(), secs(|r| r.sample)),
+            ("srtt_s".into(), secs(|r| r.srtt)),
+            ("rttvar_s".into(), secs(|r| r.rttvar)),
+            ("rto_s".into(), secs(|r| r.rto)),
+        ],
+    }
+}
+
+/// The `rto` table: one row per retransmission-timer expiry.
+fn rto_table(rows: &[(u64, RtoRow)]) -> Table {
+    let secs =
+        |f: fn(&RtoRow) -> Time| Column::F64(rows.iter().map(|r| f(&r.1).as_secs_f64()).collect());
+    let ints = |f: fn(&RtoRow) -> u64| Column::U64(rows.iter().map(|r| f(&r.1)).collect());
+    Table {
+        name: "rto".into(),
+        columns: vec![
+            (
+                "flow".into(),
+                Column::U64(rows.iter().map(|r| r.0).collect()),
+            ),
+            ("time_s".into(), secs(|r| r.at)),
+            (
+                "kind".into(),
+                Column::Str(
+                    rows.iter()
+                        .map(|r| if r.1.syn { "syn" } else { "data" }.to_string())
+                        .collect(),
+                ),
+            ),
+            ("rto_s".into(), secs(|r| r.rto)),
+            ("backoff".into(), ints(|r| u64::from(r.backoff))),
+            ("next_rto_s".into(), secs(|r| r.next_rto)),
+            ("seq".into(), ints(|r| r.seq)),
+            ("cwnd_bytes".into(), ints(|r| r.cwnd)),
+            ("ssthresh_bytes".into(), ints(|r| r.ssthresh)),
+        ],
     }
 }

@@ -179,6 +179,9 @@ pub struct FlowSummary {
     /// How long the receive window, the congestion control and the sender
     /// itself limited the sending (RFC 4898 `SndLimTime*`).
     pub send_limits: crate::tcp::SendLimits,
+    /// The sender's RTT estimator at the end of the run (RFC 6298's SRTT,
+    /// RTTVAR and RTO, or the chosen estimator's).
+    pub rtt: crate::tcp::RttSummary,
     /// Segments that arrived with bit errors (seed 004's frame link), when any did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub corrupted: Option<FlowCorruption>,
@@ -516,6 +519,7 @@ impl Simulation {
                 lt,
                 completed_s: st.completed_at.map(|t| t.as_secs_f64()),
                 send_limits: f.sender.send_limits(self.end),
+                rtt: f.sender.rtt_summary(),
                 corrupted: {
                     let rs = f.receiver.stats();
                     (rs.corrupt_discarded + rs.corrupt_accepted > 0).then(|| FlowCorruption {

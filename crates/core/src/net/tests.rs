@@ -270,6 +270,107 @@ fn set_overrides_params() {
     );
 }
 
+/// A column of `t` by name.
+fn column<'a>(t: &'a crate::api::Table, name: &str) -> &'a crate::api::Column {
+    &t.columns.iter().find(|(n, _)| n == name).unwrap().1
+}
+
+/// The `rtt`, `rto` and `histograms` tables agree with the summary (issue
+/// 35, item 16): an RTO row per timeout (episodes where the back-off is 0),
+/// an RTT row per sample ending at the summary's SRTT, and histogram counts
+/// adding up to the data packets that arrived (jitter: one fewer).
+#[test]
+fn rtt_rto_and_histogram_tables_agree_with_the_summary() {
+    use crate::api::{Column, Table};
+    let opts = RunOptions {
+        trace: true,
+        histograms: true,
+        params: vec![("loss".into(), "0.05".into())],
+        ..RunOptions::default()
+    };
+    let out = run(Source::Toml(CHAIN.to_string()), &opts).unwrap();
+    let s = out.summary.to_json();
+    let table = |n: &str| -> &Table { out.traces.iter().find(|t| t.name == n).unwrap() };
+    let u64s = |t: &str, c: &str| match column(table(t), c) {
+        Column::U64(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    let f64s = |t: &str, c: &str| match column(table(t), c) {
+        Column::F64(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    let strs = |t: &str, c: &str| match column(table(t), c) {
+        Column::Str(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    let flow = &s["flows"][0];
+    let timeouts = flow["timeouts"].as_u64().unwrap();
+    assert!(timeouts >= 2, "5 % loss over 20 s should time out: {flow}");
+    assert_eq!(u64s("rto", "flow").len() as u64, timeouts);
+    let episodes = u64s("rto", "backoff").iter().filter(|&&b| b == 0).count() as u64;
+    assert_eq!(episodes, flow["timeout_episodes"].as_u64().unwrap());
+    let samples = flow["rtt"]["samples"].as_u64().unwrap();
+    let srtt = f64s("rtt", "srtt_s");
+    assert_eq!(srtt.len() as u64, samples);
+    assert_eq!(srtt.last().copied(), flow["rtt"]["srtt_s"].as_f64());
+    let least = f64s("rtt", "sample_s")
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(Some(least), flow["send_limits"]["min_rtt_s"].as_f64());
+    // Histograms: every data packet that arrived is one delay value.
+    let arrived = strs("seq", "event")
+        .iter()
+        .filter(|e| *e == "received")
+        .count() as u64;
+    let (metric, count) = (strs("histograms", "metric"), u64s("histograms", "count"));
+    let sum = |m: &str| -> u64 {
+        metric
+            .iter()
+            .zip(&count)
+            .filter(|(x, _)| *x == m)
+            .map(|(_, c)| c)
+            .sum()
+    };
+    assert!(arrived > 1000, "{arrived}");
+    assert_eq!(sum("delay"), arrived);
+    assert_eq!(sum("jitter"), arrived - 1);
+    // 1 ms bins: the smallest delay is above the path's 26 ms one way.
+    let bins = u64s("histograms", "bin");
+    assert!(bins[0] >= 26, "{bins:?}");
+    assert!(f64s("histograms", "width_s").iter().all(|&w| w == 0.001));
+    // Off, no table: histograms alone when only they are on.
+    let only = RunOptions {
+        histograms: true,
+        ..RunOptions::default()
+    };
+    let out = run(Source::Toml(CHAIN.to_string()), &only).unwrap();
+    let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["histograms"]);
+    let plain = run(Source::Toml(CHAIN.to_string()), &RunOptions::default()).unwrap();
+    assert!(plain.traces.is_empty());
+}
+
+/// `[histograms]` switches them on with its bin widths; a zero width is
+/// refused with its key path.
+#[test]
+fn histograms_table_of_a_scenario() {
+    let text = format!("{CHAIN}\n[histograms]\ndelay_bin_width = \"5ms\"\n");
+    let out = run(Source::Toml(text.clone()), &RunOptions::default()).unwrap();
+    assert_eq!(out.traces.len(), 1);
+    let crate::api::Column::F64(w) = column(&out.traces[0], "width_s") else {
+        panic!("width_s")
+    };
+    let crate::api::Column::Str(m) = column(&out.traces[0], "metric") else {
+        panic!("metric")
+    };
+    for (w, m) in w.iter().zip(m) {
+        assert_eq!(*w, if m == "delay" { 0.005 } else { 0.001 }, "{m}");
+    }
+    let bad = text.replace("\"5ms\"", "\"0s\"");
+    let e = run(Source::Toml(bad), &RunOptions::default()).unwrap_err();
+    assert_eq!(e.path, "histograms.delay_bin_width");
+}
+
 #[test]
 fn traces_and_capture() {
     let opts = RunOptions {
@@ -279,7 +380,7 @@ fn traces_and_capture() {
     };
     let out = run(Source::Toml(CHAIN.to_string()), &opts).unwrap();
     let names: Vec<&str> = out.traces.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["cwnd", "queue", "seq", "drops"]);
+    assert_eq!(names, ["cwnd", "queue", "seq", "drops", "rtt", "rto"]);
     assert_eq!(out.pcaps.len(), 1);
     assert_eq!(&out.pcaps[0].1[..4], &0xa1b23c4du32.to_le_bytes());
     let bad = RunOptions {
@@ -921,6 +1022,7 @@ fn sliced_runs_with_drained_traces_equal_one_run() {
                 .map(|&(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             trace: true,
+            histograms: true,
             pcap_links: vec![pcap.to_string()],
             ..RunOptions::default()
         };
@@ -961,8 +1063,8 @@ fn sliced_runs_with_drained_traces_equal_one_run() {
             }
             assert_eq!(traces.len(), whole.traces.len());
         }
-        // Every table is in time order.
-        for t in &whole.traces {
+        // Every table is in time order (the histograms have no time).
+        for t in whole.traces.iter().filter(|t| t.name != "histograms") {
             let Some((_, Column::F64(ts))) = t.columns.iter().find(|(n, _)| n == "time_s") else {
                 panic!("{} has no time_s", t.name);
             };

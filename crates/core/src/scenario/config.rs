@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::config::units::schema_impl;
 use crate::config::{Bytes, ConfigError, Result};
 use crate::link::LinkConfig;
+use crate::metrics::bins::HistogramsConfig;
 use crate::net::monitor::MonitorConfig;
 use crate::sch::AllocationConfig;
 use crate::tcp::TcpOverlay;
@@ -52,6 +53,10 @@ pub struct ScenarioConfig {
     /// Dead periods of a shared buffer and the link buffers it feeds, and
     /// its drops (seed 003; docs/metrics.md).
     pub monitor: Option<MonitorConfig>,
+    /// Per-flow delay and jitter histograms with fixed-width bins, as ns-3's
+    /// FlowMonitor keeps them: the `histograms` table (docs/metrics.md).
+    /// Absent: none (`linklab run --histograms` asks for them too).
+    pub histograms: Option<HistogramsConfig>,
 }
 
 /// A parameter's default: a string, a number or a boolean.
@@ -103,6 +108,7 @@ impl ScenarioConfig {
             flows: Vec::new(),
             allocations: Vec::new(),
             monitor: None,
+            histograms: None,
         }
     }
 

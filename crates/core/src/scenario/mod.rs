@@ -226,6 +226,10 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
             )
         })?;
     }
+    if let Some(h) = &f.histograms {
+        h.validate().map_err(|e| e.at("histograms"))?;
+        sim.enable_histograms(h);
+    }
     Ok((sim, f.duration))
 }
 

@@ -41,7 +41,7 @@ pub use lt::{Bin, EstimatorSide, LtConfig, ReactiveLimit};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};
-pub use sender::{SendLimits, SenderStats, TcpSender};
+pub use sender::{RtoRow, RttRow, RttSummary, SendLimits, SenderStats, TcpSender};
 
 /// Loss-recovery algorithm of the sender (and whether the receiver sends SACK blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]

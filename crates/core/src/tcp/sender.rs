@@ -59,6 +59,58 @@ pub struct SendLimits {
     pub min_rtt_s: Option<f64>,
 }
 
+/// The sender's round-trip-time estimator at the end of a run: `flows[].rtt`
+/// of the summary (docs/metrics.md).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RttSummary {
+    /// RTT samples fed to the estimator (the SYN's included).
+    pub samples: u64,
+    /// The smoothed RTT the timer uses, seconds (`null`: no sample).
+    pub srtt_s: Option<f64>,
+    /// Its variation term, seconds (`null`: no sample).
+    pub rttvar_s: Option<f64>,
+    /// The retransmission timeout, back-off included, seconds.
+    pub rto_s: f64,
+}
+
+/// One RTT sample, as the `rtt` trace records it: the estimator after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttRow {
+    /// When the sample was taken (the ACK's arrival).
+    pub at: Time,
+    /// The measured round-trip time.
+    pub sample: Time,
+    /// The smoothed RTT after the sample (the timer's: whole ticks under
+    /// ns-2's clock).
+    pub srtt: Time,
+    /// The variation term after the sample.
+    pub rttvar: Time,
+    /// The RTO after the sample (its back-off cleared).
+    pub rto: Time,
+}
+
+/// One retransmission-timer expiry, as the `rto` trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtoRow {
+    /// When the timer expired.
+    pub at: Time,
+    /// The SYN's timer (`true`) or the data's.
+    pub syn: bool,
+    /// The RTO in force when it expired (back-off included).
+    pub rto: Time,
+    /// Doublings applied to that RTO: 0 for the first expiry since the last
+    /// RTT sample (a timeout episode starts), then 1, 2, …
+    pub backoff: u32,
+    /// The RTO after this expiry's back-off: the restarted timer.
+    pub next_rto: Time,
+    /// The first byte resent (`snd_una`; 0 for the SYN).
+    pub seq: u64,
+    /// The congestion window after the expiry, bytes.
+    pub cwnd: u64,
+    /// The slow-start threshold after the expiry, bytes.
+    pub ssthresh: u64,
+}
+
 /// Sender counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -215,6 +267,12 @@ pub struct TcpSender {
     /// Retransmission timeouts of data (not of the SYN), for the cwnd trace.
     data_timeouts: u64,
     sent_trace: Vec<(Time, u64, bool)>,
+    /// RTT samples fed to the estimator.
+    rtt_samples: u64,
+    /// Every RTT sample, when tracing.
+    rtt_trace: Vec<RttRow>,
+    /// Every retransmission-timer expiry, when tracing.
+    rto_trace: Vec<RtoRow>,
     /// Sender-side loss events (seed 001 §III-B), when enabled.
     loss_events: Option<Box<LossEventEstimator>>,
     /// Every packet ECN-capable, SYN and retransmissions included: the
@@ -379,6 +437,9 @@ impl TcpSender {
             cwnd_trace: Vec::new(),
             data_timeouts: 0,
             sent_trace: Vec::new(),
+            rtt_samples: 0,
+            rtt_trace: Vec::new(),
+            rto_trace: Vec::new(),
             loss_events: None,
             ect_always: cfg.ecn && cfg.cc.model().needs_ecn(),
             lt_blocks: cfg.lt.blocks(),
@@ -973,16 +1034,19 @@ impl TcpSender {
         match self.phase {
             Phase::Closed => self.rto_deadline = None,
             Phase::SynSent => {
+                let fired = (self.rtt.rto(), self.rtt.backoff_count());
                 self.count_timeout();
                 self.rtt.backoff();
                 self.syn_pending = true;
                 self.rto_deadline = Some(now + self.rtt.rto());
+                self.record_rto(now, true, fired);
             }
             Phase::Established => {
                 if self.snd_una >= self.snd_max {
                     self.rto_deadline = None;
                     return;
                 }
+                let fired = (self.rtt.rto(), self.rtt.backoff_count());
                 self.count_timeout();
                 self.data_timeouts += 1;
                 self.note_loss(now);
@@ -1048,6 +1112,7 @@ impl TcpSender {
                     b.unresolved = 0;
                 }
                 self.rto_deadline = Some(now + self.rtt.rto());
+                self.record_rto(now, false, fired);
                 // A row at every data timeout, even when the window was
                 // already one segment and ssthresh kept (a backed-off
                 // timeout): the trace's count shows each one.
@@ -1947,6 +2012,35 @@ impl TcpSender {
         } else {
             self.rtt.sample_between(sent, now);
         }
+        self.rtt_samples += 1;
+        if self.trace {
+            self.rtt_trace.push(RttRow {
+                at: now,
+                sample: r,
+                srtt: self.rtt.srtt().unwrap_or(r),
+                rttvar: self.rtt.rttvar(),
+                rto: self.rtt.rto(),
+            });
+        }
+    }
+
+    /// An expiry of the timer that was `fired.0` long after `fired.1`
+    /// doublings, for the `rto` trace (after the expiry's back-off and
+    /// window cut).
+    fn record_rto(&mut self, now: Time, syn: bool, fired: (Time, u32)) {
+        if !self.trace {
+            return;
+        }
+        self.rto_trace.push(RtoRow {
+            at: now,
+            syn,
+            rto: fired.0,
+            backoff: fired.1,
+            next_rto: self.rtt.rto(),
+            seq: if syn { 0 } else { self.snd_una },
+            cwnd: self.win.cwnd,
+            ssthresh: self.win.ssthresh,
+        });
     }
 
     fn restart_timer(&mut self, now: Time) {
@@ -2020,7 +2114,8 @@ impl TcpSender {
     }
 
     /// Turn tracing on or off. When on, `(time, cwnd, ssthresh)` is recorded on
-    /// every change and `(time, seq, retransmit)` on every data transmission.
+    /// every change, `(time, seq, retransmit)` on every data transmission, an
+    /// [`RttRow`] at every RTT sample and an [`RtoRow`] at every timer expiry.
     pub fn set_trace(&mut self, on: bool) {
         self.trace = on;
         if on {
@@ -2066,5 +2161,23 @@ impl TcpSender {
     /// Take the recorded transmission trace.
     pub fn take_sent_trace(&mut self) -> Vec<(Time, u64, bool)> {
         std::mem::take(&mut self.sent_trace)
+    }
+    /// Take the recorded RTT samples (one row per sample, when tracing).
+    pub fn take_rtt_trace(&mut self) -> Vec<RttRow> {
+        std::mem::take(&mut self.rtt_trace)
+    }
+    /// Take the recorded retransmission-timer expiries (when tracing).
+    pub fn take_rto_trace(&mut self) -> Vec<RtoRow> {
+        std::mem::take(&mut self.rto_trace)
+    }
+    /// The RTT estimator's state now, for the summary.
+    pub fn rtt_summary(&self) -> RttSummary {
+        let srtt = self.rtt.srtt();
+        RttSummary {
+            samples: self.rtt_samples,
+            srtt_s: srtt.map(Time::as_secs_f64),
+            rttvar_s: srtt.map(|_| self.rtt.rttvar().as_secs_f64()),
+            rto_s: self.rtt.rto().as_secs_f64(),
+        }
     }
 }

@@ -2172,3 +2172,103 @@ fn reno_rto_guard_ignores_the_duplicate_acks_of_go_back_n() {
     assert_eq!(st.fast_retransmits, 0, "ns-2 Reno: {st:?}");
     assert!(delivered > 20_000, "{delivered}");
 }
+
+/// The `rto` trace (issue 35, item 16): one row per expiry, the SYN's
+/// included, with the RTO that fired, its doublings, the restarted timer, the
+/// first byte resent and the window after. Two lost SYNs (RTO 1 s, then 2 s)
+/// and a tail segment lost three times: five rows, two episodes.
+#[test]
+fn rto_trace_rows_of_syn_and_tail_timeouts() {
+    let c = cfg(Variant::Sack);
+    let mut h = Harness::new(c, App::Bytes(20_000), MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(|p, n| {
+        let syn = p.flags.has(TcpFlags::SYN) && n <= 2;
+        if syn || (p.payload > 0 && p.seq == 19_000 && n <= 3) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(60)));
+    let rows = h.s.take_rto_trace();
+    let st = h.s.stats();
+    assert_eq!((st.timeouts, st.timeout_episodes), (5, 2), "{st:?}");
+    assert_eq!(rows.len() as u64, st.timeouts);
+    let starts = rows.iter().filter(|r| r.backoff == 0).count() as u64;
+    assert_eq!(starts, st.timeout_episodes);
+    assert_eq!(rows.iter().map(|r| r.at).collect::<Vec<_>>(), h.timeouts_at);
+    // The SYN's: RFC 6298's initial 1 s, doubled.
+    let syn: Vec<_> = rows
+        .iter()
+        .map(|r| (r.syn, r.rto, r.backoff, r.next_rto))
+        .take(2)
+        .collect();
+    assert_eq!(
+        syn,
+        [
+            (true, Time::from_secs(1), 0, Time::from_secs(2)),
+            (true, Time::from_secs(2), 1, Time::from_secs(4)),
+        ]
+    );
+    assert_eq!(rows[0].seq, 0);
+    // The tail's: each expiry fires the timer the previous one restarted.
+    let data = &rows[2..];
+    assert!(data.iter().all(|r| !r.syn && r.seq == 19_000), "{data:?}");
+    assert_eq!(
+        data.iter().map(|r| r.backoff).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    for w in data.windows(2) {
+        assert_eq!(w[1].rto, w[0].next_rto);
+        assert_eq!(w[1].at, w[0].at + w[0].next_rto);
+    }
+    // RFC 5681 (3)/(4): one segment outstanding, so ssthresh = 2 SMSS and
+    // the loss window is one segment.
+    assert!(
+        data.iter().all(|r| r.cwnd == 1000 && r.ssthresh == 2000),
+        "{data:?}"
+    );
+    assert!(h.s.take_rto_trace().is_empty(), "taken once");
+}
+
+/// The `rtt` trace: one row per sample fed to the estimator, with the
+/// estimator after it; off, nothing is recorded but the samples are counted.
+#[test]
+fn rtt_trace_rows_follow_the_estimator() {
+    let mut counts = vec![];
+    for trace in [true, false] {
+        let mut h = Harness::new(cfg(Variant::Sack), App::Bytes(50_000), MBPS10, ms(10));
+        h.s.set_trace(trace);
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(10)));
+        let rows = h.s.take_rtt_trace();
+        let sum = h.s.rtt_summary();
+        counts.push(sum.samples);
+        if !trace {
+            assert!(rows.is_empty());
+            continue;
+        }
+        assert_eq!(rows.len() as u64, sum.samples);
+        // The first is the SYN's: SRTT = R, RTTVAR = R/2, RTO = max(1 s, SRTT + 4 RTTVAR).
+        let first = rows[0];
+        assert_eq!(first.srtt, first.sample);
+        assert_eq!(first.rttvar, Time(first.sample.0 / 2));
+        assert_eq!(first.rto, Time::from_secs(1));
+        assert_eq!(first.at - first.sample, h.data_sent[0].0);
+        // RFC 6298 (2.3) from one row to the next.
+        for w in rows.windows(2) {
+            let (s0, r) = (w[0].srtt.0, w[1].sample.0);
+            assert_eq!(w[1].srtt.0, (7 * s0 + r) / 8);
+            assert_eq!(w[1].rttvar.0, (3 * w[0].rttvar.0 + s0.abs_diff(r)) / 4);
+        }
+        let last = rows[rows.len() - 1];
+        assert_eq!(Some(last.srtt), h.s.srtt());
+        assert_eq!(sum.srtt_s, Some(last.srtt.as_secs_f64()));
+        assert_eq!(sum.rttvar_s, Some(last.rttvar.as_secs_f64()));
+        assert_eq!(sum.rto_s, last.rto.as_secs_f64());
+    }
+    assert_eq!(counts[0], counts[1]);
+    assert!(counts[0] > 10, "{counts:?}");
+}
