@@ -297,13 +297,15 @@ def test_traces_are_polars(tiny: Path, tmp_path: Path) -> None:
     assert result.traces
     for name, frame in result.traces.items():
         assert isinstance(frame, pl.DataFrame), name
-        # The tiny scenario loses nothing: its drops table has no rows.
-        assert frame.height > 0 or name == "drops", name
-    assert result.traces["drops"].height == 0
+        # The tiny scenario loses nothing: its drops and rto tables have no rows.
+        assert frame.height > 0 or name in ("drops", "rto"), name
+    assert result.traces["drops"].height == 0 and result.traces["rto"].height == 0
+    assert result.traces["rtt"].height == result.summary["flows"][0]["rtt"]["samples"]
     written = result.write_traces(tmp_path / "t")
     assert len(written) == len(result.traces)
     for path in written:
-        assert pl.read_parquet(path).height > 0 or path.name == "drops.parquet"
+        frame = pl.read_parquet(path)
+        assert frame.height > 0 or path.name in ("drops.parquet", "rto.parquet")
 
 
 def test_pcap_bytes(tiny: Path) -> None:

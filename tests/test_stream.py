@@ -45,25 +45,32 @@ def test_streamed_files_equal_the_in_memory_run(
     out = tmp_path / "trace"
     files = {"L-R": tmp_path / "lr.pcap", "R->L": tmp_path / "rl.pcap"}
     summary, traces, pcaps = _stream.run(
-        LT_TCP, seed=3, params=params, trace_dir=out, pcap_files=files
+        LT_TCP, seed=3, params=params, trace_dir=out, pcap_files=files, histograms=True
     )
     assert traces == {} and pcaps == {}
     assert sorted(p.name for p in out.iterdir()) == [
         "cwnd.parquet",
         "drops.parquet",
+        "histograms.parquet",
         "lt_blocks.parquet",
         "lt_erasure.parquet",
         "queue.parquet",
+        "rto.parquet",
+        "rtt.parquet",
         "seq.parquet",
         "summary.json",  # the run's summary, beside its traces
     ], "no part files or temporaries left"
     assert json.loads((out / "summary.json").read_text()) == summary
-    mem = linklab.run(LT_TCP, seed=3, params=params, trace=True, pcap=["L-R", "R->L"])
+    mem = linklab.run(
+        LT_TCP, seed=3, params=params, trace=True, pcap=["L-R", "R->L"], histograms=True
+    )
     on_disk = _tables(out)
     assert on_disk.keys() == mem.traces.keys()
     for name, frame in mem.traces.items():
-        assert frame.height > 0, name
+        # This LT-TCP run may have no timer expiry: rto may be empty (its rows: below).
+        assert frame.height > 0 or name == "rto", name
         assert_frame_equal(on_disk[name], frame)
+    assert sum(f["timeouts"] for f in summary["flows"]) == mem.traces["rto"].height
     assert files["L-R"].read_bytes() == mem.pcap("L-R")
     assert files["R->L"].read_bytes() == mem.pcap("R->L")
     summary.pop("wall_time_s")
@@ -131,7 +138,7 @@ def test_an_in_memory_run_over_the_budget_stops_with_a_clear_error(
 def test_linklab_run_accepts_a_trace_directory(tmp_path: Path) -> None:
     r = linklab.run(DUMBBELL, params={"duration": "3s"}, trace_dir=tmp_path / "t")
     assert r.traces == {}
-    assert set(_tables(tmp_path / "t")) == {"cwnd", "drops", "queue", "seq"}
+    assert set(_tables(tmp_path / "t")) == {"cwnd", "drops", "queue", "rto", "rtt", "seq"}
 
 
 def test_a_failed_run_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,6 +181,8 @@ def test_cli_trace_and_pcap_stream_to_files(tmp_path: Path) -> None:
         "cwnd.parquet",
         "drops.parquet",
         "queue.parquet",
+        "rto.parquet",
+        "rtt.parquet",
         "seq.parquet",
         "summary.json",
     }

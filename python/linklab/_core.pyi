@@ -25,9 +25,11 @@ def run(
     params: dict[str, str] | None = None,
     trace: bool = False,
     pcap: list[str] | None = None,
+    pcapng: list[str] | None = None,
     sink: Callable[[dict[str, dict[str, Column]], dict[str, bytes]], object] | None = None,
     timings: dict[str, float] | None = None,
     base_dir: str | None = None,
+    histograms: bool = False,
 ) -> tuple[dict[str, object], dict[str, dict[str, Column]], dict[str, bytes]]: ...
 def emulate(
     source: str | dict[str, object],

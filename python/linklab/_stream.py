@@ -80,11 +80,14 @@ def run(
     pcap_files: Mapping[str, str | os.PathLike[str]] | None = None,
     pcap_format: str = "pcap",
     base_dir: str | os.PathLike[str] | None = None,
+    histograms: bool = False,
 ) -> tuple[dict[str, Any], dict[str, pl.DataFrame], dict[str, bytes]]:
     """Run ``source``; returns ``(summary, traces, pcaps)``.
 
     Traces go to Parquet files in ``trace_dir`` when it is given (``traces`` is
-    then empty), else into memory when ``trace`` is set. ``pcap`` lists link
+    then empty), else into memory: every table when ``trace`` is set, and the
+    ``histograms`` table when ``histograms`` is set or the scenario has a
+    ``[histograms]`` table (the core hands over nothing else). ``pcap`` lists link
     specs captured into memory in ``pcap_format`` (``"pcap"`` or ``"pcapng"``;
     ``pcaps`` maps each spec to its file bytes), ``pcap_files`` maps link
     specs (``"A->B"``, ``"A-B"`` for both directions in time order, either
@@ -98,7 +101,8 @@ def run(
     """
     files = {spec: Path(p) for spec, p in (pcap_files or {}).items()}
     out_dir = Path(trace_dir) if trace_dir is not None else None
-    sink = _Sink(out_dir, files, keep_traces=trace, keep_pcaps=pcap)
+    # Without ``trace`` the core hands over only the histograms, when they are on.
+    sink = _Sink(out_dir, files, keep_traces=True, keep_pcaps=pcap)
     specs = list(dict.fromkeys([*pcap, *files]))
     ng = {spec for spec, path in files.items() if path.suffix.lower() == ".pcapng"}
     if pcap_format == "pcapng":
@@ -115,6 +119,7 @@ def run(
             pcapng=[s for s in specs if s in ng],
             sink=sink,
             base_dir=None if base_dir is None else os.fspath(base_dir),
+            histograms=histograms,
         )
         sink.commit(summary)
     finally:

@@ -32,7 +32,7 @@ class Result:
     ``summary``: the run summary (see ``docs/metrics.md``), including
     ``wall_time_s``; ``warnings``: what the summary hides, one line each;
     ``traces``: trace tables by name (empty unless the run
-    asked for traces); ``pcaps``: capture file bytes by link spec (``"A->B"``,
+    asked for traces or histograms); ``pcaps``: capture file bytes by link spec (``"A->B"``,
     ``"A-B"``, ``"A->B@rx"``).
     """
 
@@ -67,6 +67,21 @@ class Result:
         return _summary_tables.flat_table(
             self.summary.get("queues"), _summary_tables.FIRST["queues"]
         )
+
+    @property
+    def histograms(self) -> pl.DataFrame:
+        """Every flow's delay and jitter histograms, one row per non-empty bin: ``flow``,
+        ``metric`` (``delay``, ``jitter``), ``bin``, ``start_s``, ``width_s``, ``count``
+        (ns-3 FlowMonitor's fixed-width bins; ``docs/metrics.md``). The run must have
+        asked for them: ``linklab.run(..., histograms=True)`` or a ``[histograms]`` table
+        in the scenario; otherwise ``KeyError``."""
+        frame = self.traces.get("histograms")
+        if frame is None:
+            raise KeyError(
+                "this run kept no histograms; run with linklab.run(..., histograms=True) "
+                "or give the scenario a [histograms] table"
+            )
+        return frame
 
     def __repr__(self) -> str:
         s = self.summary
@@ -142,6 +157,7 @@ def run(
     trace_dir: str | os.PathLike[str] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     pcap_format: str = "pcap",
+    histograms: bool = False,
 ) -> Result:
     """Run one scenario.
 
@@ -156,7 +172,10 @@ def run(
     where they enter the link, or with ``"@rx"`` appended, e.g. ``"A->B@rx"``,
     where they leave it), as ``pcap_format`` files: ``"pcap"`` (classic,
     nanosecond timestamps) or ``"pcapng"`` (one interface per link direction,
-    named after it, and node names for the addresses).
+    named after it, and node names for the addresses). ``histograms`` keeps
+    every flow's delay and jitter histograms (``Result.histograms``, the
+    ``histograms`` trace table) with the scenario's ``[histograms]`` bin widths
+    or 1 ms (a scenario with ``[histograms]`` has them anyway).
 
     Traces and captures are kept in memory up to
     ``linklab._stream.TRACE_MEMORY_BUDGET`` (1 GiB); a run that records more
@@ -189,6 +208,7 @@ def run(
         pcap=pcap,
         pcap_format=pcap_format,
         trace_dir=trace_dir,
+        histograms=histograms,
     )
 
 
@@ -202,6 +222,7 @@ def run_source(
     trace_dir: str | os.PathLike[str] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     pcap_format: str = "pcap",
+    histograms: bool = False,
 ) -> Result:
     """Like :func:`run`, for a source already loaded by :func:`load_source`.
 
@@ -225,6 +246,7 @@ def run_source(
             pcap=_check_pcap(pcap) or [],
             pcap_format=pcap_format,
             base_dir=base_dir,
+            histograms=bool(histograms),
         )
     except ScenarioError as e:
         raise for_api(e) from None

@@ -205,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--trace", metavar="DIR", help="write Parquet traces into DIR")
     run.add_argument(
+        "--histograms",
+        action="store_true",
+        help="with --trace: also write every flow's delay and jitter histograms "
+        "(histograms.parquet; bins of 1 ms, or the scenario's [histograms] widths)",
+    )
+    run.add_argument(
         "--pcap",
         type=_pcap_spec,
         action="append",
@@ -1149,6 +1155,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     trace_dir: str | None = args.trace
     if trace_dir is not None:
         _check_output(check_writable_dir, trace_dir, "--trace directory")
+    elif args.histograms:
+        raise UsageError(
+            "--histograms writes histograms.parquet beside the traces; give --trace DIR too"
+        )
     pcap_files: dict[str, str] = {}
     for link, file in args.pcap:
         _check_output(check_writable_file, file, "--pcap file")
@@ -1206,6 +1216,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             trace_dir=trace_dir,
             pcap_files=pcap_files,
             base_dir=base_dir,
+            histograms=args.histograms,
         )
     except ScenarioError as e:
         if args.scenario is None:
