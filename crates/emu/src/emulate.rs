@@ -892,6 +892,7 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 "ecn_reductions": Value::Null,
                 "segments_sent": info.data_segs_out,
                 "send_limits": send_limits(&info, tx.connected),
+                "rtt": kernel_rtt(&info, tx.connected),
                 "completed_s": completed,
                 "kernel": {
                     "connected": tx.connected,
@@ -1014,6 +1015,24 @@ fn send_limits(info: &RawTcpInfo, connected: bool) -> Value {
         "sender_s": us(info.sndbuf_limited),
         "rwnd_bytes": info.snd_wnd,
         "min_rtt_s": (info.min_rtt > 0).then(|| f64::from(info.min_rtt) * 1e-6),
+    })
+}
+
+/// The kernel's RTT estimator from a connection's last `TCP_INFO`, in the
+/// shape of the simulator's `flows[].rtt`: `srtt_s` (`tcpi_rtt`), `rttvar_s`
+/// (`tcpi_rttvar`, Linux's mean deviation) and `rto_s` (`tcpi_rto`); the
+/// kernel does not count its samples (`samples` null). `null` for a
+/// connection never made.
+fn kernel_rtt(info: &RawTcpInfo, connected: bool) -> Value {
+    if !connected {
+        return Value::Null;
+    }
+    let us = |v: u32| f64::from(v) * 1e-6;
+    json!({
+        "samples": Value::Null,
+        "srtt_s": us(info.rtt),
+        "rttvar_s": us(info.rttvar),
+        "rto_s": us(info.rto),
     })
 }
 
