@@ -21,7 +21,9 @@ impl Simulation {
 
     /// Trace tables of everything recorded since the last take or drain
     /// (empty unless traces were enabled; then always the same tables,
-    /// possibly without rows). Call it at the end of a run.
+    /// possibly without rows), and the `histograms` table when histograms
+    /// are on ([`Simulation::enable_histograms`]; alone without traces).
+    /// Call it at the end of a run.
     ///
     /// Every table is in time order; rows of one instant are in flow (or link
     /// direction) order, then recording order.
