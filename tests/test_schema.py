@@ -159,6 +159,9 @@ def test_a_mistyped_key_is_named_at_its_table(validator: jsonschema.Draft202012V
     errors = list(validator.iter_errors(doc))
     assert [list(e.absolute_path) for e in errors] == [["links", 1]]
     assert errors[0].message == "Additional properties are not allowed ('rat' was unexpected)"
+    # What an editor shows (jsonschema's best_match): the same place and key.
+    best = _best(validator, doc)
+    assert (list(best.absolute_path), best.message) == (["links", 1], errors[0].message)
     # The same in a queue of kind red, and an unknown kind at the kind key.
     e = _best(validator, _set(GOOD, ("links", 1, "queue", "minthh"), 3))
     assert list(e.absolute_path) == ["links", 1, "queue"] and "'minthh'" in e.message
