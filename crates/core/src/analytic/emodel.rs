@@ -192,8 +192,8 @@ impl EModel {
         let p10 = |x: f64| 10f64.powf(x / 10.0);
         // §7.2 Basic signal-to-noise ratio.
         let olr = self.slr + self.rlr;
-        let nos = self.ps - self.slr - self.ds - 100.0
-            + 0.004 * (self.ps - olr - self.ds - 14.0).powi(2);
+        let nos =
+            self.ps - self.slr - self.ds - 100.0 + 0.004 * (self.ps - olr - self.ds - 14.0).powi(2);
         let pre = self.pr + 10.0 * lg(1.0 + p10(10.0 - self.lstr));
         let nor = self.rlr - 121.0 + pre + 0.008 * (pre - 35.0).powi(2);
         let nfo = self.nfor + self.rlr;
@@ -217,7 +217,11 @@ impl EModel {
         let terv = self.telr - 40.0 * lg((1.0 + self.t / 10.0) / (1.0 + self.t / 150.0))
             + 6.0 * (-0.3 * self.t * self.t).exp();
         // With STMR < 9 dB the echo is masked less: TERVs = TERV + Ist/2.
-        let terv = if self.stmr < 9.0 { terv + ist / 2.0 } else { terv };
+        let terv = if self.stmr < 9.0 {
+            terv + ist / 2.0
+        } else {
+            terv
+        };
         let roe = -1.5 * (no - self.rlr);
         let re = 80.0 + 2.5 * (terv - 14.0);
         let idte = ((roe - re) / 2.0 + ((roe - re).powi(2) / 4.0 + 100.0).sqrt() - 1.0)
@@ -359,7 +363,11 @@ mod tests {
     #[test]
     fn ie_eff_at_two_percent_matches_published_codec_tables() {
         use crate::media::Codec;
-        for (c, want) in [(Codec::G711Plc, 7.0), (Codec::G729a, 19.0), (Codec::G7231, 24.0)] {
+        for (c, want) in [
+            (Codec::G711Plc, 7.0),
+            (Codec::G729a, 19.0),
+            (Codec::G7231, 24.0),
+        ] {
             let got = ie_eff(c.ie(), c.bpl(), 2.0, 1.0);
             assert!((got - want).abs() < 0.5, "{c:?}: {got}");
         }

@@ -62,7 +62,10 @@ pub trait MediaKind {
                 return Err(ConfigError::new(
                     "stop",
                     format!("\"{stop}\""),
-                    format!("is not after the start ({}); allowed: a later time", c.start),
+                    format!(
+                        "is not after the start ({}); allowed: a later time",
+                        c.start
+                    ),
                 ));
             }
         }
@@ -220,10 +223,20 @@ impl MediaKind for CbrConfig {
             (None, None) => Time::from_millis(20),
         };
         if interval < Time::from_micros(1) || interval > Time::from_secs(3600) {
-            let key = if self.interval.is_some() { "interval" } else { "rate" };
+            let key = if self.interval.is_some() {
+                "interval"
+            } else {
+                "rate"
+            };
             return Err(bad(
                 key,
-                format!("\"{}\"", self.interval.map_or_else(|| self.rate.map(|r| r.to_string()).unwrap_or_default(), |i| i.to_string())),
+                format!(
+                    "\"{}\"",
+                    self.interval.map_or_else(
+                        || self.rate.map(|r| r.to_string()).unwrap_or_default(),
+                        |i| i.to_string()
+                    )
+                ),
                 "gives a packet interval out of range; allowed: an interval from 1us to 3600s",
             ));
         }
@@ -249,10 +262,7 @@ impl MediaKind for VoiceConfig {
         let interval = self.interval.unwrap_or(codec.default_interval());
         let frame = codec.frame().as_nanos();
         let frames = interval.as_nanos() / frame;
-        if interval.as_nanos() % frame != 0
-            || frames == 0
-            || interval > Time::from_millis(200)
-        {
+        if !interval.as_nanos().is_multiple_of(frame) || frames == 0 || interval > Time::from_millis(200) {
             return Err(bad(
                 "interval",
                 format!("\"{interval}\""),
@@ -279,7 +289,10 @@ impl MediaKind for VoiceConfig {
             }
             Some((talk, silence))
         } else {
-            for (key, given) in [("talk", self.talk.is_some()), ("silence", self.silence.is_some())] {
+            for (key, given) in [
+                ("talk", self.talk.is_some()),
+                ("silence", self.silence.is_some()),
+            ] {
                 if given {
                     return Err(ConfigError::at_key(
                         key,
@@ -309,7 +322,11 @@ impl MediaKind for VideoConfig {
         check_range("frame_rate", fps, 1, 240)?;
         let cv = self.size_cv.unwrap_or(0.0);
         if !(0.0..=10.0).contains(&cv) {
-            return Err(bad("size_cv", cv.to_string(), "is out of range; allowed: 0 to 10"));
+            return Err(bad(
+                "size_cv",
+                cv.to_string(),
+                "is out of range; allowed: 0 to 10",
+            ));
         }
         let gop = self.gop.unwrap_or(0);
         check_range("gop", gop, 0, 100_000)?;
@@ -333,7 +350,12 @@ impl MediaKind for VideoConfig {
         if mean_bytes > 1e8 {
             return Err(bad(
                 "rate",
-                format!("\"{}\"", Rate::from_bps(rate).map(|r| r.to_string()).unwrap_or_default()),
+                format!(
+                    "\"{}\"",
+                    Rate::from_bps(rate)
+                        .map(|r| r.to_string())
+                        .unwrap_or_default()
+                ),
                 "makes frames above 100 MB; allowed: at most 100 MB a frame (rate / frame_rate)",
             ));
         }
@@ -369,7 +391,11 @@ pub fn add_media(
         let from = NameRange::parse(&c.from).map_err(|e| e.at(&join(&p, "from")))?;
         let to = NameRange::parse(&c.to).map_err(|e| e.at(&join(&p, "to")))?;
         let pairs = Pairs::new(from, to).map_err(|e| e.at(&p))?;
-        let ways = if c.direction == Direction::TwoWay { 2 } else { 1 };
+        let ways = if c.direction == Direction::TwoWay {
+            2
+        } else {
+            1
+        };
         if made.len() + ways * pairs.len() > super::MAX_STREAMS {
             return Err(ConfigError::at_key(
                 &p,
@@ -455,7 +481,8 @@ mod tests {
         assert_eq!(payload, 160 + 12);
         assert_eq!(interval, Time::from_millis(20));
         assert_eq!(spurts, Some((P59_TALK, P59_SILENCE)));
-        let c = read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\nsize = 100\nrate = \"80kbit\"").unwrap();
+        let c = read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\nsize = 100\nrate = \"80kbit\"")
+            .unwrap();
         assert_eq!(
             c.model().pattern().unwrap(),
             Pattern::Cbr {
@@ -474,12 +501,18 @@ mod tests {
         let e = read("kind = \"voice\"\nfrom = \"A\"\nto = \"B\"\ncodec = \"opus\"").unwrap_err();
         assert_eq!(e.path, "codec", "{e}");
         assert!(e.to_string().contains("\"g729a\""), "{e}");
-        let m = read("kind = \"voice\"\nfrom = \"A\"\nto = \"B\"\ncodec = \"g723.1\"\ninterval = \"20ms\"").unwrap();
+        let m = read(
+            "kind = \"voice\"\nfrom = \"A\"\nto = \"B\"\ncodec = \"g723.1\"\ninterval = \"20ms\"",
+        )
+        .unwrap();
         let e = m.model().validate().unwrap_err();
         assert_eq!(e.path, "interval");
-        let m = read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\ninterval = \"20ms\"\nrate = \"1Mbit\"").unwrap();
+        let m =
+            read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\ninterval = \"20ms\"\nrate = \"1Mbit\"")
+                .unwrap();
         assert_eq!(m.model().validate().unwrap_err().path, "rate");
-        let m = read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\nstart = \"2s\"\nstop = \"1s\"").unwrap();
+        let m = read("kind = \"cbr\"\nfrom = \"A\"\nto = \"B\"\nstart = \"2s\"\nstop = \"1s\"")
+            .unwrap();
         assert_eq!(m.model().validate().unwrap_err().path, "stop");
         let m = read("kind = \"video\"\nfrom = \"A\"\nto = \"B\"\nframe_rate = 0").unwrap();
         assert_eq!(m.model().validate().unwrap_err().path, "frame_rate");

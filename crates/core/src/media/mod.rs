@@ -419,6 +419,7 @@ pub struct MediaSink {
     received_bytes: u64,
     duplicates: u64,
     late: u64,
+    corrupted: u64,
     /// One bit per packet number seen.
     seen: Vec<u64>,
     /// RFC 3550 §6.4.1 interarrival jitter J, ns.
@@ -437,6 +438,7 @@ impl MediaSink {
             received_bytes: 0,
             duplicates: 0,
             late: 0,
+            corrupted: 0,
             seen: Vec::new(),
             jitter: 0.0,
             last_transit: None,
@@ -444,8 +446,13 @@ impl MediaSink {
     }
 
     /// Packet `p` arrived at `now`. Copies of a packet already received
-    /// count as duplicates and nothing else.
+    /// count as duplicates and nothing else; a packet with bit errors fails
+    /// the UDP checksum and is discarded (counted, then lost).
     pub fn on_packet(&mut self, now: Time, p: &Packet) {
+        if p.corrupt != 0 {
+            self.corrupted += 1;
+            return;
+        }
         let (w, b) = ((p.seq / 64) as usize, p.seq % 64);
         if w >= self.seen.len() {
             self.seen.resize(w + 1, 0);
@@ -553,6 +560,7 @@ impl Stream {
             received: sink.received,
             received_bytes: sink.received_bytes,
             duplicates: sink.duplicates,
+            corrupted: sink.corrupted,
             lost,
             in_flight,
             late: sink.late,
@@ -634,7 +642,11 @@ pub struct MediaSummary {
     pub received_bytes: u64,
     /// Copies of packets already received (netem `duplicate`).
     pub duplicates: u64,
-    /// Packets lost in the network (sent − in flight − received).
+    /// Packets discarded at the receiver for bit errors (a failed UDP
+    /// checksum; netem `corrupt`, frame links); part of `lost`.
+    pub corrupted: u64,
+    /// Packets lost: sent − in flight − received (dropped in the network,
+    /// or corrupted).
     pub lost: u64,
     /// Packets still inside links at the end (neither lost nor received).
     pub in_flight: u64,
@@ -668,5 +680,7 @@ pub struct MediaSummary {
     pub account: Option<crate::net::account::LegAccount>,
 }
 
+#[cfg(test)]
+mod net_tests;
 #[cfg(test)]
 mod tests;

@@ -42,7 +42,10 @@ fn cbr_sends_on_the_exact_schedule_until_stop() {
     // Ticks 5 ms + k · 3.333 ms below 1 s: k = 0 ..= 298.
     assert_eq!(out.len(), 299);
     for (k, (t, size)) in out.iter().enumerate() {
-        assert_eq!(*t, Time::from_millis(5) + Time::from_nanos(k as u64 * 3_333_000));
+        assert_eq!(
+            *t,
+            Time::from_millis(5) + Time::from_nanos(k as u64 * 3_333_000)
+        );
         assert_eq!(*size, 100);
     }
     assert_eq!(s.sent_bytes(), 299 * 128);
@@ -53,7 +56,10 @@ fn flow_ids_name_streams_and_not_tcp_flows() {
     assert_eq!(stream_of(flow_id(0)), Some(0));
     assert_eq!(stream_of(flow_id(9_999)), Some(9_999));
     assert_eq!(stream_of(FlowId(0)), None);
-    assert_eq!(stream_of(FlowId(crate::net::limits::MAX_FLOWS as u32)), None);
+    assert_eq!(
+        stream_of(FlowId(crate::net::limits::MAX_FLOWS as u32)),
+        None
+    );
 }
 
 /// The share of time a voice source sends is its mean talk spurt over the
@@ -76,7 +82,10 @@ fn voice_talk_spurts_send_the_p59_activity() {
     let share = out.len() as f64 * 0.020 / end.as_secs_f64();
     assert!((share / 0.391 - 1.0).abs() < 0.04, "activity {share}");
     // Within a spurt packets are 20 ms apart; between spurts more.
-    let gaps: Vec<u64> = out.windows(2).map(|w| (w[1].0 - w[0].0).as_nanos()).collect();
+    let gaps: Vec<u64> = out
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0).as_nanos())
+        .collect();
     assert!(gaps.iter().all(|&g| g >= 20_000_000));
     let spurts = 1 + gaps.iter().filter(|&&g| g > 20_000_000).count();
     let mean_packets = out.len() as f64 / spurts as f64;
@@ -121,7 +130,10 @@ fn video_frames_split_into_packets_at_the_mean_rate() {
     assert!((mean / (1e6 / 240.0) - 1.0).abs() < 0.01, "{mean}");
     assert!(out.iter().all(|x| x.1 <= 1212 && x.1 > RTP_HEADER));
     // The last tick: frame 29,999 at 999.9667 s, no drift.
-    assert_eq!(*frames.last().unwrap(), Time::from_nanos(29_999 * 1_000_000_000 / 30));
+    assert_eq!(
+        *frames.last().unwrap(),
+        Time::from_nanos(29_999 * 1_000_000_000 / 30)
+    );
 }
 
 /// Key frames every 10 frames, 5× the others, and the mean stays the
@@ -173,7 +185,11 @@ fn rfc3550_jitter_by_hand() {
     for (i, (&tr, &j)) in transits.iter().zip(&expect).enumerate() {
         let sent = 20 * i as u64;
         sink.on_packet(Time::from_millis(sent + tr), &pkt(i as u64, sent));
-        assert!((sink.jitter_ns() * 1e-6 - j).abs() < 1e-12, "{i}: {}", sink.jitter_ns());
+        assert!(
+            (sink.jitter_ns() * 1e-6 - j).abs() < 1e-12,
+            "{i}: {}",
+            sink.jitter_ns()
+        );
     }
     assert_eq!(sink.received(), 5);
     assert_eq!(sink.delay().min(), 10_000_000);
@@ -222,7 +238,10 @@ fn summary_counts_and_emodel_inputs() {
         }
     }
     let s = st.summary(0, "A", "B", 5);
-    assert_eq!((s.sent, s.received, s.lost, s.late, s.in_flight), (100, 90, 5, 9, 5));
+    assert_eq!(
+        (s.sent, s.received, s.lost, s.late, s.in_flight),
+        (100, 90, 5, 9, 5)
+    );
     assert!((s.loss_pct - 500.0 / 95.0).abs() < 1e-9);
     assert!((s.late_pct - 900.0 / 95.0).abs() < 1e-9);
     let e = s.emodel.unwrap();

@@ -389,7 +389,10 @@ impl Simulation {
         }
         for m in &self.media {
             if let Some(t) = m.source.poll_timeout().filter(|&t| t <= end) {
-                return Err(late(format!("the source of media stream {}", m.spec.name), t));
+                return Err(late(
+                    format!("the source of media stream {}", m.spec.name),
+                    t,
+                ));
             }
         }
         for f in &self.flows {

@@ -301,7 +301,8 @@ impl NetworkBuilder {
             .collect();
         let router = self.router.take().unwrap_or_else(|| self.new_router());
         let set = router.routes(&pairs);
-        let media_pairs: Vec<(NodeId, NodeId)> = self.media.iter().map(|m| (m.src, m.dst)).collect();
+        let media_pairs: Vec<(NodeId, NodeId)> =
+            self.media.iter().map(|m| (m.src, m.dst)).collect();
         let media_set = router.routes(&media_pairs);
         drop(router);
         for (i, m) in self.media.iter().enumerate() {
