@@ -262,7 +262,10 @@ impl MediaKind for VoiceConfig {
         let interval = self.interval.unwrap_or(codec.default_interval());
         let frame = codec.frame().as_nanos();
         let frames = interval.as_nanos() / frame;
-        if !interval.as_nanos().is_multiple_of(frame) || frames == 0 || interval > Time::from_millis(200) {
+        if !interval.as_nanos().is_multiple_of(frame)
+            || frames == 0
+            || interval > Time::from_millis(200)
+        {
             return Err(bad(
                 "interval",
                 format!("\"{interval}\""),
