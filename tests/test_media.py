@@ -133,3 +133,18 @@ def test_bad_media_exits_2_naming_the_key(cli: CliRunner, tmp_path: Path, entry:
 def test_the_emulator_refuses_media(cli: CliRunner) -> None:
     proc = cli("emulate", "voice-bufferbloat", "--duration", "1s")
     assert_bad_input(proc, "media", "simulated only")
+
+
+def test_sweeps_carry_media_columns() -> None:
+    """A longer playout delay: fewer late packets, a longer Ta (sweep columns per stream)."""
+    text = CALL.replace('duration = "5s"', 'duration = "5s"\n[params]\nplayout = "100ms"  # x')
+    text = text.replace('codec = "g729a"', 'codec = "g729a"\nplayout = "${playout}"')
+    sw = linklab.sweep(text, {"playout": ["60ms", "100ms"]}, reps=1)
+    cols = set(sw.runs.columns)
+    assert {"media[voice:A->B].r", "media[cbr:A->B].delay_p99_s"} <= cols
+    assert "media[cbr:A->B].r" not in cols
+    m = sw.media
+    assert m["media"].to_list()[:3] == ["voice:A->B", "voice:A->B (back)", "cbr:A->B"]
+    # Nothing is late on an idle 25 ms path: the longer playout only adds delay.
+    r = m.filter(pl.col("media") == "voice:A->B")["r"].to_list()
+    assert r[0] > r[1]
