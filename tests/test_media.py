@@ -6,8 +6,10 @@ G.107's reference points) are Rust unit tests beside the code."""
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
+import jsonschema
 import polars as pl
 import pytest
 
@@ -148,3 +150,19 @@ def test_sweeps_carry_media_columns() -> None:
     # Nothing is late on an idle 25 ms path: the longer playout only adds delay.
     r = m.filter(pl.col("media") == "voice:A->B")["r"].to_list()
     assert r[0] > r[1]
+
+
+def test_the_schema_describes_media() -> None:
+    """``linklab schema`` takes a ``[[media]]`` table by kind and refuses what the
+    loader refuses: an unknown kind, a key of another kind, a codec it lacks."""
+    schema = json.loads(linklab.json_schema())
+    doc = tomllib.loads(CALL)
+    jsonschema.validate(doc, schema)
+    for bad in (
+        {"kind": "hologram", "from": "A", "to": "B"},
+        {"kind": "voice", "from": "A", "to": "B", "frame_rate": 30},
+        {"kind": "voice", "from": "A", "to": "B", "codec": "opus"},
+        {"kind": "cbr", "from": "A", "to": "B", "interval": 20},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**doc, "media": [bad]}, schema)

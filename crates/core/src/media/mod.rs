@@ -535,6 +535,8 @@ impl Stream {
         };
         let s = |ns: u64| (h.count() > 0).then_some(ns as f64 * 1e-9);
         let emodel = match self.spec.pattern {
+            // Nothing settled (sent and arrived or lost): nothing to rate.
+            Pattern::Voice { .. } if settled == 0 => None,
             Pattern::Voice {
                 codec, interval, ..
             } => {
@@ -672,7 +674,7 @@ pub struct MediaSummary {
     pub delay_max_s: Option<f64>,
     /// RFC 3550 interarrival jitter J at the end of the run, seconds.
     pub jitter_s: Option<f64>,
-    /// The E-model rating (voice only).
+    /// The E-model rating (voice only, once a packet was sent and settled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emodel: Option<EModelSummary>,
     /// The stream's closed packet account (simulated runs).

@@ -190,7 +190,10 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
         if empty {
             return Err(ConfigError::at_key(
                 key,
-                format!("missing; a scenario needs at least one link and one flow ([[{key}]])"),
+                format!(
+                    "missing; a scenario needs at least one link and one flow ([[{key}]]{})",
+                    if key == "flows" { " or [[media]]" } else { "" }
+                ),
             ));
         }
     }
