@@ -1907,10 +1907,12 @@ def bottleneck(s: Mapping[str, Any]) -> str | None:
 
 
 def _media_table(media: list[dict[str, Any]]) -> str:
-    """The media streams: delay quantiles, RFC 3550 jitter, loss, late loss, R and MOS."""
+    """The media streams: delay quantiles, RFC 3550 jitter, loss, late loss, R and MOS
+    (voice), frames played (video)."""
     rows = []
     for m in media:
         e = m.get("emodel") or {}
+        v = m.get("video") or {}
         rows.append(
             [
                 str(m.get("id", "")),
@@ -1926,11 +1928,12 @@ def _media_table(media: list[dict[str, Any]]) -> str:
                 _num(m.get("playout_s"), 1e3, 0),
                 _num(e.get("r"), digits=1) if e else "-",
                 _num(e.get("mos"), digits=2) if e else "-",
+                _num(v.get("frames_played_pct"), digits=2) if v else "-",
             ]
         )
     headers = [
         "media", "name", "kind", "sent", "mean delay ms", "p50 ms", "p99 ms", "jitter ms",
-        "loss %", "late %", "playout ms", "R", "MOS",
+        "loss %", "late %", "playout ms", "R", "MOS", "frames played %",
     ]  # fmt: skip
     return text_table(headers, rows, left=3)
 

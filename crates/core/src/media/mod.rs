@@ -233,6 +233,11 @@ pub struct MediaSource {
     seq: u64,
     header: u16,
     sent_bytes: u64,
+    /// Video: the current frame's tag (frame number << 32 | its packets),
+    /// carried in every packet's `ack`; 0 for other kinds.
+    frame_tag: u64,
+    /// Video: frames sent.
+    frames: u64,
 }
 
 impl MediaSource {
@@ -253,6 +258,8 @@ impl MediaSource {
             seq: 0,
             header: IP_HEADER + UDP_HEADER,
             sent_bytes: 0,
+            frame_tag: 0,
+            frames: 0,
         };
         if let Pattern::Voice {
             spurts: Some((talk, _)),
@@ -295,6 +302,22 @@ impl MediaSource {
         self.sent_bytes
     }
 
+    /// Video: frames sent so far, and how many of them were sent after
+    /// `after` (their deadline may not have come by the end of the run).
+    pub fn frames(&self, after: Time) -> (u64, u64) {
+        let Pattern::Video { fps, .. } = self.pattern else {
+            return (0, 0);
+        };
+        let mut late = 0;
+        for k in (0..self.tick).rev() {
+            if self.at(k, 1_000_000_000, u128::from(fps)) <= after {
+                break;
+            }
+            late += 1;
+        }
+        (self.frames, late.min(self.frames))
+    }
+
     /// The schedule's tick `k` from the epoch: `epoch + k · period`
     /// (computed from the epoch, so no rounding accumulates).
     fn at(&self, k: u64, period_ns: u128, per: u128) -> Time {
@@ -309,6 +332,7 @@ impl MediaSource {
             dst: self.dst,
             kind: Kind::Data,
             seq: self.seq,
+            ack: self.frame_tag,
             payload,
             header: self.header,
             sent_at: now,
@@ -378,6 +402,8 @@ impl MediaSource {
                 let n = bytes.div_ceil(per).min(u64::from(u32::MAX)) as u32;
                 let last = (bytes - u64::from(n - 1) * per) as u32;
                 self.burst = (n, last);
+                self.frame_tag = (self.tick << 32) | u64::from(n);
+                self.frames += 1;
                 self.tick += 1;
                 self.next = Some(self.at(self.tick, 1_000_000_000, u128::from(fps)));
                 self.check_stop();
@@ -420,6 +446,16 @@ pub struct MediaSink {
     duplicates: u64,
     late: u64,
     corrupted: u64,
+    /// Video: frames with packets still missing, by frame number:
+    /// (packets received, packets in the frame, sent at, last arrival).
+    partial: std::collections::BTreeMap<u64, (u32, u32, Time, Time)>,
+    /// Video: delay of every complete frame (its last packet's arrival − its send time).
+    frame_delay: Histogram,
+    /// Video: complete frames whose delay was within the playout delay.
+    frames_played: u64,
+    /// Video: send times of the played frames sent within the playout delay
+    /// of the latest arrival (older ones are due by any end of the run).
+    recent_played: std::collections::VecDeque<Time>,
     /// One bit per packet number seen.
     seen: Vec<u64>,
     /// RFC 3550 §6.4.1 interarrival jitter J, ns.
@@ -439,6 +475,10 @@ impl MediaSink {
             duplicates: 0,
             late: 0,
             corrupted: 0,
+            partial: std::collections::BTreeMap::new(),
+            frame_delay: Histogram::new(),
+            frames_played: 0,
+            recent_played: std::collections::VecDeque::new(),
             seen: Vec::new(),
             jitter: 0.0,
             last_transit: None,
@@ -470,6 +510,32 @@ impl MediaSink {
             self.late += 1;
         }
         self.on_transit(i128::from(now.as_nanos()) - i128::from(p.sent_at.as_nanos()));
+        let need = (p.ack & 0xffff_ffff) as u32;
+        if need > 0 {
+            self.on_frame_packet(now, p.ack >> 32, need, p.sent_at);
+        }
+    }
+
+    /// A video packet of frame `frame` (of `need` packets, sent at `sent`)
+    /// arrived at `now`: the frame is complete when all have.
+    fn on_frame_packet(&mut self, now: Time, frame: u64, need: u32, sent: Time) {
+        let e = self.partial.entry(frame).or_insert((0, need, sent, now));
+        e.0 += 1;
+        e.3 = e.3.max(now);
+        if e.0 >= e.1 {
+            let (_, _, sent, last) = *e;
+            self.partial.remove(&frame);
+            let d = last.saturating_sub(sent);
+            self.frame_delay.record(d.as_nanos());
+            if d <= self.playout {
+                self.frames_played += 1;
+                self.recent_played.push_back(sent);
+            }
+            let horizon = now.saturating_sub(self.playout);
+            while self.recent_played.front().is_some_and(|&t| t < horizon) {
+                self.recent_played.pop_front();
+            }
+        }
     }
 
     /// RFC 3550 §6.4.1: with `D` the difference of the relative transit
@@ -521,7 +587,14 @@ impl Stream {
 
     /// The stream's summary; `in_flight` packets were still inside links
     /// at the end (not counted lost), `from`/`to` the node names.
-    pub fn summary(&self, id: usize, from: &str, to: &str, in_flight: u64) -> MediaSummary {
+    pub fn summary(
+        &self,
+        id: usize,
+        from: &str,
+        to: &str,
+        in_flight: u64,
+        end: Time,
+    ) -> MediaSummary {
         let sent = self.source.sent();
         let (sink, h) = (&self.sink, &self.sink.delay);
         let settled = sent.saturating_sub(in_flight);
@@ -576,6 +649,29 @@ impl Stream {
             delay_p999_s: s(h.quantile(0.999)),
             delay_max_s: s(h.max()),
             jitter_s: (sink.received > 1).then_some(sink.jitter * 1e-9),
+            video: matches!(self.spec.pattern, Pattern::Video { .. }).then(|| {
+                let (frames, pending) = self.source.frames(end.saturating_sub(self.spec.playout));
+                let f = &sink.frame_delay;
+                let fs = |ns: u64| (f.count() > 0).then_some(ns as f64 * 1e-9);
+                // Frames sent in the last playout delay of the run are left
+                // out of the share, played or not.
+                let cut = end.saturating_sub(self.spec.playout);
+                let played_late = sink.recent_played.iter().filter(|&&t| t > cut).count() as u64;
+                let (due, played_due) = (frames - pending, sink.frames_played - played_late);
+                VideoSummary {
+                    frames,
+                    frames_complete: f.count(),
+                    frames_played: sink.frames_played,
+                    frames_played_pct: if due > 0 {
+                        100.0 * played_due as f64 / due as f64
+                    } else {
+                        0.0
+                    },
+                    frame_delay_p50_s: fs(f.quantile(0.5)),
+                    frame_delay_p99_s: fs(f.quantile(0.99)),
+                    frame_delay_max_s: fs(f.max()),
+                }
+            }),
             emodel,
             account: None,
         }
@@ -617,6 +713,29 @@ impl EModelSummary {
             mos: r.mos,
         }
     }
+}
+
+/// A video stream's frames as a receiver with a fixed playout delay plays
+/// them: a frame is complete when all its packets arrived, played when it
+/// was complete within the playout delay of its sending.
+#[derive(Clone, Debug, Serialize)]
+pub struct VideoSummary {
+    /// Frames sent.
+    pub frames: u64,
+    /// Frames all of whose packets arrived.
+    pub frames_complete: u64,
+    /// Complete frames whose last packet arrived within the playout delay.
+    pub frames_played: u64,
+    /// Of the frames sent at least a playout delay before the end of the
+    /// run, the share played, %.
+    pub frames_played_pct: f64,
+    /// Median frame delay (last packet's arrival − the frame's sending) of
+    /// the complete frames, seconds.
+    pub frame_delay_p50_s: Option<f64>,
+    /// Its 99th percentile, seconds.
+    pub frame_delay_p99_s: Option<f64>,
+    /// Its largest, seconds.
+    pub frame_delay_max_s: Option<f64>,
 }
 
 /// One media stream's results (the summary's `media[]`, docs/metrics.md).
@@ -674,6 +793,9 @@ pub struct MediaSummary {
     pub delay_max_s: Option<f64>,
     /// RFC 3550 interarrival jitter J at the end of the run, seconds.
     pub jitter_s: Option<f64>,
+    /// Frame-level results (video only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoSummary>,
     /// The E-model rating (voice only, once a packet was sent and settled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emodel: Option<EModelSummary>,

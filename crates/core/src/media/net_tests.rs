@@ -228,3 +228,64 @@ fn bad_media_entries_are_named() {
     let e = run_text(&format!("{base}{two}"), 1).unwrap_err();
     assert!(e.starts_with("media[1].name:"), "{e}");
 }
+
+/// Video on an idle 10 Mbit/s, 10 ms link, 1 Mbit/s at 25 frames/s of fixed
+/// size: 5000 B a frame, sent as four 1200 B packets and one of 200 B
+/// (+ 12 RTP + 28 IP/UDP each: 5200 B), back to back, so every frame's
+/// last packet arrives 10 ms + 5200 · 8 / 10 Mbit/s = 14.16 ms after it
+/// was sent. Over 4 s: 101 frames (0 s to 4 s); the frame of 4 s is not
+/// complete at the end; the 3 frames of the last 100 ms are left out of
+/// the played share, the other 98 all played: 100 %.
+#[test]
+fn video_frames_on_an_idle_link() {
+    let text = r#"
+        duration = "4s"
+        [[links]]
+        a = "A"
+        b = "B"
+        rate = "10Mbit"
+        delay = "10ms"
+        [[media]]
+        kind = "video"
+        from = "A"
+        to = "B"
+        rate = "1Mbit"
+        frame_rate = 25
+    "#;
+    let s = run_text(text, 1).unwrap();
+    let m = &s["media"][0];
+    let v = &m["video"];
+    assert_eq!(
+        (
+            n(v, "frames"),
+            n(v, "frames_complete"),
+            n(v, "frames_played")
+        ),
+        (101, 100, 100)
+    );
+    assert_eq!(f(v, "frames_played_pct"), 100.0);
+    for key in [
+        "frame_delay_p50_s",
+        "frame_delay_p99_s",
+        "frame_delay_max_s",
+    ] {
+        assert!((f(v, key) - 0.014_16).abs() < 1e-12, "{key}: {}", f(v, key));
+    }
+    assert_eq!(n(m, "sent"), 505);
+}
+
+/// Behind the bulk TCP flow of the drop-tail test (a 300 ms buffer), a
+/// 100 ms playout delay plays no video frame: every frame waits in the
+/// standing queue longer than that.
+#[test]
+fn video_frames_behind_a_standing_queue_are_not_played() {
+    let text = SHARED.replace(
+        "kind = \"cbr\"\n    from = \"S\"\n    to = \"D\"\n    size = \"100B\"\n    interval = \"20ms\"",
+        "kind = \"video\"\n    from = \"S\"\n    to = \"D\"\n    rate = \"200kbit\"",
+    );
+    let s = run_text(&text, 1).unwrap();
+    let v = &s["media"][0]["video"];
+    assert!(n(v, "frames") > 500, "{v}");
+    assert_eq!(n(v, "frames_played"), 0, "{v}");
+    assert!(f(v, "frame_delay_p50_s") > 0.15, "{v}");
+}

@@ -237,7 +237,7 @@ fn summary_counts_and_emodel_inputs() {
             st.sink.on_packet(p.sent_at + Time::from_millis(d), &p);
         }
     }
-    let s = st.summary(0, "A", "B", 5);
+    let s = st.summary(0, "A", "B", 5, Time::from_secs(10));
     assert_eq!(
         (s.sent, s.received, s.lost, s.late, s.in_flight),
         (100, 90, 5, 9, 5)

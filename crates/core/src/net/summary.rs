@@ -449,7 +449,7 @@ impl Simulation {
                     &self.nodes[m.spec.src.0 as usize],
                     &self.nodes[m.spec.dst.0 as usize],
                 );
-                m.summary(i, from, to, inside)
+                m.summary(i, from, to, inside, self.end)
             })
             .collect();
         if let Some(a) = accounts {
