@@ -247,9 +247,9 @@ impl MediaKind for CbrConfig {
     }
 }
 
-/// ITU-T P.59 (03/1993) Table 1: mean talk spurt 1.004 s.
+/// ITU-T P.59 (03/1993): mean talk spurt 1.004 s.
 pub const P59_TALK: Time = Time::from_millis(1004);
-/// ITU-T P.59 Table 1: mean pause 1.587 s.
+/// ITU-T P.59: mean pause 1.587 s.
 pub const P59_SILENCE: Time = Time::from_millis(1587);
 
 impl MediaKind for VoiceConfig {

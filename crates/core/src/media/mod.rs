@@ -50,7 +50,7 @@ pub fn stream_of(f: FlowId) -> Option<usize> {
 
 /// A narrowband voice codec: its frames, and its equipment impairment `Ie`
 /// and packet-loss robustness `Bpl` from ITU-T G.113 (11/2007) Appendix I
-/// (Tables I.1 and I.3; G.711 without concealment: G.107's default Bpl).
+/// (G.711 without concealment: G.107's default Bpl).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum Codec {
     /// G.711 PCM, 64 kbit/s, no packet-loss concealment (Ie 0, Bpl 4.3).
@@ -98,7 +98,7 @@ impl Codec {
         }
     }
 
-    /// Algorithmic look-ahead (G.114 Table I.1).
+    /// Algorithmic look-ahead (the codec's Recommendation; G.114 lists it).
     pub fn lookahead(self) -> Time {
         match self {
             Codec::G711 | Codec::G711Plc => Time::ZERO,
