@@ -1,4 +1,4 @@
-"""The summary's lists (flows, links, queues) as flat polars tables.
+"""The summary's lists (flows, links, queues, media) as flat polars tables.
 
 Every nested object becomes columns named by its path joined with ``_``
 (``send_limits`` → ``send_limits_busy_s``, a queue's ``drops`` →
@@ -25,6 +25,7 @@ FIRST: dict[str, tuple[str, ...]] = {
     "flows": ("name", "id", "from", "to"),
     "links": ("name",),
     "queues": ("link", "kind"),
+    "media": ("name", "id", "kind", "from", "to"),
 }
 
 

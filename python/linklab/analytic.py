@@ -1,6 +1,7 @@
 """Analytic models: the selective-repeat ARQ Markov chain of seed 001 (§III-A),
 the fluid loss-volume model of one rate switch of seed 003 (§3, Eqs. 1–6) and
-seed 004's uncoded M-QAM with adaptive modulation (:func:`mqam`).
+seed 004's uncoded M-QAM with adaptive modulation (:func:`mqam`), and the
+ITU-T G.107 E-model of a voice call (:func:`emodel`, docs/models/media.md).
 
 :func:`arq` evaluates the chain of one isolated SDU of ``npdu`` PDUs over a
 Gilbert–Elliott channel (``p_good``/``p_bad`` unit error probabilities,
@@ -34,6 +35,10 @@ __all__ = [
     "MqamError",
     "mqam",
     "FRAME_BITS_PER_SECOND",
+    "EMODEL_INPUTS",
+    "EModelError",
+    "emodel",
+    "voice_codecs",
 ]
 
 _BOUNDS: tuple[int, int, int] = _core.arq_bounds()
@@ -274,3 +279,87 @@ def mqam(
         "levels": [[m, None if math.isinf(db) else db] for m, db in r["levels"]],
         "ceiling": r["ceiling"], "kbps": r["ceiling"] * FRAME_BITS_PER_SECOND / 1e3,
     }  # fmt: skip
+
+
+class EModelError(ValueError):
+    """Invalid E-model input; ``.name`` is the offending input."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+#: The E-model's inputs (ITU-T G.107 Table 3, lower case; delays in ms, ``ppl`` in %).
+EMODEL_INPUTS: tuple[str, ...] = (
+    "slr", "rlr", "stmr", "lstr", "ds", "dr", "telr", "wepl", "t", "tr", "ta", "qdu", "ie",
+    "bpl", "ppl", "burst_r", "nc", "nfor", "ps", "pr", "a", "s_t", "m_t",
+)  # fmt: skip
+
+
+def voice_codecs() -> dict[str, dict[str, float]]:
+    """The voice codecs of ``[[media]]`` (``kind = "voice"``): per name its
+    ``frame_ms``, ``frame_bytes``, ``lookahead_ms``, ``interval_ms`` (the
+    default packet interval) and G.113 Appendix I's ``ie`` and ``bpl``."""
+    return {
+        name: {"frame_ms": f, "frame_bytes": b, "lookahead_ms": la, "interval_ms": iv,
+               "ie": ie, "bpl": bpl}
+        for name, f, b, la, iv, ie, bpl in _core.voice_codecs()
+    }  # fmt: skip
+
+
+def _ms(name: str, value: object) -> float:
+    """A delay in ms: a number (ms) or a string with a unit ("150ms", "0.2s")."""
+    if isinstance(value, str):
+        try:
+            return 1e3 * float(_core.parse_quantity("time", value.strip()))
+        except ValueError as e:
+            raise EModelError(name, f"{name} = {value!r}: {e}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise EModelError(name, f"{name} = {value!r} is not a delay (ms, or e.g. '150ms')")
+    return float(value)
+
+
+def emodel(
+    ta: float | str = 0.0, codec: str | None = None, echo_path: bool = True, **inputs: float
+) -> dict[str, Any]:
+    """The ITU-T G.107 E-model rating R and MOS (Annex B) of a narrowband call.
+
+    ``ta``: the mouth-to-ear delay Ta in ms (or ``"150ms"``). With ``echo_path``
+    (the default) the talker-echo path is as long, T = Ta and Tr = 2 Ta, as a
+    ``[[media]]`` voice stream's rating uses; give ``t``/``tr`` to set them apart.
+    ``codec``: one of :func:`voice_codecs`, for its G.113 ``ie`` and ``bpl``
+    (an explicit ``ie``/``bpl`` wins). Every other input of G.107 Table 3 by its
+    lower-case name (:data:`EMODEL_INPUTS`), e.g. ``ppl=2.0`` (% packet loss),
+    ``burst_r=1.5``, ``telr=55``; the rest keep G.107's defaults. Returns the
+    inputs as used, ``codec``, and ``ro``, ``is``, ``id``, ``idd``, ``ie_eff``,
+    ``r``, ``mos``. Raises :class:`EModelError`. See docs/models/media.md.
+    """
+    given: dict[str, float] = {}
+    for name, v in inputs.items():
+        if name not in EMODEL_INPUTS:
+            raise EModelError(
+                name, f"{name}: is not an E-model input; allowed: {', '.join(EMODEL_INPUTS)}"
+            )
+        given[name] = _ms(name, v) if name in ("t", "tr", "ta") else _number(name, v)
+    given["ta"] = _ms("ta", ta)
+    if echo_path:
+        given.setdefault("t", given["ta"])
+        given.setdefault("tr", 2 * given["ta"])
+    if codec is not None:
+        codecs = voice_codecs()
+        if codec not in codecs:
+            raise EModelError("codec", f"codec {codec!r}: allowed: {', '.join(codecs)}")
+        given.setdefault("ie", codecs[codec]["ie"])
+        given.setdefault("bpl", codecs[codec]["bpl"])
+    try:
+        r = _core.emodel(list(given.items()))
+    except ValueError as e:
+        name, _, why = str(e).partition(": ")
+        raise EModelError(name, f"{name} = {given.get(name)!r}: {why}") from None
+    return {"codec": codec, **{k: float(v) for k, v in r.items()}}
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise EModelError(name, f"{name} = {value!r} is not a finite number")
+    return float(value)

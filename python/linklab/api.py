@@ -83,6 +83,15 @@ class Result:
             )
         return frame
 
+    @property
+    def media(self) -> pl.DataFrame:
+        """The summary's media streams (``[[media]]``), one row each: ``name``, ``id``,
+        ``kind``, ``from``, ``to`` first; delay quantiles, RFC 3550 ``jitter_s``,
+        ``loss_pct``, ``late_pct``, and for voice the E-model as ``emodel_r``,
+        ``emodel_mos``, ``emodel_ta_ms``, … (``docs/metrics.md``). Empty when the
+        scenario has no media."""
+        return _summary_tables.flat_table(self.summary.get("media"), _summary_tables.FIRST["media"])
+
     def __repr__(self) -> str:
         s = self.summary
         a = s.get("aggregate") or {}

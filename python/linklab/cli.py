@@ -642,6 +642,30 @@ def _add_model_parser(sub: Any) -> None:
         help="8-QAM constellation: cross (default) or rectangular")  # fmt: skip
     _add_format(mq)
     mq.set_defaults(func=_cmd_model_mqam)
+    em = msub.add_parser(
+        "emodel",
+        help="ITU-T G.107 E-model: rating R and MOS of a voice call from delay and loss",
+        description=(
+            "The ITU-T G.107 E-model of a narrowband call: R = Ro - Is - Id - Ie,eff + A and "
+            "the MOS of its Annex B, from the mouth-to-ear delay Ta (the echo path as long: "
+            "T = Ta, Tr = 2 Ta, as [[media]] voice streams use) and the packet loss Ppl with a "
+            "codec's G.113 Ie and Bpl; every other input at G.107's default unless set with "
+            "--set NAME=VALUE. One of --delay, --loss may be a range A..B:N "
+            "(docs/models/media.md)."
+        ),
+    )
+    opt = em.add_argument
+    opt("--delay", default="0ms", metavar="TIME",
+        help="mouth-to-ear delay Ta, e.g. 150ms (default 0ms)")  # fmt: skip
+    opt("--loss", default="0", metavar="PCT", help="packet loss Ppl in %% (default 0)")
+    opt("--codec", default=None, metavar="NAME",
+        help="g711, g711-plc, g729a or g723.1: its Ie and Bpl (default: G.107's "
+             "Ie 0, Bpl 4.3)")  # fmt: skip
+    opt("--burst-r", default="1", metavar="X", help="burst ratio BurstR (default 1: random)")
+    opt("--set", action="append", default=[], metavar="NAME=VALUE",
+        help="another G.107 input, e.g. --set telr=55 (repeatable)")  # fmt: skip
+    _add_format(em)
+    em.set_defaults(func=_cmd_model_emodel)
 
 
 _RANGE_FLAGS = ("blh", "window", "rtt")
@@ -675,6 +699,93 @@ def _values(name: str, text: str) -> list[str | float]:
     except ValueError as e:
         raise UsageError(f"invalid --{name} {short_repr(text)}: {e}") from None
     return [a + (b - a) * i / (n - 1) for i in range(n)]
+
+
+def _emodel_values(flag: str, text: str, parse: Callable[[str], float]) -> list[float]:
+    """``text`` as one value, or the values of a range ``A..B:N``."""
+    if ".." not in text:
+        return [parse(text)]
+    span, sep, count = text.partition(":")
+    lo, _, hi = span.partition("..")
+    try:
+        n = int(count) if sep else -1
+    except ValueError:
+        n = -1
+    if not 2 <= n <= 1000:
+        raise UsageError(
+            f"invalid {flag} {short_repr(text)}; allowed: a value, or a range A..B:N with "
+            f"2 <= N <= 1000"
+        )
+    a, b = parse(lo), parse(hi)
+    return [a + (b - a) * i / (n - 1) for i in range(n)]
+
+
+def _cmd_model_emodel(args: argparse.Namespace) -> int:
+    from linklab import _core
+    from linklab.analytic import EMODEL_INPUTS, EModelError, emodel, voice_codecs
+
+    def delay(text: str) -> float:
+        try:
+            return 1e3 * float(_core.parse_quantity("time", text.strip()))
+        except ValueError as e:
+            raise UsageError(f"invalid --delay {short_repr(text)}: {e}") from None
+
+    def number(flag: str) -> Callable[[str], float]:
+        def parse(text: str) -> float:
+            try:
+                v = float(text.strip().removesuffix("%"))
+            except ValueError:
+                v = math.nan
+            if not math.isfinite(v):
+                raise UsageError(f"invalid {flag} {short_repr(text)}; allowed: a finite number")
+            return v
+
+        return parse
+
+    if args.codec is not None and args.codec not in voice_codecs():
+        raise UsageError(
+            f"invalid --codec {short_repr(args.codec)}; allowed: {', '.join(voice_codecs())}"
+        )
+    extra: dict[str, float] = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in EMODEL_INPUTS or name in ("ta", "ppl", "burst_r"):
+            raise UsageError(
+                f"invalid --set {short_repr(item)}; allowed: NAME=VALUE with NAME one of "
+                f"{', '.join(n for n in EMODEL_INPUTS if n not in ('ta', 'ppl', 'burst_r'))} "
+                f"(--delay, --loss and --burst-r set the others)"
+            )
+        extra[name] = number(f"--set {name}")(value)
+    delays = _emodel_values("--delay", args.delay, delay)
+    losses = _emodel_values("--loss", args.loss, number("--loss"))
+    if len(delays) > 1 and len(losses) > 1:
+        raise UsageError("ranges on --delay and --loss; allowed: a range on one of them")
+    burst = number("--burst-r")(args.burst_r)
+    rows = []
+    for ta in delays:
+        for ppl in losses:
+            try:
+                r = emodel(ta, codec=args.codec, ppl=ppl, burst_r=burst, **extra)
+            except EModelError as e:
+                flag, text = {"ta": ("--delay", args.delay), "ppl": ("--loss", args.loss),
+                              "burst_r": ("--burst-r", args.burst_r)}.get(
+                    e.name, (f"--set {e.name}", str(extra.get(e.name))))  # fmt: skip
+                why = str(e).split(": ", 1)[-1]
+                raise UsageError(f"invalid {flag} {short_repr(text)}; {why}") from None
+            rows.append(r)
+    table = [{"ta_ms": r["ta"], "ppl_pct": r["ppl"], "ie_eff": r["ie_eff"], "id": r["id"],
+              "idd": r["idd"], "r": r["r"], "mos": r["mos"]} for r in rows]  # fmt: skip
+    if _emit(args, rows[0] if len(rows) == 1 else {"rows": rows}, table):
+        return 0
+    head = ["Ta ms", "Ppl %", "Ie,eff", "Id", "Idd", "R", "MOS"]
+    cells = [[f"{x['ta_ms']:.4g}", f"{x['ppl_pct']:.4g}", f"{x['ie_eff']:.2f}", f"{x['id']:.2f}",
+              f"{x['idd']:.2f}", f"{x['r']:.2f}", f"{x['mos']:.2f}"] for x in table]  # fmt: skip
+    print(text_table(head, cells))
+    r0 = rows[0]
+    print(f"codec {args.codec or '(G.107 default)'}: Ie {r0['ie']:g}, Bpl {r0['bpl']:g}, "
+          f"BurstR {r0['burst_r']:g}; Ro {r0['ro']:.2f}, Is {r0['is']:.2f}")  # fmt: skip
+    return 0
 
 
 def _cmd_model_mqam(args: argparse.Namespace) -> int:
@@ -1806,6 +1917,38 @@ def bottleneck(s: Mapping[str, Any]) -> str | None:
     return line
 
 
+def _media_table(media: list[dict[str, Any]]) -> str:
+    """The media streams: delay quantiles, RFC 3550 jitter, loss, late loss, R and MOS
+    (voice), frames played (video)."""
+    rows = []
+    for m in media:
+        e = m.get("emodel") or {}
+        v = m.get("video") or {}
+        rows.append(
+            [
+                str(m.get("id", "")),
+                str(m.get("name", "")),
+                str(m.get("codec") or m.get("kind", "")),
+                _num(m.get("sent")),
+                _num(m.get("delay_mean_s"), 1e3, 2),
+                _num(m.get("delay_p50_s"), 1e3, 2),
+                _num(m.get("delay_p99_s"), 1e3, 2),
+                _num(m.get("jitter_s"), 1e3, 2),
+                _num(m.get("loss_pct"), digits=2),
+                _num(m.get("late_pct"), digits=2),
+                _num(m.get("playout_s"), 1e3, 0),
+                _num(e.get("r"), digits=1) if e else "-",
+                _num(e.get("mos"), digits=2) if e else "-",
+                _num(v.get("frames_played_pct"), digits=2) if v else "-",
+            ]
+        )
+    headers = [
+        "media", "name", "kind", "sent", "mean delay ms", "p50 ms", "p99 ms", "jitter ms",
+        "loss %", "late %", "playout ms", "R", "MOS", "frames played %",
+    ]  # fmt: skip
+    return text_table(headers, rows, left=3)
+
+
 def render_summary(s: dict[str, Any]) -> str:
     """The summary as a readable report: header, aggregate, flows, links, queues."""
     parts: list[str] = []
@@ -1852,6 +1995,10 @@ def render_summary(s: dict[str, Any]) -> str:
             "timeouts", "fast rtx", "rtx", "completed s",
         ]  # fmt: skip
         parts.append("\n" + text_table(headers, rows, left=3))
+
+    media = s.get("media") or []
+    if media:
+        parts.append("\n" + _media_table(media))
 
     links = s.get("links") or []
     if links:

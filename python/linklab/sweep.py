@@ -93,6 +93,8 @@ _TOP = METRICS[11:14]
 _FLOW = ("goodput_bps", "delay_mean_s", "timeouts", "retransmits")
 _QUEUE = ("ecn_marks", "drops_overflow", "drops_aqm_early", "drops_aqm_forced", "mean_packets")
 _LINK = ("throughput_bps",)
+#: Per media stream (``[[media]]``): ``media[NAME].M``, and ``r``/``mos`` for voice.
+_MEDIA = ("delay_mean_s", "delay_p99_s", "jitter_s", "loss_pct", "late_pct")
 
 
 class SweepError(ValueError):
@@ -149,6 +151,13 @@ class SweepResult:
         ``delay_mean_s``, ``timeouts``, ``retransmits``: the ``flow[NAME].*`` columns
         of ``runs``, as kept by ``metrics=``)."""
         return _long(self.runs, "flow", self._param_names())
+
+    @property
+    def media(self) -> pl.DataFrame:
+        """One row per run and media stream (column ``media``: its name), with the
+        ``media[NAME].*`` metrics of ``runs`` (delay, jitter, loss, late loss; ``r``
+        and ``mos`` for voice)."""
+        return _long(self.runs, "media", self._param_names())
 
     @property
     def queues(self) -> pl.DataFrame:
@@ -220,7 +229,7 @@ class SweepResult:
 #: Grid points a notebook shows of a sweep.
 _HTML_ROWS = 50
 
-_OBJECT_COLUMN = re.compile(r"^(flow|queue|link)\[(.*)\]\.(.+)$")
+_OBJECT_COLUMN = re.compile(r"^(flow|queue|link|media)\[(.*)\]\.(.+)$")
 
 
 def _long(runs: pl.DataFrame, kind: str, params: Sequence[str]) -> pl.DataFrame:
@@ -613,6 +622,14 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
             name = f"{name}#{f.get('id')}"
         for m in _FLOW:
             out[f"flow[{name}].{m}"] = _num(f.get(m))
+    for x in summary.get("media") or []:  # [[media]] streams (names are unique)
+        name = x.get("name", "?")
+        for m in _MEDIA:
+            out[f"media[{name}].{m}"] = _num(x.get(m))
+        e = x.get("emodel")
+        if isinstance(e, Mapping):  # voice: the E-model's rating
+            out[f"media[{name}].r"] = _num(e.get("r"))
+            out[f"media[{name}].mos"] = _num(e.get("mos"))
     for q in summary.get("queues") or []:
         link = q.get("link", "?")
         drops = q.get("drops") or {}
@@ -642,7 +659,7 @@ def _metric_order(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """Metric columns: run-level ones, then lt.*, monitor.*, flow[..], queue[..],
     link[..] in first-seen order."""
     groups: dict[str, dict[str, None]] = {
-        "lt": {}, "monitor": {}, "flow": {}, "queue": {}, "link": {}
+        "lt": {}, "monitor": {}, "flow": {}, "media": {}, "queue": {}, "link": {}
     }  # fmt: skip
     for row in rows:
         for name in row:

@@ -394,6 +394,9 @@ impl PcapWriter {
     /// Write `pkt`'s IPv4 + TCP headers into `h`; returns (header bytes,
     /// wire size).
     fn headers(&self, pkt: &Packet, h: &mut [u8; 80]) -> (usize, u32) {
+        if let Some(m) = crate::media::stream_of(pkt.flow) {
+            return udp_headers(pkt, m, h);
+        }
         let flow = self
             .flows
             .get(pkt.flow.0 as usize)
@@ -417,23 +420,7 @@ impl PcapWriter {
         let (ip, tcp) = h[..hdr_len].split_at_mut(usize::from(IP_HEADER));
 
         // IPv4.
-        let src = node_addr(pkt.src.0);
-        let dst = node_addr(pkt.dst.0);
-        ip[0] = 0x45;
-        ip[1] = match pkt.ecn {
-            Ecn::NotEct => 0b00,
-            Ecn::Ect0 => 0b10,
-            Ecn::Ce => 0b11,
-        };
-        ip[2..4].copy_from_slice(&total_len.to_be_bytes());
-        ip[4..6].copy_from_slice(&(pkt.uid as u16).to_be_bytes());
-        ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
-        ip[8] = 64;
-        ip[9] = 6;
-        ip[12..16].copy_from_slice(&src);
-        ip[16..20].copy_from_slice(&dst);
-        let c = internet_checksum(ip);
-        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        let (src, dst) = ipv4_header(ip, pkt, total_len, 6);
 
         // TCP.
         let sender = SENDER_PORT_BASE.wrapping_add(pkt.flow.0 as u16);
@@ -502,6 +489,46 @@ impl PcapWriter {
         tcp[16..18].copy_from_slice(&c.to_be_bytes());
         (hdr_len, wire)
     }
+}
+
+/// Write the IPv4 header of `pkt` (protocol `proto`, `total_len` bytes)
+/// into `ip`; returns the source and destination addresses.
+fn ipv4_header(ip: &mut [u8], pkt: &Packet, total_len: u16, proto: u8) -> ([u8; 4], [u8; 4]) {
+    let src = node_addr(pkt.src.0);
+    let dst = node_addr(pkt.dst.0);
+    ip[0] = 0x45;
+    ip[1] = match pkt.ecn {
+        Ecn::NotEct => 0b00,
+        Ecn::Ect0 => 0b10,
+        Ecn::Ce => 0b11,
+    };
+    ip[2..4].copy_from_slice(&total_len.to_be_bytes());
+    ip[4..6].copy_from_slice(&(pkt.uid as u16).to_be_bytes());
+    ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
+    ip[8] = 64;
+    ip[9] = proto;
+    ip[12..16].copy_from_slice(&src);
+    ip[16..20].copy_from_slice(&dst);
+    let c = internet_checksum(&ip[..usize::from(IP_HEADER)]);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    (src, dst)
+}
+
+/// A media packet of stream `m` (`[[media]]`) as IPv4 + UDP: source port
+/// 16384 + m (RTP's customary range), destination port 5004 (RTP), the UDP
+/// checksum 0 (none, allowed over IPv4); the payload is not captured.
+fn udp_headers(pkt: &Packet, m: usize, h: &mut [u8; 80]) -> (usize, u32) {
+    let hdr_len = usize::from(IP_HEADER) + usize::from(crate::media::UDP_HEADER);
+    let wire = pkt.size().max(hdr_len as u32);
+    let total_len = wire.min(65_535) as u16;
+    let (ip, udp) = h[..hdr_len].split_at_mut(usize::from(IP_HEADER));
+    ipv4_header(ip, pkt, total_len, 17);
+    let sport = 16_384u16.wrapping_add(m as u16);
+    udp[0..2].copy_from_slice(&sport.to_be_bytes());
+    udp[2..4].copy_from_slice(&5004u16.to_be_bytes());
+    udp[4..6].copy_from_slice(&(total_len - IP_HEADER).to_be_bytes());
+    udp[6..8].copy_from_slice(&0u16.to_be_bytes());
+    (hdr_len, wire)
 }
 
 #[cfg(test)]
@@ -690,6 +717,32 @@ mod tests {
         assert_eq!(opts[0].0, 8);
         assert_eq!(u32be(&opts[0].1, 0), 1234);
         assert_eq!(u32be(&opts[0].1, 4), 1200);
+    }
+
+    /// A media packet (`[[media]]` stream 2) is IPv4 + UDP: protocol 17, its
+    /// ports, the UDP length, no checksum; 28 bytes captured of 200 on the wire.
+    #[test]
+    fn media_packets_are_udp() {
+        let mut w = PcapWriter::new();
+        let p = Packet {
+            flow: crate::media::flow_id(2),
+            src: NodeId(0),
+            dst: NodeId(2),
+            payload: 172,
+            header: 28,
+            uid: 7,
+            ..Packet::default()
+        };
+        w.record(Time::from_millis(1), &p);
+        let r = &parse(&w.into_bytes())[0];
+        assert_eq!((r.orig_len, r.data.len()), (200, 28));
+        let (ip, udp) = r.data.split_at(20);
+        assert_eq!((ip[9], u16be(ip, 2)), (17, 200));
+        assert_eq!(internet_checksum(ip), 0);
+        assert_eq!(
+            (u16be(udp, 0), u16be(udp, 2), u16be(udp, 4), u16be(udp, 6)),
+            (16_386, 5004, 180, 0)
+        );
     }
 
     /// TCP checksum of a segment with `header` and `payload` zero bytes.

@@ -15,6 +15,7 @@ pub mod config;
 pub mod engine;
 pub mod fec;
 pub mod link;
+pub mod media;
 pub mod metrics;
 pub mod net;
 pub mod packet;

@@ -507,6 +507,13 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 .into(),
         ));
     }
+    if net.media > 0 {
+        return Err(Error::Config(
+            "media: [[media]] streams are simulated only; the live emulator does not run them, \
+             so remove them to emulate"
+                .into(),
+        ));
+    }
     if net.monitored {
         return Err(Error::Config(
             "monitor: [monitor] is measured by the simulator only; remove it to emulate".into(),

@@ -1123,6 +1123,113 @@ fn arq_bounds() -> (u32, u32, usize) {
 }
 
 /// The version of the linklab core and binding.
+/// The ITU-T G.107 E-model: `inputs` maps G.107 Table 3 names (`slr`,
+/// `rlr`, `stmr`, `lstr`, `ds`, `dr`, `telr`, `wepl`, `t`, `tr`, `ta`, `qdu`,
+/// `ie`, `bpl`, `ppl`, `burst_r`, `nc`, `nfor`, `ps`, `pr`, `a`, `s_t`,
+/// `m_t`; delays in ms, `ppl` in %) to values over the defaults. Returns
+/// every input as used, and `ro`, `is`, `id`, `idd`, `ie_eff`, `r`, `mos`.
+/// Raises `ValueError` `"NAME: why"` for an unknown or invalid input.
+#[pyfunction]
+fn emodel<'py>(py: Python<'py>, inputs: Vec<(String, f64)>) -> PyResult<Bound<'py, PyDict>> {
+    use linklab_core::analytic::EModel;
+    let mut m = EModel::default();
+    for (name, v) in inputs {
+        let slot = match name.as_str() {
+            "slr" => &mut m.slr,
+            "rlr" => &mut m.rlr,
+            "stmr" => &mut m.stmr,
+            "lstr" => &mut m.lstr,
+            "ds" => &mut m.ds,
+            "dr" => &mut m.dr,
+            "telr" => &mut m.telr,
+            "wepl" => &mut m.wepl,
+            "t" => &mut m.t,
+            "tr" => &mut m.tr,
+            "ta" => &mut m.ta,
+            "qdu" => &mut m.qdu,
+            "ie" => &mut m.ie,
+            "bpl" => &mut m.bpl,
+            "ppl" => &mut m.ppl,
+            "burst_r" => &mut m.burst_r,
+            "nc" => &mut m.nc,
+            "nfor" => &mut m.nfor,
+            "ps" => &mut m.ps,
+            "pr" => &mut m.pr,
+            "a" => &mut m.a,
+            "s_t" => &mut m.s_t,
+            "m_t" => &mut m.m_t,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{name}: is not an E-model input"
+                )))
+            }
+        };
+        *slot = v;
+    }
+    m.check()
+        .map_err(|(name, allowed)| PyValueError::new_err(format!("{name}: allowed: {allowed}")))?;
+    let r = m.rate();
+    let out = PyDict::new(py);
+    for (k, v) in [
+        ("slr", m.slr),
+        ("rlr", m.rlr),
+        ("stmr", m.stmr),
+        ("lstr", m.lstr),
+        ("ds", m.ds),
+        ("dr", m.dr),
+        ("telr", m.telr),
+        ("wepl", m.wepl),
+        ("t", m.t),
+        ("tr", m.tr),
+        ("ta", m.ta),
+        ("qdu", m.qdu),
+        ("ie", m.ie),
+        ("bpl", m.bpl),
+        ("ppl", m.ppl),
+        ("burst_r", m.burst_r),
+        ("nc", m.nc),
+        ("nfor", m.nfor),
+        ("ps", m.ps),
+        ("pr", m.pr),
+        ("a", m.a),
+        ("s_t", m.s_t),
+        ("m_t", m.m_t),
+        ("ro", r.ro),
+        ("is", r.is),
+        ("id", r.id),
+        ("idd", r.idd),
+        ("ie_eff", r.ie_eff),
+        ("r", r.r),
+        ("mos", r.mos),
+    ] {
+        out.set_item(k, v)?;
+    }
+    Ok(out)
+}
+
+/// The voice codecs of `[[media]]` (`kind = "voice"`): per codec its name,
+/// frame (ms), frame bytes, look-ahead (ms), default packet interval (ms),
+/// and G.113's `ie` and `bpl`.
+#[pyfunction]
+fn voice_codecs() -> Vec<(&'static str, f64, u32, f64, f64, f64, f64)> {
+    use linklab_core::media::Codec;
+    [Codec::G711, Codec::G711Plc, Codec::G729a, Codec::G7231]
+        .into_iter()
+        .map(|c| {
+            let ms = |t: Time| t.as_secs_f64() * 1e3;
+            (
+                c.name(),
+                ms(c.frame()),
+                c.frame_bytes(),
+                ms(c.lookahead()),
+                ms(c.default_interval()),
+                c.ie(),
+                c.bpl(),
+            )
+        })
+        .collect()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -1138,6 +1245,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate_replay, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
+    m.add_function(wrap_pyfunction!(emodel, m)?)?;
+    m.add_function(wrap_pyfunction!(voice_codecs, m)?)?;
     m.add_function(wrap_pyfunction!(sch_schedules, m)?)?;
     m.add_function(wrap_pyfunction!(fading_samples, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;

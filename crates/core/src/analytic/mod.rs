@@ -5,8 +5,10 @@
 //! two side by side (and a run-time controller can invert the model).
 
 pub mod arq;
+pub mod emodel;
 pub mod loss_volume;
 pub mod mqam;
 
 pub use arq::ArqModel;
+pub use emodel::EModel;
 pub use loss_volume::{LossVolume, LossVolumeInput};

@@ -214,6 +214,8 @@ pub struct Accounts {
     pub links: Vec<LinkAccount>,
     /// One per flow.
     pub flows: Vec<FlowAccount>,
+    /// One per media stream (`[[media]]`).
+    pub media: Vec<LegAccount>,
 }
 
 fn fail(message: String) -> AccountingError {
@@ -231,18 +233,28 @@ impl Simulation {
         let mut held = vec![Held::default(); nd];
         let mut in_flight = vec![[0u64; 2]; self.flows.len()];
         let mut made = vec![[0u64; 2]; self.flows.len()];
+        let mut media_in = vec![0u64; self.media.len()];
+        let mut media_made = vec![0u64; self.media.len()];
         for (i, l) in self.links.iter().enumerate() {
             let mut count = 0usize;
             l.model
                 .for_each_held(&mut |d: Dir, place: Place, p: &Packet| {
                     count += 1;
                     held[2 * i + d.index()].add(place);
-                    if let Some(f) = in_flight.get_mut(p.flow.0 as usize) {
+                    if let Some(m) = crate::media::stream_of(p.flow) {
+                        if let Some(n) = media_in.get_mut(m) {
+                            *n += 1;
+                        }
+                    } else if let Some(f) = in_flight.get_mut(p.flow.0 as usize) {
                         f[leg_index(p)] += 1;
                     }
                 });
             l.model.for_each_copies(&mut |_, flow, ack, n| {
-                if let Some(c) = made.get_mut(flow.0 as usize) {
+                if let Some(m) = crate::media::stream_of(flow) {
+                    if let Some(c) = media_made.get_mut(m) {
+                        *c += n;
+                    }
+                } else if let Some(c) = made.get_mut(flow.0 as usize) {
                     c[usize::from(ack)] += n;
                 }
             });
@@ -314,12 +326,50 @@ impl Simulation {
             let data = accounts.pop().expect("two legs");
             flows.push(FlowAccount { data, acks });
         }
+        let mut media = Vec::with_capacity(self.media.len());
+        for (m, leg) in self.media_legs.iter().enumerate() {
+            let copies = media_made[m];
+            copies_seen += copies;
+            let dropped: u64 = leg.dropped.iter().map(|e| e.2).sum();
+            let inside = media_in[m];
+            if leg.sent + copies != leg.delivered + dropped + inside {
+                return Err(fail(format!(
+                    "media stream {}: sent {} + copies {copies} != delivered {} + dropped {dropped} + in flight {inside}",
+                    self.media[m].spec.name, leg.sent, leg.delivered
+                )));
+            }
+            media.push(self.leg_account(leg, copies, inside));
+        }
         if copies_made != copies_seen {
             return Err(fail(format!(
                 "links made {copies_made} copies of packets but the flows' accounts hold {copies_seen}"
             )));
         }
-        Ok(Accounts { links, flows })
+        Ok(Accounts {
+            links,
+            flows,
+            media,
+        })
+    }
+
+    /// `leg` as its account, with `copies` made and `inside` in flight.
+    fn leg_account(&self, leg: &Leg, copies: u64, inside: u64) -> LegAccount {
+        let mut drops = leg.dropped.clone();
+        drops.sort_by_key(|e| (e.0, e.1));
+        LegAccount {
+            sent: leg.sent,
+            copies,
+            delivered: leg.delivered,
+            dropped: drops
+                .iter()
+                .map(|&(code, cause, packets)| LegDrop {
+                    link: self.links[code as usize / 2].names[code as usize % 2].clone(),
+                    cause: cause.name(),
+                    packets,
+                })
+                .collect(),
+            in_flight: inside,
+        }
     }
 
     /// No model may be left wanting a wake-up at or before the end of the
@@ -335,6 +385,14 @@ impl Simulation {
         for l in &self.links {
             if let Some(t) = l.model.poll_timeout().filter(|&t| t <= end) {
                 return Err(late(format!("link {}", l.names.join(" / ")), t));
+            }
+        }
+        for m in &self.media {
+            if let Some(t) = m.source.poll_timeout().filter(|&t| t <= end) {
+                return Err(late(
+                    format!("the source of media stream {}", m.spec.name),
+                    t,
+                ));
             }
         }
         for f in &self.flows {

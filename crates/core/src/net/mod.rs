@@ -14,6 +14,7 @@ use crate::capture::{FlowWire, Format, Interface, PcapWriter};
 use crate::engine::{EventQueue, Wakeups};
 use crate::link::{Delivery, Dir, Link};
 use crate::metrics::bins::{FlowHistograms, HistogramsConfig};
+use crate::media;
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
@@ -32,6 +33,8 @@ enum Target {
     Receiver(u32),
     Start(u32),
     Stop(u32),
+    /// A media stream's source.
+    Media(u32),
 }
 
 /// A flow to create: one TCP connection from `src` to `dst`.
@@ -99,6 +102,8 @@ pub struct Network {
     pub cross_layer: bool,
     /// Whether the scenario has a `[monitor]`.
     pub monitored: bool,
+    /// Media streams (`[[media]]`), which only the simulator runs.
+    pub media: usize,
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -147,6 +152,7 @@ pub struct NetworkBuilder {
     links: Vec<(NodeId, NodeId, Box<dyn Link>)>,
     flows: Vec<FlowSpec>,
     feeds: Vec<(LinkId, FlowId, EstimatorSide, Dir)>,
+    media: Vec<media::MediaSpec>,
     /// The topology preprocessed for routing; reset when a node or link is added.
     router: OnceCell<routing::Router>,
 }
@@ -155,6 +161,10 @@ impl NetworkBuilder {
     /// The index [`NetworkBuilder::build`] fails with when the whole network,
     /// not one flow, is at fault.
     pub const WHOLE: usize = usize::MAX;
+
+    /// [`NetworkBuilder::build`] fails with `MEDIA + i` when media stream
+    /// `i` is at fault.
+    pub const MEDIA: usize = usize::MAX / 2;
 
     /// An empty network.
     pub fn new() -> Self {
@@ -189,6 +199,12 @@ impl NetworkBuilder {
     pub fn flow(&mut self, spec: FlowSpec) -> FlowId {
         self.flows.push(spec);
         FlowId(self.flows.len() as u32 - 1)
+    }
+
+    /// Add a media stream (UDP, one way); returns its index.
+    pub fn media(&mut self, spec: media::MediaSpec) -> usize {
+        self.media.push(spec);
+        self.media.len() - 1
     }
 
     /// The direction of link `link` that the data of flow `flow` crosses on
@@ -261,8 +277,23 @@ impl NetworkBuilder {
     /// connected both ways, or with index [`NetworkBuilder::WHOLE`] if the
     /// network is over a size cap or has no flows.
     pub fn build(mut self) -> Result<Simulation, (usize, String)> {
-        Self::check_size(self.nodes.len(), self.links.len(), self.flows.len())
+        // Media streams alone are something to run too.
+        let flows = match (self.flows.len(), self.media.len()) {
+            (0, m) => m.min(1),
+            (f, _) => f,
+        };
+        Self::check_size(self.nodes.len(), self.links.len(), flows)
             .map_err(|m| (Self::WHOLE, m))?;
+        let n = self.media.len();
+        if n > media::MAX_STREAMS {
+            return Err((
+                Self::WHOLE,
+                format!(
+                    "the network has {n} media streams; at most {} are allowed (limit media::MAX_STREAMS)",
+                    media::MAX_STREAMS
+                ),
+            ));
+        }
         // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs.
         let pairs: Vec<(NodeId, NodeId)> = self
             .flows
@@ -271,7 +302,22 @@ impl NetworkBuilder {
             .collect();
         let router = self.router.take().unwrap_or_else(|| self.new_router());
         let set = router.routes(&pairs);
+        let media_pairs: Vec<(NodeId, NodeId)> =
+            self.media.iter().map(|m| (m.src, m.dst)).collect();
+        let media_set = router.routes(&media_pairs);
         drop(router);
+        for (i, m) in self.media.iter().enumerate() {
+            let (a, b) = (&self.nodes[m.src.0 as usize], &self.nodes[m.dst.0 as usize]);
+            if m.src == m.dst {
+                return Err((
+                    Self::MEDIA + i,
+                    format!("a media stream needs two different nodes, got '{a}' twice"),
+                ));
+            }
+            if !media_set.has(i) {
+                return Err((Self::MEDIA + i, format!("no path from '{a}' to '{b}'")));
+            }
+        }
         for (i, f) in self.flows.iter().enumerate() {
             if f.src == f.dst {
                 return Err((
@@ -348,6 +394,17 @@ impl NetworkBuilder {
             })
             .collect();
         let mut queue = EventQueue::new();
+        let streams: Vec<media::Stream> = self
+            .media
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| media::Stream::new(i, spec))
+            .collect();
+        let mut wake_media = Wakeups::new(streams.len());
+        for (i, m) in streams.iter().enumerate() {
+            let next = m.source.poll_timeout();
+            wake_media.schedule(&mut queue, i, next, Target::Media(i as u32));
+        }
         for (i, f) in flows.iter().enumerate() {
             queue.push(f.spec.start, Target::Start(i as u32));
             if let Some(stop) = f.spec.stop {
@@ -377,6 +434,10 @@ impl NetworkBuilder {
             arq_trace: Vec::new(),
             monitor: None,
             histograms: None,
+            media_legs: vec![Default::default(); streams.len()],
+            media: streams,
+            media_routes: media_set.table,
+            wake_media,
         })
     }
 }
@@ -420,6 +481,13 @@ pub struct Simulation {
     seen: Vec<account::DirSeen>,
     /// Per flow, its data and ACK legs as the network saw them.
     legs: Vec<[account::Leg; 2]>,
+    /// Media streams (`[[media]]`): source and sink.
+    media: Vec<media::Stream>,
+    /// Route i: media stream i's path.
+    media_routes: routing::Routes,
+    /// Per media stream, its packets as the network saw them.
+    media_legs: Vec<account::Leg>,
+    wake_media: Wakeups,
 }
 
 impl Simulation {
@@ -561,6 +629,7 @@ impl Simulation {
         Network {
             cross_layer: !self.feeds.is_empty(),
             monitored: self.monitor.is_some(),
+            media: self.media.len(),
             nodes: self.nodes,
             links: self.links,
             flows: self.flows.into_iter().map(|f| f.spec).collect(),
@@ -633,6 +702,11 @@ impl Simulation {
                 self.flows[f as usize].sender.stop(now);
                 self.flush_sender(f as usize, now);
             }
+            Target::Media(m) => {
+                if self.wake_media.fire(m as usize, now) {
+                    self.flush_media(m as usize, now);
+                }
+            }
         }
     }
 
@@ -660,6 +734,11 @@ impl Simulation {
     fn arrive(&mut self, node: NodeId, p: Packet, now: Time) {
         if p.dst != node {
             self.forward(node, p, now);
+            return;
+        }
+        if let Some(m) = media::stream_of(p.flow) {
+            self.media_legs[m].delivered += 1;
+            self.media[m].sink.on_packet(now, &p);
             return;
         }
         let f = p.flow.0 as usize;
@@ -697,8 +776,13 @@ impl Simulation {
 
     fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
         // Data goes sender -> receiver on route 2f, ACKs back on 2f + 1.
-        let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
-        let code = self.routes.hop(route, p.hop) as usize;
+        let code = match media::stream_of(p.flow) {
+            Some(m) => self.media_routes.hop(m, p.hop),
+            None => {
+                let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
+                self.routes.hop(route, p.hop)
+            }
+        } as usize;
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
         self.tap(l, dir.index(), now, &p);
@@ -719,7 +803,10 @@ impl Simulation {
     /// Packet `p` was lost on link direction `code` (2·link + dir).
     fn dropped(&mut self, p: &Packet, cause: DropCause, now: Time, code: usize) {
         self.seen[code].dropped.add(cause);
-        if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
+        let stream = media::stream_of(p.flow);
+        if let Some(m) = stream {
+            self.media_legs[m].drop(code, cause);
+        } else if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
             legs[account::leg_index(p)].drop(code, cause);
         }
         if let Some(m) = self.monitor.as_mut() {
@@ -727,7 +814,8 @@ impl Simulation {
                 m.drops.push((now, cause, p.size()));
             }
         }
-        if let Some(t) = self.traces.as_mut() {
+        // Media packets are in no trace table (their flow ids name no flow).
+        if let Some(t) = self.traces.as_mut().filter(|_| stream.is_none()) {
             if p.kind == Kind::Data && p.payload > 0 {
                 t.seq(now, p.flow, "dropped", p.seq);
             }
@@ -815,6 +903,20 @@ impl Simulation {
                 target: st.target,
             });
         }
+    }
+
+    /// Send what media stream `m`'s source has due at `now`.
+    fn flush_media(&mut self, m: usize, now: Time) {
+        while let Some(mut p) = self.media[m].source.poll_transmit(now) {
+            p.uid = self.next_uid;
+            self.next_uid += 1;
+            self.media_legs[m].sent += 1;
+            let src = self.media[m].spec.src;
+            self.forward(src, p, now);
+        }
+        let next = self.media[m].source.poll_timeout();
+        self.wake_media
+            .schedule(&mut self.queue, m, next, Target::Media(m as u32));
     }
 
     fn flush_receiver(&mut self, f: usize, now: Time) {

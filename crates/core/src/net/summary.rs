@@ -53,6 +53,9 @@ pub struct NetworkSummary {
     /// `[monitor]`'s measurements, when the scenario has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<super::monitor::MonitorSummary>,
+    /// One entry per media stream (`[[media]]`), when the scenario has any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::media::MediaSummary>,
 }
 
 /// One-way TCP-layer delay and jitter statistics (`null` when nothing was
@@ -439,7 +442,23 @@ impl Simulation {
         let end = self.end;
         let (mut links, queues) = link_summaries(&mut self.links, end);
         let (mut flows, aggregate) = self.flow_summaries();
+        let mut media: Vec<crate::media::MediaSummary> = self
+            .media
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let inside = accounts.as_ref().map_or(0, |a| a.media[i].in_flight);
+                let (from, to) = (
+                    &self.nodes[m.spec.src.0 as usize],
+                    &self.nodes[m.spec.dst.0 as usize],
+                );
+                m.summary(i, from, to, inside, self.end)
+            })
+            .collect();
         if let Some(a) = accounts {
+            for (m, acc) in media.iter_mut().zip(a.media) {
+                m.account = Some(acc);
+            }
             for (l, acc) in links.iter_mut().zip(a.links) {
                 l.account = Some(acc);
             }
@@ -468,6 +487,7 @@ impl Simulation {
             links,
             queues,
             monitor,
+            media,
         }
     }
 

@@ -16,7 +16,8 @@ use crate::sch::AllocationConfig;
 use crate::tcp::TcpOverlay;
 use crate::time::Time;
 
-/// A scenario: links between nodes, TCP flows over them, and how long to run.
+/// A scenario: links between nodes, TCP flows and media streams over them,
+/// and how long to run.
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioConfig {
@@ -46,6 +47,9 @@ pub struct ScenarioConfig {
     /// TCP flows.
     #[serde(default)]
     pub flows: Vec<FlowConfig>,
+    /// Real-time media streams over UDP (docs/models/media.md).
+    #[serde(default)]
+    pub media: Vec<crate::media::MediaConfig>,
     /// cdma2000 SCH allocations: generated rate schedules of mobiles' links
     /// (docs/models/sch-allocation.md).
     #[serde(default)]
@@ -106,6 +110,7 @@ impl ScenarioConfig {
             tcp: TcpOverlay::default(),
             links: Vec::new(),
             flows: Vec::new(),
+            media: Vec::new(),
             allocations: Vec::new(),
             monitor: None,
             histograms: None,

@@ -185,11 +185,15 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
             "is zero; a run must last",
         ));
     }
-    for (key, empty) in [("links", f.links.is_empty()), ("flows", f.flows.is_empty())] {
+    let no_flows = f.flows.is_empty() && f.media.is_empty();
+    for (key, empty) in [("links", f.links.is_empty()), ("flows", no_flows)] {
         if empty {
             return Err(ConfigError::at_key(
                 key,
-                format!("missing; a scenario needs at least one link and one flow ([[{key}]])"),
+                format!(
+                    "missing; a scenario needs at least one link and one flow ([[{key}]]{})",
+                    if key == "flows" { " or [[media]]" } else { "" }
+                ),
             ));
         }
     }
@@ -204,11 +208,18 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
         ));
     }
     let (flow_names, group_ends) = add_flows(&mut net, f, seed)?;
+    let media_entries = crate::media::add_media(&mut net, &f.media, seed)?;
     for (i, id) in feeds {
         let p = format!("links[{i}]");
         wire_feed(&mut net, f.links[i].model(), id, &flow_names).map_err(|e| e.at(&p))?;
     }
     let mut sim = net.build().map_err(|(i, m)| {
+        if let Some(&j) = i
+            .checked_sub(NetworkBuilder::MEDIA)
+            .and_then(|k| media_entries.get(k))
+        {
+            return ConfigError::at_key(format!("media[{j}]"), m);
+        }
         // The flows[] entry that made flow `i`.
         let g = group_ends.partition_point(|&end| end <= i);
         ConfigError::at_key(format!("flows[{g}]"), m)
