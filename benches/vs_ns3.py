@@ -1165,6 +1165,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # TcpNewReno and TcpWestwoodPlus add one segment per ACK (linklab's `abc`, CUBIC's
         # `hystart = "classic-ns3"`: what `profile = "ns3"` selects).
         "abc": cell.cc in ("cubic", "dctcp"),
+        # ns-3.44 answers every ECN echo on an ACK of new data with CWR, also one that
+        # arrives during a window reduction and reduces nothing (tcp-socket-base.cc
+        # 1906-1924, 3233-3238); RFC 3168 and Linux send CWR after a reduction only, so a
+        # mark that came in during one reduces the window again after it (family P).
+        # linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
+        "cwr_per_echo": bool(ecn),
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1296,6 +1302,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
     if st.get("abc"):
         tcp["abc"] = True
+    if st.get("cwr_per_echo"):
+        tcp["cwr_per_echo"] = True
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1402,6 +1410,11 @@ def grid_mismatches(
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
+    same(
+        "linklab tcp.cwr_per_echo",
+        bool(tcp.get("cwr_per_echo", False)),
+        bool(st.get("cwr_per_echo", False)),
+    )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
     same("linklab tcp.timestamps", tcp.get("timestamps"), st["timestamps"])

@@ -65,6 +65,7 @@ impl Profile {
                 clock_granularity: Time::from_millis(1), // ClockGranularity
                 prr: true,                               // TcpPrrRecovery
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
+                cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -174,6 +175,12 @@ pub struct TcpOverlay {
     /// was sent at the timeout (ns-2's Reno). Default false (true with
     /// profile "ns2").
     pub reno_rto_guard: Option<bool>,
+    /// With ECN: answer every ECN echo with CWR, also one that arrives during
+    /// a window reduction and reduces nothing (ns-3.44); off, CWR follows a
+    /// reduction only (RFC 3168 §6.1.2, Linux), so a mark that came in
+    /// during one brings a second reduction after it. Default false (true
+    /// with profile "ns3").
+    pub cwr_per_echo: Option<bool>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -283,6 +290,7 @@ impl TcpOverlay {
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
+        set(&mut c.cwr_per_echo, self.cwr_per_echo);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
