@@ -175,10 +175,11 @@ pub struct TcpOverlay {
     /// was sent at the timeout (ns-2's Reno). Default false (true with
     /// profile "ns2").
     pub reno_rto_guard: Option<bool>,
-    /// With ECN: answer every ECN echo with CWR, also one that arrives during
-    /// a window reduction and reduces nothing (ns-3.44); off, CWR follows a
-    /// reduction only (RFC 3168 §6.1.2, Linux), so a mark that came in
-    /// during one brings a second reduction after it. Default false (true
+    /// With ECN, ns-3.44's CWR rule: every ECN echo is answered with CWR,
+    /// also one that arrives during a window reduction and reduces nothing,
+    /// and a loss's reduction sends none; off, CWR follows every reduction
+    /// and nothing else (RFC 3168 §6.1.2, Linux), so a mark that came in
+    /// during a reduction brings another one after it. Default false (true
     /// with profile "ns3").
     pub cwr_per_echo: Option<bool>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
@@ -533,6 +534,7 @@ mod tests {
         let ns3 = overlay("profile = \"ns3\"").apply(&TcpConfig::default());
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
+        assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
         let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
         assert_eq!(linux.cc.kind(), "cubic");
         assert!(linux.rack && linux.prr && linux.delack_timeout == Time::from_millis(40));
