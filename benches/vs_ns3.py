@@ -806,7 +806,9 @@ GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
     "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
-    "P": "open: moved out of the band when the ECN response went through PRR (CWR)",
+    "P": "ns-3.44 EnterCwr at an echo in recovery or after a timeout (a further cut); "
+    "no recovery from CA_CWR (a loss in it waits for the RTO)",
+    "Q": "open: moved out with RFC 3168's CWR after every reduction (not traced; P's lead)",
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
@@ -869,9 +871,14 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "newreno/red/f16/mss1448/r10/d0/q1bdp/t20",
             "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
+            "newreno/red/f1/mss1448/r10/d18/q4bdp/t20",
+            "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
+            "newreno/pie/f4/mss1448/r100/d18/q1000p/t20",
+            "cubic/red/f1/mss536/r10/d98/q1bdp/t30",
+            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
+            "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
             "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
             "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
             "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
@@ -880,6 +887,15 @@ GRID_MISSES = {
             "newreno/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "P",
+    ),
+    **dict.fromkeys(
+        [
+            "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/codel/f16/mss536/r100/d18/q1000p/t20",
+            "westwood/pie/f4/mss1448/r100/d18/q1000p/t20",
+        ],
+        "Q",
     ),
     **dict.fromkeys(
         [
@@ -929,8 +945,6 @@ GRID_MISSES = {
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
-            "cubic/codel/f4/mss1448/r100/d18/q1000p/t20",
-            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
     ),
@@ -1165,6 +1179,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # TcpNewReno and TcpWestwoodPlus add one segment per ACK (linklab's `abc`, CUBIC's
         # `hystart = "classic-ns3"`: what `profile = "ns3"` selects).
         "abc": cell.cc in ("cubic", "dctcp"),
+        # ns-3.44 answers every ECN echo on an ACK of new data with CWR, also one that
+        # arrives during a window reduction and reduces nothing (tcp-socket-base.cc
+        # 1906-1924, 3233-3238); RFC 3168 and Linux send CWR after a reduction only, so a
+        # mark that came in during one reduces the window again after it (family P).
+        # linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
+        "cwr_per_echo": bool(ecn),
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1296,6 +1316,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
     if st.get("abc"):
         tcp["abc"] = True
+    if st.get("cwr_per_echo"):
+        tcp["cwr_per_echo"] = True
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1402,6 +1424,11 @@ def grid_mismatches(
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
+    same(
+        "linklab tcp.cwr_per_echo",
+        bool(tcp.get("cwr_per_echo", False)),
+        bool(st.get("cwr_per_echo", False)),
+    )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
     same("linklab tcp.timestamps", tcp.get("timestamps"), st["timestamps"])

@@ -60,7 +60,7 @@ static uint64_t g_lossEpisodes = 0;
 static uint64_t g_recoveryEpisodes = 0;
 // Data segments retransmitted by the senders (TcpSocketBase "Retransmission").
 static uint64_t g_retransmits = 0;
-// --trace=FILE: every sender's cwnd, ssthresh and pacing-rate changes and data segments sent
+// --trace=FILE: every sender's cwnd, ssthresh and pacing-rate changes, congestion states and data segments sent
 // (sequence numbers), the L->R waiting packets and the packets its queue disc dropped.
 static FILE* g_trace = nullptr;
 
@@ -103,9 +103,26 @@ TraceQdiscDrop(Ptr<const QueueDiscItem> item)
                  h.GetSequenceNumber().GetValue());
 }
 
+// --trace: a data packet the bottleneck queue disc CE-marked (its TCP sequence number).
+static void
+TraceQdiscMark(Ptr<const QueueDiscItem> item, const char*)
+{
+    TcpHeader h;
+    item->GetPacket()->PeekHeader(h);
+    std::fprintf(g_trace, "%.9f mark - %u\n", Simulator::Now().GetSeconds(),
+                 h.GetSequenceNumber().GetValue());
+}
+
+// --trace: "state - OLD NEW" at every congestion-state change of a sender (0 Open,
+// 1 Disorder, 2 CWR, 3 Recovery, 4 Loss).
 static void
 OnCongState(TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t newV)
 {
+    if (g_trace)
+    {
+        std::fprintf(g_trace, "%.9f state - %d %d\n", Simulator::Now().GetSeconds(), (int)oldV,
+                     (int)newV);
+    }
     if (newV == TcpSocketState::CA_LOSS && oldV != TcpSocketState::CA_LOSS)
     {
         ++g_lossEpisodes;
@@ -386,6 +403,7 @@ main(int argc, char* argv[])
     if (g_trace)
     {
         qdiscs.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&TraceQdiscDrop));
+        qdiscs.Get(0)->TraceConnectWithoutContext("Mark", MakeCallback(&TraceQdiscMark));
     }
     {
         auto devQueue = DynamicCast<PointToPointNetDevice>(bdev.Get(0))->GetQueue();

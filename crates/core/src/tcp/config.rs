@@ -65,6 +65,7 @@ impl Profile {
                 clock_granularity: Time::from_millis(1), // ClockGranularity
                 prr: true,                               // TcpPrrRecovery
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
+                cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -174,6 +175,13 @@ pub struct TcpOverlay {
     /// was sent at the timeout (ns-2's Reno). Default false (true with
     /// profile "ns2").
     pub reno_rto_guard: Option<bool>,
+    /// With ECN, ns-3.44's CWR rule: every ECN echo is answered with CWR,
+    /// also one that arrives during a window reduction and reduces nothing,
+    /// and a loss's reduction sends none; off, CWR follows every reduction
+    /// and nothing else (RFC 3168 §6.1.2, Linux), so a mark that came in
+    /// during a reduction brings another one after it. Default false (true
+    /// with profile "ns3").
+    pub cwr_per_echo: Option<bool>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -283,6 +291,7 @@ impl TcpOverlay {
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
+        set(&mut c.cwr_per_echo, self.cwr_per_echo);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
@@ -525,6 +534,7 @@ mod tests {
         let ns3 = overlay("profile = \"ns3\"").apply(&TcpConfig::default());
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
+        assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
         let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
         assert_eq!(linux.cc.kind(), "cubic");
         assert!(linux.rack && linux.prr && linux.delack_timeout == Time::from_millis(40));

@@ -207,6 +207,17 @@ pub struct TcpConfig {
     /// `recover_ = maxseq_` set at the timeout); off, the third duplicate ACK
     /// always starts a fast retransmit (RFC 5681).
     pub reno_rto_guard: bool,
+    /// ns-3.44's CWR rule: every ECN echo on an ACK of new data is answered
+    /// with CWR on the next new segment, also one that arrives while a
+    /// reduction is under way and reduces nothing, and a reduction for loss
+    /// (fast retransmit, timeout) sends none (`TcpSocketBase::ReceivedAck`
+    /// enters `ECN_ECE_RCVD` at any such echo, `SendDataPacket` sets CWR in
+    /// that state only). Off, CWR follows every window reduction, whatever
+    /// its cause, and nothing else (RFC 3168 §6.1.2; Linux's
+    /// `tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and
+    /// `tcp_enter_loss`): the receiver keeps echoing a mark that came in
+    /// during a reduction, and the window is reduced again after it.
+    pub cwr_per_echo: bool,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
     /// The window arithmetic at a congestion signal (NewReno only for the
@@ -253,6 +264,7 @@ impl Default for TcpConfig {
             rto_keeps_sack: false,
             ecn_cut_covers_loss: false,
             reno_rto_guard: false,
+            cwr_per_echo: false,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,
             rack: false,

@@ -560,6 +560,13 @@ impl TcpSender {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
+            if ece && self.cfg.cwr_per_echo {
+                // ns-3.44 (`ReceivedAck`, tcp-socket-base.cc 1906–1924;
+                // `SendDataPacket`, 3233–3238): any echo on an ACK of new
+                // data is answered with CWR, whether it reduced or not, and
+                // only an echo is (not a loss's reduction).
+                self.cwr_pending = true;
+            }
             if self.cwr && self.ecn_recover.is_none_or(|r| ack > r) {
                 // Linux's `tcp_end_cwnd_reduction` once something above
                 // `high_seq` is acknowledged (ns-3: `ack > m_recover`): the
@@ -1690,6 +1697,18 @@ impl TcpSender {
     /// from `flight`, or ns-2's `slowdown` from the window
     /// ([`TcpConfig::window_cuts`]).
     fn cut(&mut self, signal: Signal, flight: u64, now: Time) {
+        // RFC 3168 §6.1.2: after a window reduction "for any reason" (a
+        // timeout, a fast retransmit or an ECN echo) the first new data
+        // segment carries CWR, so the receiver stops echoing marks the
+        // reduction has answered (Linux: `tcp_ecn_queue_cwr` in
+        // `tcp_init_cwnd_reduction` and `tcp_enter_loss`). Without it a mark
+        // from before a loss recovery kept the echo on, and the first ACK
+        // past the recovery cut the window a second time. (ns-3.44 sends CWR
+        // for echoes, not for reductions: `cwr_per_echo`, set where the echo
+        // arrives.)
+        if !self.cfg.cwr_per_echo {
+            self.cwr_pending = true;
+        }
         let m = self.win.mss;
         // ns-2's windowd(): min(cwnd_, wnd_).
         let w = self.win.cwnd.min(self.rwnd);
@@ -1748,7 +1767,6 @@ impl TcpSender {
         }
         self.ecn_recover = Some(self.snd_max);
         self.last_cut_ecn = true;
-        self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
         true
     }

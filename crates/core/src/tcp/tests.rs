@@ -2272,3 +2272,107 @@ fn rtt_trace_rows_follow_the_estimator() {
     assert_eq!(counts[0], counts[1]);
     assert!(counts[0] > 10, "{counts:?}");
 }
+
+/// A SACK + PRR sender with ECN over the 10 Mbit/s × 20 ms harness, the first
+/// transmissions of `drops` dropped and of `marks` CE-marked.
+fn ecn_loss_run(drops: Vec<u64>, marks: Vec<u64>, cwr_per_echo: bool) -> Harness {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        variant: Variant::Sack,
+        prr: true,
+        cwr_per_echo,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = Box::new(move |p, n| match n {
+        1 if p.payload > 0 && drops.contains(&p.seq) => Fate::Drop,
+        1 if marks.contains(&p.seq) => Fate::Mark,
+        _ => Fate::Deliver,
+    });
+    h.start();
+    h.run_until(Time::from_secs(2));
+    h
+}
+
+/// RFC 3168 §6.1.2: after a window reduction "for any reason" the first new
+/// data segment carries CWR, a fast retransmit's included (Linux's
+/// `tcp_init_cwnd_reduction` queues it); ns-3.44 sends CWR only to answer
+/// an ECN echo (`cwr_per_echo`), so a loss alone sends none.
+#[test]
+fn cwr_follows_a_loss_reduction_unless_ns3s_rule() {
+    for ns3 in [false, true] {
+        let h = ecn_loss_run(vec![50_000], vec![], ns3);
+        let st = h.s.stats();
+        assert_eq!((st.fast_retransmits, st.timeouts), (1, 0), "ns3 {ns3}");
+        let rtx_at = h
+            .data_sent
+            .iter()
+            .position(|(_, p)| p.retransmit)
+            .expect("the fast retransmission");
+        let cwr: Vec<u64> = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.flags.has(TcpFlags::CWR))
+            .map(|(_, p)| p.seq)
+            .collect();
+        if ns3 {
+            assert!(cwr.is_empty(), "ns-3: no echo, no CWR: {cwr:?}");
+        } else {
+            let first_new = h.data_sent[rtx_at..]
+                .iter()
+                .find(|(_, p)| !p.retransmit)
+                .map(|(_, p)| p.seq)
+                .expect("new data after the fast retransmit");
+            assert_eq!(cwr, vec![first_new], "CWR on the first new segment");
+        }
+    }
+}
+
+/// A mark in the window of a loss, echoed after the recovery began: the
+/// loss's reduction answers it (RFC 3168 §6.1.2, once per window), so no ECN
+/// reduction follows the recovery. Before the fix the sender sent no CWR
+/// after a loss, the receiver echoed the mark until one came, and the first
+/// ACK past the recovery cut the window again (family P of the ns-3 grid,
+/// `newreno/pie/f1/mss536/r10/d98` seed 3: ssthresh from 12.9 kB to 6.2 kB
+/// one RTT after a timeout's recovery, 1.41 Mbit/s against 4.71 with the
+/// fix).
+#[test]
+fn a_mark_inside_a_loss_recovery_brings_no_second_reduction() {
+    // 50 000 dropped; 56 000 (the sixth segment after it, whose ACK comes
+    // after the third duplicate ACK) marked.
+    let h = ecn_loss_run(vec![50_000], vec![56_000], false);
+    let st = h.s.stats();
+    assert_eq!(h.r.stats().ce_received, 1);
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 0));
+    assert_eq!(st.ecn_reductions, 0, "{st:?}");
+}
+
+/// ns-3's rule answers every echo of new data with CWR, also those inside
+/// the reduction the first one started; RFC 3168 and Linux send one CWR per
+/// reduction. Either way the two marks of one window reduce once.
+#[test]
+fn ns3s_rule_answers_every_echo_with_cwr() {
+    for ns3 in [false, true] {
+        let h = ecn_loss_run(vec![], vec![20_000, 22_000], ns3);
+        let st = h.s.stats();
+        assert_eq!(h.r.stats().ce_received, 2, "ns3 {ns3}");
+        assert_eq!(
+            (st.ecn_reductions, st.retransmits),
+            (1, 0),
+            "ns3 {ns3}: {st:?}"
+        );
+        let cwr = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.flags.has(TcpFlags::CWR))
+            .count();
+        if ns3 {
+            assert!(cwr > 1, "ns-3: a CWR per echoing ACK, got {cwr}");
+        } else {
+            assert_eq!(cwr, 1, "one CWR for the one reduction");
+        }
+    }
+}
