@@ -18,6 +18,7 @@ use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
 use crate::tcp::{App, ReceiverLossDetector, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
+use crate::workload::{Job, Plan};
 
 /// Index of a (duplex) link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,6 +32,8 @@ enum Target {
     Receiver(u32),
     Start(u32),
     Stop(u32),
+    /// The next arrival of workload `i` (`[[workloads]]`).
+    Arrival(u32),
 }
 
 /// A flow to create: one TCP connection from `src` to `dst`.
@@ -98,6 +101,8 @@ pub struct Network {
     pub cross_layer: bool,
     /// Whether the scenario has a `[monitor]`.
     pub monitored: bool,
+    /// Whether the scenario has `[[workloads]]` (not in `flows`).
+    pub workloads: bool,
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -136,6 +141,21 @@ struct FlowSlot {
     sender: TcpSender,
     receiver: TcpReceiver,
     metrics: FlowMetrics,
+    /// Route of its data (its ACKs: the next one): 2f for `[[flows]]` entry f.
+    route: u32,
+    /// The workload flow this slot carries, if it is one (`None` for a
+    /// `[[flows]]` flow, and for a free slot).
+    job: Option<Job>,
+}
+
+impl FlowMetrics {
+    fn new() -> FlowMetrics {
+        FlowMetrics {
+            delay: Histogram::new(),
+            jitter: Histogram::new(),
+            last_delay: None,
+        }
+    }
 }
 
 /// Builds a [`Simulation`]: add nodes, link directions and flows, then [`NetworkBuilder::build`].
@@ -148,12 +168,18 @@ pub struct NetworkBuilder {
     feeds: Vec<(LinkId, FlowId, EstimatorSide, Dir)>,
     /// The topology preprocessed for routing; reset when a node or link is added.
     router: OnceCell<routing::Router>,
+    /// `[[workloads]]`: flows created as they arrive.
+    workloads: Option<Box<Plan>>,
 }
 
 impl NetworkBuilder {
     /// The index [`NetworkBuilder::build`] fails with when the whole network,
     /// not one flow, is at fault.
     pub const WHOLE: usize = usize::MAX;
+
+    /// [`NetworkBuilder::build`] fails with `WORKLOAD + i` when workload `i`
+    /// is at fault.
+    pub const WORKLOAD: usize = usize::MAX / 2;
 
     /// An empty network.
     pub fn new() -> Self {
@@ -182,6 +208,12 @@ impl NetworkBuilder {
         self.links.push((a, b, model));
         self.router = OnceCell::new();
         LinkId(self.links.len() as u32 - 1)
+    }
+
+    /// Run these workloads (flows created as they arrive, in slots freed by
+    /// finished ones).
+    pub fn workloads(&mut self, plan: Plan) {
+        self.workloads = Some(Box::new(plan));
     }
 
     /// Add a flow.
@@ -260,13 +292,22 @@ impl NetworkBuilder {
     /// connected both ways, or with index [`NetworkBuilder::WHOLE`] if the
     /// network is over a size cap or has no flows.
     pub fn build(mut self) -> Result<Simulation, (usize, String)> {
-        Self::check_size(self.nodes.len(), self.links.len(), self.flows.len())
-            .map_err(|m| (Self::WHOLE, m))?;
-        // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs.
+        let sources = self.workloads.as_ref().map_or(0, |w| w.sources.len());
+        Self::check_size(
+            self.nodes.len(),
+            self.links.len(),
+            self.flows.len() + sources,
+        )
+        .map_err(|m| (Self::WHOLE, m))?;
+        // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs; then
+        // the same for each workload pair.
+        let work_pairs = self.workloads.as_ref().map_or(&[][..], |w| &w.pairs[..]);
         let pairs: Vec<(NodeId, NodeId)> = self
             .flows
             .iter()
-            .flat_map(|f| [(f.src, f.dst), (f.dst, f.src)])
+            .map(|f| (f.src, f.dst))
+            .chain(work_pairs.iter().copied())
+            .flat_map(|(a, b)| [(a, b), (b, a)])
             .collect();
         let router = self.router.take().unwrap_or_else(|| self.new_router());
         let set = router.routes(&pairs);
@@ -288,6 +329,26 @@ impl NetworkBuilder {
                         format!(
                             "no path from '{}' to '{}' (flows need links in both directions)",
                             self.nodes[a.0 as usize], self.nodes[b.0 as usize]
+                        ),
+                    ));
+                }
+            }
+        }
+        let nf = self.flows.len();
+        for (k, &(a, b)) in work_pairs.iter().enumerate() {
+            let owner = self.workloads.as_ref().map_or(0, |w| {
+                w.sources
+                    .iter()
+                    .position(|s| s.pairs.contains(&(k as u32)))
+                    .unwrap_or(0)
+            });
+            for (j, (x, y)) in [(a, b), (b, a)].into_iter().enumerate() {
+                if !set.has(2 * (nf + k) + j) {
+                    return Err((
+                        Self::WORKLOAD + owner,
+                        format!(
+                            "no path from '{}' to '{}' (flows need links in both directions)",
+                            self.nodes[x.0 as usize], self.nodes[y.0 as usize]
                         ),
                     ));
                 }
@@ -320,11 +381,9 @@ impl NetworkBuilder {
                     spec.app,
                 ),
                 receiver: TcpReceiver::new(spec.tcp.clone(), FlowId(i as u32), spec.dst, spec.src),
-                metrics: FlowMetrics {
-                    delay: Histogram::new(),
-                    jitter: Histogram::new(),
-                    last_delay: None,
-                },
+                metrics: FlowMetrics::new(),
+                route: 2 * i as u32,
+                job: None,
                 spec,
             })
             .collect();
@@ -353,7 +412,38 @@ impl NetworkBuilder {
                 queue.push(stop, Target::Stop(i as u32));
             }
         }
+        let mut work = self.workloads.take();
+        if let Some(w) = work.as_mut() {
+            for (i, s) in w.sources.iter_mut().enumerate() {
+                if let Some((load, name)) = s.load.clone() {
+                    let rate = links
+                        .iter()
+                        .flat_map(|l| Dir::BOTH.map(|d| (l, d)))
+                        .find(|(l, d)| l.names[d.index()] == name)
+                        .map(|(l, d)| l.model.rate_bps(d))
+                        .ok_or_else(|| {
+                            (
+                                Self::WORKLOAD + i,
+                                format!("arrivals.link {name:?} is not a link direction; allowed: \"A->B\" of [[links]] ends"),
+                            )
+                        })?;
+                    if rate == 0 {
+                        return Err((
+                            Self::WORKLOAD + i,
+                            format!("arrivals.link {name:?} has no rate at the start; a load needs a link with a rate"),
+                        ));
+                    }
+                    s.set_rate(load * rate as f64 / (8.0 * s.mean_size().max(1.0)));
+                }
+                if let Some(t) = s.next_time(None) {
+                    queue.push(t, Target::Arrival(i as u32));
+                }
+            }
+        }
         Ok(Simulation {
+            static_flows: flows.len(),
+            free: Vec::new(),
+            work,
             seen: vec![account::DirSeen::default(); 2 * links.len()],
             legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
@@ -382,6 +472,12 @@ impl NetworkBuilder {
 /// A network with its flows, ready to run.
 pub struct Simulation {
     queue: EventQueue<Target>,
+    /// The `[[flows]]` flows: slots `0..static_flows`; workload flows after.
+    static_flows: usize,
+    /// Workload slots free for the next arrival.
+    free: Vec<u32>,
+    /// `[[workloads]]`, if any.
+    work: Option<Box<Plan>>,
     wake_links: Wakeups,
     wake_senders: Wakeups,
     wake_receivers: Wakeups,
@@ -531,6 +627,9 @@ impl Simulation {
 
     /// Record `p` in the captures that tap link `l`'s `slot` (see `taps`).
     fn tap(&mut self, l: usize, slot: usize, now: Time, p: &Packet) {
+        if p.flow.0 as usize >= self.static_flows {
+            return; // workload flows are not captured
+        }
         if let Some(t) = self.taps.get(l) {
             for &(c, iface) in &t[slot] {
                 self.captures[c as usize].1.record_on(iface, now, p);
@@ -546,6 +645,7 @@ impl Simulation {
             monitored: self.monitor.is_some(),
             nodes: self.nodes,
             links: self.links,
+            workloads: self.work.is_some(),
             flows: self.flows.into_iter().map(|f| f.spec).collect(),
         }
     }
@@ -616,6 +716,7 @@ impl Simulation {
                 self.flows[f as usize].sender.stop(now);
                 self.flush_sender(f as usize, now);
             }
+            Target::Arrival(w) => self.arrival(w as usize, now),
         }
     }
 
@@ -650,6 +751,14 @@ impl Simulation {
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
+                if let Some(job) = slot.job.as_mut() {
+                    slot.receiver.on_packet(now, &p);
+                    if job.delivered_at.is_none() && slot.receiver.delivered() >= job.size {
+                        job.delivered_at = Some(now);
+                    }
+                    self.flush_receiver(f, now);
+                    return;
+                }
                 if p.payload > 0 && p.repair.is_none() {
                     let d = now.saturating_sub(p.sent_at).as_nanos();
                     let m = &mut slot.metrics;
@@ -675,8 +784,8 @@ impl Simulation {
     }
 
     fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
-        // Data goes sender -> receiver on route 2f, ACKs back on 2f + 1.
-        let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
+        // Data goes sender -> receiver on the flow's route, ACKs back on the next.
+        let route = self.flows[p.flow.0 as usize].route as usize + usize::from(p.kind == Kind::Ack);
         let code = self.routes.hop(route, p.hop) as usize;
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
@@ -700,6 +809,10 @@ impl Simulation {
         self.seen[code].dropped.add(cause);
         if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
             legs[account::leg_index(p)].drop(code, cause);
+        }
+        if p.flow.0 as usize >= self.static_flows {
+            self.maybe_retire(p.flow.0 as usize);
+            return; // workload flows are not traced
         }
         if let Some(m) = self.monitor.as_mut() {
             if m.shared == code {
@@ -730,6 +843,10 @@ impl Simulation {
         let next = self.flows[f].sender.poll_timeout();
         self.wake_senders
             .schedule(&mut self.queue, f, next, Target::Sender(f as u32));
+        if f >= self.static_flows {
+            self.maybe_retire(f);
+            return;
+        }
         if !self.feeds.is_empty() {
             let p = self.flows[f]
                 .sender
@@ -807,9 +924,13 @@ impl Simulation {
         let next = self.flows[f].receiver.poll_timeout();
         self.wake_receivers
             .schedule(&mut self.queue, f, next, Target::Receiver(f as u32));
+        if f >= self.static_flows {
+            self.maybe_retire(f);
+        }
     }
 }
 
+mod dynamic;
 pub mod report;
 pub mod summary;
 

@@ -38,8 +38,10 @@ impl Simulation {
     }
 
     fn traces(&mut self, all: bool) -> Vec<Table> {
+        // Workload runs always have their `fct` table, traced or not.
+        let fct = self.take_fct(all);
         let Some(mut traces) = self.traces.take() else {
-            return Vec::new();
+            return fct.into_iter().collect();
         };
         let lt_any = self.flows.iter().any(|f| f.sender.lt_config().any());
         let (mut cwnd, mut sent, mut erasure, mut blocks) = (vec![], vec![], vec![], vec![]);
@@ -248,6 +250,7 @@ impl Simulation {
                 ],
             });
         }
+        tables.extend(fct);
         tables
     }
 

@@ -53,6 +53,9 @@ pub struct NetworkSummary {
     /// `[monitor]`'s measurements, when the scenario has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<super::monitor::MonitorSummary>,
+    /// `[[workloads]]`' flow completion times, when the scenario has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<crate::workload::WorkloadsSummary>,
 }
 
 /// One-way TCP-layer delay and jitter statistics (`null` when nothing was
@@ -457,6 +460,7 @@ impl Simulation {
                 .collect();
             super::monitor::summarize(m, busy, end)
         });
+        let workloads = self.workloads_summary();
         NetworkSummary {
             sim_time_s: end.as_secs_f64(),
             events: self.events(),
@@ -465,6 +469,7 @@ impl Simulation {
             links,
             queues,
             monitor,
+            workloads,
         }
     }
 
@@ -476,7 +481,7 @@ impl Simulation {
         let (mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64);
         let mut lt_any = false;
         let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in self.flows[..self.static_flows].iter().enumerate() {
             let st = f.sender.stats();
             let mut own = Counts::default();
             own.add(st, f.receiver.delivered());

@@ -45,6 +45,10 @@ pub struct ScenarioConfig {
     /// TCP flows.
     #[serde(default)]
     pub flows: Vec<FlowConfig>,
+    /// Open-loop workloads: finite TCP flows arriving over the run
+    /// (docs/models/workloads.md).
+    #[serde(default)]
+    pub workloads: Vec<crate::workload::WorkloadConfig>,
     /// cdma2000 SCH allocations: generated rate schedules of mobiles' links
     /// (docs/models/sch-allocation.md).
     #[serde(default)]
@@ -101,6 +105,7 @@ impl ScenarioConfig {
             tcp: TcpOverlay::default(),
             links: Vec::new(),
             flows: Vec::new(),
+            workloads: Vec::new(),
             allocations: Vec::new(),
             monitor: None,
         }

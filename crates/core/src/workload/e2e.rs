@@ -1,0 +1,124 @@
+//! Workloads end to end: runs of small scenarios through the scenario layer.
+
+use crate::api::{start, RunOptions, Source};
+
+/// A dumbbell-like path S{1..4} → R → D{1..2} with `workload` appended.
+fn scenario(duration: &str, workload: &str) -> String {
+    format!(
+        "duration = \"{duration}\"\n\
+         [[links]]\na = \"S{{1..4}}\"\nb = \"R\"\nrate = \"100Mbit\"\ndelay = \"1ms\"\n\
+         [[links]]\na = \"R\"\nb = \"M\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\nqueue = {{ kind = \"droptail\", limit = \"200p\" }}\n\
+         [[links]]\na = \"M\"\nb = \"D{{1..2}}\"\nrate = \"100Mbit\"\ndelay = \"1ms\"\n\
+         [[workloads]]\nfrom = \"S{{1..4}}\"\nto = \"D{{1..2}}\"\n{workload}"
+    )
+}
+
+fn run(text: &str, seed: u64) -> crate::api::RunOutput {
+    let opts = RunOptions {
+        seed: Some(seed),
+        ..RunOptions::default()
+    };
+    start(Source::Toml(text.to_string()), &opts)
+        .unwrap()
+        .finish()
+        .unwrap()
+}
+
+fn column<'a>(out: &'a crate::api::RunOutput, name: &str) -> &'a crate::metrics::Column {
+    let t = out
+        .traces
+        .iter()
+        .find(|t| t.name == "fct")
+        .expect("fct table");
+    &t.columns.iter().find(|c| c.0 == name).expect("column").1
+}
+
+#[test]
+fn alone_on_the_path_every_flow_has_slowdown_one() {
+    // 1 arrival/s of 20 segments (29 200 B) on a 10 Mbit/s path: each flow
+    // is alone (its FCT is a few tens of ms), so its FCT is the empty-path
+    // one and the slowdown is 1 up to the histogram's 0.4 %.
+    let text = scenario(
+        "20s",
+        "arrivals = { kind = \"deterministic\", rate = 1 }\nsize = { kind = \"fixed\", bytes = 29200 }\n",
+    );
+    let out = run(&text, 1);
+    let w = out.summary.network.workloads.as_ref().unwrap();
+    let s = &w.workloads[0];
+    assert_eq!(s.arrivals, 20);
+    assert_eq!(s.completed, 20);
+    assert_eq!(w.peak_alive, 1);
+    assert_eq!(w.slots, 1, "one slot reused by every flow");
+    let m = s.slowdown.mean.unwrap();
+    assert!((m - 1.0).abs() < 0.005, "{m}");
+    let crate::metrics::Column::F64(sd) = column(&out, "slowdown") else {
+        panic!()
+    };
+    assert!(sd.iter().all(|x| (x - 1.0).abs() < 1e-9), "{sd:?}");
+}
+
+#[test]
+fn poisson_arrivals_finish_free_their_slots_and_are_deterministic() {
+    // Load 0.5 of 20 kB-mean Pareto flows on the 10 Mbit/s link, arriving
+    // for 8 s of a 10 s run: every flow (FCTs below a second) finishes.
+    let text = scenario(
+        "10s",
+        "arrivals = { kind = \"poisson\", load = 0.5, link = \"R->M\" }\nstop = \"8s\"\nsize = { kind = \"pareto\", mean = \"20kB\", shape = 1.5, max = \"2MB\" }\n",
+    );
+    let a = run(&text, 3);
+    let w = a.summary.network.workloads.as_ref().unwrap();
+    let s = &w.workloads[0];
+    // rate = 0.5 × 10⁷ / (8 × mean) ≈ 33/s over 10 s (the capped mean is below 20 kB).
+    assert!(s.arrivals > 200 && s.arrivals < 400, "{}", s.arrivals);
+    assert_eq!((s.completed, s.unfinished), (s.arrivals, 0), "{s:?}");
+    assert!(
+        w.slots < s.arrivals / 5,
+        "slots {} for {} flows",
+        w.slots,
+        s.arrivals
+    );
+    assert!(s.slowdown.p50.unwrap() >= 0.99, "{:?}", s.slowdown);
+    let b = run(&text, 3);
+    assert_eq!(a.summary.to_json(), b.summary.to_json());
+    assert_eq!(a.traces, b.traces);
+    let c = run(&text, 4);
+    assert_ne!(a.summary.to_json(), c.summary.to_json());
+}
+
+#[test]
+fn trace_arrivals_and_errors_name_the_workload() {
+    let dir = std::env::temp_dir().join(format!("linklab-wl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "0 1460\n0.5 14600\n0.5 2920\n").unwrap();
+    let text = scenario("2s", "arrivals = { kind = \"trace\", file = \"a.txt\" }\n");
+    let opts = RunOptions {
+        base_dir: Some(dir.clone()),
+        ..RunOptions::default()
+    };
+    let out = start(Source::Toml(text.clone()), &opts)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert_eq!((s.arrivals, s.completed, s.offered_bytes), (3, 3, 18980));
+    std::fs::write(dir.join("a.txt"), "0 1460\nzero 10\n").unwrap();
+    let e = start(Source::Toml(text), &opts).err().unwrap();
+    assert_eq!(e.path, "workloads[0].arrivals.file", "{e}");
+    assert!(e.allowed.starts_with("a.txt:2:"), "{e}");
+    let e = start(
+        Source::Toml(scenario("2s", "arrivals = { kind = \"poisson\", load = 0.5, link = \"R->X\" }\nsize = \"web_search\"\n")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0]", "{e}");
+    assert!(e.allowed.contains("R->X"), "{e}");
+    let e = start(
+        Source::Toml(scenario("2s", "arrivals = { kind = \"poisson\", rate = 1 }\nsize = \"web_search\"\nweights = [1, 2]\n")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0].weights", "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
