@@ -1842,6 +1842,12 @@ def render_summary(s: dict[str, Any]) -> str:
         ]  # fmt: skip
         parts.append("\n" + text_table(headers, rows, left=3))
 
+    from linklab import workloads
+
+    work = workloads.render(s)
+    if work is not None:
+        parts.append("\n" + work)
+
     links = s.get("links") or []
     if links:
         shown, idle = _not_idle(links, "tx_packets")
