@@ -7,6 +7,8 @@
 pub mod arq;
 pub mod loss_volume;
 pub mod mqam;
+pub mod ps;
 
 pub use arq::ArqModel;
 pub use loss_volume::{LossVolume, LossVolumeInput};
+pub use ps::Ps;
