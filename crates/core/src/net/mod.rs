@@ -430,7 +430,7 @@ impl NetworkBuilder {
                     if rate == 0 {
                         return Err((
                             Self::WORKLOAD + i,
-                            format!("arrivals.link {name:?} has no rate at the start; a load needs a link with a rate"),
+                            format!("arrivals.link {name:?} has no rate at the start; allowed: a link direction with a rate"),
                         ));
                     }
                     s.set_rate(load * rate as f64 / (8.0 * s.mean_size().max(1.0)));

@@ -612,7 +612,7 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
                 ConfigError::new(
                     join(&p, key),
                     crate::config::quoted(&name),
-                    "is not a node of any link",
+                    "is not a node of any link; allowed: the ends of [[links]] entries",
                 )
             })
         };
@@ -659,11 +659,11 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
         }
         if let Some(wt) = &w.weights {
             if wt.len() != mine.len() {
-                return Err(ConfigError::new(
+                return Err(ConfigError::at_key(
                     join(&p, "weights"),
-                    format!("{} weights", wt.len()),
                     format!(
-                        "allowed: one weight per pair, {} in all (pair order: {}->{} first)",
+                        "has {} weights; allowed: one weight per pair, {} in all (pair order: {}->{} first)",
+                        wt.len(),
                         mine.len(),
                         mine[0].2,
                         mine[0].3
