@@ -180,3 +180,13 @@ def test_ps_anchor() -> None:
     for row in rows:
         assert row["unfinished"] == 0, row
         assert abs(row["measured"] / row["ps_slowdown"] - 1) <= 0.20, row
+
+
+def test_plot_fct(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "wl.toml"
+    path.write_text(DUMBBELL)
+    assert cli("run", path, "--trace", tmp_path / "tr").returncode == 0
+    out = cli("plot-fct", tmp_path / "tr", "-o", tmp_path / "fct.svg")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "fct.svg").read_bytes().startswith(b"<?xml")
+    assert_bad_input(cli("plot-fct", tmp_path, "-o", tmp_path / "x.png"), "fct.parquet")

@@ -1132,6 +1132,19 @@ def _add_plot_parsers(sub: Any) -> None:
     trace.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
     trace.set_defaults(func=_cmd_plot_trace)
 
+    fct = sub.add_parser(
+        "plot-fct",
+        help="plot the flow completion times of a workload run ('linklab run --trace')",
+        description=(
+            "Two panels from the fct table of a scenario with [[workloads]]: the CDF of "
+            "the flow completion times per workload, and the slowdown by flow size (mean "
+            "and p99 per size bucket). See docs/models/workloads.md."
+        ),
+    )
+    fct.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
+    fct.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    fct.set_defaults(func=_cmd_plot_fct)
+
     report = sub.add_parser(
         "report",
         help="write a self-contained HTML report of a sweep",
@@ -1188,6 +1201,18 @@ def _cmd_plot_trace(args: argparse.Namespace) -> int:
     try:
         check_output(args.output)
         plot_trace(args.dir, out=args.output, links=args.links, flows=args.flows)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def _cmd_plot_fct(args: argparse.Namespace) -> int:
+    from linklab.plots import PlotError, check_output
+    from linklab.workloads import plot_fct
+
+    try:
+        check_output(args.output)
+        plot_fct(args.dir, out=args.output)
     except PlotError as e:
         raise UsageError(str(e)) from None
     return 0
