@@ -172,12 +172,16 @@ def scale(flows: int) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("what", choices=["ps", "scale"])
     p.add_argument("--quick", action="store_true", help="the short form a test runs")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    a = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main() -> int:
+    a = parse_args()
     if a.what == "ps":
         loads = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
         if a.quick:
