@@ -514,6 +514,13 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 .into(),
         ));
     }
+    if net.paced {
+        return Err(Error::Config(
+            "flows: rate_cap and on/off applications are simulated only; the live emulator's \
+             built-in applications send as fast as TCP takes them, so remove those keys to emulate"
+                .into(),
+        ));
+    }
     if net.monitored {
         return Err(Error::Config(
             "monitor: [monitor] is measured by the simulator only; remove it to emulate".into(),

@@ -27,6 +27,7 @@ impl Simulation {
         src.arrivals += 1;
         src.offered_bytes += size;
         let tcp = src.tcp.clone();
+        let app = src.app;
         let name = format!("{}#{}", src.name, plan.serial);
         let job = Job {
             workload: w as u32,
@@ -51,19 +52,20 @@ impl Simulation {
                 f
             }
         };
-        let app = App::Bytes(size);
+        let bytes = App::Bytes(size);
         let slot = FlowSlot {
-            sender: TcpSender::new(tcp.clone(), FlowId(f as u32), a, b, app),
+            sender: TcpSender::new(tcp.clone(), FlowId(f as u32), a, b, bytes),
             receiver: TcpReceiver::new(tcp.clone(), FlowId(f as u32), b, a),
             metrics: FlowMetrics::new(),
             route,
             job: Some(job),
+            pacer: None,
             spec: FlowSpec {
                 name,
                 src: a,
                 dst: b,
                 tcp,
-                app,
+                app: bytes,
                 start: now,
                 stop: None,
             },
@@ -74,7 +76,37 @@ impl Simulation {
             self.flows[f] = slot;
         }
         self.flows[f].sender.start(now);
+        if let Some(shape) = app {
+            let rng = self.app_rng(f);
+            let mss = u64::from(self.flows[f].spec.tcp.mss);
+            self.flows[f].pacer = Some(Box::new(super::app::Pacer::new(
+                shape,
+                Some(size),
+                mss,
+                rng,
+                now,
+            )));
+            self.app_tick(f, now);
+        }
         self.flush_sender(f, now);
+    }
+
+    /// The random stream of flow slot `f`'s application periods: by flow
+    /// name, so a workload flow's periods do not depend on its slot.
+    pub(super) fn app_rng(&self, f: usize) -> crate::rng::Rng {
+        crate::rng::Rng::stream(self.seed, &format!("app:{}", self.flows[f].spec.name))
+    }
+
+    /// Flow `f`'s paced application catches up to `now` and offers its
+    /// sender what it has; its next wake-up is scheduled.
+    pub(super) fn app_tick(&mut self, f: usize, now: Time) {
+        let slot = &mut self.flows[f];
+        let Some(p) = slot.pacer.as_mut() else { return };
+        let (limit, open, next) = p.advance(now, slot.sender.snd_max());
+        slot.sender.offer(now, limit, open);
+        if let Some(t) = next {
+            self.queue.push(t, Target::App(f as u32));
+        }
     }
 
     /// Retire workload flow `f` if it is done: its last byte delivered,

@@ -34,6 +34,8 @@ enum Target {
     Stop(u32),
     /// The next arrival of workload `i` (`[[workloads]]`).
     Arrival(u32),
+    /// Flow `f`'s paced application offers more, or switches on or off.
+    App(u32),
 }
 
 /// A flow to create: one TCP connection from `src` to `dst`.
@@ -103,6 +105,8 @@ pub struct Network {
     pub monitored: bool,
     /// Whether the scenario has `[[workloads]]` (not in `flows`).
     pub workloads: bool,
+    /// Whether some flow's application is paced (rate cap, on/off).
+    pub paced: bool,
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -146,6 +150,8 @@ struct FlowSlot {
     /// The workload flow this slot carries, if it is one (`None` for a
     /// `[[flows]]` flow, and for a free slot).
     job: Option<Job>,
+    /// Its application's rate cap and on/off periods, if paced.
+    pacer: Option<Box<app::Pacer>>,
 }
 
 impl FlowMetrics {
@@ -170,6 +176,10 @@ pub struct NetworkBuilder {
     router: OnceCell<routing::Router>,
     /// `[[workloads]]`: flows created as they arrive.
     workloads: Option<Box<Plan>>,
+    /// Flows whose application is paced (rate cap, on/off).
+    paced: Vec<(FlowId, app::AppShape)>,
+    /// The run seed (paced applications' random streams).
+    seed: u64,
 }
 
 impl NetworkBuilder {
@@ -214,6 +224,16 @@ impl NetworkBuilder {
     /// finished ones).
     pub fn workloads(&mut self, plan: Plan) {
         self.workloads = Some(Box::new(plan));
+    }
+
+    /// The run seed, for the random streams the network itself draws from.
+    pub fn seed(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
+    /// Pace flow `flow`'s application (a rate cap, on/off periods).
+    pub fn pace(&mut self, flow: FlowId, shape: app::AppShape) {
+        self.paced.push((flow, shape));
     }
 
     /// Add a flow.
@@ -384,10 +404,26 @@ impl NetworkBuilder {
                 metrics: FlowMetrics::new(),
                 route: 2 * i as u32,
                 job: None,
+                pacer: None,
                 spec,
             })
             .collect();
         let mut flows = flows;
+        let paced = !self.paced.is_empty();
+        for (id, shape) in std::mem::take(&mut self.paced) {
+            let slot = &mut flows[id.0 as usize];
+            let total = match slot.spec.app {
+                App::Bulk => None,
+                App::Bytes(n) => Some(n),
+            };
+            slot.pacer = Some(Box::new(app::Pacer::new(
+                shape,
+                total,
+                u64::from(slot.spec.tcp.mss),
+                crate::rng::Rng::stream(0, ""),
+                Time::ZERO,
+            )));
+        }
         let feeds: Vec<Feed> = self
             .feeds
             .iter()
@@ -441,6 +477,8 @@ impl NetworkBuilder {
             }
         }
         Ok(Simulation {
+            seed: self.seed,
+            paced,
             static_flows: flows.len(),
             free: Vec::new(),
             work,
@@ -472,6 +510,10 @@ impl NetworkBuilder {
 /// A network with its flows, ready to run.
 pub struct Simulation {
     queue: EventQueue<Target>,
+    /// Whether some `[[flows]]` flow has a paced application.
+    paced: bool,
+    /// The run seed.
+    seed: u64,
     /// The `[[flows]]` flows: slots `0..static_flows`; workload flows after.
     static_flows: usize,
     /// Workload slots free for the next arrival.
@@ -646,6 +688,7 @@ impl Simulation {
             nodes: self.nodes,
             links: self.links,
             workloads: self.work.is_some(),
+            paced: self.paced,
             flows: self.flows.into_iter().map(|f| f.spec).collect(),
         }
     }
@@ -709,14 +752,32 @@ impl Simulation {
                 }
             }
             Target::Start(f) => {
-                self.flows[f as usize].sender.start(now);
-                self.flush_sender(f as usize, now);
+                let f = f as usize;
+                self.flows[f].sender.start(now);
+                if let Some((shape, total)) =
+                    self.flows[f].pacer.as_ref().map(|p| (p.shape(), p.total()))
+                {
+                    // The application starts offering now (its periods from now).
+                    let (mss, rng) = (u64::from(self.flows[f].spec.tcp.mss), self.app_rng(f));
+                    self.flows[f].pacer =
+                        Some(Box::new(app::Pacer::new(shape, total, mss, rng, now)));
+                    self.app_tick(f, now);
+                }
+                self.flush_sender(f, now);
             }
             Target::Stop(f) => {
+                self.flows[f as usize].pacer = None;
                 self.flows[f as usize].sender.stop(now);
                 self.flush_sender(f as usize, now);
             }
             Target::Arrival(w) => self.arrival(w as usize, now),
+            Target::App(f) => {
+                let due = self.flows[f as usize].pacer.as_ref().and_then(|p| p.due);
+                if due == Some(now) {
+                    self.app_tick(f as usize, now);
+                    self.flush_sender(f as usize, now);
+                }
+            }
         }
     }
 
@@ -930,6 +991,7 @@ impl Simulation {
     }
 }
 
+pub mod app;
 mod dynamic;
 pub mod report;
 pub mod summary;

@@ -90,6 +90,17 @@ pub struct FlowConfig {
     pub bytes: Option<Bytes>,
     /// TCP overrides for these flows.
     pub tcp: Option<TcpOverlay>,
+    /// The application offers data at most at this rate (an
+    /// application-limited flow). Default: as fast as TCP takes it.
+    pub rate_cap: Option<crate::config::Rate>,
+    /// On/off application: mean (or, with `on_off = "fixed"`, exact)
+    /// duration of its on periods, which alternate with `off` periods in
+    /// which it offers nothing. Needs `off`.
+    pub on: Option<Time>,
+    /// On/off application: mean (or exact) duration of its off periods.
+    pub off: Option<Time>,
+    /// How on and off periods last: "exponential" (default) or "fixed".
+    pub on_off: Option<crate::net::app::OnOffLaw>,
 }
 
 impl ScenarioConfig {
@@ -192,6 +203,12 @@ impl FlowConfig {
         if let Some(n) = self.count {
             crate::config::check_range("count", n, 1, crate::net::limits::MAX_FLOWS as u32)?;
         }
+        self.app_shape()?;
         Ok(())
+    }
+
+    /// The application's pacing (rate cap, on/off), if any.
+    pub fn app_shape(&self) -> Result<Option<crate::net::app::AppShape>> {
+        crate::net::app::AppShape::of(self.rate_cap, self.on, self.off, self.on_off)
     }
 }

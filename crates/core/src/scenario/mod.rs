@@ -200,6 +200,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
     }
     check_sizes(f)?;
     let mut net = NetworkBuilder::new();
+    net.seed(seed);
     let mut plan = allocation_plan(f)?;
     let feeds = add_links(&mut net, &f.links, seed, &mut plan)?;
     if let Some(((x, y), (j, _))) = plan.into_iter().min_by_key(|(_, (j, _))| *j) {
@@ -534,6 +535,7 @@ fn add_flows(
         let start = fl.start.unwrap_or(Time::ZERO);
         let jitter = fl.start_jitter.unwrap_or(Time::ZERO);
         let app = fl.bytes.map_or(App::Bulk, |b| App::Bytes(b.get()));
+        let shape = fl.app_shape().map_err(|e| e.at(&p))?;
         for (x, y) in pairs.iter() {
             let (Some(src), Some(dst)) = (net.find(&x), net.find(&y)) else {
                 let (key, name) = if net.find(&x).is_none() {
@@ -557,7 +559,7 @@ fn add_flows(
                     start
                 };
                 out.push(name.clone());
-                net.flow(FlowSpec {
+                let id = net.flow(FlowSpec {
                     name,
                     src,
                     dst,
@@ -566,6 +568,9 @@ fn add_flows(
                     start,
                     stop: fl.stop,
                 });
+                if let Some(shape) = shape {
+                    net.pace(id, shape);
+                }
             }
         }
         ends.push(out.len());
@@ -732,18 +737,25 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
             w.bucket_edges(),
         );
         src.load = load;
+        src.app = crate::net::app::AppShape::of(w.rate_cap, w.on, w.off, w.on_off)
+            .map_err(|e| e.at(&p))?;
         sources.push(src);
     }
     let shared = loaded.clone();
     let factory = move |w: u32, pair: u32| {
         let (x, y) = names.get(pair as usize)?.clone();
         let mut l = shared.clone();
-        let tcp = l.file.workloads.get(w as usize)?.tcp.clone();
+        let wl = l.file.workloads.get(w as usize)?.clone();
         l.file.workloads.clear();
         l.file.monitor = None;
+        // The same application alone: a paced workload's baseline is paced alike.
         l.file.flows = vec![FlowConfig {
-            tcp,
+            tcp: wl.tcp,
             name: Some("baseline".into()),
+            rate_cap: wl.rate_cap,
+            on: wl.on,
+            off: wl.off,
+            on_off: wl.on_off,
             ..FlowConfig::new(x, y)
         }];
         build(&l, seed).ok().map(|(sim, _)| sim)

@@ -122,3 +122,64 @@ fn trace_arrivals_and_errors_name_the_workload() {
     assert_eq!(e.path, "workloads[0].weights", "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One flow S → D over 10 Mbit/s, 5 ms, with `keys` added to the flow.
+fn paced(keys: &str) -> String {
+    format!(
+        "duration = \"10s\"\n[[links]]\na = \"S\"\nb = \"D\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [[flows]]\nfrom = \"S\"\nto = \"D\"\n{keys}"
+    )
+}
+
+fn goodput(text: &str) -> f64 {
+    run(text, 1).summary.network.flows[0].totals.goodput_bps
+}
+
+#[test]
+fn a_rate_cap_limits_the_application() {
+    // 1 Mbit/s offered for 10 s (less the handshake's round trip): 0.99 Mbit/s.
+    let g = goodput(&paced("rate_cap = \"1Mbit\"\n"));
+    assert!((0.97e6..=1.0e6).contains(&g), "{g}");
+    // Fixed 1 s on / 1 s off at 2 Mbit/s: on half the time, 1 Mbit/s.
+    let g = goodput(&paced(
+        "rate_cap = \"2Mbit\"\non = \"1s\"\noff = \"1s\"\non_off = \"fixed\"\n",
+    ));
+    assert!((0.95e6..=1.0e6).contains(&g), "{g}");
+    // A greedy application on half the time: what it handed TCP during an
+    // on period is still delivered after it (the window in flight and the
+    // 100-packet buffer, up to 0.12 s of the link), so between half the link
+    // less slow start's cost and half plus that drain: 3 to 6.2 Mbit/s.
+    let g = goodput(&paced(
+        "on = \"500ms\"\noff = \"500ms\"\non_off = \"fixed\"\n",
+    ));
+    assert!((3.0e6..=6.2e6).contains(&g), "{g}");
+    // A finite transfer completes when its last byte is acknowledged, not
+    // at the end of each offer: 125 kB at 1 Mbit/s take 1 s.
+    let out = run(&paced("rate_cap = \"1Mbit\"\nbytes = 125000\n"), 1);
+    let done = out.summary.network.flows[0].completed_s.unwrap();
+    assert!((1.0..1.05).contains(&done), "{done}");
+    let e = start(Source::Toml(paced("on = \"1s\"\n")), &RunOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(e.path, "flows[0].off", "{e}");
+}
+
+#[test]
+fn a_paced_workload_is_measured_against_a_paced_baseline() {
+    // 50 kB flows capped at 2 Mbit/s, one every 2 s: alone, each takes its
+    // 0.2 s of offering, and its baseline (paced alike) as long: slowdown 1.
+    let text = scenario(
+        "10s",
+        "arrivals = { kind = \"deterministic\", rate = 0.5 }\nsize = { kind = \"fixed\", bytes = 49640 }\nrate_cap = \"2Mbit\"\n",
+    );
+    let out = run(&text, 1);
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert_eq!(s.completed, 5);
+    let f = s.fct_s.mean.unwrap();
+    assert!((0.19..0.23).contains(&f), "{f}");
+    assert!(
+        (s.slowdown.mean.unwrap() - 1.0).abs() < 0.005,
+        "{:?}",
+        s.slowdown
+    );
+}

@@ -71,6 +71,15 @@ pub struct WorkloadConfig {
     pub buckets: Option<Vec<Bytes>>,
     /// TCP overrides for these flows (over the scenario's `[tcp]`).
     pub tcp: Option<TcpOverlay>,
+    /// Each flow's application offers data at most at this rate
+    /// (application-limited flows). Default: as fast as TCP takes it.
+    pub rate_cap: Option<crate::config::Rate>,
+    /// On/off applications: mean (or exact) on-period duration; needs `off`.
+    pub on: Option<Time>,
+    /// On/off applications: mean (or exact) off-period duration.
+    pub off: Option<Time>,
+    /// How on and off periods last: "exponential" (default) or "fixed".
+    pub on_off: Option<crate::net::app::OnOffLaw>,
 }
 
 /// How the nodes of `from` and `to` pair.
@@ -396,6 +405,7 @@ impl WorkloadConfig {
                 ));
             }
         }
+        crate::net::app::AppShape::of(self.rate_cap, self.on, self.off, self.on_off)?;
         if let Some(w) = &self.weights {
             if let Some((i, x)) = w
                 .iter()

@@ -46,6 +46,8 @@ pub struct Source {
     pub stop: Time,
     /// Size-bucket edges, bytes.
     pub edges: Vec<u64>,
+    /// The application's rate cap and on/off periods, if paced.
+    pub app: Option<crate::net::app::AppShape>,
     /// A load target (load, link direction), resolved into the rate when
     /// the network is built.
     pub load: Option<(f64, String)>,
@@ -111,6 +113,7 @@ impl Source {
             stop,
             edges,
             load: None,
+            app: None,
             k: 0,
             arrivals: 0,
             rejected: 0,
