@@ -20,9 +20,100 @@ impl Simulation {
         if let Some(t) = src.next_time(Some(now)) {
             self.queue.push(t, Target::Arrival(w as u32));
         }
+        self.spawn(w, pair, size, now, Job::NO_CLIENT, 0);
+    }
+
+    /// Closed-loop client `c` starts a transaction: its first objects.
+    pub(super) fn client_start(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        let crate::workload::Process::Closed(k) = plan.sources[cl.workload as usize].process else {
+            return;
+        };
+        cl.started = now;
+        cl.to_start = k.objects;
+        cl.done = 0;
+        for _ in 0..k.parallel.min(k.objects) {
+            self.client_object(c, now);
+        }
+    }
+
+    /// Client `c` requests its next object.
+    fn client_object(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        cl.to_start -= 1;
+        let (w, pair) = (cl.workload as usize, cl.pair);
+        let size = plan.sources[w].draw_request();
+        if !self.spawn(w, pair, size, now, c as u32, 0) {
+            self.client_object_done(c, now);
+        }
+    }
+
+    /// A request or response of a client was delivered.
+    pub(super) fn stage_done(&mut self, job: Job, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let c = job.client as usize;
+        let (w, back) = (plan.clients[c].workload as usize, plan.clients[c].back);
+        if job.stage == 0 {
+            if let Some(size) = plan.sources[w].draw_response() {
+                if self.spawn(w, back, size, now, job.client, 1) {
+                    return;
+                }
+            }
+        }
+        self.client_object_done(c, now);
+    }
+
+    /// One object of client `c`'s transaction is done: the next one, or the
+    /// end of the transaction and the think time before the next.
+    fn client_object_done(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        cl.done += 1;
+        if cl.to_start > 0 {
+            self.client_object(c, now);
+            return;
+        }
+        let w = cl.workload as usize;
+        let crate::workload::Process::Closed(k) = plan.sources[w].process else {
+            return;
+        };
+        if cl.done < k.objects {
+            return;
+        }
+        let took = now.saturating_sub(cl.started);
+        let think = if k.exponential {
+            -(1.0 - cl.rng.uniform()).ln() * k.think.as_secs_f64()
+        } else {
+            k.think.as_secs_f64()
+        };
+        let next = now + Time::from_secs_f64(think);
+        let src = &mut plan.sources[w];
+        src.transaction(took);
+        if next < src.stop {
+            self.queue.push(next, Target::Client(c as u32));
+        }
+    }
+
+    /// Start a flow of workload `w` on pair `pair` of `size` bytes now
+    /// (serving `client`'s `stage`); false if refused (too many alive).
+    fn spawn(&mut self, w: usize, pair: u32, size: u64, now: Time, client: u32, stage: u8) -> bool {
+        let Some(plan) = self.work.as_mut() else {
+            return false;
+        };
+        let src = &mut plan.sources[w];
         if plan.alive >= super::limits::MAX_FLOWS {
             src.rejected += 1;
-            return;
+            return false;
         }
         src.arrivals += 1;
         src.offered_bytes += size;
@@ -36,6 +127,8 @@ impl Simulation {
             size,
             start: now,
             delivered_at: None,
+            client,
+            stage,
         };
         plan.serial += 1;
         plan.alive += 1;
@@ -89,6 +182,7 @@ impl Simulation {
             self.app_tick(f, now);
         }
         self.flush_sender(f, now);
+        true
     }
 
     /// The random stream of flow slot `f`'s application periods: by flow

@@ -36,6 +36,8 @@ enum Target {
     Arrival(u32),
     /// Flow `f`'s paced application offers more, or switches on or off.
     App(u32),
+    /// Closed-loop client `c` starts its next transaction.
+    Client(u32),
 }
 
 /// A flow to create: one TCP connection from `src` to `dst`.
@@ -475,6 +477,16 @@ impl NetworkBuilder {
                     queue.push(t, Target::Arrival(i as u32));
                 }
             }
+            // Closed-loop clients start at uniform times over one think time.
+            for (c, cl) in w.clients.iter_mut().enumerate() {
+                let s = &w.sources[cl.workload as usize];
+                if let crate::workload::Process::Closed(k) = &s.process {
+                    let t = s.start + Time::from_secs_f64(cl.rng.uniform() * k.think.as_secs_f64());
+                    if t < s.stop {
+                        queue.push(t, Target::Client(c as u32));
+                    }
+                }
+            }
         }
         Ok(Simulation {
             seed: self.seed,
@@ -771,6 +783,7 @@ impl Simulation {
                 self.flush_sender(f as usize, now);
             }
             Target::Arrival(w) => self.arrival(w as usize, now),
+            Target::Client(c) => self.client_start(c as usize, now),
             Target::App(f) => {
                 let due = self.flows[f as usize].pacer.as_ref().and_then(|p| p.due);
                 if due == Some(now) {
@@ -814,10 +827,15 @@ impl Simulation {
                 let slot = &mut self.flows[f];
                 if let Some(job) = slot.job.as_mut() {
                     slot.receiver.on_packet(now, &p);
-                    if job.delivered_at.is_none() && slot.receiver.delivered() >= job.size {
+                    let fresh = job.delivered_at.is_none() && slot.receiver.delivered() >= job.size;
+                    if fresh {
                         job.delivered_at = Some(now);
                     }
+                    let job = *job;
                     self.flush_receiver(f, now);
+                    if fresh && job.client != Job::NO_CLIENT {
+                        self.stage_done(job, now);
+                    }
                     return;
                 }
                 if p.payload > 0 && p.repair.is_none() {

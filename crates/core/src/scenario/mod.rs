@@ -599,6 +599,7 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
     let mut names: Vec<(String, String)> = Vec::new();
     let mut index: HashMap<(u32, u32), u32> = HashMap::new();
     let mut sources = Vec::new();
+    let mut clients = Vec::new();
     for (i, w) in f.workloads.iter().enumerate() {
         let p = format!("workloads[{i}]");
         w.validate(f.duration).map_err(|e| e.at(&p))?;
@@ -677,13 +678,21 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
             }
         }
         let mut ids = Vec::with_capacity(mine.len());
+        let mut backs = Vec::new();
+        let closed = matches!(w.arrivals, ArrivalConfig::Closed(_));
         for (a, b, x, y) in mine {
-            let k = *index.entry((a.0, b.0)).or_insert_with(|| {
-                pairs.push((a, b));
-                names.push((x, y));
-                pairs.len() as u32 - 1
-            });
-            ids.push(k);
+            let mut pair =
+                |a: crate::packet::NodeId, b: crate::packet::NodeId, x: &str, y: &str| {
+                    *index.entry((a.0, b.0)).or_insert_with(|| {
+                        pairs.push((a, b));
+                        names.push((x.to_string(), y.to_string()));
+                        pairs.len() as u32 - 1
+                    })
+                };
+            ids.push(pair(a, b, &x, &y));
+            if closed {
+                backs.push(pair(b, a, &y, &x));
+            }
         }
         if pairs.len() > cap {
             return Err(ConfigError::at_key(
@@ -703,6 +712,22 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
                 let load = r.load.zip(r.link.clone());
                 let sizes = w.size.as_ref().map(|s| s.model().sampler()).transpose();
                 (process, load, sizes.map_err(|e| e.at(&join(&p, "size")))?)
+            }
+            ArrivalConfig::Closed(c) => {
+                let closed = crate::workload::Closed {
+                    clients: c.clients,
+                    think: c.think,
+                    exponential: c.think_law.unwrap_or_default()
+                        == crate::net::app::OnOffLaw::Exponential,
+                    objects: c.objects.unwrap_or(1),
+                    parallel: c.parallel.unwrap_or(1),
+                };
+                let sizes = w.size.as_ref().map(|s| s.model().sampler()).transpose();
+                (
+                    Process::Closed(closed),
+                    None,
+                    sizes.map_err(|e| e.at(&join(&p, "size")))?,
+                )
             }
             ArrivalConfig::Trace(t) => {
                 let Some(tr) = &t.loaded else {
@@ -739,6 +764,32 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
         src.load = load;
         src.app = crate::net::app::AppShape::of(w.rate_cap, w.on, w.off, w.on_off)
             .map_err(|e| e.at(&p))?;
+        src.response = w
+            .response
+            .as_ref()
+            .map(|r| r.model().sampler())
+            .transpose()
+            .map_err(|e| e.at(&join(&p, "response")))?;
+        if let Process::Closed(c) = &src.process {
+            for k in 0..c.clients {
+                let j = k as usize % src.pairs.len();
+                clients.push(crate::workload::Client {
+                    workload: i as u32,
+                    pair: src.pairs[j],
+                    back: backs[j],
+                    started: Time::ZERO,
+                    to_start: 0,
+                    done: 0,
+                    rng: Rng::stream(seed, &format!("workload:{}:client:{k}", src.name)),
+                });
+            }
+            if clients.len() > 1_000_000 {
+                return Err(ConfigError::at_key(
+                    join(&p, "arrivals.clients"),
+                    "makes more than 1000000 clients in all; allowed: fewer",
+                ));
+            }
+        }
         sources.push(src);
     }
     let shared = loaded.clone();
@@ -771,6 +822,7 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
         serial: 0,
         closed: false,
         horizon: Time(f.duration.0.saturating_mul(10)),
+        clients,
     });
     Ok(())
 }

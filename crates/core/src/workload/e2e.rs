@@ -183,3 +183,83 @@ fn a_paced_workload_is_measured_against_a_paced_baseline() {
         s.slowdown
     );
 }
+
+fn closed(keys: &str) -> String {
+    format!(
+        "duration = \"20s\"\n[[links]]\na = \"C\"\nb = \"S\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [[workloads]]\nfrom = \"C\"\nto = \"S\"\n{keys}"
+    )
+}
+
+fn f64s(out: &crate::api::RunOutput, name: &str) -> Vec<f64> {
+    match column(out, name) {
+        crate::metrics::Column::F64(v) => v.clone(),
+        _ => panic!("{name}"),
+    }
+}
+
+#[test]
+fn request_response_transactions_are_the_request_then_the_response() {
+    // One client: a 1000-byte request, the server's 100 kB response, 1 s of
+    // thinking. Alone on the path, each transaction is its request's FCT
+    // plus its response's (the response starts when the request arrives).
+    let out = run(
+        &closed(
+            "arrivals = { kind = \"closed\", clients = 1, think = \"1s\", think_law = \"fixed\" }\n\
+             size = { kind = \"fixed\", bytes = 1000 }\nresponse = { kind = \"fixed\", bytes = 100000 }\n",
+        ),
+        1,
+    );
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    let fct = f64s(&out, "fct_s");
+    let from = match column(&out, "from") {
+        crate::metrics::Column::Str(v) => v.clone(),
+        _ => panic!(),
+    };
+    let mean = |who: &str| {
+        let v: Vec<f64> = fct
+            .iter()
+            .zip(&from)
+            .filter(|(x, f)| f.as_str() == who && x.is_finite())
+            .map(|(x, _)| *x)
+            .collect();
+        (v.iter().sum::<f64>() / v.len() as f64, v.len())
+    };
+    let ((req, nq), (resp, nr)) = (mean("C"), mean("S"));
+    // About 20 s / (1 s + ~0.1 s) transactions.
+    assert!(
+        s.transactions >= 16 && s.transactions <= 19,
+        "{}",
+        s.transactions
+    );
+    assert!(nq as u64 >= s.transactions && nr as u64 >= s.transactions);
+    let t = s.transaction_s.mean.unwrap();
+    // Histogram quantiles are 0.4 %; the mean is exact.
+    assert!((t - (req + resp)).abs() < 1e-6, "{t} vs {req} + {resp}");
+}
+
+#[test]
+fn a_page_of_objects_over_parallel_connections() {
+    // 8 objects of 50 kB over at most 2 connections at once: the page takes
+    // at least 4 rounds of object fetches, at most 8.
+    let text = closed(
+        "arrivals = { kind = \"closed\", clients = 1, think = \"2s\", objects = 8, parallel = 2 }\n\
+         size = { kind = \"fixed\", bytes = 500 }\nresponse = { kind = \"fixed\", bytes = 50000 }\n",
+    );
+    let out = run(&text, 1);
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert!(s.transactions >= 5, "{}", s.transactions);
+    let page = s.transaction_s.mean.unwrap();
+    let per_object = s.fct_s.mean.unwrap() * 2.0; // a request and its response
+    assert!(
+        page > 3.0 * per_object && page < 8.0 * per_object,
+        "{page} vs {per_object}"
+    );
+    let e = start(
+        Source::Toml(text.replace("parallel = 2", "parallel = 9")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0].arrivals.parallel", "{e}");
+}

@@ -15,8 +15,8 @@ pub use dist::{
     WebSearch, DATA_MINING, WEB_SEARCH,
 };
 pub use run::{
-    Baseline, BaselineFactory, BucketSummary, Job, Plan, Process, Quantiles, Record, Source,
-    WorkloadSummary, WorkloadsSummary,
+    Baseline, BaselineFactory, BucketSummary, Client, Closed, Job, Plan, Process, Quantiles,
+    Record, Source, WorkloadSummary, WorkloadsSummary,
 };
 
 use std::sync::Arc;
@@ -60,8 +60,11 @@ pub struct WorkloadConfig {
     /// When flows arrive.
     pub arrivals: ArrivalConfig,
     /// How large each flow is (not with `arrivals.kind = "trace"`, whose
-    /// file gives the sizes).
+    /// file gives the sizes); with `arrivals.kind = "closed"`, each request.
     pub size: Option<SizeConfig>,
+    /// With `arrivals.kind = "closed"`: the size of each response, sent back
+    /// by the server once the request has arrived. Default: no response.
+    pub response: Option<SizeConfig>,
     /// First arrival at or after this time. Default "0s".
     pub start: Option<Time>,
     /// No arrival at or after this time. Default: the end of the run.
@@ -107,7 +110,31 @@ tagged_enum! {
         Deterministic(EvenRate) = "deterministic",
         /// Arrival times and sizes from a file.
         Trace(TraceArrivals) = "trace",
+        /// A closed loop: clients that each start a transaction, wait for it
+        /// to finish, think, and start the next.
+        Closed(ClosedLoop) = "closed",
     }
+}
+
+/// `arrivals = { kind = "closed", clients = 10, think = "1s" }`: each client
+/// runs transactions one after the other — a request of `size` to its
+/// server, the server's response of `response` bytes, or a page of
+/// `objects` such exchanges over at most `parallel` connections at once —
+/// with a think time between the end of one and the start of the next.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoop {
+    /// Concurrent clients, 1 to 100000; client i uses pair i modulo the pairs.
+    pub clients: u32,
+    /// Mean think time (exact with `think_law = "fixed"`), ≥ 0.
+    pub think: Time,
+    /// "exponential" (default) or "fixed".
+    pub think_law: Option<crate::net::app::OnOffLaw>,
+    /// Objects per transaction (a page), 1 to 1000. Default 1.
+    pub objects: Option<u32>,
+    /// Object exchanges in progress at once, 1 to `objects`. Default 1
+    /// (objects one after the other, as on one persistent connection).
+    pub parallel: Option<u32>,
 }
 
 /// The rate of Poisson or deterministic arrivals: `rate` flows per second,
@@ -189,6 +216,16 @@ pub struct EvenRate(pub RateConfig);
 impl ArrivalKind for EvenRate {
     fn validate(&self) -> Result<()> {
         self.0.validate()
+    }
+}
+
+impl ArrivalKind for ClosedLoop {
+    fn validate(&self) -> Result<()> {
+        crate::config::check_range("clients", self.clients, 1, 100_000)?;
+        let objects = self.objects.unwrap_or(1);
+        crate::config::check_range("objects", objects, 1, 1000)?;
+        crate::config::check_range("parallel", self.parallel.unwrap_or(1), 1, objects)?;
+        Ok(())
     }
 }
 
@@ -304,6 +341,13 @@ impl WorkloadConfig {
                 TraceArrivals::parse(&text, &t.file).map_err(|e| e.at("arrivals"))?,
             ));
         }
+        if let Some(SizeConfig::Cdf(c)) = &mut self.response {
+            let text = read_text(base, &c.file, "a CDF file of SIZE PROBABILITY lines")
+                .map_err(|e| e.at("response"))?;
+            c.loaded = Some(Arc::new(
+                Cdf::parse(&text, &c.file).map_err(|e| e.at("response"))?,
+            ));
+        }
         if let Some(SizeConfig::Cdf(c)) = &mut self.size {
             let text = read_text(base, &c.file, "a CDF file of SIZE PROBABILITY lines")
                 .map_err(|e| e.at("size"))?;
@@ -320,8 +364,10 @@ impl WorkloadConfig {
         if let ArrivalConfig::Trace(t) = &self.arrivals {
             out.push(t.file.as_str());
         }
-        if let Some(SizeConfig::Cdf(c)) = &self.size {
-            out.push(c.file.as_str());
+        for s in [&self.size, &self.response] {
+            if let Some(SizeConfig::Cdf(c)) = s {
+                out.push(c.file.as_str());
+            }
         }
         out
     }
@@ -360,6 +406,19 @@ impl WorkloadConfig {
                 ))
             }
             (_, Some(s)) => s.model().validate().map_err(|e| e.at("size"))?,
+        }
+        match (&self.arrivals, &self.response) {
+            (ArrivalConfig::Closed(_), Some(r)) => {
+                r.model().validate().map_err(|e| e.at("response"))?
+            }
+            (ArrivalConfig::Closed(_), None) => {}
+            (_, Some(_)) => {
+                return Err(ConfigError::at_key(
+                    "response",
+                    "is only used with arrivals.kind = \"closed\" (request/response); allowed: leave it out",
+                ))
+            }
+            (_, None) => {}
         }
         let start = self.start.unwrap_or(Time::ZERO);
         if start >= duration {

@@ -24,6 +24,42 @@ pub enum Process {
     Deterministic(f64),
     /// (offset from the start, size) from a file.
     Trace(Arc<Vec<(Time, u64)>>),
+    /// A closed loop of clients (no open arrivals).
+    Closed(Closed),
+}
+
+/// A closed loop's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Closed {
+    /// Clients.
+    pub clients: u32,
+    /// Mean (or exact) think time.
+    pub think: Time,
+    /// Whether think times are exponential (else fixed).
+    pub exponential: bool,
+    /// Objects per transaction.
+    pub objects: u32,
+    /// Objects in progress at once.
+    pub parallel: u32,
+}
+
+/// One client of a closed loop.
+#[derive(Clone, Debug)]
+pub struct Client {
+    /// Its workload.
+    pub workload: u32,
+    /// Its pair (requests), and the reverse pair (responses).
+    pub pair: u32,
+    /// The reverse pair.
+    pub back: u32,
+    /// When its transaction started.
+    pub started: Time,
+    /// Objects of the transaction not yet started.
+    pub to_start: u32,
+    /// Objects finished.
+    pub done: u32,
+    /// Its think times.
+    pub rng: Rng,
 }
 
 /// One workload's generator and counters.
@@ -38,8 +74,14 @@ pub struct Source {
     pub cum: Option<Vec<f64>>,
     /// The arrival process.
     pub process: Process,
-    /// The size sampler (`None` for trace arrivals).
+    /// The size sampler (`None` for trace arrivals); requests of a closed loop.
     pub sizes: Option<Sizes>,
+    /// Responses of a closed loop.
+    pub response: Option<Sizes>,
+    /// Transactions (closed loop) finished.
+    pub transactions: u64,
+    /// Their durations, ns.
+    txn: Histogram,
     /// First arrival at or after.
     pub start: Time,
     /// No arrival at or after.
@@ -114,6 +156,9 @@ impl Source {
             edges,
             load: None,
             app: None,
+            response: None,
+            transactions: 0,
+            txn: Histogram::new(),
             k: 0,
             arrivals: 0,
             rejected: 0,
@@ -137,15 +182,34 @@ impl Source {
     pub fn rate(&self) -> Option<f64> {
         match &self.process {
             Process::Poisson(r) | Process::Deterministic(r) => Some(*r),
-            Process::Trace(_) => None,
+            Process::Trace(_) | Process::Closed(_) => None,
         }
+    }
+
+    /// A request size (closed loop).
+    pub fn draw_request(&mut self) -> u64 {
+        self.sizes
+            .as_ref()
+            .map_or(1, |s| s.sample(self.draws.uniform(), self.draws.uniform()))
+    }
+
+    /// A response size (closed loop), if the loop has responses.
+    pub fn draw_response(&mut self) -> Option<u64> {
+        let s = self.response.as_ref()?;
+        Some(s.sample(self.draws.uniform(), self.draws.uniform()))
+    }
+
+    /// Count a finished transaction of duration `d`.
+    pub fn transaction(&mut self, d: Time) {
+        self.transactions += 1;
+        self.txn.record(d.0);
     }
 
     /// Set the arrival rate (a load target resolved against its link).
     pub fn set_rate(&mut self, rate: f64) {
         match &mut self.process {
             Process::Poisson(r) | Process::Deterministic(r) => *r = rate,
-            Process::Trace(_) => {}
+            Process::Trace(_) | Process::Closed(_) => {}
         }
     }
 
@@ -163,6 +227,7 @@ impl Source {
             }
             Process::Deterministic(r) => self.start + Time::from_secs_f64(self.k as f64 / r),
             Process::Trace(t) => self.start + t.get(self.k as usize)?.0,
+            Process::Closed(_) => return None,
         };
         (t < self.stop).then(|| {
             self.k += 1;
@@ -225,6 +290,15 @@ pub struct Job {
     pub start: Time,
     /// When the last byte reached the receiver.
     pub delivered_at: Option<Time>,
+    /// The closed-loop client it serves ([`Job::NO_CLIENT`]: none).
+    pub client: u32,
+    /// 0: a request (or an open-loop flow), 1: a response.
+    pub stage: u8,
+}
+
+impl Job {
+    /// [`Job::client`] of a flow that serves no client.
+    pub const NO_CLIENT: u32 = u32::MAX;
 }
 
 /// A finished (or, at the end, unfinished) workload flow: one row of the
@@ -313,6 +387,8 @@ pub struct Plan {
     pub closed: bool,
     /// How far an empty-path run may go.
     pub horizon: Time,
+    /// Closed-loop clients of every workload.
+    pub clients: Vec<Client>,
 }
 
 impl Plan {
@@ -378,6 +454,8 @@ impl Plan {
                         offered_bytes: s.offered_bytes,
                         mean_size_bytes: s.mean_size(),
                         rate_per_s: s.rate(),
+                        transactions: s.transactions,
+                        transaction_s: Quantiles::of(&s.txn, 1e-9),
                         fct_s: Quantiles::of(&s.hists[0].0, 1e-9),
                         slowdown: Quantiles::of(&s.hists[0].1, 1e-6),
                         buckets,
@@ -452,8 +530,13 @@ pub struct WorkloadSummary {
     pub offered_bytes: u64,
     /// Mean of the size distribution, bytes.
     pub mean_size_bytes: f64,
-    /// Arrivals per second (`null` for a trace).
+    /// Arrivals per second (`null` for a trace or a closed loop).
     pub rate_per_s: Option<f64>,
+    /// Closed loop: transactions finished (a request and its response, or
+    /// a page of objects).
+    pub transactions: u64,
+    /// Closed loop: their durations (response time, page load time), seconds.
+    pub transaction_s: Quantiles,
     /// Flow completion times of completed flows, seconds.
     pub fct_s: Quantiles,
     /// FCT over the same size's FCT alone on the empty path.
