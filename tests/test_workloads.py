@@ -190,3 +190,37 @@ def test_plot_fct(cli: CliRunner, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "fct.svg").read_bytes().startswith(b"<?xml")
     assert_bad_input(cli("plot-fct", tmp_path, "-o", tmp_path / "x.png"), "fct.parquet")
+
+
+def test_closed_loop_and_paced_keys_run_and_refuse_bad_values(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    text = """\
+duration = "10s"
+[[links]]
+a = "C{1..3}"
+b = "S"
+rate = "10Mbit"
+delay = "5ms"
+[[workloads]]
+name = "pages"
+from = "C{1..3}"
+to = "S"
+arrivals = { kind = "closed", clients = 6, think = "500ms", objects = 4, parallel = 2 }
+size = { kind = "fixed", bytes = 400 }
+response = { kind = "lognormal", median = "30kB", sigma = 1.0 }
+rate_cap = "4Mbit"
+"""
+    path = tmp_path / "closed.toml"
+    path.write_text(text)
+    out = cli("run", path)
+    assert out.returncode == 0, out.stderr
+    assert "pages: " in out.stdout and " transactions, p50 " in out.stdout
+    s = linklab.run(path).summary["workloads"]["workloads"][0]
+    assert s["transactions"] > 20 and s["transaction_s"]["p50"] > 0
+    path.write_text(text.replace("parallel = 2", "parallel = 5"))
+    assert_bad_input(cli("run", path), "workloads[0].arrivals.parallel", "1 to 4")
+    path.write_text(text.replace('rate_cap = "4Mbit"', 'on = "1s"'))
+    assert_bad_input(cli("run", path), "workloads[0].off")
+    path.write_text(TINY.replace('to = "B"', 'to = "B"\nrate_cap = "1Mbit"'))
+    assert_bad_input(cli("emulate", path), "rate_cap", "simulated only")

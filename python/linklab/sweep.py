@@ -614,8 +614,11 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
             for q in ("mean", "p50", "p99"):
                 out[f"workload[{name}].fct_{q}_s"] = _num(fct.get(q))
                 out[f"workload[{name}].slowdown_{q}"] = _num(slow.get(q))
-            for k in ("completed", "unfinished"):
+            for k in ("completed", "unfinished", "transactions"):
                 out[f"workload[{name}].{k}"] = _num(w.get(k))
+            txn = w.get("transaction_s") or {}
+            for q in ("mean", "p50", "p99"):
+                out[f"workload[{name}].transaction_{q}_s"] = _num(txn.get(q))
     flows = summary.get("flows") or []
     names = [str(f.get("name", f.get("id", ""))) for f in flows]
     for f, name in zip(flows, names, strict=True):

@@ -96,6 +96,12 @@ def render(s: Mapping[str, Any]) -> str | None:
         f"at most {w.get('peak_alive', 0)} alive at once ({w.get('slots', 0)} flow slots)"
     )
     for x in w.get("workloads") or []:
+        t = x.get("transaction_s") or {}
+        if x.get("transactions"):
+            head += (
+                f"; {x.get('name')}: {x.get('transactions')} transactions, "
+                f"p50 {_q(t.get('p50'), 1e3, 2)} ms, p99 {_q(t.get('p99'), 1e3, 2)} ms"
+            )
         if x.get("unfinished") or x.get("rejected"):
             head += (
                 f"; {x.get('name')}: {x.get('unfinished', 0)} unfinished, "
