@@ -62,9 +62,9 @@ class Result:
         ``fct_s``, ``ideal_s``, ``slowdown`` (null while unfinished),
         ``retransmits``, ``timeouts``. Empty when the scenario has no workloads or
         the run streamed its tables to a trace directory (``fct.parquet`` there)."""
-        from linklab import workloads
+        from linklab import _fct
 
-        return workloads.fct_frame(self.traces)
+        return _fct.fct_frame(self.traces)
 
     @property
     def links(self) -> pl.DataFrame:

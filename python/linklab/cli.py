@@ -1933,9 +1933,9 @@ def render_summary(s: dict[str, Any]) -> str:
         ]  # fmt: skip
         parts.append("\n" + text_table(headers, rows, left=3))
 
-    from linklab import workloads
+    from linklab import _fct
 
-    work = workloads.render(s)
+    work = _fct.render(s)
     if work is not None:
         parts.append("\n" + work)
 
