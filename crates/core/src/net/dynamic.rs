@@ -142,6 +142,7 @@ impl Simulation {
                 self.legs.push(Default::default());
                 self.wake_senders.grow(f + 1);
                 self.wake_receivers.grow(f + 1);
+                self.route_of.push(route);
                 f
             }
         };
@@ -150,7 +151,6 @@ impl Simulation {
             sender: TcpSender::new(tcp.clone(), FlowId(f as u32), a, b, bytes),
             receiver: TcpReceiver::new(tcp.clone(), FlowId(f as u32), b, a),
             metrics: FlowMetrics::new(),
-            route,
             job: Some(job),
             pacer: None,
             spec: FlowSpec {
@@ -163,6 +163,7 @@ impl Simulation {
                 stop: None,
             },
         };
+        self.route_of[f] = route;
         if f == self.flows.len() {
             self.flows.push(slot);
         } else {

@@ -147,8 +147,6 @@ struct FlowSlot {
     sender: TcpSender,
     receiver: TcpReceiver,
     metrics: FlowMetrics,
-    /// Route of its data (its ACKs: the next one): 2f for `[[flows]]` entry f.
-    route: u32,
     /// The workload flow this slot carries, if it is one (`None` for a
     /// `[[flows]]` flow, and for a free slot).
     job: Option<Job>,
@@ -404,7 +402,6 @@ impl NetworkBuilder {
                 ),
                 receiver: TcpReceiver::new(spec.tcp.clone(), FlowId(i as u32), spec.dst, spec.src),
                 metrics: FlowMetrics::new(),
-                route: 2 * i as u32,
                 job: None,
                 pacer: None,
                 spec,
@@ -489,6 +486,7 @@ impl NetworkBuilder {
             }
         }
         Ok(Simulation {
+            route_of: (0..flows.len() as u32).map(|i| 2 * i).collect(),
             seed: self.seed,
             paced,
             static_flows: flows.len(),
@@ -522,6 +520,10 @@ impl NetworkBuilder {
 /// A network with its flows, ready to run.
 pub struct Simulation {
     queue: EventQueue<Target>,
+    /// Per flow slot, the route of its data (its ACKs: the next one): 2f
+    /// for `[[flows]]` flow f; a workload flow's pair's. Kept apart from the
+    /// slots so that forwarding a packet reads 4 bytes, not a flow's state.
+    route_of: Vec<u32>,
     /// Whether some `[[flows]]` flow has a paced application.
     paced: bool,
     /// The run seed.
@@ -864,7 +866,7 @@ impl Simulation {
 
     fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
         // Data goes sender -> receiver on the flow's route, ACKs back on the next.
-        let route = self.flows[p.flow.0 as usize].route as usize + usize::from(p.kind == Kind::Ack);
+        let route = self.route_of[p.flow.0 as usize] as usize + usize::from(p.kind == Kind::Ack);
         let code = self.routes.hop(route, p.hop) as usize;
         p.hop += 1;
         let (l, dir) = (code / 2, Dir::from_index(code % 2));
