@@ -28,6 +28,7 @@ OUTPUTS = {
     ("sweep", "--out"): "made",
     ("plot", "--output"): "refused",
     ("plot-trace", "--output"): "refused",
+    ("plot-fct", "--output"): "refused",
     ("report", "--output"): "refused",
     ("reproduce", "--out"): "made",
 }
@@ -87,6 +88,7 @@ def test_reproduce_makes_its_folder_before_it_runs(tmp_path: Path) -> None:
         ["schema", "-o", "{gone}/schema.json"],
         ["plot", "{tmp}", "--x", "per", "--y", "goodput_bps", "-o", "{gone}/p.png"],
         ["plot-trace", "{tmp}", "-o", "{gone}/t.png"],
+        ["plot-fct", "{tmp}", "-o", "{gone}/f.png"],
         ["report", "{tmp}", "-o", "{gone}/r.html"],
     ],
     ids=lambda a: f"{a[0]} {a[-2]}",

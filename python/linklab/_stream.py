@@ -192,7 +192,8 @@ class _Sink:
             if self.trace_dir is not None:
                 self.pending.setdefault(name, []).append(frame)
                 self.pending_bytes += frame.estimated_size()
-            elif self.keep_traces:
+            elif self.keep_traces or name == "fct":
+                # A workload run's flow-completion table is kept traced or not.
                 self.kept.setdefault(name, []).append(frame)
                 self.kept_bytes += frame.estimated_size()
         if self.pending_bytes >= PART_BYTES:

@@ -16,6 +16,7 @@ docs/models/arq-model.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from linklab import _core
@@ -34,6 +35,8 @@ __all__ = [
     "loss_volume",
     "MqamError",
     "mqam",
+    "PsError",
+    "ps",
     "FRAME_BITS_PER_SECOND",
     "EMODEL_INPUTS",
     "EModelError",
@@ -289,6 +292,14 @@ class EModelError(ValueError):
         self.name = name
 
 
+class PsError(ValueError):
+    """Invalid processor-sharing parameters; ``.name`` is the offending parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 #: The E-model's inputs (ITU-T G.107 Table 3, lower case; delays in ms, ``ppl`` in %).
 EMODEL_INPUTS: tuple[str, ...] = (
     "slr", "rlr", "stmr", "lstr", "ds", "dr", "telr", "wepl", "t", "tr", "ta", "qdu", "ie",
@@ -363,3 +374,48 @@ def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise EModelError(name, f"{name} = {value!r} is not a finite number")
     return float(value)
+
+
+def ps(load: float, capacity: float | str, sizes: Sequence[float | str] = ()) -> dict[str, Any]:
+    """The M/G/1 processor-sharing model: Poisson flow arrivals sharing a link of
+    ``capacity`` (bit/s, or a string such as ``"10Mbit"``) equally at ``load``
+    (0 < ρ < 1). Returns ``slowdown`` = 1/(1 − ρ) (every size's mean completion time
+    over its time alone), ``mean_in_system`` = ρ/(1 − ρ) and, per size in ``sizes``
+    (bytes, or strings such as ``"1MB"``; at most 1000), ``rows`` of ``size_bytes``,
+    ``alone_s`` = x/C and ``mean_s`` = E[T(x)] = x/(C(1 − ρ)). Raises
+    :class:`PsError`. See docs/models/workloads.md.
+    """
+    if isinstance(load, bool) or not isinstance(load, int | float) or not math.isfinite(load):
+        raise PsError("load", f"load = {load!r} must be a number in (0, 1)")
+    if isinstance(capacity, str):
+        try:
+            c = float(_core.parse_quantity("rate", capacity.strip()))
+        except ValueError as e:
+            raise PsError("capacity", f"capacity = {capacity!r}: {e}") from None
+    elif isinstance(capacity, bool) or not isinstance(capacity, int | float):
+        raise PsError("capacity", f"capacity = {capacity!r} must be a rate")
+    else:
+        c = float(capacity)
+    xs: list[float] = []
+    for x in sizes:
+        if isinstance(x, str):
+            try:
+                xs.append(float(_core.parse_quantity("size", x.strip())))
+            except ValueError as e:
+                raise PsError("size", f"size = {x!r}: {e}") from None
+        elif isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+            raise PsError("size", f"size = {x!r} must be a number of bytes")
+        else:
+            xs.append(float(x))
+    try:
+        r = _core.ps_model(float(load), c, xs)
+    except ValueError as e:
+        name, _, why = str(e).partition(": ")
+        raise PsError(name, f"{name}: {why}") from None
+    return {
+        "load": float(load),
+        "capacity_bps": c,
+        "slowdown": float(r["slowdown"]),
+        "mean_in_system": float(r["mean_in_system"]),
+        "rows": [{"size_bytes": a, "alone_s": b, "mean_s": t} for a, b, t in r["rows"]],
+    }

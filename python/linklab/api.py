@@ -56,6 +56,17 @@ class Result:
         return _summary_tables.flat_table(self.summary.get("flows"), _summary_tables.FIRST["flows"])
 
     @property
+    def fct(self) -> pl.DataFrame:
+        """The workload flows, one row each (``docs/metrics.md``, "Workloads"):
+        ``workload``, ``flow``, ``from``, ``to``, ``size_bytes``, ``start_s``,
+        ``fct_s``, ``ideal_s``, ``slowdown`` (null while unfinished),
+        ``retransmits``, ``timeouts``. Empty when the scenario has no workloads or
+        the run streamed its tables to a trace directory (``fct.parquet`` there)."""
+        from linklab import _fct
+
+        return _fct.fct_frame(self.traces)
+
+    @property
     def links(self) -> pl.DataFrame:
         """The summary's link directions, one row each (``name`` first, flattened)."""
         return _summary_tables.flat_table(self.summary.get("links"), _summary_tables.FIRST["links"])

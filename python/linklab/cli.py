@@ -666,6 +666,23 @@ def _add_model_parser(sub: Any) -> None:
         help="another G.107 input, e.g. --set telr=55 (repeatable)")  # fmt: skip
     _add_format(em)
     em.set_defaults(func=_cmd_model_emodel)
+    ps = msub.add_parser(
+        "ps",
+        help="M/G/1 processor sharing: flow completion times and slowdown under load",
+        description=(
+            "Poisson flow arrivals sharing a link of capacity C equally at load rho: every "
+            "size x takes E[T(x)] = x/(C(1-rho)) on average, a slowdown 1/(1-rho); "
+            "rho/(1-rho) flows are in progress on average (docs/models/workloads.md). "
+            "--load may be a range A..B:N."
+        ),
+    )
+    opt = ps.add_argument
+    opt("--load", required=True, metavar="RHO", help="load in (0, 1), or a range A..B:N")
+    opt("--capacity", required=True, metavar="RATE", help="link capacity, e.g. 10Mbit")
+    opt("--size", action="append", default=[], metavar="SIZE",
+        help="a flow size whose E[T] to print, e.g. 20kB (repeatable)")  # fmt: skip
+    _add_format(ps)
+    ps.set_defaults(func=_cmd_model_ps)
 
 
 _RANGE_FLAGS = ("blh", "window", "rtt")
@@ -818,6 +835,55 @@ _MQAM_ALLOWED = {
     "nmse": "a number in [0, 1)",
     "qam8": "cross or rectangular",
 }
+
+
+def _cmd_model_ps(args: argparse.Namespace) -> int:
+    from linklab.analytic import PsError, ps
+
+    text = args.load
+    if ".." in text:
+        span, sep, count = text.partition(":")
+        lo, _, hi = span.partition("..")
+        try:
+            a, b, n = float(lo), float(hi), int(count) if sep else -1
+        except ValueError:
+            a = b = 0.0
+            n = -1
+        if not 2 <= n <= 1000:
+            raise UsageError(
+                f"invalid --load {short_repr(text)}; allowed: a number in (0, 1), or a range "
+                f"A..B:N with 2 <= N <= 1000"
+            )
+        loads = [a + (b - a) * i / (n - 1) for i in range(n)]
+    else:
+        try:
+            loads = [float(text)]
+        except ValueError:
+            raise UsageError(
+                f"invalid --load {short_repr(text)}; allowed: a number in (0, 1), or a range A..B:N"
+            ) from None
+    results = []
+    for rho in loads:
+        try:
+            results.append(ps(rho, args.capacity, args.size))
+        except PsError as e:
+            raise UsageError(f"--{e.name}: {str(e).split(': ', 1)[-1]}") from None
+    flat = [
+        {"load": r["load"], "slowdown": r["slowdown"], "mean_in_system": r["mean_in_system"],
+         **{f"mean_s_{x['size_bytes']:g}B": x["mean_s"] for x in r["rows"]}}
+        for r in results
+    ]  # fmt: skip
+    if _emit(args, results[0] if len(results) == 1 else {"rows": results}, flat):
+        return 0
+    sizes = [x["size_bytes"] for x in results[0]["rows"]]
+    head = ["load", "slowdown", "flows in progress"] + [f"E[T] {x:g} B s" for x in sizes]
+    rows = [
+        [f"{r['load']:.3g}", f"{r['slowdown']:.4g}", f"{r['mean_in_system']:.4g}"]
+        + [f"{x['mean_s']:.4g}" for x in r["rows"]]
+        for r in results
+    ]
+    print(text_table(head, rows))
+    return 0
 
 
 def _cmd_model_loss_volume(args: argparse.Namespace) -> int:
@@ -1183,6 +1249,19 @@ def _add_plot_parsers(sub: Any) -> None:
     trace.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
     trace.set_defaults(func=_cmd_plot_trace)
 
+    fct = sub.add_parser(
+        "plot-fct",
+        help="plot the flow completion times of a workload run ('linklab run --trace')",
+        description=(
+            "Two panels from the fct table of a scenario with [[workloads]]: the CDF of "
+            "the flow completion times per workload, and the slowdown by flow size (mean "
+            "and p99 per size bucket). See docs/models/workloads.md."
+        ),
+    )
+    fct.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
+    fct.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    fct.set_defaults(func=_cmd_plot_fct)
+
     report = sub.add_parser(
         "report",
         help="write a self-contained HTML report of a sweep",
@@ -1239,6 +1318,18 @@ def _cmd_plot_trace(args: argparse.Namespace) -> int:
     try:
         check_output(args.output)
         plot_trace(args.dir, out=args.output, links=args.links, flows=args.flows)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    return 0
+
+
+def _cmd_plot_fct(args: argparse.Namespace) -> int:
+    from linklab.plots import PlotError, check_output
+    from linklab.workloads import plot_fct
+
+    try:
+        check_output(args.output)
+        plot_fct(args.dir, out=args.output)
     except PlotError as e:
         raise UsageError(str(e)) from None
     return 0
@@ -1999,6 +2090,11 @@ def render_summary(s: dict[str, Any]) -> str:
     media = s.get("media") or []
     if media:
         parts.append("\n" + _media_table(media))
+    from linklab import _fct
+
+    work = _fct.render(s)
+    if work is not None:
+        parts.append("\n" + work)
 
     links = s.get("links") or []
     if links:

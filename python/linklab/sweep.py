@@ -615,6 +615,19 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
         for k, v in mon.items():
             if not isinstance(v, list):
                 out[f"monitor.{k}"] = _num(v)
+    work = summary.get("workloads")
+    if isinstance(work, Mapping):  # [[workloads]]: completion times and slowdowns
+        for w in work.get("workloads") or []:
+            name = w.get("name", "?")
+            fct, slow = w.get("fct_s") or {}, w.get("slowdown") or {}
+            for q in ("mean", "p50", "p99"):
+                out[f"workload[{name}].fct_{q}_s"] = _num(fct.get(q))
+                out[f"workload[{name}].slowdown_{q}"] = _num(slow.get(q))
+            for k in ("completed", "unfinished", "transactions"):
+                out[f"workload[{name}].{k}"] = _num(w.get(k))
+            txn = w.get("transaction_s") or {}
+            for q in ("mean", "p50", "p99"):
+                out[f"workload[{name}].transaction_{q}_s"] = _num(txn.get(q))
     flows = summary.get("flows") or []
     names = [str(f.get("name", f.get("id", ""))) for f in flows]
     for f, name in zip(flows, names, strict=True):
@@ -656,10 +669,10 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def _metric_order(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Metric columns: run-level ones, then lt.*, monitor.*, flow[..], queue[..],
-    link[..] in first-seen order."""
+    """Metric columns: run-level ones, then lt.*, monitor.*, workload[..], flow[..],
+    queue[..], link[..] in first-seen order."""
     groups: dict[str, dict[str, None]] = {
-        "lt": {}, "monitor": {}, "flow": {}, "media": {}, "queue": {}, "link": {}
+        "lt": {}, "monitor": {}, "workload": {}, "flow": {}, "media": {}, "queue": {}, "link": {}
     }  # fmt: skip
     for row in rows:
         for name in row:

@@ -220,6 +220,14 @@ pub fn input_files(src: Source, opts: &RunOptions) -> Result<Vec<std::path::Path
         Source::Config(c) => scenario::loaded(*c, &opts.params)?,
     };
     let mut out = Vec::new();
+    let workload_files = loaded.file.workloads.iter().flat_map(|w| w.file_names());
+    for name in workload_files {
+        let p = std::path::Path::new(name);
+        out.push(match &opts.base_dir {
+            Some(b) if p.is_relative() => b.join(p),
+            _ => p.to_path_buf(),
+        });
+    }
     for l in &loaded.file.links {
         for name in l.model().file_names() {
             let p = std::path::Path::new(name);

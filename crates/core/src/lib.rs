@@ -24,6 +24,7 @@ pub mod scenario;
 pub mod sch;
 pub mod tcp;
 pub mod time;
+pub mod workload;
 
 pub use packet::{FlowId, NodeId, Packet};
 pub use time::Time;

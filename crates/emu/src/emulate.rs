@@ -514,6 +514,20 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
                 .into(),
         ));
     }
+    if net.workloads {
+        return Err(Error::Config(
+            "workloads: [[workloads]] (flows arriving during the run) are simulated only; \
+             the live emulator runs the [[flows]] entries, so remove the workloads to emulate"
+                .into(),
+        ));
+    }
+    if net.paced {
+        return Err(Error::Config(
+            "flows: rate_cap and on/off applications are simulated only; the live emulator's \
+             built-in applications send as fast as TCP takes them, so remove those keys to emulate"
+                .into(),
+        ));
+    }
     if net.monitored {
         return Err(Error::Config(
             "monitor: [monitor] is measured by the simulator only; remove it to emulate".into(),

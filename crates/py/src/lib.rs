@@ -852,6 +852,41 @@ fn loss_volume<'py>(
     Ok(out)
 }
 
+/// The M/G/1 processor-sharing model at `load` over `capacity_bps`: the
+/// slowdown 1/(1 − ρ), the mean flows in progress ρ/(1 − ρ), and per size
+/// in `sizes` (bytes) `(size, alone_s, mean_s)`. Raises `ValueError`
+/// `"NAME: why"` for invalid input (at most 1000 sizes, each in (0, 1e15]).
+#[pyfunction]
+fn ps_model<'py>(
+    py: Python<'py>,
+    load: f64,
+    capacity_bps: f64,
+    sizes: Vec<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = linklab_core::analytic::Ps { load, capacity_bps };
+    m.check()
+        .map_err(|(name, why)| PyValueError::new_err(format!("{name}: {why}")))?;
+    if sizes.len() > 1000 {
+        return Err(PyValueError::new_err(
+            "size: more than 1000 sizes; allowed: at most 1000",
+        ));
+    }
+    if let Some(x) = sizes.iter().find(|x| !(**x > 0.0 && **x <= 1e15)) {
+        return Err(PyValueError::new_err(format!(
+            "size: {x} bytes is out of range; allowed: above 0, at most 1e15"
+        )));
+    }
+    let out = PyDict::new(py);
+    out.set_item("slowdown", m.slowdown())?;
+    out.set_item("mean_in_system", m.mean_in_system())?;
+    let rows: Vec<(f64, f64, f64)> = sizes
+        .iter()
+        .map(|&x| (x, m.alone(x), m.mean_time(x)))
+        .collect();
+    out.set_item("rows", rows)?;
+    Ok(out)
+}
+
 /// Seed 003's SCH allocation generator (`sch::AllocationConfig`, one
 /// `[[allocations]]` entry given as a JSON object `entry`; `from`/`to` are read
 /// but only `pairs` counts the mobiles) for `pairs` mobiles over a run of
@@ -1244,6 +1279,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_replay, m)?)?;
     m.add_function(wrap_pyfunction!(loss_volume, m)?)?;
+    m.add_function(wrap_pyfunction!(ps_model, m)?)?;
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
     m.add_function(wrap_pyfunction!(emodel, m)?)?;
     m.add_function(wrap_pyfunction!(voice_codecs, m)?)?;

@@ -8,7 +8,9 @@ pub mod arq;
 pub mod emodel;
 pub mod loss_volume;
 pub mod mqam;
+pub mod ps;
 
 pub use arq::ArqModel;
 pub use emodel::EModel;
 pub use loss_volume::{LossVolume, LossVolumeInput};
+pub use ps::Ps;

@@ -115,6 +115,13 @@ impl Wakeups {
         }
     }
 
+    /// Room for `n` components (those added have no wake-up).
+    pub fn grow(&mut self, n: usize) {
+        if self.live.len() < n {
+            self.live.resize(n, Time::MAX);
+        }
+    }
+
     /// Schedule component `i` at `at` if that is earlier than its live wake-up.
     #[inline]
     pub fn schedule<T: Ord + Copy>(

@@ -20,6 +20,7 @@ use crate::metrics::Traces;
 use crate::packet::{FlowId, Kind, NodeId, Packet};
 use crate::tcp::{App, ReceiverLossDetector, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
+use crate::workload::{Job, Plan};
 
 /// Index of a (duplex) link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,6 +36,12 @@ enum Target {
     Stop(u32),
     /// A media stream's source.
     Media(u32),
+    /// The next arrival of workload `i` (`[[workloads]]`).
+    Arrival(u32),
+    /// Flow `f`'s paced application offers more, or switches on or off.
+    App(u32),
+    /// Closed-loop client `c` starts its next transaction.
+    Client(u32),
 }
 
 /// A flow to create: one TCP connection from `src` to `dst`.
@@ -104,6 +111,10 @@ pub struct Network {
     pub monitored: bool,
     /// Media streams (`[[media]]`), which only the simulator runs.
     pub media: usize,
+    /// Whether the scenario has `[[workloads]]` (not in `flows`).
+    pub workloads: bool,
+    /// Whether some flow's application is paced (rate cap, on/off).
+    pub paced: bool,
 }
 
 /// Which end of a TCP flow measures the end-to-end loss rate fed to a link
@@ -142,6 +153,21 @@ struct FlowSlot {
     sender: TcpSender,
     receiver: TcpReceiver,
     metrics: FlowMetrics,
+    /// The workload flow this slot carries, if it is one (`None` for a
+    /// `[[flows]]` flow, and for a free slot).
+    job: Option<Job>,
+    /// Its application's rate cap and on/off periods, if paced.
+    pacer: Option<Box<app::Pacer>>,
+}
+
+impl FlowMetrics {
+    fn new() -> FlowMetrics {
+        FlowMetrics {
+            delay: Histogram::new(),
+            jitter: Histogram::new(),
+            last_delay: None,
+        }
+    }
 }
 
 /// Builds a [`Simulation`]: add nodes, link directions and flows, then [`NetworkBuilder::build`].
@@ -155,6 +181,12 @@ pub struct NetworkBuilder {
     media: Vec<media::MediaSpec>,
     /// The topology preprocessed for routing; reset when a node or link is added.
     router: OnceCell<routing::Router>,
+    /// `[[workloads]]`: flows created as they arrive.
+    workloads: Option<Box<Plan>>,
+    /// Flows whose application is paced (rate cap, on/off).
+    paced: Vec<(FlowId, app::AppShape)>,
+    /// The run seed (paced applications' random streams).
+    seed: u64,
 }
 
 impl NetworkBuilder {
@@ -165,6 +197,10 @@ impl NetworkBuilder {
     /// [`NetworkBuilder::build`] fails with `MEDIA + i` when media stream
     /// `i` is at fault.
     pub const MEDIA: usize = usize::MAX / 2;
+
+    /// [`NetworkBuilder::build`] fails with `WORKLOAD + i` when workload `i`
+    /// is at fault (below [`NetworkBuilder::MEDIA`]).
+    pub const WORKLOAD: usize = usize::MAX / 4;
 
     /// An empty network.
     pub fn new() -> Self {
@@ -193,6 +229,22 @@ impl NetworkBuilder {
         self.links.push((a, b, model));
         self.router = OnceCell::new();
         LinkId(self.links.len() as u32 - 1)
+    }
+
+    /// Run these workloads (flows created as they arrive, in slots freed by
+    /// finished ones).
+    pub fn workloads(&mut self, plan: Plan) {
+        self.workloads = Some(Box::new(plan));
+    }
+
+    /// The run seed, for the random streams the network itself draws from.
+    pub fn seed(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
+    /// Pace flow `flow`'s application (a rate cap, on/off periods).
+    pub fn pace(&mut self, flow: FlowId, shape: app::AppShape) {
+        self.paced.push((flow, shape));
     }
 
     /// Add a flow.
@@ -277,8 +329,9 @@ impl NetworkBuilder {
     /// connected both ways, or with index [`NetworkBuilder::WHOLE`] if the
     /// network is over a size cap or has no flows.
     pub fn build(mut self) -> Result<Simulation, (usize, String)> {
+        let sources = self.workloads.as_ref().map_or(0, |w| w.sources.len());
         // Media streams alone are something to run too.
-        let flows = match (self.flows.len(), self.media.len()) {
+        let flows = match (self.flows.len() + sources, self.media.len()) {
             (0, m) => m.min(1),
             (f, _) => f,
         };
@@ -294,11 +347,15 @@ impl NetworkBuilder {
                 ),
             ));
         }
-        // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs.
+        // Route 2f: flow f's data (src -> dst); route 2f + 1: its ACKs; then
+        // the same for each workload pair.
+        let work_pairs = self.workloads.as_ref().map_or(&[][..], |w| &w.pairs[..]);
         let pairs: Vec<(NodeId, NodeId)> = self
             .flows
             .iter()
-            .flat_map(|f| [(f.src, f.dst), (f.dst, f.src)])
+            .map(|f| (f.src, f.dst))
+            .chain(work_pairs.iter().copied())
+            .flat_map(|(a, b)| [(a, b), (b, a)])
             .collect();
         let router = self.router.take().unwrap_or_else(|| self.new_router());
         let set = router.routes(&pairs);
@@ -340,6 +397,26 @@ impl NetworkBuilder {
                 }
             }
         }
+        let nf = self.flows.len();
+        for (k, &(a, b)) in work_pairs.iter().enumerate() {
+            let owner = self.workloads.as_ref().map_or(0, |w| {
+                w.sources
+                    .iter()
+                    .position(|s| s.pairs.contains(&(k as u32)))
+                    .unwrap_or(0)
+            });
+            for (j, (x, y)) in [(a, b), (b, a)].into_iter().enumerate() {
+                if !set.has(2 * (nf + k) + j) {
+                    return Err((
+                        Self::WORKLOAD + owner,
+                        format!(
+                            "no path from '{}' to '{}' (flows need links in both directions)",
+                            self.nodes[x.0 as usize], self.nodes[y.0 as usize]
+                        ),
+                    ));
+                }
+            }
+        }
         let routes = set.table;
         let nodes = &self.nodes;
         let links: Vec<NetLink> = self
@@ -367,15 +444,28 @@ impl NetworkBuilder {
                     spec.app,
                 ),
                 receiver: TcpReceiver::new(spec.tcp.clone(), FlowId(i as u32), spec.dst, spec.src),
-                metrics: FlowMetrics {
-                    delay: Histogram::new(),
-                    jitter: Histogram::new(),
-                    last_delay: None,
-                },
+                metrics: FlowMetrics::new(),
+                job: None,
+                pacer: None,
                 spec,
             })
             .collect();
         let mut flows = flows;
+        let paced = !self.paced.is_empty();
+        for (id, shape) in std::mem::take(&mut self.paced) {
+            let slot = &mut flows[id.0 as usize];
+            let total = match slot.spec.app {
+                App::Bulk => None,
+                App::Bytes(n) => Some(n),
+            };
+            slot.pacer = Some(Box::new(app::Pacer::new(
+                shape,
+                total,
+                u64::from(slot.spec.tcp.mss),
+                crate::rng::Rng::stream(0, ""),
+                Time::ZERO,
+            )));
+        }
         let feeds: Vec<Feed> = self
             .feeds
             .iter()
@@ -411,7 +501,51 @@ impl NetworkBuilder {
                 queue.push(stop, Target::Stop(i as u32));
             }
         }
+        let mut work = self.workloads.take();
+        if let Some(w) = work.as_mut() {
+            for (i, s) in w.sources.iter_mut().enumerate() {
+                if let Some((load, name)) = s.load.clone() {
+                    let rate = links
+                        .iter()
+                        .flat_map(|l| Dir::BOTH.map(|d| (l, d)))
+                        .find(|(l, d)| l.names[d.index()] == name)
+                        .map(|(l, d)| l.model.rate_bps(d))
+                        .ok_or_else(|| {
+                            (
+                                Self::WORKLOAD + i,
+                                format!("arrivals.link {name:?} is not a link direction; allowed: \"A->B\" of [[links]] ends"),
+                            )
+                        })?;
+                    if rate == 0 {
+                        return Err((
+                            Self::WORKLOAD + i,
+                            format!("arrivals.link {name:?} has no rate at the start; allowed: a link direction with a rate"),
+                        ));
+                    }
+                    s.set_rate(load * rate as f64 / (8.0 * s.mean_size().max(1.0)));
+                }
+                if let Some(t) = s.next_time(None) {
+                    queue.push(t, Target::Arrival(i as u32));
+                }
+            }
+            // Closed-loop clients start at uniform times over one think time.
+            for (c, cl) in w.clients.iter_mut().enumerate() {
+                let s = &w.sources[cl.workload as usize];
+                if let crate::workload::Process::Closed(k) = &s.process {
+                    let t = s.start + Time::from_secs_f64(cl.rng.uniform() * k.think.as_secs_f64());
+                    if t < s.stop {
+                        queue.push(t, Target::Client(c as u32));
+                    }
+                }
+            }
+        }
         Ok(Simulation {
+            route_of: (0..flows.len() as u32).map(|i| 2 * i).collect(),
+            seed: self.seed,
+            paced,
+            static_flows: flows.len(),
+            free: Vec::new(),
+            work,
             seen: vec![account::DirSeen::default(); 2 * links.len()],
             legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
@@ -445,6 +579,20 @@ impl NetworkBuilder {
 /// A network with its flows, ready to run.
 pub struct Simulation {
     queue: EventQueue<Target>,
+    /// Per flow slot, the route of its data (its ACKs: the next one): 2f
+    /// for `[[flows]]` flow f; a workload flow's pair's. Kept apart from the
+    /// slots so that forwarding a packet reads 4 bytes, not a flow's state.
+    route_of: Vec<u32>,
+    /// Whether some `[[flows]]` flow has a paced application.
+    paced: bool,
+    /// The run seed.
+    seed: u64,
+    /// The `[[flows]]` flows: slots `0..static_flows`; workload flows after.
+    static_flows: usize,
+    /// Workload slots free for the next arrival.
+    free: Vec<u32>,
+    /// `[[workloads]]`, if any.
+    work: Option<Box<Plan>>,
     wake_links: Wakeups,
     wake_senders: Wakeups,
     wake_receivers: Wakeups,
@@ -616,6 +764,9 @@ impl Simulation {
 
     /// Record `p` in the captures that tap link `l`'s `slot` (see `taps`).
     fn tap(&mut self, l: usize, slot: usize, now: Time, p: &Packet) {
+        if p.flow.0 as usize >= self.static_flows {
+            return; // workload flows are not captured
+        }
         if let Some(t) = self.taps.get(l) {
             for &(c, iface) in &t[slot] {
                 self.captures[c as usize].1.record_on(iface, now, p);
@@ -632,6 +783,8 @@ impl Simulation {
             media: self.media.len(),
             nodes: self.nodes,
             links: self.links,
+            workloads: self.work.is_some(),
+            paced: self.paced,
             flows: self.flows.into_iter().map(|f| f.spec).collect(),
         }
     }
@@ -695,16 +848,36 @@ impl Simulation {
                 }
             }
             Target::Start(f) => {
-                self.flows[f as usize].sender.start(now);
-                self.flush_sender(f as usize, now);
+                let f = f as usize;
+                self.flows[f].sender.start(now);
+                if let Some((shape, total)) =
+                    self.flows[f].pacer.as_ref().map(|p| (p.shape(), p.total()))
+                {
+                    // The application starts offering now (its periods from now).
+                    let (mss, rng) = (u64::from(self.flows[f].spec.tcp.mss), self.app_rng(f));
+                    self.flows[f].pacer =
+                        Some(Box::new(app::Pacer::new(shape, total, mss, rng, now)));
+                    self.app_tick(f, now);
+                }
+                self.flush_sender(f, now);
             }
             Target::Stop(f) => {
+                self.flows[f as usize].pacer = None;
                 self.flows[f as usize].sender.stop(now);
                 self.flush_sender(f as usize, now);
             }
             Target::Media(m) => {
                 if self.wake_media.fire(m as usize, now) {
                     self.flush_media(m as usize, now);
+                }
+            }
+            Target::Arrival(w) => self.arrival(w as usize, now),
+            Target::Client(c) => self.client_start(c as usize, now),
+            Target::App(f) => {
+                let due = self.flows[f as usize].pacer.as_ref().and_then(|p| p.due);
+                if due == Some(now) {
+                    self.app_tick(f as usize, now);
+                    self.flush_sender(f as usize, now);
                 }
             }
         }
@@ -746,6 +919,19 @@ impl Simulation {
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
+                if let Some(job) = slot.job.as_mut() {
+                    slot.receiver.on_packet(now, &p);
+                    let fresh = job.delivered_at.is_none() && slot.receiver.delivered() >= job.size;
+                    if fresh {
+                        job.delivered_at = Some(now);
+                    }
+                    let job = *job;
+                    self.flush_receiver(f, now);
+                    if fresh && job.client != Job::NO_CLIENT {
+                        self.stage_done(job, now);
+                    }
+                    return;
+                }
                 if p.payload > 0 && p.repair.is_none() {
                     let d = now.saturating_sub(p.sent_at).as_nanos();
                     let m = &mut slot.metrics;
@@ -775,11 +961,12 @@ impl Simulation {
     }
 
     fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
-        // Data goes sender -> receiver on route 2f, ACKs back on 2f + 1.
+        // Data goes sender -> receiver on the flow's route, ACKs back on the next.
         let code = match media::stream_of(p.flow) {
             Some(m) => self.media_routes.hop(m, p.hop),
             None => {
-                let route = 2 * p.flow.0 as usize + usize::from(p.kind == Kind::Ack);
+                let route =
+                    self.route_of[p.flow.0 as usize] as usize + usize::from(p.kind == Kind::Ack);
                 self.routes.hop(route, p.hop)
             }
         } as usize;
@@ -808,6 +995,10 @@ impl Simulation {
             self.media_legs[m].drop(code, cause);
         } else if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
             legs[account::leg_index(p)].drop(code, cause);
+        }
+        if p.flow.0 as usize >= self.static_flows {
+            self.maybe_retire(p.flow.0 as usize);
+            return; // workload flows are not traced
         }
         if let Some(m) = self.monitor.as_mut() {
             if m.shared == code {
@@ -839,6 +1030,10 @@ impl Simulation {
         let next = self.flows[f].sender.poll_timeout();
         self.wake_senders
             .schedule(&mut self.queue, f, next, Target::Sender(f as u32));
+        if f >= self.static_flows {
+            self.maybe_retire(f);
+            return;
+        }
         if !self.feeds.is_empty() {
             let p = self.flows[f]
                 .sender
@@ -930,9 +1125,14 @@ impl Simulation {
         let next = self.flows[f].receiver.poll_timeout();
         self.wake_receivers
             .schedule(&mut self.queue, f, next, Target::Receiver(f as u32));
+        if f >= self.static_flows {
+            self.maybe_retire(f);
+        }
     }
 }
 
+pub mod app;
+mod dynamic;
 pub mod report;
 pub mod summary;
 

@@ -51,8 +51,10 @@ impl Simulation {
                 FlowHistograms::new(0, &Default::default()).take_table()
             }
         });
+        // Workload runs always have their `fct` table, traced or not.
+        let fct = self.take_fct(all);
         let Some(mut traces) = self.traces.take() else {
-            return histograms.into_iter().collect();
+            return histograms.into_iter().chain(fct).collect();
         };
         let lt_any = self.flows.iter().any(|f| f.sender.lt_config().any());
         let (mut cwnd, mut sent, mut erasure, mut blocks) = (vec![], vec![], vec![], vec![]);
@@ -269,6 +271,7 @@ impl Simulation {
             });
         }
         tables.extend(histograms);
+        tables.extend(fct);
         tables
     }
 

@@ -56,6 +56,9 @@ pub struct NetworkSummary {
     /// One entry per media stream (`[[media]]`), when the scenario has any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<crate::media::MediaSummary>,
+    /// `[[workloads]]`' flow completion times, when the scenario has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<crate::workload::WorkloadsSummary>,
 }
 
 /// One-way TCP-layer delay and jitter statistics (`null` when nothing was
@@ -479,6 +482,7 @@ impl Simulation {
                 .collect();
             super::monitor::summarize(m, busy, end)
         });
+        let workloads = self.workloads_summary();
         NetworkSummary {
             sim_time_s: end.as_secs_f64(),
             events: self.events(),
@@ -488,6 +492,7 @@ impl Simulation {
             queues,
             monitor,
             media,
+            workloads,
         }
     }
 
@@ -499,7 +504,7 @@ impl Simulation {
         let (mut payload, mut pro, mut rea, mut rebuilt) = (0u64, 0u64, 0u64, 0u64);
         let mut lt_any = false;
         let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in self.flows[..self.static_flows].iter().enumerate() {
             let st = f.sender.stats();
             let mut own = Counts::default();
             own.add(st, f.receiver.delivered());

@@ -50,6 +50,10 @@ pub struct ScenarioConfig {
     /// Real-time media streams over UDP (docs/models/media.md).
     #[serde(default)]
     pub media: Vec<crate::media::MediaConfig>,
+    /// Open-loop workloads: finite TCP flows arriving over the run
+    /// (docs/models/workloads.md).
+    #[serde(default)]
+    pub workloads: Vec<crate::workload::WorkloadConfig>,
     /// cdma2000 SCH allocations: generated rate schedules of mobiles' links
     /// (docs/models/sch-allocation.md).
     #[serde(default)]
@@ -95,6 +99,17 @@ pub struct FlowConfig {
     pub bytes: Option<Bytes>,
     /// TCP overrides for these flows.
     pub tcp: Option<TcpOverlay>,
+    /// The application offers data at most at this rate (an
+    /// application-limited flow). Default: as fast as TCP takes it.
+    pub rate_cap: Option<crate::config::Rate>,
+    /// On/off application: mean (or, with `on_off = "fixed"`, exact)
+    /// duration of its on periods, which alternate with `off` periods in
+    /// which it offers nothing. Needs `off`.
+    pub on: Option<Time>,
+    /// On/off application: mean (or exact) duration of its off periods.
+    pub off: Option<Time>,
+    /// How on and off periods last: "exponential" (default) or "fixed".
+    pub on_off: Option<crate::net::app::OnOffLaw>,
 }
 
 impl ScenarioConfig {
@@ -111,6 +126,7 @@ impl ScenarioConfig {
             links: Vec::new(),
             flows: Vec::new(),
             media: Vec::new(),
+            workloads: Vec::new(),
             allocations: Vec::new(),
             monitor: None,
             histograms: None,
@@ -198,6 +214,12 @@ impl FlowConfig {
         if let Some(n) = self.count {
             crate::config::check_range("count", n, 1, crate::net::limits::MAX_FLOWS as u32)?;
         }
+        self.app_shape()?;
         Ok(())
+    }
+
+    /// The application's pacing (rate cap, on/off), if any.
+    pub fn app_shape(&self) -> Result<Option<crate::net::app::AppShape>> {
+        crate::net::app::AppShape::of(self.rate_cap, self.on, self.off, self.on_off)
     }
 }

@@ -90,6 +90,10 @@ pub fn read_files(loaded: &mut Loaded, base: Option<std::path::PathBuf>) -> Resu
             .load_files(&mut files)
             .map_err(|e| e.at(&format!("links[{i}]")))?;
     }
+    for (i, w) in loaded.file.workloads.iter_mut().enumerate() {
+        w.load_files(files.base.as_deref())
+            .map_err(|e| e.at(&format!("workloads[{i}]")))?;
+    }
     Ok(())
 }
 
@@ -185,20 +189,25 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
             "is zero; a run must last",
         ));
     }
-    let no_flows = f.flows.is_empty() && f.media.is_empty();
+    let no_flows = f.flows.is_empty() && f.workloads.is_empty() && f.media.is_empty();
     for (key, empty) in [("links", f.links.is_empty()), ("flows", no_flows)] {
         if empty {
             return Err(ConfigError::at_key(
                 key,
                 format!(
                     "missing; a scenario needs at least one link and one flow ([[{key}]]{})",
-                    if key == "flows" { " or [[media]]" } else { "" }
+                    if key == "flows" {
+                        ", [[workloads]] or [[media]]"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
     }
     check_sizes(f)?;
     let mut net = NetworkBuilder::new();
+    net.seed(seed);
     let mut plan = allocation_plan(f)?;
     let feeds = add_links(&mut net, &f.links, seed, &mut plan)?;
     if let Some(((x, y), (j, _))) = plan.into_iter().min_by_key(|(_, (j, _))| *j) {
@@ -208,6 +217,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
         ));
     }
     let (flow_names, group_ends) = add_flows(&mut net, f, seed)?;
+    add_workloads(&mut net, loaded, seed)?;
     let media_entries = crate::media::add_media(&mut net, &f.media, seed)?;
     for (i, id) in feeds {
         let p = format!("links[{i}]");
@@ -219,6 +229,11 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Simulation, Time)> {
             .and_then(|k| media_entries.get(k))
         {
             return ConfigError::at_key(format!("media[{j}]"), m);
+        }
+        if i != NetworkBuilder::WHOLE
+            && (NetworkBuilder::WORKLOAD..NetworkBuilder::MEDIA).contains(&i)
+        {
+            return ConfigError::at_key(format!("workloads[{}]", i - NetworkBuilder::WORKLOAD), m);
         }
         // The flows[] entry that made flow `i`.
         let g = group_ends.partition_point(|&end| end <= i);
@@ -540,6 +555,7 @@ fn add_flows(
         let start = fl.start.unwrap_or(Time::ZERO);
         let jitter = fl.start_jitter.unwrap_or(Time::ZERO);
         let app = fl.bytes.map_or(App::Bulk, |b| App::Bytes(b.get()));
+        let shape = fl.app_shape().map_err(|e| e.at(&p))?;
         for (x, y) in pairs.iter() {
             let (Some(src), Some(dst)) = (net.find(&x), net.find(&y)) else {
                 let (key, name) = if net.find(&x).is_none() {
@@ -563,7 +579,7 @@ fn add_flows(
                     start
                 };
                 out.push(name.clone());
-                net.flow(FlowSpec {
+                let id = net.flow(FlowSpec {
                     name,
                     src,
                     dst,
@@ -572,11 +588,278 @@ fn add_flows(
                     start,
                     stop: fl.stop,
                 });
+                if let Some(shape) = shape {
+                    net.pace(id, shape);
+                }
             }
         }
         ends.push(out.len());
     }
     Ok((out, ends))
+}
+
+/// Add the `[[workloads]]` of `loaded`: their pairs, arrival processes and
+/// size samplers, and the factory of the empty-path runs their slowdowns
+/// are measured against.
+fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result<()> {
+    use crate::workload::{ArrivalConfig, Plan, Process, Source};
+    let f = &loaded.file;
+    if f.workloads.is_empty() {
+        return Ok(());
+    }
+    if let Some(i) = f.links.iter().position(duplicates) {
+        return Err(ConfigError::at_key(
+            format!("links[{i}]"),
+            "duplicates packets (netem duplicate), which [[workloads]] do not support yet (a flow's slot is reused once none of its packets is in the network); allowed: duplicate = 0 with workloads",
+        ));
+    }
+    let base = f.tcp.apply(&TcpConfig::default());
+    base.validate().map_err(|e| e.at("tcp"))?;
+    let mut pairs: Vec<(crate::packet::NodeId, crate::packet::NodeId)> = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
+    let mut index: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut sources = Vec::new();
+    let mut clients = Vec::new();
+    for (i, w) in f.workloads.iter().enumerate() {
+        let p = format!("workloads[{i}]");
+        w.validate(f.duration).map_err(|e| e.at(&p))?;
+        let tcp = match &w.tcp {
+            Some(t) => {
+                let tcp = t.apply(&base);
+                tcp.validate().map_err(|e| e.at(&join(&p, "tcp")))?;
+                tcp
+            }
+            None => base.clone(),
+        };
+        let from = NameRange::parse(&w.from).map_err(|e| e.at(&join(&p, "from")))?;
+        let to = NameRange::parse(&w.to).map_err(|e| e.at(&join(&p, "to")))?;
+        let node = |key: &str, name: String| {
+            net.find(&name).ok_or_else(|| {
+                ConfigError::new(
+                    join(&p, key),
+                    crate::config::quoted(&name),
+                    "is not a node of any link; allowed: the ends of [[links]] entries",
+                )
+            })
+        };
+        let mut mine: Vec<(crate::packet::NodeId, crate::packet::NodeId, String, String)> =
+            Vec::new();
+        let cap = MAX_FLOWS;
+        match w.pairs.unwrap_or(crate::workload::PairMode::Cross) {
+            crate::workload::PairMode::Cross => {
+                if from.len().saturating_mul(to.len()) > cap {
+                    return Err(ConfigError::at_key(
+                        &p,
+                        format!("pairs {} senders with {} receivers: more than {cap} pairs (net::limits::MAX_FLOWS)", from.len(), to.len()),
+                    ));
+                }
+                for a in 0..from.len() {
+                    for b in 0..to.len() {
+                        let (x, y) = (from.name(a), to.name(b));
+                        if x != y {
+                            let (na, nb) = (node("from", x.clone())?, node("to", y.clone())?);
+                            mine.push((na, nb, x, y));
+                        }
+                    }
+                }
+            }
+            crate::workload::PairMode::Zip => {
+                let pr = Pairs::new(from, to).map_err(|e| e.at(&p))?;
+                for (x, y) in pr.iter() {
+                    if x == y {
+                        return Err(ConfigError::at_key(
+                            &p,
+                            format!("pairs '{x}' with itself; a flow needs two different nodes"),
+                        ));
+                    }
+                    let (na, nb) = (node("from", x.clone())?, node("to", y.clone())?);
+                    mine.push((na, nb, x, y));
+                }
+            }
+        }
+        if mine.is_empty() {
+            return Err(ConfigError::at_key(
+                &p,
+                "has no pair of two different nodes; allowed: from and to naming different nodes",
+            ));
+        }
+        if let Some(wt) = &w.weights {
+            if wt.len() != mine.len() {
+                return Err(ConfigError::at_key(
+                    join(&p, "weights"),
+                    format!(
+                        "has {} weights; allowed: one weight per pair, {} in all (pair order: {}->{} first)",
+                        wt.len(),
+                        mine.len(),
+                        mine[0].2,
+                        mine[0].3
+                    ),
+                ));
+            }
+        }
+        let mut ids = Vec::with_capacity(mine.len());
+        let mut backs = Vec::new();
+        let closed = matches!(w.arrivals, ArrivalConfig::Closed(_));
+        for (a, b, x, y) in mine {
+            let mut pair =
+                |a: crate::packet::NodeId, b: crate::packet::NodeId, x: &str, y: &str| {
+                    *index.entry((a.0, b.0)).or_insert_with(|| {
+                        pairs.push((a, b));
+                        names.push((x.to_string(), y.to_string()));
+                        pairs.len() as u32 - 1
+                    })
+                };
+            ids.push(pair(a, b, &x, &y));
+            if closed {
+                backs.push(pair(b, a, &y, &x));
+            }
+        }
+        if pairs.len() > cap {
+            return Err(ConfigError::at_key(
+                &p,
+                format!("makes the workloads more than {cap} pairs (net::limits::MAX_FLOWS)"),
+            ));
+        }
+        let (process, load, sizes) = match &w.arrivals {
+            ArrivalConfig::Poisson(r)
+            | ArrivalConfig::Deterministic(crate::workload::EvenRate(r)) => {
+                let rate = r.rate.unwrap_or(1.0);
+                let process = if matches!(w.arrivals, ArrivalConfig::Poisson(_)) {
+                    Process::Poisson(rate)
+                } else {
+                    Process::Deterministic(rate)
+                };
+                let load = r.load.zip(r.link.clone());
+                let sizes = w.size.as_ref().map(|s| s.model().sampler()).transpose();
+                (process, load, sizes.map_err(|e| e.at(&join(&p, "size")))?)
+            }
+            ArrivalConfig::Closed(c) => {
+                let closed = crate::workload::Closed {
+                    clients: c.clients,
+                    think: c.think,
+                    exponential: c.think_law.unwrap_or_default()
+                        == crate::net::app::OnOffLaw::Exponential,
+                    objects: c.objects.unwrap_or(1),
+                    parallel: c.parallel.unwrap_or(1),
+                };
+                let sizes = w.size.as_ref().map(|s| s.model().sampler()).transpose();
+                (
+                    Process::Closed(closed),
+                    None,
+                    sizes.map_err(|e| e.at(&join(&p, "size")))?,
+                )
+            }
+            ArrivalConfig::Trace(t) => {
+                let Some(tr) = &t.loaded else {
+                    return Err(ConfigError::new(
+                        join(&p, "arrivals.file"),
+                        crate::config::quoted(&t.file),
+                        "was not read (an internal error)",
+                    ));
+                };
+                (Process::Trace(tr.clone()), None, None)
+            }
+        };
+        let name = w.name.clone().unwrap_or_else(|| p.clone());
+        if sources.iter().any(|s: &Source| s.name == name) {
+            return Err(ConfigError::new(
+                join(&p, "name"),
+                crate::config::quoted(&name),
+                "is taken by another workload; allowed: a name of its own",
+            ));
+        }
+        let start = w.start.unwrap_or(Time::ZERO);
+        let stop = w.stop.unwrap_or(f.duration).min(f.duration);
+        let mut src = Source::new(
+            name,
+            seed,
+            tcp,
+            ids,
+            w.weights.as_deref(),
+            process,
+            sizes,
+            (start, stop),
+            w.bucket_edges(),
+        );
+        src.load = load;
+        src.app = crate::net::app::AppShape::of(w.rate_cap, w.on, w.off, w.on_off)
+            .map_err(|e| e.at(&p))?;
+        src.response = w
+            .response
+            .as_ref()
+            .map(|r| r.model().sampler())
+            .transpose()
+            .map_err(|e| e.at(&join(&p, "response")))?;
+        if let Process::Closed(c) = &src.process {
+            for k in 0..c.clients {
+                let j = k as usize % src.pairs.len();
+                clients.push(crate::workload::Client {
+                    workload: i as u32,
+                    pair: src.pairs[j],
+                    back: backs[j],
+                    started: Time::ZERO,
+                    to_start: 0,
+                    done: 0,
+                    rng: Rng::stream(seed, &format!("workload:{}:client:{k}", src.name)),
+                });
+            }
+            if clients.len() > 1_000_000 {
+                return Err(ConfigError::at_key(
+                    join(&p, "arrivals.clients"),
+                    "makes more than 1000000 clients in all; allowed: fewer",
+                ));
+            }
+        }
+        sources.push(src);
+    }
+    let shared = loaded.clone();
+    let factory = move |w: u32, pair: u32| {
+        let (x, y) = names.get(pair as usize)?.clone();
+        let mut l = shared.clone();
+        let wl = l.file.workloads.get(w as usize)?.clone();
+        l.file.workloads.clear();
+        l.file.monitor = None;
+        // The same application alone: a paced workload's baseline is paced alike.
+        l.file.flows = vec![FlowConfig {
+            tcp: wl.tcp,
+            name: Some("baseline".into()),
+            rate_cap: wl.rate_cap,
+            on: wl.on,
+            off: wl.off,
+            on_off: wl.on_off,
+            ..FlowConfig::new(x, y)
+        }];
+        build(&l, seed).ok().map(|(sim, _)| sim)
+    };
+    net.workloads(Plan {
+        sources,
+        pairs,
+        factory: Some(Box::new(factory)),
+        baselines: Default::default(),
+        records: Vec::new(),
+        alive: 0,
+        peak_alive: 0,
+        serial: 0,
+        closed: false,
+        horizon: Time(f.duration.0.saturating_mul(10)),
+        clients,
+    });
+    Ok(())
+}
+
+/// Whether link `l` duplicates packets (netem `duplicate` above 0).
+fn duplicates(l: &LinkConfig) -> bool {
+    let LinkConfig::Wired(w) = l else {
+        return false;
+    };
+    let dup = |n: &Option<crate::link::netem::NetemConfig>| {
+        n.as_ref()
+            .and_then(|n| n.duplicate)
+            .is_some_and(|p| p.get() > 0.0)
+    };
+    dup(&w.netem)
+        || w.ab.as_ref().is_some_and(|d| dup(&d.netem))
+        || w.ba.as_ref().is_some_and(|d| dup(&d.netem))
 }
 
 /// Connect link `id` to the flow its configuration names (paths relative to

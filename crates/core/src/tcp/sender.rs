@@ -196,6 +196,9 @@ pub struct TcpSender {
     phase: Phase,
     /// Total bytes the application offers (`None` = unbounded).
     app_end: Option<u64>,
+    /// The application will offer more than `app_end` later (a rate-capped
+    /// or on/off application): the transfer is not complete at `app_end`.
+    app_open: bool,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
@@ -378,6 +381,7 @@ impl TcpSender {
                 App::Bulk => None,
                 App::Bytes(n) => Some(n),
             },
+            app_open: false,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -479,10 +483,20 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
+    /// A paced application (rate cap, on/off) has offered `limit` bytes in
+    /// all so far (never less than what was sent), `open` if it will offer
+    /// more later; the caller polls for the data it may now send.
+    pub fn offer(&mut self, now: Time, limit: u64, open: bool) {
+        self.app_end = Some(limit.max(self.snd_max));
+        self.app_open = open;
+        self.check_complete(now);
+    }
+
     /// The application offers no more new data; retransmissions continue.
     pub fn stop(&mut self, now: Time) {
         let end = self.app_end.unwrap_or(u64::MAX).min(self.snd_max);
         self.app_end = Some(end);
+        self.app_open = false;
         self.close_block();
         self.check_complete(now);
     }
@@ -2071,6 +2085,7 @@ impl TcpSender {
 
     fn check_complete(&mut self, now: Time) {
         if self.stats.completed_at.is_none()
+            && !self.app_open
             && self.phase == Phase::Established
             && self.app_end.is_some_and(|e| self.snd_una >= e)
         {

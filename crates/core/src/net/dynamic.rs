@@ -1,0 +1,364 @@
+//! Workload flows (`[[workloads]]`): created as they arrive, in the slot of
+//! a finished one when there is one, and retired — measured, recorded and
+//! their slot freed — once nothing of them is left in the network.
+
+use super::{account, FlowMetrics, FlowSlot, FlowSpec, Simulation, Target};
+use crate::metrics::{Column, Table};
+use crate::packet::FlowId;
+use crate::tcp::{App, TcpReceiver, TcpSender};
+use crate::time::Time;
+use crate::workload::{Job, WorkloadsSummary};
+
+impl Simulation {
+    /// Workload `w`'s next flow arrives now.
+    pub(super) fn arrival(&mut self, w: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let src = &mut plan.sources[w];
+        let (pair, size) = src.draw();
+        if let Some(t) = src.next_time(Some(now)) {
+            self.queue.push(t, Target::Arrival(w as u32));
+        }
+        self.spawn(w, pair, size, now, Job::NO_CLIENT, 0);
+    }
+
+    /// Closed-loop client `c` starts a transaction: its first objects.
+    pub(super) fn client_start(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        let crate::workload::Process::Closed(k) = plan.sources[cl.workload as usize].process else {
+            return;
+        };
+        cl.started = now;
+        cl.to_start = k.objects;
+        cl.done = 0;
+        for _ in 0..k.parallel.min(k.objects) {
+            self.client_object(c, now);
+        }
+    }
+
+    /// Client `c` requests its next object.
+    fn client_object(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        cl.to_start -= 1;
+        let (w, pair) = (cl.workload as usize, cl.pair);
+        let size = plan.sources[w].draw_request();
+        if !self.spawn(w, pair, size, now, c as u32, 0) {
+            self.client_object_done(c, now);
+        }
+    }
+
+    /// A request or response of a client was delivered.
+    pub(super) fn stage_done(&mut self, job: Job, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let c = job.client as usize;
+        let (w, back) = (plan.clients[c].workload as usize, plan.clients[c].back);
+        if job.stage == 0 {
+            if let Some(size) = plan.sources[w].draw_response() {
+                if self.spawn(w, back, size, now, job.client, 1) {
+                    return;
+                }
+            }
+        }
+        self.client_object_done(c, now);
+    }
+
+    /// One object of client `c`'s transaction is done: the next one, or the
+    /// end of the transaction and the think time before the next.
+    fn client_object_done(&mut self, c: usize, now: Time) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        let cl = &mut plan.clients[c];
+        cl.done += 1;
+        if cl.to_start > 0 {
+            self.client_object(c, now);
+            return;
+        }
+        let w = cl.workload as usize;
+        let crate::workload::Process::Closed(k) = plan.sources[w].process else {
+            return;
+        };
+        if cl.done < k.objects {
+            return;
+        }
+        let took = now.saturating_sub(cl.started);
+        let think = if k.exponential {
+            -(1.0 - cl.rng.uniform()).ln() * k.think.as_secs_f64()
+        } else {
+            k.think.as_secs_f64()
+        };
+        let next = now + Time::from_secs_f64(think);
+        let src = &mut plan.sources[w];
+        src.transaction(took);
+        if next < src.stop {
+            self.queue.push(next, Target::Client(c as u32));
+        }
+    }
+
+    /// Start a flow of workload `w` on pair `pair` of `size` bytes now
+    /// (serving `client`'s `stage`); false if refused (too many alive).
+    fn spawn(&mut self, w: usize, pair: u32, size: u64, now: Time, client: u32, stage: u8) -> bool {
+        let Some(plan) = self.work.as_mut() else {
+            return false;
+        };
+        let src = &mut plan.sources[w];
+        if plan.alive >= super::limits::MAX_FLOWS {
+            src.rejected += 1;
+            return false;
+        }
+        src.arrivals += 1;
+        src.offered_bytes += size;
+        let tcp = src.tcp.clone();
+        let app = src.app;
+        let name = format!("{}#{}", src.name, plan.serial);
+        let job = Job {
+            workload: w as u32,
+            serial: plan.serial,
+            pair,
+            size,
+            start: now,
+            delivered_at: None,
+            client,
+            stage,
+        };
+        plan.serial += 1;
+        plan.alive += 1;
+        plan.peak_alive = plan.peak_alive.max(plan.alive);
+        let (a, b) = plan.pairs[pair as usize];
+        let route = 2 * (self.static_flows as u32 + pair);
+        let f = match self.free.pop() {
+            Some(f) => f as usize,
+            None => {
+                let f = self.flows.len();
+                self.legs.push(Default::default());
+                self.wake_senders.grow(f + 1);
+                self.wake_receivers.grow(f + 1);
+                self.route_of.push(route);
+                f
+            }
+        };
+        let bytes = App::Bytes(size);
+        let slot = FlowSlot {
+            sender: TcpSender::new(tcp.clone(), FlowId(f as u32), a, b, bytes),
+            receiver: TcpReceiver::new(tcp.clone(), FlowId(f as u32), b, a),
+            metrics: FlowMetrics::new(),
+            job: Some(job),
+            pacer: None,
+            spec: FlowSpec {
+                name,
+                src: a,
+                dst: b,
+                tcp,
+                app: bytes,
+                start: now,
+                stop: None,
+            },
+        };
+        self.route_of[f] = route;
+        if f == self.flows.len() {
+            self.flows.push(slot);
+        } else {
+            self.flows[f] = slot;
+        }
+        self.flows[f].sender.start(now);
+        if let Some(shape) = app {
+            let rng = self.app_rng(f);
+            let mss = u64::from(self.flows[f].spec.tcp.mss);
+            self.flows[f].pacer = Some(Box::new(super::app::Pacer::new(
+                shape,
+                Some(size),
+                mss,
+                rng,
+                now,
+            )));
+            self.app_tick(f, now);
+        }
+        self.flush_sender(f, now);
+        true
+    }
+
+    /// The random stream of flow slot `f`'s application periods: by flow
+    /// name, so a workload flow's periods do not depend on its slot.
+    pub(super) fn app_rng(&self, f: usize) -> crate::rng::Rng {
+        crate::rng::Rng::stream(self.seed, &format!("app:{}", self.flows[f].spec.name))
+    }
+
+    /// Flow `f`'s paced application catches up to `now` and offers its
+    /// sender what it has; its next wake-up is scheduled.
+    pub(super) fn app_tick(&mut self, f: usize, now: Time) {
+        let slot = &mut self.flows[f];
+        let Some(p) = slot.pacer.as_mut() else { return };
+        let (limit, open, next) = p.advance(now, slot.sender.snd_max());
+        slot.sender.offer(now, limit, open);
+        if let Some(t) = next {
+            self.queue.push(t, Target::App(f as u32));
+        }
+    }
+
+    /// Retire workload flow `f` if it is done: its last byte delivered,
+    /// every byte acknowledged, no timer set and none of its packets left
+    /// in the network (so its slot can carry another flow without a stray
+    /// packet reaching the new one).
+    pub(super) fn maybe_retire(&mut self, f: usize) {
+        let slot = &self.flows[f];
+        let Some(job) = slot.job else { return };
+        if job.delivered_at.is_none()
+            || slot.sender.stats().completed_at.is_none()
+            || slot.sender.poll_timeout().is_some()
+            || slot.receiver.poll_timeout().is_some()
+            || self.in_flight(f) != 0
+        {
+            return;
+        }
+        let st = slot.sender.stats();
+        let (rtx, rto) = (st.retransmits, st.timeouts);
+        self.flows[f].job = None;
+        self.free.push(f as u32);
+        if let Some(plan) = self.work.as_mut() {
+            plan.alive -= 1;
+            plan.finish(job, rtx, rto);
+        }
+    }
+
+    /// Packets of flow slot `f` inside the network: what its endpoints sent
+    /// less what arrived or was dropped (a retired occupant left none, so
+    /// the slot's running counts are the current flow's).
+    fn in_flight(&self, f: usize) -> i64 {
+        self.legs[f]
+            .iter()
+            .map(|l: &account::Leg| {
+                let dropped: u64 = l.dropped.iter().map(|d| d.2).sum();
+                l.sent as i64 - l.delivered as i64 - dropped as i64
+            })
+            .sum()
+    }
+
+    /// Bytes the receiver of flow slot `f` delivered in order.
+    pub fn flow_delivered(&self, f: usize) -> u64 {
+        self.flows.get(f).map_or(0, |s| s.receiver.delivered())
+    }
+
+    /// The time of the last event processed.
+    pub fn now(&self) -> Time {
+        self.queue.now()
+    }
+
+    /// Record the workload flows still alive (once, at the end of the run):
+    /// those whose last byte arrived count as completed.
+    pub(super) fn close_workloads(&mut self) {
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        if plan.closed {
+            return;
+        }
+        plan.closed = true;
+        for slot in &self.flows[self.static_flows..] {
+            if let Some(job) = slot.job {
+                let st = slot.sender.stats();
+                plan.finish(job, st.retransmits, st.timeouts);
+            }
+        }
+    }
+
+    /// The summary's `workloads` object.
+    pub(super) fn workloads_summary(&mut self) -> Option<WorkloadsSummary> {
+        self.close_workloads();
+        let slots = self.flows.len() - self.static_flows;
+        self.work.as_ref().map(|p| p.summary(slots))
+    }
+
+    /// The `fct` table of the workload flows recorded since the last call
+    /// (`all`: the run is over, the flows alive are recorded too).
+    pub(super) fn take_fct(&mut self, all: bool) -> Option<Table> {
+        if all {
+            self.close_workloads();
+        }
+        let plan = self.work.as_mut()?;
+        let rows = std::mem::take(&mut plan.records);
+        let nodes = &self.nodes;
+        let name = |r: &crate::workload::Record, end: usize| {
+            let (a, b) = plan.pairs[r.job.pair as usize];
+            nodes[[a, b][end].0 as usize].clone()
+        };
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let fct = |r: &crate::workload::Record| {
+            r.job
+                .delivered_at
+                .map(|t| t.saturating_sub(r.job.start).as_secs_f64())
+        };
+        Some(Table {
+            name: "fct".into(),
+            columns: vec![
+                (
+                    "workload".into(),
+                    Column::Str(
+                        rows.iter()
+                            .map(|r| plan.sources[r.job.workload as usize].name.clone())
+                            .collect(),
+                    ),
+                ),
+                (
+                    "flow".into(),
+                    Column::U64(rows.iter().map(|r| r.job.serial).collect()),
+                ),
+                (
+                    "from".into(),
+                    Column::Str(rows.iter().map(|r| name(r, 0)).collect()),
+                ),
+                (
+                    "to".into(),
+                    Column::Str(rows.iter().map(|r| name(r, 1)).collect()),
+                ),
+                (
+                    "size_bytes".into(),
+                    Column::U64(rows.iter().map(|r| r.job.size).collect()),
+                ),
+                (
+                    "start_s".into(),
+                    Column::F64(rows.iter().map(|r| r.job.start.as_secs_f64()).collect()),
+                ),
+                (
+                    "fct_s".into(),
+                    Column::F64(rows.iter().map(|r| opt(fct(r))).collect()),
+                ),
+                (
+                    "ideal_s".into(),
+                    Column::F64(
+                        rows.iter()
+                            .map(|r| opt(r.ideal.map(|t| t.as_secs_f64())))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "slowdown".into(),
+                    Column::F64(
+                        rows.iter()
+                            .map(|r| match (fct(r), r.ideal) {
+                                (Some(x), Some(i)) if i.0 > 0 => x / i.as_secs_f64(),
+                                _ => f64::NAN,
+                            })
+                            .collect(),
+                    ),
+                ),
+                (
+                    "retransmits".into(),
+                    Column::U64(rows.iter().map(|r| r.retransmits).collect()),
+                ),
+                (
+                    "timeouts".into(),
+                    Column::U64(rows.iter().map(|r| r.timeouts).collect()),
+                ),
+            ],
+        })
+    }
+}

@@ -1,0 +1,265 @@
+//! Workloads end to end: runs of small scenarios through the scenario layer.
+
+use crate::api::{start, RunOptions, Source};
+
+/// A dumbbell-like path S{1..4} → R → D{1..2} with `workload` appended.
+fn scenario(duration: &str, workload: &str) -> String {
+    format!(
+        "duration = \"{duration}\"\n\
+         [[links]]\na = \"S{{1..4}}\"\nb = \"R\"\nrate = \"100Mbit\"\ndelay = \"1ms\"\n\
+         [[links]]\na = \"R\"\nb = \"M\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\nqueue = {{ kind = \"droptail\", limit = \"200p\" }}\n\
+         [[links]]\na = \"M\"\nb = \"D{{1..2}}\"\nrate = \"100Mbit\"\ndelay = \"1ms\"\n\
+         [[workloads]]\nfrom = \"S{{1..4}}\"\nto = \"D{{1..2}}\"\n{workload}"
+    )
+}
+
+fn run(text: &str, seed: u64) -> crate::api::RunOutput {
+    let opts = RunOptions {
+        seed: Some(seed),
+        ..RunOptions::default()
+    };
+    start(Source::Toml(text.to_string()), &opts)
+        .unwrap()
+        .finish()
+        .unwrap()
+}
+
+fn column<'a>(out: &'a crate::api::RunOutput, name: &str) -> &'a crate::metrics::Column {
+    let t = out
+        .traces
+        .iter()
+        .find(|t| t.name == "fct")
+        .expect("fct table");
+    &t.columns.iter().find(|c| c.0 == name).expect("column").1
+}
+
+#[test]
+fn alone_on_the_path_every_flow_has_slowdown_one() {
+    // 1 arrival/s of 20 segments (29 200 B) on a 10 Mbit/s path: each flow
+    // is alone (its FCT is a few tens of ms), so its FCT is the empty-path
+    // one and the slowdown is 1 up to the histogram's 0.4 %.
+    let text = scenario(
+        "20s",
+        "arrivals = { kind = \"deterministic\", rate = 1 }\nsize = { kind = \"fixed\", bytes = 29200 }\n",
+    );
+    let out = run(&text, 1);
+    let w = out.summary.network.workloads.as_ref().unwrap();
+    let s = &w.workloads[0];
+    assert_eq!(s.arrivals, 20);
+    assert_eq!(s.completed, 20);
+    assert_eq!(w.peak_alive, 1);
+    assert_eq!(w.slots, 1, "one slot reused by every flow");
+    let m = s.slowdown.mean.unwrap();
+    assert!((m - 1.0).abs() < 0.005, "{m}");
+    let crate::metrics::Column::F64(sd) = column(&out, "slowdown") else {
+        panic!()
+    };
+    assert!(sd.iter().all(|x| (x - 1.0).abs() < 1e-9), "{sd:?}");
+}
+
+#[test]
+fn poisson_arrivals_finish_free_their_slots_and_are_deterministic() {
+    // Load 0.5 of 20 kB-mean Pareto flows on the 10 Mbit/s link, arriving
+    // for 8 s of a 10 s run: every flow (FCTs below a second) finishes.
+    let text = scenario(
+        "10s",
+        "arrivals = { kind = \"poisson\", load = 0.5, link = \"R->M\" }\nstop = \"8s\"\nsize = { kind = \"pareto\", mean = \"20kB\", shape = 1.5, max = \"2MB\" }\n",
+    );
+    let a = run(&text, 3);
+    let w = a.summary.network.workloads.as_ref().unwrap();
+    let s = &w.workloads[0];
+    // rate = 0.5 × 10⁷ / (8 × mean) ≈ 33/s over 10 s (the capped mean is below 20 kB).
+    assert!(s.arrivals > 200 && s.arrivals < 400, "{}", s.arrivals);
+    assert_eq!((s.completed, s.unfinished), (s.arrivals, 0), "{s:?}");
+    assert!(
+        w.slots < s.arrivals / 5,
+        "slots {} for {} flows",
+        w.slots,
+        s.arrivals
+    );
+    assert!(s.slowdown.p50.unwrap() >= 0.99, "{:?}", s.slowdown);
+    let b = run(&text, 3);
+    assert_eq!(a.summary.to_json(), b.summary.to_json());
+    assert_eq!(a.traces, b.traces);
+    let c = run(&text, 4);
+    assert_ne!(a.summary.to_json(), c.summary.to_json());
+}
+
+#[test]
+fn trace_arrivals_and_errors_name_the_workload() {
+    let dir = std::env::temp_dir().join(format!("linklab-wl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "0 1460\n0.5 14600\n0.5 2920\n").unwrap();
+    let text = scenario("2s", "arrivals = { kind = \"trace\", file = \"a.txt\" }\n");
+    let opts = RunOptions {
+        base_dir: Some(dir.clone()),
+        ..RunOptions::default()
+    };
+    let out = start(Source::Toml(text.clone()), &opts)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert_eq!((s.arrivals, s.completed, s.offered_bytes), (3, 3, 18980));
+    std::fs::write(dir.join("a.txt"), "0 1460\nzero 10\n").unwrap();
+    let e = start(Source::Toml(text), &opts).err().unwrap();
+    assert_eq!(e.path, "workloads[0].arrivals.file", "{e}");
+    assert!(e.allowed.starts_with("a.txt:2:"), "{e}");
+    let e = start(
+        Source::Toml(scenario("2s", "arrivals = { kind = \"poisson\", load = 0.5, link = \"R->X\" }\nsize = \"web_search\"\n")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0]", "{e}");
+    assert!(e.allowed.contains("R->X"), "{e}");
+    let e = start(
+        Source::Toml(scenario("2s", "arrivals = { kind = \"poisson\", rate = 1 }\nsize = \"web_search\"\nweights = [1, 2]\n")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0].weights", "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// One flow S → D over 10 Mbit/s, 5 ms, with `keys` added to the flow.
+fn paced(keys: &str) -> String {
+    format!(
+        "duration = \"10s\"\n[[links]]\na = \"S\"\nb = \"D\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [[flows]]\nfrom = \"S\"\nto = \"D\"\n{keys}"
+    )
+}
+
+fn goodput(text: &str) -> f64 {
+    run(text, 1).summary.network.flows[0].totals.goodput_bps
+}
+
+#[test]
+fn a_rate_cap_limits_the_application() {
+    // 1 Mbit/s offered for 10 s (less the handshake's round trip): 0.99 Mbit/s.
+    let g = goodput(&paced("rate_cap = \"1Mbit\"\n"));
+    assert!((0.97e6..=1.0e6).contains(&g), "{g}");
+    // Fixed 1 s on / 1 s off at 2 Mbit/s: on half the time, 1 Mbit/s.
+    let g = goodput(&paced(
+        "rate_cap = \"2Mbit\"\non = \"1s\"\noff = \"1s\"\non_off = \"fixed\"\n",
+    ));
+    assert!((0.95e6..=1.0e6).contains(&g), "{g}");
+    // A greedy application on half the time: what it handed TCP during an
+    // on period is still delivered after it (the window in flight and the
+    // 100-packet buffer, up to 0.12 s of the link), so between half the link
+    // less slow start's cost and half plus that drain: 3 to 6.2 Mbit/s.
+    let g = goodput(&paced(
+        "on = \"500ms\"\noff = \"500ms\"\non_off = \"fixed\"\n",
+    ));
+    assert!((3.0e6..=6.2e6).contains(&g), "{g}");
+    // A finite transfer completes when its last byte is acknowledged, not
+    // at the end of each offer: 125 kB at 1 Mbit/s take 1 s.
+    let out = run(&paced("rate_cap = \"1Mbit\"\nbytes = 125000\n"), 1);
+    let done = out.summary.network.flows[0].completed_s.unwrap();
+    assert!((1.0..1.05).contains(&done), "{done}");
+    let e = start(Source::Toml(paced("on = \"1s\"\n")), &RunOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(e.path, "flows[0].off", "{e}");
+}
+
+#[test]
+fn a_paced_workload_is_measured_against_a_paced_baseline() {
+    // 50 kB flows capped at 2 Mbit/s, one every 2 s: alone, each takes its
+    // 0.2 s of offering, and its baseline (paced alike) as long: slowdown 1.
+    let text = scenario(
+        "10s",
+        "arrivals = { kind = \"deterministic\", rate = 0.5 }\nsize = { kind = \"fixed\", bytes = 49640 }\nrate_cap = \"2Mbit\"\n",
+    );
+    let out = run(&text, 1);
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert_eq!(s.completed, 5);
+    let f = s.fct_s.mean.unwrap();
+    assert!((0.19..0.23).contains(&f), "{f}");
+    assert!(
+        (s.slowdown.mean.unwrap() - 1.0).abs() < 0.005,
+        "{:?}",
+        s.slowdown
+    );
+}
+
+fn closed(keys: &str) -> String {
+    format!(
+        "duration = \"20s\"\n[[links]]\na = \"C\"\nb = \"S\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [[workloads]]\nfrom = \"C\"\nto = \"S\"\n{keys}"
+    )
+}
+
+fn f64s(out: &crate::api::RunOutput, name: &str) -> Vec<f64> {
+    match column(out, name) {
+        crate::metrics::Column::F64(v) => v.clone(),
+        _ => panic!("{name}"),
+    }
+}
+
+#[test]
+fn request_response_transactions_are_the_request_then_the_response() {
+    // One client: a 1000-byte request, the server's 100 kB response, 1 s of
+    // thinking. Alone on the path, each transaction is its request's FCT
+    // plus its response's (the response starts when the request arrives).
+    let out = run(
+        &closed(
+            "arrivals = { kind = \"closed\", clients = 1, think = \"1s\", think_law = \"fixed\" }\n\
+             size = { kind = \"fixed\", bytes = 1000 }\nresponse = { kind = \"fixed\", bytes = 100000 }\n",
+        ),
+        1,
+    );
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    let fct = f64s(&out, "fct_s");
+    let from = match column(&out, "from") {
+        crate::metrics::Column::Str(v) => v.clone(),
+        _ => panic!(),
+    };
+    let mean = |who: &str| {
+        let v: Vec<f64> = fct
+            .iter()
+            .zip(&from)
+            .filter(|(x, f)| f.as_str() == who && x.is_finite())
+            .map(|(x, _)| *x)
+            .collect();
+        (v.iter().sum::<f64>() / v.len() as f64, v.len())
+    };
+    let ((req, nq), (resp, nr)) = (mean("C"), mean("S"));
+    // About 20 s / (1 s + ~0.1 s) transactions.
+    assert!(
+        s.transactions >= 16 && s.transactions <= 19,
+        "{}",
+        s.transactions
+    );
+    assert!(nq as u64 >= s.transactions && nr as u64 >= s.transactions);
+    let t = s.transaction_s.mean.unwrap();
+    // Histogram quantiles are 0.4 %; the mean is exact.
+    assert!((t - (req + resp)).abs() < 1e-6, "{t} vs {req} + {resp}");
+}
+
+#[test]
+fn a_page_of_objects_over_parallel_connections() {
+    // 8 objects of 50 kB over at most 2 connections at once: the page takes
+    // at least 4 rounds of object fetches, at most 8.
+    let text = closed(
+        "arrivals = { kind = \"closed\", clients = 1, think = \"2s\", objects = 8, parallel = 2 }\n\
+         size = { kind = \"fixed\", bytes = 500 }\nresponse = { kind = \"fixed\", bytes = 50000 }\n",
+    );
+    let out = run(&text, 1);
+    let s = &out.summary.network.workloads.as_ref().unwrap().workloads[0];
+    assert!(s.transactions >= 5, "{}", s.transactions);
+    let page = s.transaction_s.mean.unwrap();
+    let per_object = s.fct_s.mean.unwrap() * 2.0; // a request and its response
+    assert!(
+        page > 3.0 * per_object && page < 8.0 * per_object,
+        "{page} vs {per_object}"
+    );
+    let e = start(
+        Source::Toml(text.replace("parallel = 2", "parallel = 9")),
+        &RunOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.path, "workloads[0].arrivals.parallel", "{e}");
+}
