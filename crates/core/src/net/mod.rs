@@ -762,9 +762,15 @@ impl Simulation {
         Ok(())
     }
 
+    /// Whether `flow` is a workload flow (`[[workloads]]`), not a `[[flows]]`
+    /// flow or a media stream.
+    fn is_workload(&self, flow: FlowId) -> bool {
+        media::stream_of(flow).is_none() && flow.0 as usize >= self.static_flows
+    }
+
     /// Record `p` in the captures that tap link `l`'s `slot` (see `taps`).
     fn tap(&mut self, l: usize, slot: usize, now: Time, p: &Packet) {
-        if p.flow.0 as usize >= self.static_flows {
+        if self.is_workload(p.flow) {
             return; // workload flows are not captured
         }
         if let Some(t) = self.taps.get(l) {
@@ -996,7 +1002,7 @@ impl Simulation {
         } else if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
             legs[account::leg_index(p)].drop(code, cause);
         }
-        if p.flow.0 as usize >= self.static_flows {
+        if self.is_workload(p.flow) {
             self.maybe_retire(p.flow.0 as usize);
             return; // workload flows are not traced
         }
