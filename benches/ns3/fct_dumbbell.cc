@@ -14,7 +14,9 @@
 // completion time is the time at which its receiver's PacketSink has received (in order) the
 // last of them, minus START: the definition linklab's `fct` table uses.  Each flow has its
 // own PacketSink (port 10000 + flow index) on its receiver, so that every received byte is
-// counted for its flow.  Flows not complete at --simtime have fct -1.
+// counted for its flow.  Flows not complete at --simtime have fct -1.  Per flow also the data
+// segments its sender retransmitted and its retransmission timeouts (entries into CA_LOSS);
+// a lost SYN is neither (ns-3 resends it after ConnTimeout, 3 s, doubling).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -41,6 +43,8 @@ struct Flow
     uint32_t pair;
     uint64_t rx = 0;
     double fct = -1.0;
+    uint32_t retransmits = 0; // data segments retransmitted
+    uint32_t timeouts = 0;    // entries into CA_LOSS (a retransmission timeout)
 };
 
 static std::vector<Flow> g_flows;
@@ -59,30 +63,32 @@ OnRx(uint32_t i, Ptr<const Packet> p, const Address&)
 }
 
 static void
-OnCongState(TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t newV)
+OnCongState(uint32_t i, TcpSocketState::TcpCongState_t oldV, TcpSocketState::TcpCongState_t newV)
 {
     if (newV == TcpSocketState::CA_LOSS && oldV != TcpSocketState::CA_LOSS)
     {
         ++g_timeouts;
+        ++g_flows[i].timeouts;
     }
 }
 
 static void
-OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+OnRetransmission(uint32_t i, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
                  Ptr<const TcpSocketBase>)
 {
     ++g_retransmits;
+    ++g_flows[i].retransmits;
 }
 
 // Connects the loss counters to the socket flow `app` just created (1 ns after its start).
 static void
-ConnectSender(Ptr<BulkSendApplication> app)
+ConnectSender(uint32_t i, Ptr<BulkSendApplication> app)
 {
     Ptr<Socket> s = app->GetSocket();
     if (s)
     {
-        s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
-        s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
+        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+        s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetransmission, i));
     }
 }
 
@@ -273,7 +279,7 @@ main(int argc, char* argv[])
         app.Start(start);
         Ptr<BulkSendApplication> a = DynamicCast<BulkSendApplication>(app.Get(0));
         apps.push_back(a);
-        Simulator::Schedule(start + NanoSeconds(1), &ConnectSender, a);
+        Simulator::Schedule(start + NanoSeconds(1), &ConnectSender, i, a);
     }
 
     Simulator::Stop(Seconds(simtime));
@@ -340,21 +346,28 @@ main(int argc, char* argv[])
     }
     const QueueDisc::Stats& st = qdiscs.Get(0)->GetStats();
     std::string fcts = "[";
+    std::string retx = "[";
+    std::string tos = "[";
     for (size_t i = 0; i < g_flows.size(); ++i)
     {
         char b[64];
         std::snprintf(b, sizeof(b), "%s%.9f", i ? ", " : "", g_flows[i].fct);
         fcts += b;
+        retx += (i ? ", " : "") + std::to_string(g_flows[i].retransmits);
+        tos += (i ? ", " : "") + std::to_string(g_flows[i].timeouts);
     }
     fcts += "]";
+    retx += "]";
+    tos += "]";
     std::printf("{\"simulator\": \"ns-3.44 native C++ (wheel libs)\", \"flows\": %zu, "
                 "\"pairs\": %u, \"simtime\": %g, \"seed\": %u, \"wall_s\": %.6f, "
                 "\"events\": %llu, \"retransmits\": %llu, \"timeouts\": %llu, "
-                "\"drops\": %u, \"bottleneck_packets\": %u, \"settings\": %s, \"fct\": %s}\n",
+                "\"drops\": %u, \"bottleneck_packets\": %u, \"settings\": %s, \"fct\": %s, "
+                "\"flow_retransmits\": %s, \"flow_timeouts\": %s}\n",
                 g_flows.size(), pairs, simtime, seed, wall, (unsigned long long)events,
                 (unsigned long long)g_retransmits, (unsigned long long)g_timeouts,
                 st.nTotalDroppedPackets, st.nTotalEnqueuedPackets, settings.c_str(),
-                fcts.c_str());
+                fcts.c_str(), retx.c_str(), tos.c_str());
     Simulator::Destroy();
     return 0;
 }
