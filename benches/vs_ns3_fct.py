@@ -561,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
         saved["host"] = vs_ns3.host_info()
         a.results.write_text(json.dumps(saved, indent=1) + "\n")
         vs_ns3.log(f"saved {a.results}")
+    if a.ns3_only:
+        return 0
     print_report(report)
     if a.json:
         a.json.write_text(json.dumps(report, indent=1) + "\n")
