@@ -9,6 +9,7 @@
 // --arrivals FILE   one flow per line: START SIZE PAIR (seconds, bytes, 0-based pair index
 //                   i: from S_i to D_i); lines starting with '#' are skipped
 // --pairs N         sender/receiver pairs (every PAIR < N)
+// --pcap PREFIX     capture both ends of the bottleneck (for tracing one flow)
 //
 // A flow's application starts at START (its SYN leaves then) and sends SIZE bytes; its flow
 // completion time is the time at which its receiver's PacketSink has received (in order) the
@@ -139,6 +140,7 @@ main(int argc, char* argv[])
     double accessMbps = 100.0;
     double accessDelayMs = 1.0;
     uint32_t bufsize = 1 << 20;
+    std::string pcap;
     CommandLine cmd;
     cmd.AddValue("arrivals", "arrival file: START SIZE PAIR per line", arrivals);
     cmd.AddValue("pairs", "sender/receiver pairs", pairs);
@@ -152,6 +154,7 @@ main(int argc, char* argv[])
     cmd.AddValue("accessrate", "access link rate, Mbit/s", accessMbps);
     cmd.AddValue("accessdelay", "access link one-way delay, ms", accessDelayMs);
     cmd.AddValue("bufsize", "TCP SndBufSize and RcvBufSize, bytes", bufsize);
+    cmd.AddValue("pcap", "capture the bottleneck (both ends) to PREFIX-*.pcap", pcap);
     cmd.Parse(argc, argv);
 
     const std::map<std::string, std::string> ccs = {{"newreno", "ns3::TcpNewReno"},
@@ -234,6 +237,10 @@ main(int argc, char* argv[])
     for (uint32_t i = 0; i < 2; ++i)
     {
         DynamicCast<PointToPointNetDevice>(bdev.Get(i))->GetQueue()->SetMaxSize(QueueSize("1p"));
+    }
+    if (!pcap.empty())
+    {
+        bneck.EnablePcap(pcap, bdev);
     }
     TrafficControlHelper tch;
     tch.SetRootQueueDisc("ns3::FifoQueueDisc");
