@@ -57,7 +57,8 @@ TARGET_REL = 0.15
 #: The buckets whose p99 misses the target (seeds 1-3; `--quick` checks load 0.5's). Causes,
 #: found by experiment (docs/benchmarks.md, "Flow completion times against ns-3"): ns-3
 #: resends a lost SYN after ConnTimeout, 3 s (linklab's ns-3 profile: its initial RTO, 1 s);
-#: ns-3's recovery from 5+ losses without a timeout has a longer tail than linklab's; and a
+#: ns-3 repairs a burst loss at one segment per RTT (ssthresh from its pipe, 2 segments,
+#: where RFC 5681 halves FlightSize); and a
 #: p99 over 100-400 flows is set by their 1-4 slowest, which packet a full drop-tail
 #: queue drops decides (linklab against itself, starts moved by < 1 ms: up to 15 %).
 KNOWN_P99_MISSES = {

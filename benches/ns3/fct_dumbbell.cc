@@ -10,6 +10,7 @@
 //                   i: from S_i to D_i); lines starting with '#' are skipped
 // --pairs N         sender/receiver pairs (every PAIR < N)
 // --pcap PREFIX     capture both ends of the bottleneck (for tracing one flow)
+// --traceflow I     print flow I's cwnd, ssthresh and bytes in flight on stderr
 //
 // A flow's application starts at START (its SYN leaves then) and sends SIZE bytes; its flow
 // completion time is the time at which its receiver's PacketSink has received (in order) the
@@ -49,6 +50,7 @@ struct Flow
 };
 
 static std::vector<Flow> g_flows;
+static int64_t g_traceFlow = -1; // --traceflow: this flow's cwnd, ssthresh, in-flight to stderr
 static uint64_t g_retransmits = 0;
 static uint64_t g_timeouts = 0;
 
@@ -81,6 +83,12 @@ OnRetransmission(uint32_t i, Ptr<const Packet>, const TcpHeader&, const Address&
     ++g_flows[i].retransmits;
 }
 
+static void
+TraceVar(std::string what, uint32_t, uint32_t v)
+{
+    std::fprintf(stderr, "%.6f %s %u\n", Simulator::Now().GetSeconds(), what.c_str(), v);
+}
+
 // Connects the loss counters to the socket flow `app` just created (1 ns after its start).
 static void
 ConnectSender(uint32_t i, Ptr<BulkSendApplication> app)
@@ -90,6 +98,15 @@ ConnectSender(uint32_t i, Ptr<BulkSendApplication> app)
     {
         s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
         s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetransmission, i));
+        if (static_cast<int64_t>(i) == g_traceFlow)
+        {
+            s->TraceConnectWithoutContext("CongestionWindow",
+                                          MakeBoundCallback(&TraceVar, std::string("cwnd")));
+            s->TraceConnectWithoutContext("SlowStartThreshold",
+                                          MakeBoundCallback(&TraceVar, std::string("ssthresh")));
+            s->TraceConnectWithoutContext("BytesInFlight",
+                                          MakeBoundCallback(&TraceVar, std::string("inflight")));
+        }
     }
 }
 
@@ -154,6 +171,7 @@ main(int argc, char* argv[])
     cmd.AddValue("accessrate", "access link rate, Mbit/s", accessMbps);
     cmd.AddValue("accessdelay", "access link one-way delay, ms", accessDelayMs);
     cmd.AddValue("bufsize", "TCP SndBufSize and RcvBufSize, bytes", bufsize);
+    cmd.AddValue("traceflow", "print this flow's cwnd/ssthresh/in-flight on stderr", g_traceFlow);
     cmd.AddValue("pcap", "capture the bottleneck (both ends) to PREFIX-*.pcap", pcap);
     cmd.Parse(argc, argv);
 
