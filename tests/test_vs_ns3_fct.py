@@ -1,0 +1,64 @@
+"""`benches/vs_ns3_fct.py`: open-loop flows against ns-3 (issue 37), linklab's side only,
+against the committed ns-3 runs (benches/results/ns3-fct.json). About 10 s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import load_bench
+
+fct = load_bench("vs_ns3_fct")
+
+
+def test_committed_ns3_runs_ran_the_arrivals_and_settings_linklab_runs() -> None:
+    """Every committed ns-3 run read the arrival list this script draws for its load and
+    seed (digest and flow count), and ns-3 read back from its objects what was asked."""
+    saved = json.loads(fct.RESULTS.read_text())
+    st = fct.settings()
+    for load in fct.LOADS:
+        for seed in fct.SEEDS:
+            run = saved["runs"][f"load{load:g}/seed{seed}"]
+            arr = fct.arrivals(load, seed)
+            assert run["arrivals_sha256_16"] == fct.arrivals_digest(arr)
+            assert run["flows"] == len(arr) == len(run["fct_s"])
+            assert run["ns3_args"] == []
+            assert fct.ns3_mismatches(st, run["settings"]) == [], (load, seed)
+            # ns-3 resends a lost SYN after ConnTimeout (3 s), not after its initial RTO
+            # (1 s, linklab's ns-3 profile): one of the causes of the p99 misses.
+            assert run["settings"]["conn_timeout_ms"] == 3000.0
+    exp = saved["experiments"]["conn_timeout_1s"]["runs"]["load0.5/seed1"]
+    assert exp["settings"]["conn_timeout_ms"] == 1000.0
+
+
+def test_linklab_scenario_has_one_trace_workload_per_pair(tmp_path: Path) -> None:
+    arr = fct.arrivals(0.5, 1)
+    doc = fct.linklab_doc(tmp_path, arr)
+    assert "flows" not in doc and len(doc["workloads"]) == fct.PAIRS
+    lines = sum(len((tmp_path / f"pair{p + 1}.txt").read_text().splitlines()) for p in range(4))
+    assert lines == len(arr)
+    (bneck,) = [x for x in doc["links"] if (x["a"], x["b"]) == ("L", "R")]
+    assert bneck["queue"] == {"kind": "droptail", "limit": "34p"}  # 33 + ns-3's device queue
+
+
+def test_quick_against_the_committed_ns3_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Load 0.5, 3 seeds: every bucket's median FCT within the 15 % target (fixed before the
+    runs); the p99 of the buckets not in KNOWN_MISSES too. The misses and their causes are
+    in docs/benchmarks.md ("Flow completion times against ns-3")."""
+    out = tmp_path / "rep.json"
+    fct.main(["--quick", "--json", str(out)])
+    rep = json.loads(out.read_text())
+    (load,) = rep["loads"]
+    assert load["load"] == 0.5
+    for row in load["buckets"]:
+        assert row["unfinished_ns3"] == row["unfinished_linklab"] == 0
+        assert row["p50_pass"], row
+        known = (0.5, row["bucket"]) in fct.KNOWN_P99_MISSES
+        assert row["p99_pass"] != known, row
+    assert sum(r["flows"] for r in load["buckets"]) == 678
+    assert load["speed_ratio_cpu"] > 5
+    assert "PASS" in capsys.readouterr().out
