@@ -457,13 +457,29 @@ class Wipemu(Reproduction):
                                                     {"retx": "keep"}),
             "3 MB transfer": ("the application's measurement: transfer size ('3 Mb')",
                               {"transfer": "3MB"}),
+            # Rows added in issue 36's third round: the candidates not yet switched.
+            "Linux's RTO (SRTT + max(mdev, 200 ms))": (
+                "timeouts after shadow fades: Linux 2.4's timer (tcp_rtt_estimator) in "
+                "place of RFC 6298's", {"rto": "linux"}),
+            "shadowing sigma 2 dB": ("shadow fades: Table 1's 'variance 4 dB' read as "
+                                     "sigma^2 (section 4: sigma 4 dB)", {"shadow": "2dB"}),
+            "timestamps, MSS 1448": ("per-packet overhead: 52-byte headers in the 1500-byte "
+                                     "MTU (Linux with timestamps; the paper disabled them)",
+                                     {"timestamps": True, "mss": 1448}),
+            "MSS 1445": ("frame padding: a BPSK packet of 1485 B fills 110 frames exactly "
+                         "(1500 B: 111.1, padded to 112)", {"mss": 1445}),
+            "rwnd 16 KiB": ("the receive window, smaller (11 segments)", {"rwnd": "16KiB"}),
+            "no handshake": ("the application's measurement: the connection set-up's "
+                             "round trip outside the measured time", {"handshake": False}),
         }  # fmt: skip
         t = Table("asymptote", "The asymptotes (limit 30): each candidate switched alone "
-                  "(kbit/s)", ["switch", "candidate", *mods])  # fmt: skip
+                  "(kbit/s)", ["switch", "candidate", *mods,
+                               "TCP timeouts a run (BPSK / AM)"])  # fmt: skip
         base: dict[str, float | None] = {}
         parts: dict[str, dict[str, float]] = {}
         for i, (label, (cand, change)) in enumerate(switches.items()):
             cells: list[str] = []
+            tos: list[str] = []
             rec: dict[str, Any] = {"switch": label, "candidate": cand}
             for j, (mod, mp) in enumerate(mods.items()):
                 params = {"transfer": TRANSFER, **mp, **change, "limit": 30,
@@ -479,9 +495,11 @@ class Wipemu(Reproduction):
                 b = base.get(mod)
                 d = "" if label == "as shipped" or not b or m is None else f" ({rel(m, b):+.1f} %)"
                 cells.append(fmt(_kbps(st), 1) + d)
+                to = sum(s["flows"][0]["timeouts"] for s in runs) / max(len(runs), 1)
+                tos.append(f"{to:.1f}")
                 rec[mod] = {"thr_kbps": _kbps(st), "vs_shipped_pct": None if not b or m is None
-                            else rel(m, b)}  # fmt: skip
-            t.add([label, cand, *cells], record=rec)
+                            else rel(m, b), "timeouts": to}  # fmt: skip
+            t.add([label, cand, *cells, " / ".join(tos)], record=rec)
         t.notes.append(
             f"{reps} replications each, limit 30, the paper's BPSK ~120 and adaptive ~232 "
             "kbit/s. Each switch changes one thing the paper states or leaves open against "
