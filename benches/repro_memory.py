@@ -15,7 +15,9 @@ target).
     python3 benches/repro_memory.py --only wipemu --keep DIR   # outputs kept in DIR/wipemu
 
 The machine may be shared: each row also gives the 1-minute load average at the
-start and at the end of the run (``os.getloadavg``), to read the wall time by.
+start and at the end of the run (``os.getloadavg``), to read the wall time by, and
+the CPU seconds of the command and its workers, which the load does not inflate
+(half of them is the wall time on an idle 2-core machine when both workers stay busy).
 
 Exit status 0 when every target holds, 1 when one is missed, 2 on bad flags.
 """
@@ -36,11 +38,13 @@ TARGET_MIB = 400.0
 TARGET_S = 900.0
 
 # Runs CMD and prints the largest peak RSS (KiB on Linux) among the processes
-# it waited for: the command itself and, through it, its worker processes.
+# it waited for (the command itself and, through it, its worker processes) and
+# their CPU seconds (user + system), which a shared machine's load does not inflate.
 PROBE = (
     "import resource, subprocess, sys\n"
     "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(rc, u.ru_maxrss, u.ru_utime + u.ru_stime)\n"
 )
 
 
@@ -63,7 +67,8 @@ def measure(name: str, quick: bool, jobs: int, out: Path) -> dict[str, object]:
     load1 = os.getloadavg()[0]
     if done.returncode != 0:
         raise SystemExit(f"{name}: the probe failed: {done.stderr.strip()}")
-    rc, kib = (int(x) for x in done.stdout.split())
+    rc_s, kib_s, cpu_s = done.stdout.split()
+    rc, kib, cpu = int(rc_s), int(kib_s), float(cpu_s)
     results = json.loads((out / "results.json").read_text()) if rc == 0 else {}
     peak = kib / 1024
     return {
@@ -72,6 +77,7 @@ def measure(name: str, quick: bool, jobs: int, out: Path) -> dict[str, object]:
         "exit_status": rc,
         "runs": results.get("runs"),
         "wall_s": wall,
+        "cpu_s": cpu,
         "peak_rss_mib": peak,
         "load_start": load0,
         "load_end": load1,
@@ -119,6 +125,7 @@ def main() -> int:
             if not args.json:
                 r = rows[-1]
                 print(f"{name:16} {r['runs']!s:>6} runs  {r['wall_s']:7.1f} s  "
+                      f"cpu {r['cpu_s']:7.1f} s  "
                       f"peak {r['peak_rss_mib']:6.0f} MiB (target < {TARGET_MIB:.0f})  "
                       f"load {r['load_start']:.1f}->{r['load_end']:.1f}  {r['status']}",
                       flush=True)  # fmt: skip
