@@ -73,6 +73,10 @@ def test_a_subclass_registers_and_runs_its_steps_in_order(tmp_path: Path) -> Non
         assert Toy.experiments == ("b", "a")  # class order, not alphabetical
         result, text = Toy(tmp_path / "o", experiments=["a", "b"]).run()
         assert ran == ["b", "a"] and result["experiments"] == ["a", "b"]
+        # where a full run's time goes: each step's wall seconds and runs (none here)
+        spent = result["experiment_times"]
+        assert list(spent) == ["b", "a"] and all(v["runs"] == 0 for v in spent.values())
+        assert all(0 <= v["wall_s"] <= result["wall_time_s"] + 0.01 for v in spent.values())
         assert result["checks"] == {"passed": 1, "missed": 1}
         assert result["model_checks"] == {"passed": 0, "missed": 1}
         rows = result["tables"]["tb"]["rows"]

@@ -713,6 +713,8 @@ class Reproduction:
         started = time.monotonic()
         steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
         tables: list[Table] = []
+        # Where a full run's time goes: wall seconds and runs of each experiment.
+        spent: dict[str, dict[str, float]] = {}
         # A bar on a terminal, a line every few seconds elsewhere (a log, CI).
         self.progress = Progress.auto(not _log.quiet, f"reproduce {self.name}")
         try:
@@ -720,7 +722,9 @@ class Reproduction:
                 self.progress.set_description(
                     f"reproduce {self.name} {i + 1}/{len(self.chosen)} {name}"
                 )
+                t0, r0 = time.monotonic(), self.runs
                 tables += steps[name](self)
+                spent[name] = {"wall_s": round(time.monotonic() - t0, 2), "runs": self.runs - r0}
         finally:
             self.progress.close()
             self.progress = None
@@ -743,6 +747,7 @@ class Reproduction:
             "runs": self.runs,
             "failed_runs": self.failed,
             "wall_time_s": round(time.monotonic() - started, 2),
+            "experiment_times": spent,
             "out": str(self.out),
             "checks": {"passed": passed, "missed": len(checks) - passed},
             "model_checks": {"passed": m_passed, "missed": len(model) - m_passed},
