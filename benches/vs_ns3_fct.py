@@ -436,7 +436,8 @@ def load_results(path: Path = RESULTS) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (the docs-commands test parses documented commands with it)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--loads", default=",".join(f"{x:g}" for x in LOADS))
     p.add_argument("--seeds", default=",".join(str(s) for s in SEEDS))
@@ -477,7 +478,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="experiment: a linklab [tcp] key on top of the matched settings",
     )
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
     loads = [0.5] if a.quick else [float(x) for x in a.loads.split(",")]
     seeds = [int(x) for x in a.seeds.split(",")]
     if a.perturb is not None:
