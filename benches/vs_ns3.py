@@ -800,8 +800,8 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-J found by experiment, O1, O3, O4, P and S open. `--grid` prints a miss's family
-# beside it; a miss without one is new and needs a cause.
+# family: A-J and P found by experiment, O1, O3, O4, Q, R and S open. `--grid` prints a
+# miss's family beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
