@@ -344,6 +344,40 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
 
 
 @needs_ns2
+def test_three_way_rows_put_ns2_beside_ours_and_the_paper(tmp_path: Path) -> None:
+    """The three-way table (quick settings: Fig. 6 one seed, Fig. 11 three deltas;
+    ~20 s): a row per published number with ours (from the experiments that ran,
+    here set by hand), ns-2's own value and the paper's, and where the gap lies by
+    the one rule."""
+    r = RateSwing(tmp_path / "o", quick=True, experiments=["ns2"], log=lambda _: None)
+    r.ours = {"fig3": {"reno": 19.7, "newreno": 9.9},
+              "fig6": {"drops in 50-60 s (packets)": 996.0,
+                       "dead period length (s)": 11.5},
+              "delta_star": {"mean": 0.0}}  # fmt: skip
+    t = r._ns2_three_way({(8.0, 5.0): 2.0, (1.0, 0.02): 0.1}, {(8.0, 5.0): 2.2, (1.0, 0.02): 0.2})
+    rows = {x["number"]: x for x in t.records if "number" in x}
+    assert len(rows) == 10 and not t.checks  # ours' verdicts are counted elsewhere
+    top = rows["Table 3: highest dead period (%)"]
+    assert (top["ours"], top["ours_ns2_tcp"], top["ns2"], top["published"]) == (
+        None,
+        2.2,
+        2.0,
+        18.84,
+    )
+    assert rows["Table 3: where the highest lies"]["ns2"] == [8.0, 5.0]
+    assert rows["Table 3: floor, the T_D = 0.02 s row's mean (%)"]["ns2"] == 0.1
+    fig = next(x["ns2_figures"] for x in t.records if "ns2_figures" in x)
+    assert fig["fig6"]["drops"]["mean"] > 0 and fig["fig6"]["window"]["mean"] > 0
+    assert fig["fig3"]["reno"] > fig["fig3"]["newreno"] > 0
+    assert 0 < fig["onset_s"] < 5 and set(fig["fig11"]) == {"0", "20", "50"}
+    length = rows["Fig. 6: dead period's length (s)"]
+    assert length["ours_vs_paper_ok"] is True  # 11.5 s against 11 s
+    gap = {x.cells[0]: x.cells[-1] for x in t.rows}
+    assert gap["Fig. 6: dead period's length (s)"] == "no gap"
+    assert gap["Fig. 6: aggregate window at 50 s (packets)"] == "-"  # ours not given
+
+
+@needs_ns2
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

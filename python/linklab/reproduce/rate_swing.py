@@ -315,8 +315,11 @@ def ns2_queue_changes(
     level: dict[str, int] = {}
     with open(path, encoding="ascii") as f:
         for line in f:
+            # `r` (a packet leaving the link) is a third of the lines: skipped unsplit.
+            if line[:1] not in ("+", "-", "d"):
+                continue
             parts = line.split(maxsplit=4)
-            if len(parts) < 4 or parts[0] not in "+-d":
+            if len(parts) < 4:
                 continue
             link = shared if parts[2] == "0" and parts[3] == "1" else f"{parts[2]}->{parts[3]}"
             n = level.get(link, 0) + (1 if parts[0] == "+" else -1)
