@@ -346,7 +346,7 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
 @needs_ns2
 def test_three_way_rows_put_ns2_beside_ours_and_the_paper(tmp_path: Path) -> None:
     """The three-way table (quick settings: Fig. 6 one seed, Fig. 11 three deltas;
-    ~20 s): a row per published number with ours (from the experiments that ran,
+    ~10 s): a row per published number with ours (from the experiments that ran,
     here set by hand), ns-2's own value and the paper's, and where the gap lies by
     the one rule."""
     r = RateSwing(tmp_path / "o", quick=True, experiments=["ns2"], log=lambda _: None)
