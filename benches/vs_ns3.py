@@ -800,8 +800,8 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-J found by experiment, O1, O3, O4, P and S open. `--grid` prints a miss's family
-# beside it; a miss without one is new and needs a cause.
+# family: A-J and P found by experiment, O1, O3, O4, Q, R and S open. `--grid` prints a
+# miss's family beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue)",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
@@ -809,6 +809,7 @@ GRID_MISS_FAMILY = {
     "P": "ns-3.44 EnterCwr at an echo in recovery or after a timeout (a further cut); "
     "no recovery from CA_CWR (a loss in it waits for the RTO)",
     "Q": "open: moved out with RFC 3168's CWR after every reduction (not traced; P's lead)",
+    "R": "open: moved out with ns-3's whole ECN state machine (cwr_per_echo rules 1-2; not traced)",
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
@@ -845,7 +846,6 @@ GRID_MISSES = {
             "cubic/droptail/f1/mss536/r10/d98/q1bdp/t30",
             "cubic/droptail/f4/mss1448/r10/d98/q0.5bdp/t30",
             "cubic/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
-            "cubic/red/f4/mss1448/r100/d18/q1bdp/t20",
         ],
         "C",
     ),
@@ -873,29 +873,31 @@ GRID_MISSES = {
         [
             "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
-            "newreno/red/f1/mss1448/r10/d18/q4bdp/t20",
             "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
-            "newreno/pie/f4/mss1448/r100/d18/q1000p/t20",
             "cubic/red/f1/mss536/r10/d98/q1bdp/t30",
-            "cubic/pie/f1/mss1448/r10/d18/q1000p/t20",
             "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
             "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
             "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
             "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
-            "westwood/pie/f16/mss1448/r10/d0/q1000p/t20",
             "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
-            "newreno/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "P",
     ),
     **dict.fromkeys(
         [
             "newreno/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
-            "cubic/codel/f16/mss536/r100/d18/q1000p/t20",
-            "westwood/pie/f4/mss1448/r100/d18/q1000p/t20",
         ],
         "Q",
+    ),
+    "newreno/pie/f16/mss1448/r10/d0/q1000p/t20": "J",
+    **dict.fromkeys(
+        [
+            "newreno/red/f4/mss1448/r100/d18/q1bdp/t20",
+            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
+        ],
+        "R",
     ),
     **dict.fromkeys(
         [
@@ -945,6 +947,8 @@ GRID_MISSES = {
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
+            "bbr/red/f4/mss536/r10/d0/q4bdp/t20",
         ],
         "N",
     ),
@@ -963,7 +967,6 @@ GRID_MISSES = {
             "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
             "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
-            "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "O4",
     ),
@@ -1179,11 +1182,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # TcpNewReno and TcpWestwoodPlus add one segment per ACK (linklab's `abc`, CUBIC's
         # `hystart = "classic-ns3"`: what `profile = "ns3"` selects).
         "abc": cell.cc in ("cubic", "dctcp"),
-        # ns-3.44 answers every ECN echo on an ACK of new data with CWR, also one that
-        # arrives during a window reduction and reduces nothing (tcp-socket-base.cc
-        # 1906-1924, 3233-3238); RFC 3168 and Linux send CWR after a reduction only, so a
-        # mark that came in during one reduces the window again after it (family P).
-        # linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
+        # ns-3.44's ECN state machine (family P; tcp-socket-base.cc at ns-3.44): an echo
+        # of new data enters CWR in every state but CWR, fast recovery and after a timeout
+        # included, with a further cut (1908-1924, EnterCwr 1652-1676); no fast recovery
+        # starts in CWR (DupAck 1737-1830); CWR answers every echo, no loss's reduction
+        # (3233-3238). linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
         "cwr_per_echo": bool(ecn),
     }
     if cell.cc == "cubic":

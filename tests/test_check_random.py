@@ -130,6 +130,18 @@ def test_draws_are_deterministic() -> None:
     assert draw_at(3, 0).scenario != draw_at(4, 0).scenario
 
 
+def test_reno_rto_guard_is_drawn_with_reno() -> None:
+    """`[tcp] reno_rto_guard` (ns-2's Reno after a timeout) is among the draws, on and
+    off, mostly beside variant reno where it acts (60 draws of seed 7: 8 set it, 2 on
+    with reno; ~2 s), and is reported as a feature."""
+    draws = [draw_at(7, i) for i in range(60)]
+    set_ = [d for d in draws if "reno_rto_guard" in d.scenario.get("tcp", {})]
+    assert {d.scenario["tcp"]["reno_rto_guard"] for d in set_} == {True, False}
+    on_reno = [d for d in set_ if d.scenario["tcp"]["reno_rto_guard"]
+               and d.scenario["tcp"].get("variant") == "reno"]  # fmt: skip
+    assert on_reno and all("tcp:reno_rto_guard" in features(d) for d in on_reno)
+
+
 # ---------------------------------------------------------------------------
 # The checker flags fabricated violations (and passes the honest cases)
 # ---------------------------------------------------------------------------

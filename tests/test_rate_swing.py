@@ -17,13 +17,19 @@ from linklab.reproduce.ns2_peer import run_ns2
 from linklab.reproduce.rate_swing import (
     NS2_QUICK_CELLS,
     RateSwing,
+    _ns2_read,
     _our_queue_changes,
+    _recovery,
     burst_entry,
     dead_fractions,
+    extremes,
+    near,
     ns2_cell,
     ns2_queue_changes,
+    ns2_swing,
     table3_scenario,
     within,
+    write_schedule,
 )
 from linklab.sweep import flatten_summary
 
@@ -185,6 +191,97 @@ def test_dead_fractions_need_every_buffer_empty() -> None:
     assert dead_fractions(ev, "S", 2, 3.0, 8.0)[0] == pytest.approx(0.6)
 
 
+def test_dead_fractions_list_the_dead_periods() -> None:
+    """The strict dead periods of at least min_period, cut at start and end."""
+    ev = [(1.0, "a", 1), (2.0, "a", 0), (2.0, "S", 3), (4.0, "S", 0), (5.0, "b", 2),
+          (5.3, "b", 0), (5.6, "b", 1), (6.0, "b", 0)]  # fmt: skip
+    got: list[tuple[float, float]] = []
+    dead_fractions(ev, "S", 2, 0.5, 10.0, periods=got)
+    # 0.5-1 and 4-5 are dead; 5.3-5.6 (0.3 s) is shorter than 0.5 s; 6-10 to the end.
+    assert got == [(0.5, 1.0), (4.0, 5.0), (6.0, 10.0)]
+    got = []
+    dead_fractions(ev, "S", 2, 0.0, 10.0, periods=got, min_period=0.2)
+    assert got == [(0.0, 1.0), (4.0, 5.0), (5.3, 5.6), (6.0, 10.0)]
+
+
+def test_table3_schedules_are_the_generators_output(tmp_path: Path) -> None:
+    """Table 3's bursts, written cycle by cycle from two generated cycles, are the SCH
+    generator's whole output, line for line (~1 s)."""
+    import json
+
+    from linklab._core import sch_schedules
+
+    for tb, td, dur in ((0.5, 0.5, 60.0), (6.0, 5.0, 300.0), (0.1, 0.02, 61.3)):
+        entry = {**burst_entry(tb, td, 20.0), "from": "BTS{1..10}", "to": "MS{1..100}"}
+        steps = sch_schedules(json.dumps(entry), 100, dur)
+        rows = sorted((t, k, r) for k, mobile in enumerate(steps) for t, r in mobile)
+        want = "".join(f"{t!r} {k} {r}\n" for t, k, r in rows)
+        assert write_schedule(tmp_path / "s", burst_entry(tb, td, 20.0), dur) == 100
+        assert (tmp_path / "s").read_text() == want
+    # Another pattern: the generator's output as it is (one mobile, one step).
+    write_schedule(tmp_path / "s", {"pattern": "step", "at": "100s", "sch": "153600bit"},
+                   200.0, mobiles=1, bts=1)  # fmt: skip
+    assert (tmp_path / "s").read_text() == "0.0 0 9600\n100.0 0 163200\n"
+
+
+def test_table3_extremes_and_places() -> None:
+    """Table 3's highest cell and floor (the T_D = 0.02 s row); places agree when
+    T_B and T_D are each within 25 %."""
+    e = extremes({(8.0, 5.0): 18.84, (1.0, 0.02): 0.5, (2.0, 0.02): 0.7, (6.0, 4.0): 12.0})
+    assert e["top"] == 18.84 and e["at"] == (8.0, 5.0)
+    assert e["floor"] == pytest.approx(0.6) and e["floor_range"] == (0.5, 0.7)
+    assert extremes({(1.0, 1.0): 2.0})["floor"] is None
+    assert near((7.0, 6.0), (8.0, 5.0)) and near((10.0, 6.25), (8.0, 5.0))
+    assert not near((4.0, 2.0), (8.0, 5.0)) and not near((8.0, 7.0), (8.0, 5.0))
+
+
+def test_ns2_trace_read_as_our_summary(tmp_path: Path) -> None:
+    """ns-2's drops get the monitor's causes (forced when RED's traced average was at
+    max_th, overflow with the buffer at its limit), segments sent / dropped /
+    received and the downlinks' bytes waiting."""
+    (tmp_path / "q.tr").write_text(
+        "+ 1.0 3 0 tcp 1000 ------- 0 3.0 4.0 7 0\n"  # sent (S -> R)
+        "+ 1.1 0 1 tcp 1000 ------- 0 3.0 4.0 7 0\n+ 1.1 0 1 tcp 1000 ------- 0 3.0 4.0 8 1\n"
+        "d 1.1 0 1 tcp 1000 ------- 0 3.0 4.0 8 1\n"  # buffer at its limit (1): overflow
+        "- 1.5 0 1 tcp 1000 ------- 0 3.0 4.0 7 0\n+ 2.0 0 1 tcp 1000 ------- 0 3.0 4.0 9 2\n"
+        "d 2.0 0 1 tcp 1000 ------- 0 3.0 4.0 9 2\n+ 3.0 0 1 tcp 1000 ------- 0 3.0 4.0 5 3\n"
+        "d 3.0 0 1 tcp 1000 ------- 0 3.0 4.0 5 3\n"
+        "+ 3.1 2 4 tcp 1000 ------- 0 3.0 4.0 7 0\n- 3.1 2 4 tcp 1000 ------- 0 3.0 4.0 7 0\n"
+        "r 3.2 2 4 tcp 1000 ------- 0 3.0 4.0 7 0\nr 3.3 4 2 ack 40 ------- 0 4.0 3.0 7 9\n"
+    )
+    (tmp_path / "a").write_text("a 1.1 10\na 2.0 61.5\na 2.9 59.0\n")
+    got = _ns2_read(tmp_path / "q.tr", "R->BSC", True, 1, 60.0, tmp_path / "a", True, True)
+    m = got["monitor"]
+    assert m["drop_times_s"] == [1.1, 2.0, 3.0] and m["drop_bytes"] == [1000] * 3
+    assert m["drop_causes"] == ["overflow", "aqm_forced", "aqm_early"]
+    seq = got["seq"].rows()
+    assert seq == [("sent", 1.0, 7), ("dropped", 1.1, 8), ("dropped", 2.0, 9),
+                   ("dropped", 3.0, 5), ("received", 3.2, 7)]  # fmt: skip
+    assert got["queue"].rows() == [(3.1, "BTS2->4", 1000), (3.1, "BTS2->4", 0)]
+    no_ave = _ns2_read(tmp_path / "q.tr", "R->BSC", True, 5, 60.0, None, False, False)
+    assert no_ave["monitor"]["drop_causes"] == ["aqm"] * 3 and "seq" not in no_ave
+    tail = _ns2_read(tmp_path / "q.tr", "R->BSC", False, 5, 60.0, None, False, False)
+    assert tail["monitor"]["drop_causes"] == ["overflow"] * 3
+
+
+@needs_ns2
+def test_ns2_fig3_recovery_by_our_code(tmp_path: Path) -> None:
+    """Fig. 3's set-up under ns-2 (one mobile, drop-tail buffer of 5 packets at
+    40 kbit/s, switched at 100 s): Reno loses a burst after the switch and recovers
+    later than NewReno, measured by our recovery code on ns-2's trace (~2 s)."""
+    entry = {"pattern": "step", "at": "100s", "sch": "153600bit"}
+    rec = {}
+    for variant in ("Reno", "Newreno"):
+        g = ns2_swing(entry, 200.0, 1, tmp_path, mobiles=1, bts=1, senders=True,
+                      aqm="DropTail", limit=5, bsc=40000, variant=variant)  # fmt: skip
+        drops = [t for t in g["monitor"]["drop_times_s"] if t >= 100]
+        assert drops and min(drops) < 103
+        assert set(g["monitor"]["drop_causes"]) == {"overflow"}
+        rec[variant] = _recovery(g, 100.0)
+    assert rec["Reno"] > rec["Newreno"] > 0
+    assert list(tmp_path.iterdir()) == []  # the run's files removed
+
+
 def test_python_dead_periods_are_the_monitors(tmp_path: Path) -> None:
     """Our queue trace read by the code that reads ns-2's gives the [monitor]'s
     dead fractions (Table 3's 100 mobiles, T_B 6 s, T_D 5 s from 10 s, 40 s; ~1 s)."""
@@ -227,6 +324,7 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
     r = RateSwing(tmp_path / "o", quick=True, experiments=["ns2"], log=lambda _: None)
     assert r.ns2_cells == NS2_QUICK_CELLS
     r.ns2_cells, r.ns2_s = ((6.0, 5.0), (0.5, 0.5)), 40.0
+    r.ns2_figures = False
     (t,) = r.ns2()
     rows = [x for x in t.records if "ours" in x]
     assert [(x["config"]["t_b_s"], x["config"]["t_d_s"]) for x in rows] == [(6.0, 5.0), (0.5, 0.5)]
@@ -246,6 +344,40 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
 
 
 @needs_ns2
+def test_three_way_rows_put_ns2_beside_ours_and_the_paper(tmp_path: Path) -> None:
+    """The three-way table (quick settings: Fig. 6 one seed, Fig. 11 three deltas;
+    ~10 s): a row per published number with ours (from the experiments that ran,
+    here set by hand), ns-2's own value and the paper's, and where the gap lies by
+    the one rule."""
+    r = RateSwing(tmp_path / "o", quick=True, experiments=["ns2"], log=lambda _: None)
+    r.ours = {"fig3": {"reno": 19.7, "newreno": 9.9},
+              "fig6": {"drops in 50-60 s (packets)": 996.0,
+                       "dead period length (s)": 11.5},
+              "delta_star": {"mean": 0.0}}  # fmt: skip
+    t = r._ns2_three_way({(8.0, 5.0): 2.0, (1.0, 0.02): 0.1}, {(8.0, 5.0): 2.2, (1.0, 0.02): 0.2})
+    rows = {x["number"]: x for x in t.records if "number" in x}
+    assert len(rows) == 10 and not t.checks  # ours' verdicts are counted elsewhere
+    top = rows["Table 3: highest dead period (%)"]
+    assert (top["ours"], top["ours_ns2_tcp"], top["ns2"], top["published"]) == (
+        None,
+        2.2,
+        2.0,
+        18.84,
+    )
+    assert rows["Table 3: where the highest lies"]["ns2"] == [8.0, 5.0]
+    assert rows["Table 3: floor, the T_D = 0.02 s row's mean (%)"]["ns2"] == 0.1
+    fig = next(x["ns2_figures"] for x in t.records if "ns2_figures" in x)
+    assert fig["fig6"]["drops"]["mean"] > 0 and fig["fig6"]["window"]["mean"] > 0
+    assert fig["fig3"]["reno"] > fig["fig3"]["newreno"] > 0
+    assert 0 < fig["onset_s"] < 5 and set(fig["fig11"]) == {"0", "20", "50"}
+    length = rows["Fig. 6: dead period's length (s)"]
+    assert length["ours_vs_paper_ok"] is True  # 11.5 s against 11 s
+    gap = {x.cells[0]: x.cells[-1] for x in t.rows}
+    assert gap["Fig. 6: dead period's length (s)"] == "no gap"
+    assert gap["Fig. 6: aggregate window at 50 s (packets)"] == "-"  # ours not given
+
+
+@needs_ns2
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -255,6 +387,23 @@ def test_quick_ns2_table_shape_and_determinism(tmp_path: Path) -> None:
         ({"seed": 1, "duration": 5, "trace": "T", "schedule": "S", "bts": 0}, "bad bts"),
         ({"seed": 1, "duration": 5, "trace": "T", "schedule": "BAD"}, "bad line"),
         ({"seed": 1, "duration": 5, "trace": "T", "schedule": "S", "x": "=1"}, "key=value"),
+        ({"seed": 1, "duration": 5, "trace": "T", "schedule": "S", "aqm": "CoDel"}, "bad aqm"),
+        (
+            {"seed": 1, "duration": 5, "trace": "T", "schedule": "S", "variant": "Vegas"},
+            "bad variant",
+        ),
+        ({"seed": 1, "duration": 5, "trace": "T", "schedule": "S", "bsc": "0"}, "bad bsc"),
+        (
+            {
+                "seed": 1,
+                "duration": 5,
+                "trace": "T",
+                "schedule": "S",
+                "aqm": "DropTail",
+                "ave": "A",
+            },
+            "needs aqm=RED",
+        ),
     ],
 )
 def test_ns2_script_refuses_bad_arguments(tmp_path: Path, args: dict[str, Any],

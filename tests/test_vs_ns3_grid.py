@@ -85,7 +85,7 @@ def test_documented_misses_are_grid_cells() -> None:
     assert set(vs.GRID_MISSES) <= cells
     assert set(vs.GRID_MISSES.values()) <= set(vs.GRID_MISS_FAMILY)
     keys = (BBR_RATE_SAMPLE, CUBIC_NS3_PRR, WESTWOOD_FILTER, PIE_NS3_BURST)
-    assert [vs.GRID_MISSES.get(k) for k in keys] == ["A", "C", "D", "P"]
+    assert [vs.GRID_MISSES.get(k) for k in keys] == ["A", "C", "D", "J"]
     assert not any(k in vs.GRID_MISSES for k in PASS)
 
 
@@ -124,13 +124,14 @@ def test_westwood_long_rtt_miss_is_the_estimate_filter(report: dict) -> None:
     assert r["goodput_rel_diff"] < -vs.TARGET_GRID_GOODPUT
 
 
-def test_pie_many_flows_miss_moved_from_burst_allowance_to_the_ecn_response(
-    report: dict,
-) -> None:
-    """With the ECN response through PRR (family P) linklab's queue in this cell rose from
-    18 % below ns-3's (family J: ns-3's burst allowance raises its start-up queue) to about
-    twice ns-3's: P, open, now dominates the cell (docs/benchmarks.md, "The grid")."""
+def test_pie_many_flows_miss_is_ns3s_burst_allowance(report: dict) -> None:
+    """ns-3.44's PIE holds its drop probability at 0 while the burst allowance lasts (family
+    J), so ns-3's start-up queue is higher and linklab's 20-s mean queueing delay lower at
+    the same goodput. With the ECN response through PRR and ns-3's CWR rule alone, linklab's
+    queue had been +23 % above ns-3's (family P then); with ns-3's whole ECN state machine
+    (`cwr_per_echo`: an echo in recovery enters CWR, no recovery from CWR) it is 18 % below
+    again, J's signature (docs/benchmarks.md, "The grid")."""
     r = report[PIE_NS3_BURST]
     assert not r["pass"] and r["goodput_pass"]
-    assert r["queue_delay_rel_diff"] > vs.TARGET_GRID_QDELAY
-    assert vs.GRID_MISSES[PIE_NS3_BURST] == "P"
+    assert r["queue_delay_rel_diff"] < -vs.TARGET_GRID_QDELAY
+    assert vs.GRID_MISSES[PIE_NS3_BURST] == "J"

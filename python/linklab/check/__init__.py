@@ -139,6 +139,7 @@ def features(draw: Draw) -> set[str]:
             "timestamps",
             "tcp_l",
             "rto_keeps_sack",
+            "reno_rto_guard",
             "ecn_cut_covers_loss",
             "rto_tick",
             "lt",

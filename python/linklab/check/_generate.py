@@ -421,6 +421,10 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
         t["window_cuts"] = eff["window_cuts"] = c.pick(["ns2", "ns2-integer", "rfc5681"])
     elif eff["window_cuts"] != "rfc5681" and eff["cc"] not in ("newreno", "reno") and cc is None:
         pass  # a profile's ns-2 cuts beside its own cc: allowed (docs/models/tcp.md)
+    # ns-2's Reno after a timeout (docs/models/tcp.md): it acts with variant reno
+    # only, so it is drawn mostly there; elsewhere it must be accepted and inert.
+    if c.chance(0.4 if eff["variant"] == "reno" else 0.05):
+        t["reno_rto_guard"] = c.chance(0.7)
     if eff["variant"] == "sack" and c.chance(0.12):
         lt, needs_ecn = _lt(c, eff["mss"], eff["ecn"])
         t["lt"] = lt

@@ -19,11 +19,12 @@ leaves open is a parameter there (docs/reproductions/rate-swing.md).
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import math
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,15 @@ import linklab
 from linklab._core import parse_quantity, sch_schedules
 from linklab._scenario import overlay, shipped
 from linklab.analytic import loss_volume
+from linklab.backends.local import _context, _main_not_rerun
 from linklab.reproduce.framework import (
     CORRELATION,
     MODEL_CHECK,
     MUCH,
     PAPER_CHECK,
+    TOLERANCE,
     Check,
+    ReproduceError,
     Reproduction,
     Table,
     experiment,
@@ -219,6 +223,8 @@ def dead_fractions(
     start: float,
     end: float,
     loose: float = 0.9,
+    periods: list[tuple[float, float]] | None = None,
+    min_period: float = 0.5,
 ) -> tuple[float, float]:
     """Seed 003's dead-period fractions over [``start``, ``end``) from a queue trace:
     ``changes`` are ``(time_s, buffer, packets waiting)`` at each change, in time
@@ -227,7 +233,9 @@ def dead_fractions(
     the shared buffer and every link buffer empty (Table 3), and with the shared
     buffer empty and at least ``loose`` of the link buffers empty (Fig. 10). The
     same code reads ns-2's queue trace and ours (experiment ``ns2``); it is the
-    rule of the ``[monitor]`` metric (docs/metrics.md), restated in Python."""
+    rule of the ``[monitor]`` metric (docs/metrics.md), restated in Python. With
+    ``periods``, the strict dead periods of at least ``min_period`` s are appended to
+    it as ``(from, to)``, as the monitor's ``dead_periods`` lists them."""
     allowed_busy = links - min(links, max(0, math.ceil(loose * links - 1e-9)))
     level: dict[str, int] = {}
     busy_links, shared_busy = 0, False
@@ -238,6 +246,14 @@ def dead_fractions(
     def span(a: float, b: float) -> float:
         return max(0.0, min(b, end) - max(a, start))
 
+    since: float | None = None  # the start of the current strict dead period
+
+    def close(t: float) -> None:
+        nonlocal since
+        if since is not None and periods is not None and t - since >= min_period:
+            periods.append((since, t))
+        since = None
+
     it = iter(changes)
     while True:
         ev = pending if pending is not None else next(it, None)
@@ -246,10 +262,15 @@ def dead_fractions(
         if t > prev:
             if not shared_busy and busy_links == 0:
                 dead += span(prev, t)
+                if since is None and t > start:
+                    since = max(prev, start)
+            else:
+                close(max(prev, start))
             if not shared_busy and busy_links <= allowed_busy:
                 lax += span(prev, t)
         prev = max(prev, t)
         if ev is None or ev[0] >= end:
+            close(end)
             break
         # Every change at this instant, then the state from it on.
         while ev is not None and ev[0] == t:
@@ -294,8 +315,11 @@ def ns2_queue_changes(
     level: dict[str, int] = {}
     with open(path, encoding="ascii") as f:
         for line in f:
+            # `r` (a packet leaving the link) is a third of the lines: skipped unsplit.
+            if line[:1] not in ("+", "-", "d"):
+                continue
             parts = line.split(maxsplit=4)
-            if len(parts) < 4 or parts[0] not in "+-d":
+            if len(parts) < 4:
                 continue
             link = shared if parts[2] == "0" and parts[3] == "1" else f"{parts[2]}->{parts[3]}"
             n = level.get(link, 0) + (1 if parts[0] == "+" else -1)
@@ -323,19 +347,184 @@ def burst_entry(tb: float, td: float, at: float) -> dict[str, Any]:
             "burst": _t(tb), "gap": _t(td), "at": _t(at)}  # fmt: skip
 
 
-def write_schedule(path: str | Path, tb: float, td: float, at: float, duration: float) -> int:
-    """The radio rates of Table 3's cell (``tb``, ``td``) as reproduce/ns2/rate_swing.tcl
-    reads them (``time_s mobile bit/s`` per change, in time order), made by linklab's
-    own SCH generator (``_core.sch_schedules``, the one a run of the scenario uses).
-    Returns the number of mobiles."""
+def _periodic_steps(
+    entry: Mapping[str, Any], n: int, end_ns: int
+) -> list[Iterator[tuple[int, int, int]]] | None:
+    """Per mobile, the rate steps ``(ns, mobile, bit/s)`` of a ``burst`` allocation
+    up to ``end_ns``, generated lazily: linklab's SCH generator is asked for two
+    cycles, and the second must be the first shifted by one period T_B + T_D
+    (its cycles start at ``at`` + c (T_B + T_D) in whole nanoseconds, so the
+    repetition is exact); later cycles repeat it. A grant is kept when it starts
+    before ``end_ns``, as the generator keeps it. None when the entry is not a
+    plain burst pattern (then the generator's whole output is used)."""
+    if entry.get("pattern") != "burst" or set(entry) - {"from", "to", "pattern", "burst",
+                                                         "gap", "at", "spread"}:  # fmt: skip
+        return None
+    ns = lambda key: round(parse_quantity("time", str(entry[key])) * 1e9)  # noqa: E731
+    period, at = ns("burst") + ns("gap"), ns("at")
+    two = sch_schedules(json.dumps(entry), n, (at + 2 * period) * 1e-9)
+    first: list[tuple[int, int, int, int]] = []
+    for k, steps in enumerate(two):
+        t = [round(x * 1e9) for x, _ in steps]
+        r = [int(x) for _, x in steps]
+        if len(t) != 5 or t[0] != 0 or t[3] - t[1] != period or t[4] - t[2] != period \
+                or r[1:] != [r[1], r[0], r[1], r[0]]:  # fmt: skip
+            raise ReproduceError(f"the SCH generator's bursts for mobile {k} do not repeat "
+                                 f"every T_B + T_D: {steps}")  # fmt: skip
+        first.append((t[1], t[2], r[0], r[1]))
+
+    def mobile(k: int) -> Iterator[tuple[int, int, int]]:
+        up, down, lo, hi = first[k]
+        yield 0, k, lo
+        c = 0
+        while up + c * period < end_ns:
+            yield up + c * period, k, hi
+            yield down + c * period, k, lo
+            c += 1
+
+    return [mobile(k) for k in range(n)]
+
+
+def write_schedule(path: str | Path, entry: Mapping[str, Any], duration: float,
+                   mobiles: int | None = None, bts: int | None = None) -> int:  # fmt: skip
+    """The radio rates of the shipped scenario's mobiles under the allocation
+    ``entry`` (an ``[[allocations]]`` table) as reproduce/ns2/rate_swing.tcl reads
+    them (``time_s mobile bit/s`` per change, in time order), made by linklab's own
+    SCH generator (``_core.sch_schedules``, the one a run of the scenario uses).
+    Table 3's bursts are written as they are generated, in memory independent of
+    their number (1.4 million changes at T_B = T_D = 0.02 s). ``mobiles`` behind
+    ``bts`` BTSs (default the scenario's 100 and 10). Returns the number of mobiles."""
     params = swing()["params"]
-    n, bts = int(params["mobiles"]), int(params["bts"])
-    entry = {**burst_entry(tb, td, at), "from": f"BTS{{1..{bts}}}", "to": f"MS{{1..{n}}}"}
-    steps = sch_schedules(json.dumps(entry), n, duration)
-    rows = sorted((t, k, r) for k, mobile in enumerate(steps) for t, r in mobile)
+    n = int(params["mobiles"]) if mobiles is None else mobiles
+    bts = int(params["bts"]) if bts is None else bts
+    entry = {**entry, "from": f"BTS{{1..{bts}}}", "to": f"MS{{1..{n}}}"}
+    end_ns = round(duration * 1e9)
+    per = _periodic_steps(entry, n, end_ns)
+    if per is None:
+        whole = sch_schedules(json.dumps(entry), n, duration)
+        per = [iter([(round(t * 1e9), k, int(r)) for t, r in steps])
+               for k, steps in enumerate(whole)]  # fmt: skip
     with open(path, "w", encoding="ascii") as f:
-        f.writelines(f"{t!r} {k} {r}\n" for t, k, r in rows)
+        # Times as the generator gives them (nanoseconds * 1e-9, Time::as_secs_f64).
+        f.writelines(f"{t * 1e-9!r} {k} {r}\n" for t, k, r in heapq.merge(*per))
     return n
+
+
+def _ns2_read(path: Path, shared: str, red: bool, limit: int, maxth: float, ave: Path | None,
+              senders: bool, backlog: bool) -> dict[str, Any]:  # fmt: skip
+    """What the figures read from ns-2's queue trace (reproduce/ns2/rate_swing.tcl):
+    the shared buffer's drops as the ``[monitor]`` lists them (``drop_times_s``,
+    ``drop_bytes``, ``drop_causes``: with drop-tail (not ``red``) every drop is an
+    ``overflow``; with RED (red.cc: a forced drop when the ``limit`` packets waiting
+    are reached, or when the average is at ``maxth``, non-gentle) ``overflow`` when
+    ``limit`` packets were waiting, ``aqm_forced`` when RED's traced average ``ave``
+    was at or past ``maxth``, ``aqm_early`` otherwise, ``aqm`` without ``ave``);
+    with ``senders`` a ``seq`` table as ours (``event`` sent / dropped / received,
+    ``time_s``, ``seq``: segments entering S -> R, dropped at the shared buffer,
+    leaving a downlink); with ``backlog`` a ``queue`` table of the downlinks
+    (``time_s``, ``link``, ``bytes`` waiting) as ours."""
+    import polars as pl
+
+    aves: list[tuple[float, float]] = []
+    if ave is not None:
+        with open(ave, encoding="ascii") as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3 and p[0] == "a":
+                    aves.append((float(p[1]), float(p[2])))
+    level: dict[str, int] = {}
+    size: dict[str, int] = {}
+    drops: tuple[list[float], list[int], list[str]] = ([], [], [])
+    seq: list[tuple[str, float, int]] = []
+    queue: list[tuple[float, str, int]] = []
+    i, avg = 0, 0.0
+    with open(path, encoding="ascii") as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 11:
+                continue
+            ev, t, a, b, kind, nbytes = p[0], float(p[1]), p[2], p[3], p[4], int(p[5])
+            link = shared if a == "0" and b == "1" else f"{a}->{b}"
+            if ev == "r":
+                if senders and kind == "tcp" and b != "0" and link != shared:
+                    seq.append(("received", t, int(p[10])))
+                continue
+            if ev not in ("+", "-", "d"):
+                continue
+            up = 1 if ev == "+" else -1
+            level[link] = level.get(link, 0) + up
+            size[link] = size.get(link, 0) + up * nbytes
+            if link == shared and ev == "d":
+                while i < len(aves) and aves[i][0] <= t:
+                    avg = aves[i][1]
+                    i += 1
+                drops[0].append(t)
+                drops[1].append(nbytes)
+                drops[2].append(
+                    "overflow" if not red or level[link] >= limit
+                    else "aqm" if ave is None
+                    else "aqm_forced" if avg >= maxth
+                    else "aqm_early"
+                )  # fmt: skip
+                if senders and kind == "tcp":
+                    seq.append(("dropped", t, int(p[10])))
+            elif senders and ev == "+" and b == "0" and kind == "tcp":
+                seq.append(("sent", t, int(p[10])))
+            elif backlog and link != shared and b != "0":
+                queue.append((t, f"BTS{link}", size[link]))
+    out: dict[str, Any] = {"monitor": {"drop_times_s": drops[0], "drop_bytes": drops[1],
+                                       "drop_causes": drops[2]}}  # fmt: skip
+    if senders:
+        out["seq"] = pl.DataFrame(seq, schema={"event": pl.String, "time_s": pl.Float64,
+                                               "seq": pl.Int64}, orient="row")  # fmt: skip
+    if backlog:
+        out["queue"] = pl.DataFrame(queue, schema={"time_s": pl.Float64, "link": pl.String,
+                                                   "bytes": pl.Int64}, orient="row")  # fmt: skip
+    return out
+
+
+def ns2_swing(entry: Mapping[str, Any], duration: float, seed: int, workdir: str | Path, *,
+              mobiles: int | None = None, bts: int | None = None, warm: float = 0.0,
+              ave: bool = False, senders: bool = False, backlog: bool = False,
+              **args: Any) -> dict[str, Any]:  # fmt: skip
+    """One run of ns-2.35 on the shipped scenario's set-up with the allocation
+    ``entry`` (reproduce/ns2/rate_swing.tcl; ``args`` are the script's other
+    arguments, e.g. ``aqm``, ``limit``, ``bsc``, ``variant``, ``window_at``), read back
+    as a summary of ours would be: ``monitor`` (the drops, by :func:`_ns2_read`; the
+    dead fraction and the dead periods of at least 0.5 s from ``warm``, by
+    :func:`dead_fractions` as for Table 3), ``aggregate.timeouts`` and the script's
+    result line (``ns2``); ``seq`` and ``queue`` tables as :func:`_ns2_read` gives
+    them. The run's files are removed."""
+    params = swing()["params"]
+    n = int(params["mobiles"]) if mobiles is None else mobiles
+    m = int(params["bts"]) if bts is None else bts
+    limit = int(args.get("limit", str(params["limit"]).rstrip("p")))
+    maxth = float(args.get("maxth", params["maxth"]))
+    work = Path(tempfile.mkdtemp(prefix="ns2-", dir=workdir))
+    sched, trace, avef = work / "schedule", work / "trace", work / "ave"
+    write_schedule(sched, entry, duration, n, m)
+    run_args: dict[str, Any] = {"seed": seed, "duration": duration, "schedule": sched,
+                                "trace": trace, "mobiles": n, "bts": m, **args}  # fmt: skip
+    if senders:
+        run_args["senders"] = 1
+    if ave:
+        run_args["ave"] = avef
+    try:
+        out = run_ns2("rate_swing.tcl", run_args)
+        red = args.get("aqm", "RED") == "RED"
+        got = _ns2_read(trace, "R->BSC", red, limit, maxth, avef if ave else None, senders,
+                        backlog)  # fmt: skip
+        periods: list[tuple[float, float]] = []
+        dead, _ = dead_fractions(ns2_queue_changes(trace), "R->BSC", n, warm, duration,
+                                 periods=periods)  # fmt: skip
+    finally:
+        for f in (sched, trace, avef):
+            f.unlink(missing_ok=True)
+        work.rmdir()
+    got["monitor"] |= {"dead_fraction": dead, "dead_periods": [list(x) for x in periods]}
+    got["aggregate"] = {"timeouts": out["timeouts"]}
+    got["ns2"] = out
+    return got
 
 
 def ns2_cell(tb: float, td: float, seed: int, duration: float, warm: float,
@@ -346,7 +535,7 @@ def ns2_cell(tb: float, td: float, seed: int, duration: float, warm: float,
     # Not Path.with_suffix: "0.5" in the name would be taken for a suffix.
     base = f"ns2-{tb:g}-{td:g}-{seed}"
     sched, trace = Path(workdir) / f"{base}.sched", Path(workdir) / f"{base}.tr"
-    n = write_schedule(sched, tb, td, warm, duration)
+    n = write_schedule(sched, burst_entry(tb, td, warm), duration)
     out = run_ns2("rate_swing.tcl", {"seed": seed, "duration": duration, "schedule": sched,
                                      "trace": trace, "mobiles": n,
                                      "bts": swing()["params"]["bts"]})  # fmt: skip
@@ -360,21 +549,28 @@ def ns2_cell(tb: float, td: float, seed: int, duration: float, warm: float,
 
 
 def our_cell(sc: Mapping[str, Any], tb: float, td: float, seed: int, duration: float,
-             warm: float) -> dict[str, Any]:  # fmt: skip
-    """One traced run of ours on Table 3's cell (scenario ``sc`` with
-    :func:`burst_entry`): dead-period % from our queue trace by :func:`dead_fractions`
-    (and the ``[monitor]``'s own value, which must be the same), drops, timeouts."""
+             warm: float, traced: bool = True) -> dict[str, Any]:  # fmt: skip
+    """One run of ours on Table 3's cell (scenario ``sc`` with :func:`burst_entry`):
+    the ``[monitor]``'s dead-period % and, when ``traced``, the same from our queue
+    trace by :func:`dead_fractions` (the code that reads ns-2's; it must give the
+    monitor's value), drops, timeouts. A traced run costs about five untraced ones
+    (1.5 against 0.3 s at 300 s)."""
     from linklab.reproduce.framework import TraceFiles
 
     params = {"t_b": _t(tb), "t_d": _t(td), "duration": _t(duration), "warmup": _t(warm)}
-    with tempfile.TemporaryDirectory(prefix="rate-swing-") as tmp:
-        run = linklab.run(sc, seed=seed, params=params, trace_dir=tmp)
-        n = int(swing()["params"]["mobiles"])
-        strict, lax = dead_fractions(_our_queue_changes(TraceFiles(Path(tmp)), "R->BSC"),
-                                     "R->BSC", n, warm, duration)  # fmt: skip
+    n = int(swing()["params"]["mobiles"])
+    if traced:
+        with tempfile.TemporaryDirectory(prefix="rate-swing-") as tmp:
+            run = linklab.run(sc, seed=seed, params=params, trace_dir=tmp)
+            strict, lax = dead_fractions(_our_queue_changes(TraceFiles(Path(tmp)), "R->BSC"),
+                                         "R->BSC", n, warm, duration)  # fmt: skip
+    else:
+        run = linklab.run(sc, seed=seed, params=params)
     m = run.summary["monitor"]
+    if not traced:
+        strict, lax = m["dead_fraction"], m["loose_dead_fraction"]
     return {"dead_pct": strict * 100, "loose_pct": lax * 100,
-            "monitor_pct": m["dead_fraction"] * 100,
+            "monitor_pct": m["dead_fraction"] * 100, "traced": traced,
             "drops": sum(1 for t in m["drop_times_s"] if t >= warm),
             "timeouts": run.summary["aggregate"]["timeouts"]}  # fmt: skip
 
@@ -383,6 +579,23 @@ def within(ours: float, ref: float) -> bool:
     """Experiment ns2's agreement of one cell: within :data:`NS2_CELL_REL` of ns-2's
     value or :data:`NS2_CELL_ABS` percentage points."""
     return abs(ours - ref) <= max(NS2_CELL_REL * abs(ref), NS2_CELL_ABS) + 1e-9
+
+
+def extremes(grid: Mapping[tuple[float, float], float]) -> dict[str, Any]:
+    """Of a Table 3 grid ``{(T_B, T_D): dead %}``: its highest cell (``top``, at ``at``
+    = (T_B, T_D)) and its floor (``floor``: the mean of the T_D = 0.02 s row, with
+    its ``floor_range``; None without that row)."""
+    at = max(grid, key=lambda c: grid[c])
+    row = [v for (tb, td), v in grid.items() if td == T_VALUES[0]]
+    return {"top": grid[at], "at": at, "floor": sum(row) / len(row) if row else None,
+            "floor_range": (min(row), max(row)) if row else None}  # fmt: skip
+
+
+def near(at: tuple[float, float], ref: tuple[float, float]) -> bool:
+    """Two places in Table 3 agree: T_B and T_D each within the one rule's 25 % for
+    times."""
+    band = TOLERANCE["delay"] / 100
+    return all(abs(a - r) <= band * r + 1e-9 for a, r in zip(at, ref, strict=True))
 
 
 def _conditions(s: Mapping[str, Any], t0: float, t1: float) -> dict[str, bool]:
@@ -479,6 +692,11 @@ class RateSwing(WithNs2, Reproduction):
         self.ns2_s = float(self.duration_s)
         self.ns2_warm = 20.0
         self.ns2_reps = 1
+        #: Experiment ns2 also runs ns-2.35 on the set-ups of Figs. 3, 6 and 11.
+        self.ns2_figures = True
+        #: Our numbers of the published values that experiment ns2 sets beside
+        #: ns-2's and the paper's (filled by the experiments that ran before it).
+        self.ours: dict[str, Any] = {}
 
     def intro(self) -> list[str]:
         return [
@@ -579,6 +797,7 @@ class RateSwing(WithNs2, Reproduction):
                 record={"variant": variant, "recovery_s": rec, "published_s": RECOVERY[variant],
                         "drops": n},
             )  # fmt: skip
+        self.ours["fig3"] = dict(got)
         reno, new = got["reno"], got["newreno"]
         check = Check.claim(
             "Reno recovers slower than NewReno",
@@ -635,6 +854,7 @@ class RateSwing(WithNs2, Reproduction):
              FIG6["dead_from"] - FIG6_SWITCH_S, "delay", 2),
             ("dead period length (s)", self.t_ci(lengths), paper_len, "delay", 1),
         ]  # fmt: skip
+        self.ours["fig6"] = {label: st["mean"] for label, st, *_ in rows}
         for label, st, ref, quantity, digits in rows:
             d = rel(st["mean"], ref)
             t.add(
@@ -757,8 +977,33 @@ class RateSwing(WithNs2, Reproduction):
             "first burst makes a dead period. Its checks are model checks (our hypothesis), "
             "not in the paper's count."
         )
+        if not self.quick:
+            checks += self._extremes(t)
         shape = targets_table("table3-shape", "Table 3: shape", checks + checks2)
         return [t, t2, shape, loose, self._table3_control(sc, warm)]
+
+    def _extremes(self, t: Table) -> list[Check]:
+        """Table 3's highest cell (value and where it lies) and its floor (the
+        T_D = 0.02 s row's mean) from table ``t``'s records, against the paper's
+        (18.84 % at T_B 8 s, T_D 5 s; 0.26-0.71 %), under the one rule (a
+        dead-period share: 25 % or the printed precision; a place: each of T_B and
+        T_D within 25 %, as times)."""
+        grid = {(r["config"]["t_b_s"], r["config"]["t_d_s"]): r["dead_period_pct"]["mean"]
+                for r in t.records if r["dead_period_pct"]["mean"] is not None}  # fmt: skip
+        ours = extremes(grid)
+        self.ours["table3"] = ours
+        paper = extremes({(tb, td): TABLE3[td][T_VALUES.index(tb)]
+                          for tb in T_VALUES for td in T_VALUES})  # fmt: skip
+        return [
+            Check.cell("Table 3's highest dead period", ours["top"], paper["top"], "fraction",
+                       kind=PAPER_CHECK, digits=2),
+            Check.claim("Table 3's highest dead period lies where the paper's does (T_B and "
+                        "T_D each within 25 %)", near(ours["at"], paper["at"]),
+                        f"at T_B {ours['at'][0]:g} s, T_D {ours['at'][1]:g} s (paper T_B "
+                        f"{paper['at'][0]:g} s, T_D {paper['at'][1]:g} s)", kind=PAPER_CHECK),
+            Check.cell("Table 3's floor (the T_D = 0.02 s row's mean)", ours["floor"],
+                       paper["floor"], "fraction", kind=PAPER_CHECK, digits=2),
+        ]  # fmt: skip
 
     def _table3_grid(
         self, name: str, sc: dict[str, Any], warm: float, tbs: Any, tds: Any, label: str,
@@ -996,6 +1241,9 @@ class RateSwing(WithNs2, Reproduction):
             checks = ([Check.cell("delta* at beta 30 %, t_r 1 s", st["mean"], ref, "fraction",
                                   kind=PAPER_CHECK)]
                       if cond == both else [])  # fmt: skip
+            if cond == both:
+                self.ours["delta_star"] = {"mean": st["mean"], "per_run": vals,
+                                           "deltas": deltas}  # fmt: skip
             shown = fmt(st, 1) if st["mean"] is not None else f"none up to {max(deltas):g}"
             star.add([label, shown, f"{ref:g}", "-" if d is None else f"{d:+.1f} %"],
                      checks=checks, record={"condition": label, "ours_pct": st,
@@ -1213,11 +1461,28 @@ class RateSwing(WithNs2, Reproduction):
         seeds = [self.base_seed + i for i in range(self.ns2_reps)]
         tasks = [(tb, td, s) for tb, td in self.ns2_cells for s in seeds]
         self.log(f"reproduce: ns2: {len(tasks)} runs of ns-2.35 and of ours, {dur:g} s each")
+        # ns-2's cost grows with the number of rate changes (about 20 us of Tcl each,
+        # 1.4 million at T_B = T_D = 0.02 s): the costliest cells first, so that the
+        # workers finish together. Our untraced runs hold the interpreter (no
+        # parallelism among them) and overlap with ns-2's processes. Ours are traced
+        # (queue trace read by the code that reads ns-2's) on the quick cells only,
+        # each in a fresh process (a traced run of 100 mobiles leaves ~100 MB
+        # behind); the others give the [monitor]'s value, which the traced ones check.
+        order = sorted(range(len(tasks)), key=lambda i: tasks[i][0] + tasks[i][1])
+        traced = [i for i, a in enumerate(tasks) if a[:2] in set(NS2_QUICK_CELLS)]
         with tempfile.TemporaryDirectory(prefix="rate-swing-ns2-") as tmp, \
-                ThreadPoolExecutor(max_workers=self.jobs or 2) as pool:  # fmt: skip
-            theirs = list(pool.map(lambda a: ns2_cell(*a, dur, warm, tmp), tasks))
-            ours = list(pool.map(lambda a: our_cell(sc, *a, dur, warm), tasks))
-            ours_rlp = list(pool.map(lambda a: our_cell(rlp, *a, dur, warm), tasks))
+                ThreadPoolExecutor(max_workers=self.jobs or 2) as pool, \
+                _main_not_rerun(), \
+                ProcessPoolExecutor(max_workers=1, mp_context=_context(),
+                                    max_tasks_per_child=1) as fresh:  # fmt: skip
+            got_ns2 = {i: pool.submit(ns2_cell, *tasks[i], dur, warm, tmp) for i in order}
+            got_traced = {i: fresh.submit(our_cell, sc, *tasks[i], dur, warm, True)
+                          for i in traced}  # fmt: skip
+            ours = [got_traced[i].result() if i in got_traced
+                    else our_cell(sc, *a, dur, warm, traced=False)
+                    for i, a in enumerate(tasks)]  # fmt: skip
+            ours_rlp = [our_cell(rlp, *a, dur, warm, traced=False) for a in tasks]
+            theirs = [got_ns2[i].result() for i in range(len(tasks))]
         self.runs += 3 * len(tasks)
         t = Table(
             "ns2",
@@ -1246,7 +1511,7 @@ class RateSwing(WithNs2, Reproduction):
             ov, nv = mean(o, "dead_pct"), mean(th, "dead_pct")
             pub = TABLE3[td][T_VALUES.index(tb)]
             got.append((ov, nv, pub))
-            same_code += [abs(r["dead_pct"] - r["monitor_pct"]) for r in o]
+            same_code += [abs(r["dead_pct"] - r["monitor_pct"]) for r in o if r["traced"]]
             d = rel(nv, pub)
             t.add(
                 [f"{tb:g}", f"{td:g}", f"{ov:.2f}", f"{mean(imm, 'dead_pct'):.2f}", f"{nv:.2f}",
@@ -1314,4 +1579,189 @@ class RateSwing(WithNs2, Reproduction):
             "paper's RLP module sends). Dead periods of both from their queue "
             "traces (packets waiting, ns-2's `trace-queue` + - d) by one Python function."
         )
-        return [t]
+        if not self.ns2_figures:
+            return [t]
+        grid_ns2 = {c: g[1] for c, g in zip(self.ns2_cells, got, strict=True)}
+        grid_ours = {c: g[0] for c, g in zip(self.ns2_cells, got, strict=True)}
+        return [t, self._ns2_three_way(grid_ns2, grid_ours)]
+
+    def _ns2_figures(self) -> dict[str, Any]:
+        """ns-2.35 on the set-ups of Figs. 6, 3 and 11 (reproduce/ns2/rate_swing.tcl
+        with each figure's allocation), read by the code that reads ours: Fig. 6's
+        drops in 50-60 s (:func:`_drops`), window at 50 s and first dead period after
+        the switch; Figs. 3/13's recovery time (:func:`_recovery` on ns-2's segment
+        trace); Fig. 11's delta* at beta 30 %, t_r 1 s (:func:`_conditions`,
+        :meth:`_star`), the allocation when ns-2's own downlinks first hold
+        30 % of the shared buffer's limit (:func:`_link_backlog`) in a run without
+        allocation, as ours is found."""
+        import polars as pl
+
+        seeds = [self.base_seed + i for i in range(self.reps)]
+        deltas = [0.0, 20.0, 50.0] if self.quick else [float(d) for d in range(-10, 65, 5)]
+        params = swing()["params"]
+        n = int(params["mobiles"])
+        bb = parse_quantity("rate", params["bsc_rate"])
+        limit = (int(params["mss"]) + 40) * float(str(params["limit"]).rstrip("p"))
+        with tempfile.TemporaryDirectory(prefix="rate-swing-ns2-") as tmp, \
+                ThreadPoolExecutor(max_workers=self.jobs or 2) as pool:  # fmt: skip
+            idle = pool.submit(ns2_swing, {"pattern": "step", "at": "1000s"}, 30.0,
+                               self.base_seed, tmp, backlog=True)  # fmt: skip
+            fig6 = [pool.submit(ns2_swing, {"pattern": "step", "at": _t(FIG6_SWITCH_S)}, 100.0,
+                                s, tmp, window_at=FIG6_SWITCH_S) for s in seeds]  # fmt: skip
+            fig3 = {v: pool.submit(ns2_swing, {"pattern": "step", "at": "100s",
+                                               "sch": f"{B_LH - B_LL:.0f}bit"}, 200.0,
+                                   self.base_seed, tmp, mobiles=1, bts=1, senders=True,
+                                   aqm="DropTail", limit=5, bsc=40000, variant=tcl)
+                    for v, tcl in (("reno", "Reno"), ("newreno", "Newreno"))}  # fmt: skip
+            back = _link_backlog(idle.result())
+            t0 = round(float(back.filter(pl.col("total") >= 0.3 * limit)["time_s"][0]), 3)
+            sweep = {(d, s): pool.submit(
+                ns2_swing, {"pattern": "sequential", "rise": "1s", "at": _t(t0),
+                            "sch": f"{bb * (1 + d / 100) / n - B_LL:.0f}bit"},
+                t0 + 10, s, tmp, ave=True) for d in deltas for s in seeds}  # fmt: skip
+            self.runs += 1 + len(fig6) + len(fig3) + len(sweep)
+            out: dict[str, Any] = {"onset_s": t0, "deltas": deltas, "seeds": seeds}
+            rows6: dict[str, list[float]] = {"drops": [], "window": [], "lag": [], "length": []}
+            for f in fig6:
+                g = f.result()
+                rows6["drops"].append(_drops(g, 50.0, 60.0)[0])
+                rows6["window"].append(g["ns2"]["window_mp"] / 1000)
+                after = [p for p in g["monitor"]["dead_periods"] if p[1] > FIG6_SWITCH_S]
+                if after:
+                    rows6["lag"].append(after[0][0] - FIG6_SWITCH_S)
+                    rows6["length"].append(after[0][1] - after[0][0])
+            out["fig6"] = {k: self.t_ci(v) for k, v in rows6.items()}
+            out["fig3"] = {v: _recovery(f.result(), 100.0) for v, f in fig3.items()}
+            runs: dict[tuple[float, float], list[dict[str, Any]]] = {}
+            for (d, s), f in sweep.items():
+                g = f.result()
+                runs.setdefault((1.0, d), []).append(
+                    {"rep": s, "drops": _drops(g, t0, t0 + 5)[0], **_conditions(g, t0, t0 + 10)}
+                )
+            vals = self._star(runs, 1.0, ("overflow", "aqm_forced"))
+            out["delta_star"] = {
+                "per_run": vals,
+                "mean": None
+                if None in vals or not vals
+                else sum(v for v in vals if v is not None) / len(vals),
+            }
+            out["fig11"] = {d: runs[(1.0, d)] for d in deltas}
+        return out
+
+    def _ns2_three_way(self, grid_ns2: Mapping[tuple[float, float], float],
+                       grid_ours: Mapping[tuple[float, float], float]) -> Table:  # fmt: skip
+        """Every published number issue 36 names, ours beside ns-2.35's on the
+        stated set-up and the paper's, each judged by the one rule against the paper,
+        and where the gap lies."""
+        fig = self._ns2_figures()
+        t = Table(
+            "ns2-three-way",
+            "Ours, ns-2.35 on the stated set-up, and the paper: each number judged by the one "
+            "rule against the paper, and where a gap lies",
+            ["number", "ours", "ours, ns-2's TCP", "ns-2", "paper", "ours vs paper",
+             "ns-2 vs paper", "ns-2 vs ours", "the gap is"],
+        )  # fmt: skip
+        paper3 = extremes({(tb, td): TABLE3[td][T_VALUES.index(tb)]
+                           for tb in T_VALUES for td in T_VALUES})  # fmt: skip
+        n3, o3 = extremes(dict(grid_ns2)), extremes(dict(grid_ours))
+        ours3 = self.ours.get("table3")
+        f6, o6 = fig["fig6"], self.ours.get("fig6", {})
+        o3f, odelta = self.ours.get("fig3", {}), self.ours.get("delta_star", {})
+
+        def v(x: float | None, digits: int) -> str:
+            return "-" if x is None else f"{x:.{digits}f}"
+
+        def judge(x: float | None, ref: float | None, quantity: str, digits: int | None,
+                  against: str = "the paper") -> tuple[str, bool | None]:  # fmt: skip
+            if x is None or ref is None:
+                return "-", None
+            c = Check.cell("x", x, ref, quantity, kind=MODEL_CHECK, digits=digits, ref=against)
+            d = rel(x, ref)
+            diff = f"{d:+.0f} %" if d is not None else f"{x - ref:+.2g}"
+            return f"{diff} {'ok' if c.passed else 'miss'}", c.passed
+
+        def where(ours_ok: bool | None, ns2_ok: bool | None, same: bool | None) -> str:
+            if ours_ok is None or ns2_ok is None:
+                return "-"
+            if ours_ok:
+                return "no gap"
+            if ns2_ok:
+                return "ours (ns-2 agrees with the paper)"
+            if same:
+                return "the paper's unstated set-up (ns-2 agrees with ours)"
+            return "both: ns-2 differs from the paper and from ours"
+
+        rows: list[tuple[str, float | None, float | None, float | None, float, str,
+                         int | None, int]] = [  # fmt: skip
+            ("Table 3: highest dead period (%)", ours3 and ours3["top"], o3["top"], n3["top"],
+             paper3["top"], "fraction", 2, 2),
+            ("Table 3: floor, the T_D = 0.02 s row's mean (%)", ours3 and ours3["floor"],
+             o3["floor"], n3["floor"], paper3["floor"], "fraction", 2, 2),
+            ("Fig. 6: drops in 50-60 s", o6.get("drops in 50-60 s (packets)"), None,
+             f6["drops"]["mean"], FIG6["drops"], "count", None, 0),
+            ("Fig. 6: aggregate window at 50 s (packets)",
+             o6.get("aggregate window at 50 s (packets)"), None, f6["window"]["mean"],
+             FIG6["window"], "count", None, 0),
+            ("Fig. 6: dead period's lag after the switch (s)",
+             o6.get("dead period start: lag after the switch (s)"), None, f6["lag"]["mean"],
+             FIG6["dead_from"] - FIG6_SWITCH_S, "delay", None, 2),
+            ("Fig. 6: dead period's length (s)", o6.get("dead period length (s)"), None,
+             f6["length"]["mean"], FIG6["dead_to"] - FIG6["dead_from"], "delay", None, 1),
+            ("Fig. 3: Reno's recovery (s)", o3f.get("reno"), None, fig["fig3"]["reno"],
+             RECOVERY["reno"], "delay", None, 1),
+            ("Fig. 13: NewReno's recovery (s)", o3f.get("newreno"), None,
+             fig["fig3"]["newreno"], RECOVERY["newreno"], "delay", None, 1),
+            ("Figs. 11/12: delta* at beta 30 %, t_r 1 s (%)", odelta.get("mean"), None,
+             fig["delta_star"]["mean"], DELTA_STAR, "fraction", None, 1),
+        ]  # fmt: skip
+        for label, ours, ours_ns2, ns2, paper, quantity, digits, shown in rows:
+            ov, ook = judge(ours, paper, quantity, digits)
+            nv, nok = judge(ns2, paper, quantity, digits)
+            sv, same = judge(ns2, ours, quantity, None, "ours")
+            t.add([label, v(ours, shown), v(ours_ns2, shown), v(ns2, shown), f"{paper:g}", ov,
+                   nv, sv, where(ook, nok, same)],
+                  record={"number": label, "ours": ours, "ours_ns2_tcp": ours_ns2, "ns2": ns2,
+                          "published": paper, "quantity": quantity,
+                          "ours_vs_paper_ok": ook, "ns2_vs_paper_ok": nok,
+                          "ns2_vs_ours_ok": same})  # fmt: skip
+        place = lambda g: None if g is None else f"T_B {g['at'][0]:g}, T_D {g['at'][1]:g}"  # noqa: E731
+        ook = None if ours3 is None else near(ours3["at"], paper3["at"])
+        nok = near(n3["at"], paper3["at"])
+        same = None if ours3 is None else near(n3["at"], ours3["at"])
+        t.add(["Table 3: where the highest lies", place(ours3) or "-", place(o3) or "-",
+               place(n3) or "-", place(paper3) or "-",
+               "-" if ook is None else ("ok" if ook else "miss"), "ok" if nok else "miss",
+               "-" if same is None else ("ok" if same else "miss"), where(ook, nok, same)],
+              record={"number": "Table 3: where the highest lies",
+                      "ours": None if ours3 is None else list(ours3["at"]),
+                      "ours_ns2_tcp": list(o3["at"]), "ns2": list(n3["at"]),
+                      "published": list(paper3["at"]), "ours_vs_paper_ok": ook,
+                      "ns2_vs_paper_ok": nok, "ns2_vs_ours_ok": same})  # fmt: skip
+        t.record({"ns2_figures": {"fig6": fig["fig6"], "fig3": fig["fig3"],
+                                  "delta_star": fig["delta_star"], "onset_s": fig["onset_s"],
+                                  "fig11": {f"{d:g}": r for d, r in fig["fig11"].items()},
+                                  "seeds": fig["seeds"]}})  # fmt: skip
+        t.notes.append(
+            "Verdicts by the one rule (framework.py) against the paper, and ns-2 against ours "
+            "with the same tolerance; ours' verdicts are counted in their own experiments "
+            "(table3, fig6, fig3, fig11), none here. 'the gap is': ours, where ns-2 on the "
+            "stated set-up agrees with the paper and we do not; the paper's unstated set-up, "
+            "where ns-2 agrees with ours and not with the paper. '-': that experiment did "
+            "not run in this invocation (ours), or the number is not defined. 'ours': the "
+            "reproduction's own runs (RFC 6298 timer, initial window 1, no handshake); "
+            "'ours, ns-2's TCP': Table 3 in experiment ns2 (profile ns2, ns-2's links); "
+            "Table 3's ns-2 and ours-ns-2 numbers are over the cells experiment ns2 ran."
+        )
+        t.notes.append(
+            f"ns-2.35 runs: Fig. 6 as Table 3's set-up with every mobile switched at 50 s, "
+            f"100 s, seeds {', '.join(map(str, fig['seeds']))} (window: the flows' summed "
+            "min(cwnd_, window_) at 50 s); Figs. 3/13: one mobile, drop-tail shared buffer of 5 "
+            "packets at 40 kbit/s, switched to 163.2 kbit/s at 100 s, 200 s, Agent/TCP/Reno "
+            "and Agent/TCP/Newreno; Fig. 11: the allocation (sequential, rise 1 s, SCH rate "
+            f"b_b(1 + delta)/100 - 9.6 kbit/s) at {fig['onset_s']:g} s, when ns-2's own "
+            "downlinks first hold 30 % of 300 packets in a run without allocation; "
+            "conditions from ns-2's queue trace and RED's traced average (ave_) over the "
+            "10 s after it, delta in "
+            f"{min(fig['deltas']):g}..{max(fig['deltas']):g} % (none up to the last: '-')."
+        )
+        return t

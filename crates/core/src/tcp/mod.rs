@@ -207,16 +207,27 @@ pub struct TcpConfig {
     /// `recover_ = maxseq_` set at the timeout); off, the third duplicate ACK
     /// always starts a fast retransmit (RFC 5681).
     pub reno_rto_guard: bool,
-    /// ns-3.44's CWR rule: every ECN echo on an ACK of new data is answered
-    /// with CWR on the next new segment, also one that arrives while a
-    /// reduction is under way and reduces nothing, and a reduction for loss
-    /// (fast retransmit, timeout) sends none (`TcpSocketBase::ReceivedAck`
-    /// enters `ECN_ECE_RCVD` at any such echo, `SendDataPacket` sets CWR in
-    /// that state only). Off, CWR follows every window reduction, whatever
-    /// its cause, and nothing else (RFC 3168 §6.1.2; Linux's
+    /// ns-3.44's ECN state machine (`src/internet/model/tcp-socket-base.cc`
+    /// at tag ns-3.44), in three rules. (1) An ECN echo on an ACK of new
+    /// data enters CWR in every state but CWR (`ReceivedAck`, lines
+    /// 1908–1924; `EnterCwr`, 1652–1676): inside a fast recovery
+    /// (CA_RECOVERY → CA_CWR, leaving the recovery) and after a timeout
+    /// (CA_LOSS → CA_CWR) too, with ssthresh cut again from the bytes in
+    /// flight; the reduction ends when an ACK passes the highest byte sent
+    /// at the echo (1895–1906). (2) No fast recovery starts in CWR
+    /// (`DupAck`, 1737–1830, enters recovery from CA_DISORDER only): a loss
+    /// found there is resent once the scoreboard marks it lost (`NextSeg`
+    /// rule 1, any state; rule 3 only in CA_RECOVERY, line 3432), else it
+    /// waits for the retransmission timer. (3) Every echo of new data is
+    /// answered with CWR on the next new segment, also one that reduces
+    /// nothing, and a loss's reduction sends none (`SendDataPacket`, lines
+    /// 3233–3238, sets CWR in `ECN_ECE_RCVD` only). Off (RFC 3168, Linux):
+    /// an echo reduces once per window outside loss recovery, a loss found
+    /// in CWR starts fast recovery without a second cut
+    /// (`tcp_enter_recovery`), and CWR follows every window reduction,
+    /// whatever its cause, and nothing else (RFC 3168 §6.1.2;
     /// `tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and
-    /// `tcp_enter_loss`): the receiver keeps echoing a mark that came in
-    /// during a reduction, and the window is reduced again after it.
+    /// `tcp_enter_loss`).
     pub cwr_per_echo: bool,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,

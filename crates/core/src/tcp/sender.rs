@@ -574,19 +574,25 @@ impl TcpSender {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.stats.acked_bytes = ack;
-            if ece && self.cfg.cwr_per_echo {
-                // ns-3.44 (`ReceivedAck`, tcp-socket-base.cc 1906–1924;
-                // `SendDataPacket`, 3233–3238): any echo on an ACK of new
-                // data is answered with CWR, whether it reduced or not, and
-                // only an echo is (not a loss's reduction).
-                self.cwr_pending = true;
-            }
             if self.cwr && self.ecn_recover.is_none_or(|r| ack > r) {
                 // Linux's `tcp_end_cwnd_reduction` once something above
-                // `high_seq` is acknowledged (ns-3: `ack > m_recover`): the
-                // window is the reduced one.
+                // `high_seq` is acknowledged (ns-3: `ack > m_recover`,
+                // tcp-socket-base.cc 1895–1906 at ns-3.44): the window is
+                // the reduced one.
                 self.cwr = false;
                 self.win.cwnd = self.cwr_target;
+            }
+            if ece && self.cfg.cwr_per_echo {
+                // ns-3.44 (`ReceivedAck`, tcp-socket-base.cc 1908–1924;
+                // `SendDataPacket`, 3233–3238): any echo on an ACK of new
+                // data is answered with CWR, whether it reduced or not, and
+                // only an echo is (not a loss's reduction); and it enters
+                // CA_CWR from every state but CA_CWR — fast recovery and
+                // the timeout's CA_LOSS included (`EnterCwr`, 1652–1676).
+                self.cwr_pending = true;
+                if !self.cwr {
+                    self.ns3_enter_cwr(now);
+                }
             }
             self.dupacks = 0;
             self.ns2_after_timeout = false;
@@ -706,13 +712,14 @@ impl TcpSender {
                 if newly_sacked && !self.ns2_rules {
                     self.dupacks = 1;
                     self.reactive_trigger();
-                    if self.sack_loss_detected(dt) && self.may_recover(ack) {
+                    if self.sack_loss_detected(dt) && self.may_recover(ack) && !self.ns3_cwr() {
                         self.enter_recovery(now);
                         entered = true;
                     }
                 }
                 if !entered {
-                    let ecn_reduced = ece && self.ecn_response(now);
+                    // ns-3's echo was answered above (`ns3_enter_cwr`).
+                    let ecn_reduced = ece && !self.cfg.cwr_per_echo && self.ecn_response(now);
                     // In an ECN reduction through PRR the window does not
                     // grow (Linux calls no `cong_avoid` in CWR; ns-3 no
                     // `IncreaseWindow`).
@@ -759,9 +766,11 @@ impl TcpSender {
                         Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
                         Variant::Sack => self.may_recover(self.snd_una),
                     };
-                    if trigger && allowed {
+                    if trigger && allowed && !self.ns3_cwr() {
                         self.enter_recovery(now);
-                    } else if ece {
+                    } else if ece && !self.cfg.cwr_per_echo {
+                        // ns-3 answers an echo only on an ACK of new data
+                        // (tcp-socket-base.cc 1908).
                         self.ecn_response(now);
                     }
                 } else if !sack {
@@ -800,8 +809,14 @@ impl TcpSender {
             // CA_CWR): the window against the data outstanding.
             let delivered =
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
-            if delivered > 0 {
-                self.pipe = self.cwnd_flight();
+            if self.ns3_sack_cwr() {
+                // ns-3's CA_CWR counts `BytesInFlight` (the pipe).
+                self.pipe = self.sb.pipe(self.high_rxt);
+            }
+            if delivered > 0 && self.cfg.prr {
+                if !self.ns3_sack_cwr() {
+                    self.pipe = self.cwnd_flight();
+                }
                 self.prr_update(delivered);
             }
         }
@@ -1030,6 +1045,7 @@ impl TcpSender {
                 if !self.in_recovery
                     && self.sack_loss_detected(dt)
                     && self.may_recover(self.snd_una)
+                    && !self.ns3_cwr()
                 {
                     self.enter_recovery(now);
                     self.record_cwnd(now);
@@ -1261,7 +1277,8 @@ impl TcpSender {
                 }
             }
         }
-        let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
+        let ns3_cwr = self.ns3_sack_cwr();
+        let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack || ns3_cwr;
         if self.lt_blocks {
             if let Some(p) = self.send_repair(now, sack_recovery) {
                 return Some(p);
@@ -1309,8 +1326,9 @@ impl TcpSender {
             return Some(p);
         }
         // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte
-        // (not with RACK: only what it marks lost is resent).
-        if self.rack.is_some() {
+        // (not with RACK: only what it marks lost is resent; not in ns-3's
+        // CA_CWR, tcp-socket-base.cc 3432).
+        if self.rack.is_some() || ns3_cwr {
             return None;
         }
         self.send_hole(now)
@@ -1496,6 +1514,7 @@ impl TcpSender {
     fn limited_transmit_allowance(&self) -> u64 {
         if self.cfg.limited_transmit
             && !self.in_recovery
+            && !self.ns3_cwr()
             && self.dupacks < self.cfg.dupack_threshold
         {
             u64::from(self.dupacks.min(2)) * self.seg_size()
@@ -1580,7 +1599,7 @@ impl TcpSender {
             self.snd_nxt = seg.end();
         }
         let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
-        if sack_recovery || self.rto_sack_recovery() {
+        if sack_recovery || self.rto_sack_recovery() || self.ns3_sack_cwr() {
             self.pipe += u64::from(seg.len);
             if retransmit && self.rack.is_none() {
                 self.high_rxt = self.high_rxt.max(seg.end());
@@ -1748,6 +1767,58 @@ impl TcpSender {
             return self.sb.iter().any(|s| s.lost);
         }
         self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost)
+    }
+
+    /// ns-3.44's CA_CWR under [`TcpConfig::cwr_per_echo`]: no fast
+    /// recovery starts from it (`DupAck`, tcp-socket-base.cc 1737–1830 at
+    /// ns-3.44, enters recovery from CA_DISORDER only), so a loss found in
+    /// it is repaired by what the scoreboard marks lost or waits for the
+    /// retransmission timer.
+    fn ns3_cwr(&self) -> bool {
+        self.cfg.cwr_per_echo && self.cwr
+    }
+
+    /// [`Self::ns3_cwr`] with SACK (RFC 6675 rules): the segments the
+    /// scoreboard marks lost are resent in CA_CWR too (ns-3's `NextSeg`
+    /// rule 1 runs in every state, rule 3 only in CA_RECOVERY,
+    /// tcp-socket-base.cc 3432), the window checked against the pipe
+    /// (`BytesInFlight`). Not while a timeout's go-back-N is under way
+    /// (`snd_nxt` behind `snd_max`): that resends every segment marked lost
+    /// at the timeout (ns-3's `ReTxTimeout` marks them, rule 1 resends them).
+    fn ns3_sack_cwr(&self) -> bool {
+        self.ns3_cwr()
+            && self.cfg.variant == Variant::Sack
+            && !self.ns2_rules
+            && self.snd_nxt >= self.snd_max
+    }
+
+    /// ns-3.44's `EnterCwr` (tcp-socket-base.cc 1652–1676), called by
+    /// `ReceivedAck` (1908–1924) at an echo on an ACK of new data in every
+    /// state but CA_CWR: ssthresh from the congestion control at the bytes
+    /// in flight (`BytesInFlight`), also inside a fast recovery (which it
+    /// leaves: CA_RECOVERY → CA_CWR) or after a timeout (CA_LOSS → CA_CWR);
+    /// the window left to the recovery ops (PRR; classic recovery sets it
+    /// to ssthresh at once), the reduction's end at the highest byte sent
+    /// (`m_recover`), and no growth until it ends (1895–1906: cwnd =
+    /// ssthresh when an ACK passes it).
+    fn ns3_enter_cwr(&mut self, now: Time) {
+        let flight = self.bytes_in_flight() + self.fec_pipe;
+        let prior = self.win.cwnd;
+        self.cut(Signal::Ecn, flight, now);
+        self.win.cwnd = self.win.cwnd.max(self.win.mss);
+        self.cwr_target = self.win.cwnd;
+        if self.cfg.prr {
+            self.win.cwnd = prior;
+        }
+        self.in_recovery = false;
+        self.rtx_pending = None;
+        self.cwr = true;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = self.snd_max - self.snd_una;
+        self.ecn_recover = Some(self.snd_max);
+        self.last_cut_ecn = true;
+        self.stats.ecn_reductions += 1;
     }
 
     /// React to ECN-Echo if allowed (not in recovery, once per window);

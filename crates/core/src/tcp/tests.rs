@@ -2376,3 +2376,101 @@ fn ns3s_rule_answers_every_echo_with_cwr() {
         }
     }
 }
+
+/// ns-3.44's rule (1) (`ReceivedAck`, tcp-socket-base.cc 1908–1924, calls
+/// `EnterCwr` at an echo of new data in every state but CA_CWR): a mark
+/// echoed on the ACK that ends a fast recovery cuts ssthresh again and
+/// enters CWR (CA_RECOVERY → CA_CWR). By default (RFC 3168 §6.1.2, Linux)
+/// the recovery's own reduction answers it.
+#[test]
+fn an_echo_during_recovery_cuts_again_only_under_ns3s_rule() {
+    let mut ssthresh = vec![];
+    for ns3 in [false, true] {
+        // 50 000 dropped; 56 000 marked, its echo on the ACK of the
+        // retransmission (snd_una stays at 50 000 until then).
+        let h = ecn_loss_run(vec![50_000], vec![56_000], ns3);
+        let st = h.s.stats();
+        assert_eq!(h.r.stats().ce_received, 1, "ns3 {ns3}");
+        assert_eq!((st.fast_retransmits, st.timeouts), (1, 0), "ns3 {ns3}");
+        let want = u64::from(ns3);
+        assert_eq!(st.ecn_reductions, want, "ns3 {ns3}: {st:?}");
+        ssthresh.push(h.s.ssthresh());
+    }
+    // NewReno halves the bytes in flight once more (ns-3's `GetSsThresh`).
+    assert!(ssthresh[1] < ssthresh[0], "{ssthresh:?}");
+}
+
+/// A mark and, in the same window, a loss whose duplicate ACKs come back
+/// after the mark's echo (so while the ECN reduction is under way).
+fn loss_in_cwr_run(ns3: bool) -> Harness {
+    // 20 000 marked; 26 000, sent before the echo returns, dropped: the
+    // duplicate ACKs that find it arrive in CWR.
+    ecn_loss_run(vec![26_000], vec![20_000], ns3)
+}
+
+/// ns-3.44's rule (2) (`DupAck`, tcp-socket-base.cc 1737–1830: fast recovery
+/// starts from CA_DISORDER only): a loss found while an ECN reduction is
+/// under way starts no fast recovery; the segment goes out again when the
+/// scoreboard marks it lost (`NextSeg` rule 1 runs in every state, 3432) and
+/// the window allows. By default (Linux `tcp_enter_recovery` from CWR) it
+/// starts a fast recovery, without a second cut either way.
+#[test]
+fn a_loss_found_in_cwr_starts_fast_recovery_only_by_default() {
+    for ns3 in [false, true] {
+        let h = loss_in_cwr_run(ns3);
+        let st = h.s.stats();
+        assert_eq!(h.r.stats().ce_received, 1, "ns3 {ns3}");
+        assert_eq!(st.ecn_reductions, 1, "ns3 {ns3}: {st:?}");
+        assert_eq!(st.timeouts, 0, "ns3 {ns3}: {st:?}");
+        assert_eq!(st.retransmits, 1, "ns3 {ns3}: {st:?}");
+        assert_eq!(st.fast_retransmits, u64::from(!ns3), "ns3 {ns3}: {st:?}");
+    }
+}
+
+/// A loss in CWR that the scoreboard cannot mark lost (one SACKed segment
+/// above it): by default the duplicate ACKs of an earlier loss start a fast
+/// recovery and RFC 6675's rule 3 resends it; under ns-3's rule (no recovery
+/// from CA_CWR, rule 3 only in CA_RECOVERY, tcp-socket-base.cc 3432) only the
+/// earlier loss is resent (rule 1) and this one waits for the retransmission
+/// timer (CA_CWR → CA_LOSS).
+#[test]
+fn a_loss_rule_1_cannot_see_waits_in_cwr_for_the_rto_under_ns3s_rule() {
+    for ns3 in [false, true] {
+        let c = TcpConfig {
+            mss: 1000,
+            rwnd: 10_000_000,
+            ecn: true,
+            handshake: false,
+            variant: Variant::Sack,
+            prr: true,
+            cwr_per_echo: ns3,
+            initial_window: 10,
+            ..TcpConfig::default()
+        };
+        // Ten segments in the initial window: the first marked, the sixth
+        // and the ninth dropped (three SACKed above the sixth, one above
+        // the ninth).
+        let mut h = Harness::new(c, App::Bytes(10_000), MBPS10, ms(10));
+        h.data_hook = Box::new(move |p, n| match n {
+            1 if !p.retransmit && (p.seq == 5_000 || p.seq == 8_000) => Fate::Drop,
+            1 if p.seq == 0 => Fate::Mark,
+            _ => Fate::Deliver,
+        });
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(10)), "ns3 {ns3}");
+        let st = h.s.stats();
+        // Under ns-3's rule no new segment carries CWR (the transfer is
+        // all sent), the receiver echoes on, and the first ACK of new data
+        // after the timeout enters CWR again from CA_LOSS (rule (1)).
+        assert_eq!(st.ecn_reductions, 1 + u64::from(ns3), "ns3 {ns3}: {st:?}");
+        let want = if ns3 { (0, 1) } else { (1, 0) };
+        assert_eq!(
+            (st.fast_retransmits, st.timeouts),
+            want,
+            "ns3 {ns3}: {st:?}"
+        );
+        if !ns3 {
+            assert_eq!(st.retransmits, 2, "{st:?}");
+        }
+    }
+}
