@@ -62,6 +62,7 @@ impl Profile {
                 delack_timeout: Time::from_millis(200),  // DelAckTimeout
                 min_rto: Time::from_secs(1),             // MinRto
                 initial_rto: Time::from_secs(1),         // RttEstimator::InitialEstimation
+                syn_rto: Some(Time::from_secs(3)),       // TcpSocket::ConnTimeout
                 clock_granularity: Time::from_millis(1), // ClockGranularity
                 prr: true,                               // TcpPrrRecovery
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
@@ -138,6 +139,10 @@ pub struct TcpOverlay {
     pub rto_estimator: Option<RtoEstimator>,
     /// RTO before the first RTT sample, > 0. Default "1s".
     pub initial_rto: Option<Time>,
+    /// The SYN's own retransmission timer, > 0, doubled at each expiry
+    /// (ns-3's `ConnTimeout`). Default: none, the SYN is timed from
+    /// `initial_rto` like data ("3s" with profile "ns3").
+    pub syn_rto: Option<Time>,
     /// ns-2's coarse RTO clock (`tcpTick_`, e.g. "100ms"): RTT samples in
     /// whole ticks, one timed segment per RTT (without timestamps), RTO in
     /// whole ticks, back-off to 64 clearing srtt past 8 — as ns-2's
@@ -273,6 +278,9 @@ impl TcpOverlay {
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
         set(&mut c.initial_rto, self.initial_rto);
+        if self.syn_rto.is_some() {
+            c.syn_rto = self.syn_rto;
+        }
         if let Some(t) = self.rto_tick {
             c.rto_tick = Some(t);
             if self.rto_estimator.is_none() {
@@ -355,6 +363,13 @@ impl TcpConfig {
         if self.initial_rto == Time::ZERO {
             return Err(ConfigError::new(
                 "initial_rto",
+                "\"0s\"",
+                "is zero; it must be positive",
+            ));
+        }
+        if self.syn_rto == Some(Time::ZERO) {
+            return Err(ConfigError::new(
+                "syn_rto",
                 "\"0s\"",
                 "is zero; it must be positive",
             ));

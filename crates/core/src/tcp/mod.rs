@@ -151,6 +151,10 @@ pub struct TcpConfig {
     pub rto_estimator: RtoEstimator,
     /// RTO before the first RTT sample.
     pub initial_rto: Time,
+    /// The SYN's own retransmission timer, doubled at each expiry (ns-3's
+    /// `TcpSocket::ConnTimeout`, 3 s); `None`: the SYN is timed by the RTO
+    /// estimator like data, from `initial_rto` (RFC 6298 §2.1, Linux).
+    pub syn_rto: Option<Time>,
     /// Clock granularity G of RFC 6298.
     pub clock_granularity: Time,
     /// ns-2's coarse RTO clock (`tcpTick_`): RTT samples in whole ticks, one
@@ -262,6 +266,7 @@ impl Default for TcpConfig {
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,
             initial_rto: Time::from_secs(1),
+            syn_rto: None,
             clock_granularity: Time::from_millis(1),
             rto_tick: None,
             min_rto_after_backoff: false,

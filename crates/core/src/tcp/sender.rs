@@ -468,6 +468,19 @@ impl TcpSender {
         }
     }
 
+    /// The SYN's retransmission timer now: `syn_rto` doubled once per expiry
+    /// so far (ns-3's `ConnTimeout`, backed off as `SendEmptyPacket` does),
+    /// or the RTO estimator's (RFC 6298).
+    fn syn_timer(&self) -> Time {
+        match self.cfg.syn_rto {
+            Some(t) => Time::from_nanos(
+                t.as_nanos()
+                    .saturating_mul(1u64 << self.rtt.backoff_count().min(20)),
+            ),
+            None => self.rtt.rto(),
+        }
+    }
+
     /// The application starts: send a SYN, or data at once without handshake.
     pub fn start(&mut self, now: Time) {
         if self.phase != Phase::Closed {
@@ -1071,11 +1084,11 @@ impl TcpSender {
         match self.phase {
             Phase::Closed => self.rto_deadline = None,
             Phase::SynSent => {
-                let fired = (self.rtt.rto(), self.rtt.backoff_count());
+                let fired = (self.syn_timer(), self.rtt.backoff_count());
                 self.count_timeout();
                 self.rtt.backoff();
                 self.syn_pending = true;
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.rto_deadline = Some(now + self.syn_timer());
                 self.record_rto(now, true, fired);
             }
             Phase::Established => {
@@ -1190,7 +1203,7 @@ impl TcpSender {
                     self.syn_sent_at = now;
                 }
                 if self.rto_deadline.is_none() {
-                    self.rto_deadline = Some(now + self.rtt.rto());
+                    self.rto_deadline = Some(now + self.syn_timer());
                 }
                 let mut flags = TcpFlags(TcpFlags::SYN);
                 if self.cfg.ecn {

@@ -759,6 +759,27 @@ fn handshake_syn_loss_retransmits_with_backoff() {
     assert!(srtt > ms(20) && srtt < ms(30), "{srtt}");
 }
 
+/// `syn_rto` (ns-3's `ConnTimeout`): the SYN's own timer, doubled at each
+/// expiry, instead of the RTO estimator's 1 s: two lost SYNs expire at 3 s
+/// and 3 + 6 = 9 s (RFC 6298 timing above: 1 s and 3 s).
+#[test]
+fn syn_rto_times_the_syn_alone() {
+    let mut c = cfg(Variant::NewReno);
+    c.syn_rto = Some(Time::from_secs(3));
+    let mut h = Harness::new(c, App::Bytes(20_000), MBPS10, ms(10));
+    h.data_hook = Box::new(|p, n| {
+        if p.flags.has(TcpFlags::SYN) && n <= 2 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(20)));
+    assert_eq!(h.timeouts_at, vec![Time::from_secs(3), Time::from_secs(9)]);
+    assert_eq!(h.r.delivered(), 20_000);
+}
+
 #[test]
 fn timeout_episodes_count_back_off_series_once() {
     // The last segment of a 20 kB transfer is lost three times (a tail
