@@ -48,6 +48,8 @@ sys.path.insert(0, str(REPO / "benches"))
 
 import vs_ns3  # noqa: E402
 
+from linklab import _core  # noqa: E402
+
 RESULTS = REPO / "benches" / "results" / "ns3-fct.json"
 NATIVE_SRC = REPO / "benches" / "ns3" / "fct_dumbbell.cc"
 
@@ -74,22 +76,10 @@ PAIRS = 4
 ARRIVAL_S = 600.0  # arrivals in [0, ARRIVAL_S)
 DRAIN_S = 200.0  # the run goes on this long after the last arrival
 BUCKETS = (10e3, 100e3, 1e6, 10e6)  # linklab's default size buckets (bytes)
-CDF_PACKET = 1460.0
-#: The web-search CDF (crates/core/src/workload/dist.rs WEB_SEARCH): (packets, P(X <= x)).
-WEB_SEARCH = (
-    (6.0, 0.0),
-    (6.0, 0.15),
-    (13.0, 0.2),
-    (19.0, 0.3),
-    (33.0, 0.4),
-    (53.0, 0.53),
-    (133.0, 0.6),
-    (667.0, 0.7),
-    (1333.0, 0.8),
-    (3333.0, 0.9),
-    (6667.0, 0.97),
-    (20000.0, 1.0),
-)
+#: The web-search CDF of `size = "web_search"` (points: packets, P(X <= x)) and the bytes of
+#: one packet, from linklab's core (crates/core/src/workload/dist.rs).
+_CDFS, CDF_PACKET = _core.size_cdfs()
+WEB_SEARCH = tuple(dict(_CDFS)["web_search"])
 
 
 def cell() -> vs_ns3.Cell:

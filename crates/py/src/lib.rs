@@ -1265,6 +1265,21 @@ fn voice_codecs() -> Vec<(&'static str, f64, u32, f64, f64, f64, f64)> {
         .collect()
 }
 
+/// The shipped flow-size CDFs (`size = "web_search"`, `"data_mining"`): per
+/// name its points (size in packets, cumulative probability), and the bytes
+/// of one packet.
+#[pyfunction]
+fn size_cdfs() -> (Vec<(&'static str, Vec<(f64, f64)>)>, f64) {
+    use linklab_core::workload::{CDF_PACKET, DATA_MINING, WEB_SEARCH};
+    (
+        vec![
+            ("web_search", WEB_SEARCH.to_vec()),
+            ("data_mining", DATA_MINING.to_vec()),
+        ],
+        CDF_PACKET,
+    )
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -1283,6 +1298,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mqam, m)?)?;
     m.add_function(wrap_pyfunction!(emodel, m)?)?;
     m.add_function(wrap_pyfunction!(voice_codecs, m)?)?;
+    m.add_function(wrap_pyfunction!(size_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(sch_schedules, m)?)?;
     m.add_function(wrap_pyfunction!(fading_samples, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;

@@ -12,7 +12,7 @@ mod run;
 
 pub use dist::{
     Cdf, CdfSize, DataMining, FixedSize, LognormalSize, ParetoSize, SizeConfig, SizeKind, Sizes,
-    WebSearch, DATA_MINING, WEB_SEARCH,
+    WebSearch, CDF_PACKET, DATA_MINING, WEB_SEARCH,
 };
 pub use run::{
     Baseline, BaselineFactory, BucketSummary, Client, Closed, Job, Plan, Process, Quantiles,
