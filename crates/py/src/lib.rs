@@ -1265,11 +1265,13 @@ fn voice_codecs() -> Vec<(&'static str, f64, u32, f64, f64, f64, f64)> {
         .collect()
 }
 
-/// The shipped flow-size CDFs (`size = "web_search"`, `"data_mining"`): per
-/// name its points (size in packets, cumulative probability), and the bytes
-/// of one packet.
+/// A named CDF's points: (size in packets, cumulative probability).
+type NamedCdf = (&'static str, Vec<(f64, f64)>);
+
+/// The shipped flow-size CDFs (`size = "web_search"`, `"data_mining"`) by
+/// name, and the bytes of one packet.
 #[pyfunction]
-fn size_cdfs() -> (Vec<(&'static str, Vec<(f64, f64)>)>, f64) {
+fn size_cdfs() -> (Vec<NamedCdf>, f64) {
     use linklab_core::workload::{CDF_PACKET, DATA_MINING, WEB_SEARCH};
     (
         vec![
