@@ -250,3 +250,14 @@ def test_completion_knows_the_new_commands_and_flags() -> None:
     assert status == 0
     for word in ("scenarios", "params", "--format", "--duration"):
         assert word in script, word
+
+
+def test_a_run_without_flows_does_not_report_a_zero_aggregate() -> None:
+    # The aggregate sums the [[flows]]; web-search-mix has workloads only, and a
+    # "goodput 0.000 Mbit/s" line above its workload table read as a failed run.
+    scenario = Path(__file__).parent.parent / "scenarios" / "web-search-mix.toml"
+    status, text, _ = _main("run", str(scenario), "--duration", "1s")
+    lines = text.splitlines()
+    assert status == 0 and lines[1].startswith("aggregate: no [[flows]]"), lines[1]
+    assert lines[2].startswith("bottleneck L->R: utilisation "), lines[2]
+    assert any(line.startswith("workloads: ") for line in lines), text

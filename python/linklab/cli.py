@@ -2040,16 +2040,9 @@ def _media_table(media: list[dict[str, Any]]) -> str:
     return text_table(headers, rows, left=3)
 
 
-def render_summary(s: dict[str, Any]) -> str:
-    """The summary as a readable report: header, aggregate, flows, links, queues."""
-    parts: list[str] = []
-    parts.append(
-        f"scenario {s.get('scenario', '?')}  seed {_num(s.get('seed'))}  "
-        f"simulated {_num(s.get('sim_time_s'))} s  wall {_num(s.get('wall_time_s'))} s  "
-        f"events {_num(s.get('events'))}"
-    )
-    a = s.get("aggregate") or {}
-    parts.append(
+def _aggregate_line(a: dict[str, Any]) -> str:
+    """The summary's aggregate over the [[flows]]."""
+    return (
         f"aggregate: goodput {_num(a.get('goodput_bps'), 1e-6)} Mbit/s  "
         f"delay mean {_num(a.get('delay_mean_s'), 1e3, 2)} ms  "
         f"p50 {_num(a.get('delay_p50_s'), 1e3, 2)} ms  "
@@ -2060,6 +2053,23 @@ def render_summary(s: dict[str, Any]) -> str:
         f"retransmits {_num(a.get('retransmits'))}  "
         f"delivered {_num(a.get('delivered_bytes'))} B"
     )
+
+
+def render_summary(s: dict[str, Any]) -> str:
+    """The summary as a readable report: header, aggregate, flows, links, queues."""
+    parts: list[str] = []
+    parts.append(
+        f"scenario {s.get('scenario', '?')}  seed {_num(s.get('seed'))}  "
+        f"simulated {_num(s.get('sim_time_s'))} s  wall {_num(s.get('wall_time_s'))} s  "
+        f"events {_num(s.get('events'))}"
+    )
+    a = s.get("aggregate") or {}
+    if not s.get("flows") and (s.get("workloads") or s.get("media")):
+        # The aggregate sums the [[flows]] only: a run of workloads or media alone
+        # would print a goodput of 0 that reads as a failure.
+        parts.append("aggregate: no [[flows]] (the workloads' and media's results are below)")
+    else:
+        parts.append(_aggregate_line(a))
     neck = bottleneck(s)
     if neck is not None:
         parts.append(neck)
