@@ -66,9 +66,7 @@ KNOWN_P99_MISSES = {
     (0.3, "(10kB, 100kB]"),
     (0.5, "(0, 10kB]"),
     (0.5, "(10kB, 100kB]"),
-    (0.5, "(100kB, 1MB]"),
     (0.7, "(0, 10kB]"),
-    (0.7, "(10kB, 100kB]"),
 }
 LOADS = (0.3, 0.5, 0.7)
 SEEDS = (1, 2, 3)
@@ -275,6 +273,9 @@ def linklab_doc(tmp: Path, arr: list[tuple[float, int, int]]) -> dict[str, Any]:
     # ns-3 times a SYN by TcpSocket::ConnTimeout (3 s, doubling), not by its RTO
     # estimator: linklab's `syn_rto`, as `profile = "ns3"` sets it.
     doc["tcp"]["syn_rto"] = "3s"
+    # ns-3's NewReno halves its bytes in flight, the RFC 6675 pipe, at the entry to fast
+    # recovery (docs/benchmarks.md, cause 2): linklab's `cut_flight`, as the profile sets it.
+    doc["tcp"]["cut_flight"] = "pipe"
     doc["workloads"] = []
     for p in range(PAIRS):
         f = tmp / f"pair{p + 1}.txt"

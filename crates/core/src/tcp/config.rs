@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::lt::MSS_MAX;
 use super::{
-    Bin, CcConfig, EstimatorSide, LtConfig, ReactiveLimit, RtoEstimator, SackRules, TcpConfig,
-    Variant, WindowCuts,
+    Bin, CcConfig, CutFlight, EstimatorSide, LtConfig, ReactiveLimit, RtoEstimator, SackRules,
+    TcpConfig, Variant, WindowCuts,
 };
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
@@ -67,6 +67,7 @@ impl Profile {
                 prr: true,                               // TcpPrrRecovery
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
+                cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -187,6 +188,11 @@ pub struct TcpOverlay {
     /// during a reduction brings another one after it. Default false (true
     /// with profile "ns3").
     pub cwr_per_echo: Option<bool>,
+    /// What a loss's window cut halves: "flightsize" (RFC 5681, Linux) or
+    /// "pipe" (ns-3.44's bytes in flight, the RFC 6675 pipe with the lost
+    /// segments taken out). Default "flightsize" ("pipe" with profile
+    /// "ns3").
+    pub cut_flight: Option<CutFlight>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -300,6 +306,7 @@ impl TcpOverlay {
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.cwr_per_echo, self.cwr_per_echo);
+        set(&mut c.cut_flight, self.cut_flight);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {

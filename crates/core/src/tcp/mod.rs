@@ -76,6 +76,27 @@ pub enum SackRules {
     Ns2,
 }
 
+/// What a loss's window cut halves (`cut_flight`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+pub enum CutFlight {
+    /// FlightSize, the data outstanding (RFC 5681 §3.2 step 2, at most the
+    /// window; during a recovery at most the window it started from), as
+    /// RFC 6675 §5 (4.2) and Linux have it.
+    #[default]
+    #[serde(rename = "flightsize")]
+    FlightSize,
+    /// ns-3.44's `BytesInFlight()`, the RFC 6675 pipe: the data outstanding
+    /// less what is SACKed and what the scoreboard marks lost (the head
+    /// marked lost first), plus what was retransmitted; no cap at the
+    /// window. Used at the entry to fast recovery (`EnterRecovery`,
+    /// tcp-socket-base.cc 1714–1717 at tag ns-3.44) and at a timeout
+    /// (`inFlightBeforeRto`, 3916 and 3963). After a burst loss the pipe
+    /// is far below FlightSize: 9 of an initial window of 10 dropped gives
+    /// ssthresh 2 segments where RFC 5681 gives 6.
+    #[serde(rename = "pipe")]
+    Pipe,
+}
+
 /// How the window is cut at a congestion signal (`window_cuts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 pub enum WindowCuts {
@@ -233,6 +254,12 @@ pub struct TcpConfig {
     /// `tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and
     /// `tcp_enter_loss`).
     pub cwr_per_echo: bool,
+    /// What a loss's window cut halves: FlightSize (RFC 5681, Linux) or
+    /// ns-3.44's in-flight estimate, the RFC 6675 pipe ([`CutFlight`]). It
+    /// applies to NewReno with SACK (ns-3's `TcpNewReno` halves the bytes in
+    /// flight; its other congestion controls cut from cwnd or their own
+    /// estimate), and the ns-2 window rules do not use it.
+    pub cut_flight: CutFlight,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
     /// The window arithmetic at a congestion signal (NewReno only for the
@@ -281,6 +308,7 @@ impl Default for TcpConfig {
             ecn_cut_covers_loss: false,
             reno_rto_guard: false,
             cwr_per_echo: false,
+            cut_flight: CutFlight::FlightSize,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,
             rack: false,

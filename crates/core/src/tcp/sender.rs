@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
+use super::{App, CutFlight, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -904,6 +904,41 @@ impl TcpSender {
     /// sent − SACKed − lost + retransmitted): with SACK information, RFC
     /// 6675's pipe; without, outstanding bytes less one segment per
     /// duplicate ACK (Linux's SACK emulation for Reno).
+    /// Whether a loss's cut halves ns-3's pipe ([`CutFlight::Pipe`]): with
+    /// SACK and NewReno, whose ns-3 class (`TcpNewReno`, `TcpLinuxReno`)
+    /// halves the bytes in flight; ns-3's CUBIC, DCTCP, Westwood+ and BBR
+    /// cut from cwnd or their own estimate, so their flight stays
+    /// FlightSize.
+    fn ns3_cut_flight(&self) -> bool {
+        self.cfg.cut_flight == CutFlight::Pipe
+            && self.cfg.variant == Variant::Sack
+            && self.cfg.cc.is_newreno()
+    }
+
+    /// ns-3.44's `BytesInFlight()` for [`CutFlight::Pipe`]: the RFC 6675
+    /// pipe over the scoreboard (what is outstanding, less SACKed and lost
+    /// segments, plus retransmitted ones), the data outstanding while
+    /// nothing is SACKed. `head_lost`: count the oldest segment as lost,
+    /// as `EnterRecovery` marks it before it asks.
+    fn ns3_pipe(&self, head_lost: bool) -> u64 {
+        debug_assert!(self.ns3_cut_flight());
+        if self.sb.sacked_count() == 0 {
+            let out = self.snd_nxt - self.snd_una;
+            return if head_lost {
+                out.saturating_sub(self.seg_size())
+            } else {
+                out
+            };
+        }
+        let pipe = self.sb.pipe(self.high_rxt.max(self.snd_una));
+        let head = self
+            .sb
+            .get(0)
+            .filter(|s| head_lost && !s.lost && !s.sacked && s.seq >= self.high_rxt)
+            .map_or(0, |s| u64::from(s.len));
+        pipe - head
+    }
+
     fn bytes_in_flight(&self) -> u64 {
         if self.sb.sacked_count() > 0 {
             self.sb.pipe(self.high_rxt.max(self.snd_una))
@@ -1109,6 +1144,10 @@ impl TcpSender {
                 let mut flight = self.snd_nxt - self.snd_una;
                 if self.in_recovery {
                     flight = flight.min(self.recovery_cwnd);
+                }
+                if self.ns3_cut_flight() {
+                    // ns-3's `inFlightBeforeRto`.
+                    flight = self.ns3_pipe(false);
                 }
                 let ssthresh = self.win.ssthresh;
                 self.cut(Signal::Timeout, flight, now);
@@ -1687,9 +1726,15 @@ impl TcpSender {
         // loss (docs/models/tcp.md). No more than the window the sender had:
         // Linux cuts from cwnd, ns-3 from its in-flight estimate (sent −
         // SACKed − lost + retransmitted, never above cwnd).
-        let flight = (self.snd_nxt - self.snd_una)
-            .saturating_sub(self.lt_bytes)
-            .min(self.win.cwnd);
+        let flight = if self.ns3_cut_flight() {
+            // ns-3's `EnterRecovery`: the head marked lost, then the pipe
+            // (nothing retransmitted yet).
+            self.ns3_pipe(true)
+        } else {
+            (self.snd_nxt - self.snd_una)
+                .saturating_sub(self.lt_bytes)
+                .min(self.win.cwnd)
+        };
         self.lt_bytes = 0;
         if self.cfg.lt.ecn_only {
             // LT-TCP: loss is taken for an erasure; repair it, keep the window.

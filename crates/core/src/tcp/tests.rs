@@ -2495,3 +2495,35 @@ fn a_loss_rule_1_cannot_see_waits_in_cwr_for_the_rto_under_ns3s_rule() {
         }
     }
 }
+
+/// `cut_flight = "pipe"` (ns-3.44's `EnterRecovery`: ssthresh from
+/// `BytesInFlight()`): a burst of six losses in a window of 30 segments.
+/// At the third duplicate ACK segments 56–58 are SACKed and RFC 6675's
+/// IsLost marks 50–55 lost, so the pipe is 30 − 3 − 6 = 21 segments and
+/// NewReno's ssthresh 10.5; RFC 5681's FlightSize (30) gives 15.
+#[test]
+fn ns3_cut_flight_halves_the_pipe_not_the_flight() {
+    let mut first_ssthresh = Vec::new();
+    for cut_flight in [CutFlight::FlightSize, CutFlight::Pipe] {
+        let c = TcpConfig {
+            cut_flight,
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+        h.s.set_trace(true);
+        h.data_hook = drop_first_tx_of((50..56).map(|k| k * 1000).collect());
+        h.start();
+        h.run_until(Time::from_secs(3));
+        let st = h.s.stats().clone();
+        assert_eq!((st.fast_retransmits, st.timeouts), (1, 0), "{cut_flight:?}");
+        assert!(h.r.delivered() > 1_000_000, "{cut_flight:?}");
+        let ssthresh =
+            h.s.take_cwnd_trace()
+                .iter()
+                .map(|r| r.2)
+                .find(|&x| x < 1 << 40)
+                .expect("a cut");
+        first_ssthresh.push(ssthresh);
+    }
+    assert_eq!(first_ssthresh, vec![15_000, 10_500]);
+}
