@@ -1191,6 +1191,16 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
+    if cell.cc == "bbr":
+        # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
+        # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
+        # `profile = "ns3"` selects.
+        st["rate_sample"] = "ns3"
+    if cell.cc == "dctcp":
+        # ns-3.44's TcpDctcp::GetSsThresh, cwnd x (1 - alpha/2), answers losses and
+        # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
+        # `loss = "alpha"`, what `profile = "ns3"` selects.
+        st["dctcp_loss"] = "alpha"
     if cell.queue == "red":
         st["red_minth"] = round(RED_THRESHOLDS[0] * qdisc, 6)
         st["red_maxth"] = round(RED_THRESHOLDS[1] * qdisc, 6)
@@ -1317,6 +1327,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
     if "hystart" in st:
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
+    if "dctcp_loss" in st:
+        tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
+    if "rate_sample" in st:
+        tcp["rate_sample"] = st["rate_sample"]
     if st.get("abc"):
         tcp["abc"] = True
     if st.get("cwr_per_echo"):
@@ -1426,6 +1440,11 @@ def grid_mismatches(
     if isinstance(cc, dict) or "hystart" in st:
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
+    if isinstance(cc, dict) or "dctcp_loss" in st:
+        same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
+             st.get("dctcp_loss"))  # fmt: skip
+    same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
+         st.get("rate_sample", "linux"))  # fmt: skip
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
     same(
         "linklab tcp.cwr_per_echo",
