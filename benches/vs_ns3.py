@@ -804,7 +804,7 @@ def _grid_q(queue: str, bdp: str) -> str:
 # miss's family beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
-    "with them emulated (rate_sample = ns3) what is left is open",
+    "with them and ns-3's send quantum emulated what is left is open",
     "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
     "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
     "P": "ns-3.44 EnterCwr at an echo in recovery or after a timeout (a further cut); "
@@ -826,14 +826,11 @@ GRID_MISS_FAMILY = {
 GRID_MISSES = {
     **dict.fromkeys(
         [
-            f"bbr/{q}/f1/mss1448/r100/d0/{'q0.5bdp' if q == 'droptail' else 'q1000p'}/t20"
-            for q in ("droptail", "codel", "fq_codel", "pie")
-        ]
-        + [
-            "bbr/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
             "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/droptail/f1/mss536/r10/d98/q1bdp/t30",
+            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "A",
     ),
@@ -914,7 +911,7 @@ GRID_MISSES = {
         [
             "bbr/droptail/f16/mss1448/r10/d0/q1bdp/t20",
             "bbr/red/f16/mss1448/r10/d0/q1bdp/t20",
-            "bbr/droptail/f4/mss1448/r100/d18/q1bdp/t20",
+            "bbr/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "O1",
     ),
@@ -941,7 +938,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
-            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
             "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
         ],
         "N",
@@ -1190,6 +1186,9 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
         # `profile = "ns3"` selects.
         st["rate_sample"] = "ns3"
+        # ns-3.44's TcpBbr sends one segment per quantum (SetSendQuantum) and its InFlight
+        # is gain x BDP + 3 segments (+ 2 in the 5/4 phase): BBR's `send_quantum = "ns3"`.
+        st["bbr_send_quantum"] = "ns3"
     if cell.cc == "dctcp":
         # ns-3.44's TcpDctcp::GetSsThresh, cwnd x (1 - alpha/2), answers losses and
         # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
@@ -1323,6 +1322,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
+    if "bbr_send_quantum" in st:
+        tcp["cc"] = {"kind": st["cc"], "send_quantum": st["bbr_send_quantum"]}
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
     if st.get("abc"):
@@ -1437,6 +1438,10 @@ def grid_mismatches(
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip
+    if isinstance(cc, dict) or "bbr_send_quantum" in st:
+        same("linklab tcp.cc.send_quantum",
+             cc.get("send_quantum") if isinstance(cc, dict) else None,
+             st.get("bbr_send_quantum"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))

@@ -10,8 +10,9 @@ queueing delay without it), and one BBR, one flow (family A until 2026-11-28): n
 the last sample's, so its bottleneck-bandwidth estimate runs above the link (10.01 Mbit/s of
 payload on a 9.64 Mbit/s path) and a standing queue of about one BDP builds up to the 2-BDP
 window. With Linux's per-ACK sample linklab kept the queue near empty (-90.6 % queueing
-delay); the grid's BBR cells now take ns-3's rule (`rate_sample = "ns3"`) and linklab holds
-ns-3's standing queue (44.1 ms against 40.0 ms). Three are documented misses, each with the
+delay); the grid's BBR cells now take ns-3's rule (`rate_sample = "ns3"`, with ns-3's
+one-segment send quantum, `send_quantum = "ns3"`) and linklab holds ns-3's standing queue
+(41.9 ms against 40.0 ms). Three are documented misses, each with the
 signature of its measured cause:
 
 * CUBIC over 4 BDP of drop-tail (family C): ns-3.44's PRR adds a segment to DeliveredData on
@@ -104,9 +105,10 @@ def test_agreeing_cells(report: dict, key: str) -> None:
 
 
 def test_bbr_single_flow_holds_ns3s_standing_queue(report: dict) -> None:
-    """With ns-3's rate samples (`rate_sample = "ns3"`, the grid's BBR setting) linklab's BBR
-    overestimates the bottleneck as ns-3's does and holds about one BDP (40 ms) of standing
-    queue; with Linux's per-ACK samples it held 3.8 ms (family A, docs/benchmarks.md)."""
+    """With ns-3's rate samples (`rate_sample = "ns3"`, the grid's BBR setting, beside ns-3's
+    send quantum) linklab's BBR overestimates the bottleneck as ns-3's does and holds about
+    one BDP (40 ms) of standing queue; with Linux's per-ACK samples it held 3.8 ms (family A,
+    docs/benchmarks.md)."""
     r = report[BBR_RATE_SAMPLE]
     assert (
         r["pass"] and vs.grid_settings(vs.parse_cell_key(BBR_RATE_SAMPLE))["rate_sample"] == "ns3"

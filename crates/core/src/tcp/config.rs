@@ -646,9 +646,9 @@ mod tests {
         assert!(overlay("cc = \"cubic\"").apply(&top).abc());
     }
 
-    /// Profile "ns3" selects ns-3.44's rate samples and DCTCP's loss
-    /// response; without a profile (and with "linux") Linux's and RFC
-    /// 8257's; keys given win.
+    /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and
+    /// DCTCP's loss response; without a profile (and with "linux") Linux's,
+    /// the draft's and RFC 8257's; keys given win.
     #[test]
     fn rate_sample_and_dctcp_loss_follow_the_profile() {
         use crate::tcp::cc::DctcpLoss;
@@ -682,6 +682,18 @@ mod tests {
         let c = overlay("rate_sample = \"ns3\"\ncc = { kind = \"dctcp\", loss = \"alpha\" }")
             .apply(&base);
         assert_eq!((c.rate_sample, loss(&c)), (R::Ns3, Some(DctcpLoss::Alpha)));
+        let q = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Bbr(b) => b.send_quantum,
+            _ => None,
+        };
+        use crate::tcp::cc::bbr::SendQuantum;
+        let c = overlay("cc = \"bbr\"").apply(&base);
+        assert_eq!(q(&c), Some(SendQuantum::Draft));
+        let c = overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base);
+        assert_eq!((c.rate_sample, q(&c)), (R::Ns3, Some(SendQuantum::Ns3)));
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", send_quantum = \"draft\" }")
+            .apply(&base);
+        assert_eq!(q(&c), Some(SendQuantum::Draft));
         let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
             .unwrap_err()
             .to_string();

@@ -316,7 +316,8 @@ impl TcpConfig {
     /// The congestion control with the defaults of the profile filled in:
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; BBR's `quantization_budget` is
-    /// on with profile "linux" only; DCTCP's `loss` is "alpha" with profile
+    /// on with profile "linux" only, its `send_quantum` "ns3" with profile
+    /// "ns3", else "draft"; DCTCP's `loss` is "alpha" with profile
     /// "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
@@ -324,6 +325,10 @@ impl TcpConfig {
             b.quantization_budget = b
                 .quantization_budget
                 .or(Some(self.profile == Some(config::Profile::Linux)));
+            b.send_quantum = b.send_quantum.or(Some(match self.profile {
+                Some(config::Profile::Ns3) => cc::bbr::SendQuantum::Ns3,
+                _ => cc::bbr::SendQuantum::Draft,
+            }));
         }
         if let CcConfig::Dctcp(d) = &mut cc {
             d.loss = d
