@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
+use super::rate::RateSampleRule;
 use super::{
     Bin, CcConfig, CutFlight, EstimatorSide, LtConfig, ReactiveLimit, RtoEstimator, SackRules,
     TcpConfig, Variant, WindowCuts,
@@ -68,6 +69,7 @@ impl Profile {
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
+                rate_sample: RateSampleRule::Ns3,        // TcpRateLinux keeps its sample
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -193,6 +195,12 @@ pub struct TcpOverlay {
     /// segments taken out). Default "flightsize" ("pipe" with profile
     /// "ns3").
     pub cut_flight: Option<CutFlight>,
+    /// Delivery-rate samples (BBR): "linux" (a fresh sample per ACK, Linux
+    /// `tcp_rate.c`) or "ns3" (ns-3.44's `TcpRateLinux`, which keeps the
+    /// sample across ACKs and overestimates the rate when an ACK delivers
+    /// only packets sent before the sample's). Default "linux" ("ns3" with
+    /// profile "ns3").
+    pub rate_sample: Option<RateSampleRule>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -307,6 +315,7 @@ impl TcpOverlay {
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.cwr_per_echo, self.cwr_per_echo);
         set(&mut c.cut_flight, self.cut_flight);
+        set(&mut c.rate_sample, self.rate_sample);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
@@ -642,6 +651,64 @@ mod tests {
         assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
         let top = overlay("abc = true").apply(&base);
         assert!(overlay("cc = \"cubic\"").apply(&top).abc());
+    }
+
+    /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and
+    /// DCTCP's loss response; without a profile (and with "linux") Linux's,
+    /// the draft's and RFC 8257's; keys given win.
+    #[test]
+    fn rate_sample_and_dctcp_loss_follow_the_profile() {
+        use crate::tcp::cc::DctcpLoss;
+        use crate::tcp::rate::RateSampleRule as R;
+        let base = TcpConfig::default();
+        let loss = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Dctcp(d) => d.loss,
+            _ => None,
+        };
+        let c = overlay("ecn = true\ncc = \"dctcp\"").apply(&base);
+        assert_eq!(
+            (c.rate_sample, loss(&c)),
+            (R::Linux, Some(DctcpLoss::Halve))
+        );
+        let c = overlay("profile = \"linux\"\necn = true\ncc = \"dctcp\"").apply(&base);
+        assert_eq!(
+            (c.rate_sample, loss(&c)),
+            (R::Linux, Some(DctcpLoss::Halve))
+        );
+        let c = overlay("profile = \"ns3\"\necn = true\ncc = \"dctcp\"").apply(&base);
+        assert_eq!((c.rate_sample, loss(&c)), (R::Ns3, Some(DctcpLoss::Alpha)));
+        let c = overlay(
+            "profile = \"ns3\"\nrate_sample = \"linux\"\necn = true\n\
+             cc = { kind = \"dctcp\", loss = \"halve\" }",
+        )
+        .apply(&base);
+        assert_eq!(
+            (c.rate_sample, loss(&c)),
+            (R::Linux, Some(DctcpLoss::Halve))
+        );
+        let c = overlay("rate_sample = \"ns3\"\ncc = { kind = \"dctcp\", loss = \"alpha\" }")
+            .apply(&base);
+        assert_eq!((c.rate_sample, loss(&c)), (R::Ns3, Some(DctcpLoss::Alpha)));
+        let q = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Bbr(b) => b.send_quantum,
+            _ => None,
+        };
+        use crate::tcp::cc::bbr::SendQuantum;
+        let c = overlay("cc = \"bbr\"").apply(&base);
+        assert_eq!(q(&c), Some(SendQuantum::Draft));
+        let c = overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base);
+        assert_eq!((c.rate_sample, q(&c)), (R::Ns3, Some(SendQuantum::Ns3)));
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", send_quantum = \"draft\" }")
+            .apply(&base);
+        assert_eq!(q(&c), Some(SendQuantum::Draft));
+        let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("linux") && e.contains("ns3"), "{e}");
+        let e = toml::from_str::<TcpOverlay>("cc = { kind = \"dctcp\", loss = \"drop\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("halve") && e.contains("alpha"), "{e}");
     }
 
     #[test]

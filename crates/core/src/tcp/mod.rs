@@ -260,6 +260,11 @@ pub struct TcpConfig {
     /// flight; its other congestion controls cut from cwnd or their own
     /// estimate), and the ns-2 window rules do not use it.
     pub cut_flight: CutFlight,
+    /// How an ACK's delivery-rate sample is built, for the congestion
+    /// controls that take them (BBR): Linux's fresh sample per ACK, or
+    /// ns-3.44's `TcpRateLinux`, which keeps it across ACKs
+    /// ([`rate::RateSampleRule`]).
+    pub rate_sample: rate::RateSampleRule,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
     /// The window arithmetic at a congestion signal (NewReno only for the
@@ -309,6 +314,7 @@ impl Default for TcpConfig {
             reno_rto_guard: false,
             cwr_per_echo: false,
             cut_flight: CutFlight::FlightSize,
+            rate_sample: rate::RateSampleRule::Linux,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,
             rack: false,
@@ -338,13 +344,28 @@ impl TcpConfig {
     /// The congestion control with the defaults of the profile filled in:
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; BBR's `quantization_budget` is
-    /// on with profile "linux" only.
+    /// on with profile "linux" only, its `send_quantum` "ns3" with profile
+    /// "ns3", else "draft"; DCTCP's `loss` is "alpha" with profile
+    /// "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
         if let CcConfig::Bbr(b) = &mut cc {
             b.quantization_budget = b
                 .quantization_budget
                 .or(Some(self.profile == Some(config::Profile::Linux)));
+            b.send_quantum = b.send_quantum.or(Some(match self.profile {
+                Some(config::Profile::Ns3) => cc::bbr::SendQuantum::Ns3,
+                _ => cc::bbr::SendQuantum::Draft,
+            }));
+        }
+        if let CcConfig::Dctcp(d) = &mut cc {
+            d.loss = d
+                .loss
+                .or(Some(if self.profile == Some(config::Profile::Ns3) {
+                    cc::DctcpLoss::Alpha
+                } else {
+                    cc::DctcpLoss::Halve
+                }));
         }
         if let CcConfig::Cubic(c) = &mut cc {
             if c.hystart.is_none() {

@@ -3,8 +3,37 @@
 //! delivered and when; every ACK turns the most recently sent packet it
 //! delivers into a rate sample, delivered bytes over the longer of the send
 //! and the ACK intervals. BBR's bandwidth model is built from these samples.
+//!
+//! [`RateSampleRule::Ns3`] reproduces ns-3.44's `TcpRateLinux`
+//! (`src/internet/model/tcp-rate-ops.cc`), which keeps one sample across
+//! ACKs instead of building a fresh one per ACK.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use crate::time::Time;
+
+/// `[tcp] rate_sample`: how the delivery-rate sample of an ACK is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateSampleRule {
+    /// Linux `tcp_rate.c` and the draft: a fresh sample per ACK from the
+    /// most recently sent packet the ACK delivers; an ACK that delivers
+    /// nothing gives no sample.
+    #[default]
+    Linux,
+    /// ns-3.44's `TcpRateLinux`: the sample is a member kept across ACKs
+    /// (`SkbDelivered` updates it only from a packet whose `delivered`
+    /// snapshot exceeds the sample's, freezing its ACK interval then;
+    /// `GenerateSample` recomputes only the delivered count). An ACK whose
+    /// packets were all sent before the sample's packet therefore reuses the
+    /// old interval with a larger count and overestimates the rate. The
+    /// sample is screened by ns-3's minimum RTT (the least smoothed RTT);
+    /// a screened sample stays invalid until the next update; an
+    /// app-limited sample below the last recorded rate keeps the previous
+    /// rate (lines 84–98).
+    Ns3,
+}
 
 /// What a packet remembers of the connection when it is sent (`P.delivered`,
 /// `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited`).
@@ -48,6 +77,7 @@ pub struct RateSample {
 /// built from the packets one ACK delivers.
 #[derive(Clone, Debug, Default)]
 pub struct RateSampler {
+    rule: RateSampleRule,
     delivered: u64,
     delivered_time: Time,
     first_sent_time: Time,
@@ -63,9 +93,24 @@ pub struct RateSampler {
     acked_sacked: u64,
     /// Send time of the packet the sample is taken from.
     newest_sent: Time,
+    // ns-3's rule only: the ACK interval frozen at the sample's update
+    // (`m_ackElapsed`), the last recorded rate (`m_rateDelivered`,
+    // `m_rateInterval`) and the sample's rate (`m_deliveryRate`).
+    ack_elapsed: Time,
+    rate_delivered: u64,
+    rate_interval: Time,
+    rate: f64,
 }
 
 impl RateSampler {
+    /// A sampler following `rule`.
+    pub fn new(rule: RateSampleRule) -> RateSampler {
+        RateSampler {
+            rule,
+            ..RateSampler::default()
+        }
+    }
+
     /// Bytes delivered so far (`C.delivered`).
     pub fn delivered(&self) -> u64 {
         self.delivered
@@ -101,8 +146,22 @@ impl RateSampler {
         self.delivered += len;
         self.delivered_time = now;
         self.acked_sacked += len;
-        // The most recently sent packet delivered gives the sample.
-        if !self.has || tx.delivered > self.prior_delivered || sent > self.newest_sent {
+        let update = match self.rule {
+            // The most recently sent packet delivered gives the sample.
+            RateSampleRule::Linux => {
+                !self.has || tx.delivered > self.prior_delivered || sent > self.newest_sent
+            }
+            // ns-3 (`SkbDelivered`): a larger delivered snapshot only, the
+            // ACK interval frozen now.
+            RateSampleRule::Ns3 => {
+                let up = self.prior_delivered == 0 || tx.delivered > self.prior_delivered;
+                if up {
+                    self.ack_elapsed = now.saturating_sub(delivered_time);
+                }
+                up
+            }
+        };
+        if update {
             self.has = true;
             self.prior_delivered = tx.delivered;
             self.prior_time = delivered_time;
@@ -115,7 +174,8 @@ impl RateSampler {
     }
 
     /// The sample of the ACK just processed (`GenerateRateSample`); `min_rtt`
-    /// screens out intervals too short to trust. Resets for the next ACK.
+    /// screens out intervals too short to trust. Resets for the next ACK
+    /// (Linux's rule; ns-3's keeps the sample, see [`RateSampleRule::Ns3`]).
     pub fn take(&mut self, min_rtt: Option<Time>, losses: u64, rtt: Option<Time>) -> RateSample {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -126,6 +186,10 @@ impl RateSampler {
             rtt,
             ..RateSample::default()
         };
+        if self.rule == RateSampleRule::Ns3 {
+            self.take_ns3(&mut rs, min_rtt);
+            return rs;
+        }
         if !std::mem::take(&mut self.has) {
             return rs;
         }
@@ -139,6 +203,44 @@ impl RateSampler {
             rs.delivery_rate = rs.delivered as f64 / rs.interval.as_secs_f64();
         }
         rs
+    }
+
+    /// ns-3.44's `TcpRateLinux::GenerateSample` (tcp-rate-ops.cc lines
+    /// 40–101 at tag ns-3.44) on the sample kept since its last update:
+    /// invalid (no delivered count, so BBR counts no round) before the first
+    /// update or after a screened one (`m_priorTime` zero); the interval is
+    /// the longer of the send and the frozen ACK intervals, the delivered
+    /// count is everything delivered since the sample's packet was sent;
+    /// an interval below `min_rtt` (`None`: no RTT yet, ns-3's
+    /// `Time::Max`) invalidates the sample until the next update; the rate
+    /// is recorded unless the sample is app-limited and below the last one
+    /// recorded, which then stands.
+    fn take_ns3(&mut self, rs: &mut RateSample, min_rtt: Option<Time>) {
+        if !self.has {
+            return;
+        }
+        let interval = self.send_elapsed.max(self.ack_elapsed);
+        let delivered = self.delivered - self.prior_delivered;
+        if min_rtt.is_none_or(|m| interval < m) || interval == Time::ZERO {
+            self.has = false;
+            return;
+        }
+        let (d, i) = (u128::from(delivered), u128::from(interval.as_nanos()));
+        let (rd, ri) = (
+            u128::from(self.rate_delivered),
+            u128::from(self.rate_interval.as_nanos()),
+        );
+        if !self.sample_app_limited || d * ri >= rd * i {
+            self.rate_delivered = delivered;
+            self.rate_interval = interval;
+            self.rate = delivered as f64 / interval.as_secs_f64();
+        }
+        rs.interval = interval;
+        rs.delivered = delivered;
+        rs.prior_delivered = self.prior_delivered;
+        rs.is_app_limited = self.sample_app_limited;
+        rs.valid = true;
+        rs.delivery_rate = self.rate;
     }
 }
 
@@ -193,6 +295,59 @@ mod tests {
         let s = r.take(None, 0, None);
         assert_eq!((s.acked_sacked, r.delivered()), (1000, 2000));
         assert_eq!(s.prior_delivered, 0);
+    }
+
+    /// A flight of one packet A (sent at 0, ACKed at 100 ms), then B and C
+    /// sent at 100 and 101 ms from the same snapshot (1000 B delivered at
+    /// 100 ms); B is ACKed at 200 ms, C alone at 250 ms.
+    fn two_acks_of_one_snapshot(rule: RateSampleRule, min_rtt: Time) -> [RateSample; 3] {
+        let mut r = RateSampler::new(rule);
+        let mut a = r.on_send(MS(0), 0);
+        r.on_delivered(&mut a, 1000, MS(0), MS(100));
+        let s0 = r.take(Some(min_rtt), 0, None);
+        let mut b = r.on_send(MS(100), 0);
+        let mut c = r.on_send(MS(101), 1000);
+        r.on_delivered(&mut b, 1000, MS(100), MS(200));
+        let s1 = r.take(Some(min_rtt), 0, None);
+        r.on_delivered(&mut c, 1000, MS(101), MS(250));
+        let s2 = r.take(Some(min_rtt), 0, None);
+        [s0, s1, s2]
+    }
+
+    /// Linux builds C's ACK its own sample: 2000 B since C's snapshot over
+    /// the 150 ms since it (13 333 B/s). ns-3's `TcpRateLinux` keeps B's
+    /// sample (C's snapshot is not larger than B's): B's 100-ms interval
+    /// with the 2000 B delivered since, 20 000 B/s on a path that delivered
+    /// 10 000 B/s (`GenerateSample`, `SkbDelivered` at ns-3.44).
+    #[test]
+    fn ns3_reuses_the_kept_sample_with_a_larger_count() {
+        for rule in [RateSampleRule::Linux, RateSampleRule::Ns3] {
+            let [s0, s1, s2] = two_acks_of_one_snapshot(rule, MS(50));
+            assert!(s0.valid && s1.valid && s2.valid, "{rule:?}");
+            assert_eq!((s0.interval, s0.delivered), (MS(100), 1000));
+            assert_eq!((s1.interval, s1.delivered), (MS(100), 1000));
+            assert_eq!((s1.prior_delivered, s2.prior_delivered), (1000, 1000));
+            assert!((s1.delivery_rate - 10_000.0).abs() < 1e-6);
+            assert_eq!(s2.delivered, 2000);
+            let (interval, rate) = match rule {
+                RateSampleRule::Linux => (MS(150), 2000.0 / 0.150),
+                RateSampleRule::Ns3 => (MS(100), 20_000.0),
+            };
+            assert_eq!(s2.interval, interval, "{rule:?}");
+            assert!((s2.delivery_rate - rate).abs() < 1e-6, "{rule:?} {s2:?}");
+        }
+    }
+
+    /// ns-3 screens by its minimum RTT too, and a screened sample stays
+    /// invalid (`m_priorTime` zeroed) until a packet with a larger snapshot
+    /// updates it; Linux's rule would take C's 150-ms interval.
+    #[test]
+    fn ns3_screened_sample_stays_invalid_until_updated() {
+        let [_, s1, s2] = two_acks_of_one_snapshot(RateSampleRule::Ns3, MS(120));
+        assert!(!s1.valid && s1.delivered == 0 && s1.acked_sacked == 1000);
+        assert!(!s2.valid && s2.delivered == 0, "{s2:?}");
+        let [_, s1, s2] = two_acks_of_one_snapshot(RateSampleRule::Linux, MS(120));
+        assert!(!s1.valid && s2.valid && s2.interval == MS(150));
     }
 
     /// App-limited samples are flagged until the data sent in the

@@ -31,6 +31,8 @@ pub struct RttEstimator {
     /// The smoothed RTT of the exact samples (RFC 6298's EWMA), whatever
     /// clock the timer runs on: what pacing and rate-based controls use.
     exact: Option<Time>,
+    /// The least value `exact` has taken (ns-3's `m_minRtt`).
+    min_exact: Option<Time>,
 }
 
 /// ns-2's retransmission timer (`tcp.cc`, `TcpAgent::rtt_update`,
@@ -89,6 +91,7 @@ impl RttEstimator {
             linux: None,
             seq: (0, 0),
             exact: None,
+            min_exact: None,
         }
     }
 
@@ -169,10 +172,12 @@ impl RttEstimator {
 
     /// Fold the exact sample `r` into [`RttEstimator::smoothed`].
     fn smooth_exact(&mut self, r: Time) {
-        self.exact = Some(match self.exact {
+        let s = match self.exact {
             None => r,
             Some(s) => Time((7 * s.0 + r.0) / 8),
-        });
+        };
+        self.exact = Some(s);
+        self.min_exact = Some(self.min_exact.map_or(s, |m| m.min(s)));
     }
 
     /// ns-2's `rtt_update` with a sample of `t_rtt` ticks; clears the back-off.
@@ -324,6 +329,14 @@ impl RttEstimator {
     /// packets from this one (issue 33, finding F7).
     pub fn smoothed(&self) -> Option<Time> {
         self.exact
+    }
+
+    /// The least smoothed RTT so far ([`RttEstimator::smoothed`] after
+    /// each sample): ns-3's `m_minRtt` (`EstimateRtt`: `min(m_srtt,
+    /// m_minRtt)`, tcp-socket-base.cc line 3804 at ns-3.44), which screens
+    /// its rate samples.
+    pub fn min_smoothed(&self) -> Option<Time> {
+        self.min_exact
     }
 
     /// RTT variation: RFC 6298's RTTVAR, or Linux's `rttvar` (the whole

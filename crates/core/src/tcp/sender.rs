@@ -6,7 +6,7 @@ use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
 use super::lt::{self, ErasureEstimator, EstimatorSide, ReactiveLimit};
 use super::rack::Rack;
-use super::rate::RateSampler;
+use super::rate::{RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::{App, CutFlight, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
@@ -354,7 +354,7 @@ impl TcpSender {
         let iw = u64::from(cfg.initial_window.max(1));
         let rate = cc
             .wants_rate_samples()
-            .then(|| Box::new(RateSampler::default()));
+            .then(|| Box::new(RateSampler::new(cfg.rate_sample)));
         TcpSender {
             pacing: cfg.pacing || rate.is_some(),
             rate,
@@ -999,7 +999,14 @@ impl TcpSender {
             return;
         };
         let losses = self.sb.lost_total().saturating_sub(lost_before);
-        let rs = r.take(None, losses, rtt);
+        // Linux screens samples by its windowed minimum RTT, which linklab's
+        // default sampler does not (draft-cheng leaves it optional); ns-3's
+        // rule screens by its least smoothed RTT.
+        let min_rtt = match self.cfg.rate_sample {
+            RateSampleRule::Linux => None,
+            RateSampleRule::Ns3 => self.rtt.min_smoothed(),
+        };
+        let rs = r.take(min_rtt, losses, rtt);
         let ctx = AckContext {
             now,
             inflight,

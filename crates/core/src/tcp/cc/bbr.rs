@@ -57,6 +57,26 @@ pub struct BbrConfig {
     /// gain·BDP + 3 quanta. Default false (true with profile "linux").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantization_budget: Option<bool>,
+    /// The send quantum and the flight targets around it: "draft" (1 MSS
+    /// below 1.2 Mbit/s, 2 below 24, else 1 ms of data up to 64 KiB, draft
+    /// §4.2.2) or "ns3" (ns-3.44's `TcpBbr`: one segment always,
+    /// `SetSendQuantum`; without the quantization budget the phases, Drain
+    /// and the window compare with `InFlight` = gain·BDP + 3 segments, + 2
+    /// in the 5/4 phase). Default "draft" ("ns3" with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_quantum: Option<SendQuantum>,
+}
+
+/// `cc.send_quantum` of BBR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SendQuantum {
+    /// The draft's (§4.2.2) and Linux's pacing-rate-dependent quantum.
+    #[default]
+    Draft,
+    /// ns-3.44's `TcpBbr` (`src/internet/model/tcp-bbr.cc`, `SetSendQuantum`
+    /// and `InFlight` at tag ns-3.44).
+    Ns3,
 }
 
 impl Default for BbrConfig {
@@ -70,6 +90,7 @@ impl Default for BbrConfig {
             min_cwnd_segments: 4,
             pacing_margin: 0.01,
             quantization_budget: None,
+            send_quantum: None,
         }
     }
 }
@@ -297,7 +318,7 @@ impl BbrCc {
     fn inflight_target(&self, gain: f64) -> Option<u64> {
         let bdp = self.bdp(gain)?;
         if !self.budget() {
-            return Some(bdp);
+            return Some(bdp + self.ns3_allowance());
         }
         let mss = self.mss.max(1);
         let mut segs = bdp.div_ceil(mss) + 3 * self.send_quantum().div_ceil(mss);
@@ -308,9 +329,32 @@ impl BbrCc {
         Some(segs * mss)
     }
 
+    /// Whether the send quantum and the flight targets are ns-3.44's.
+    fn ns3_quantum(&self) -> bool {
+        self.cfg.send_quantum == Some(SendQuantum::Ns3)
+    }
+
+    /// What ns-3.44's `InFlight` adds to gain·BDP without the budget: 3
+    /// one-segment quanta, + 2 segments in ProbeBW's 5/4 phase (0 with the
+    /// draft's rule, whose phases compare with the bare gain·BDP).
+    fn ns3_allowance(&self) -> u64 {
+        if !self.ns3_quantum() {
+            return 0;
+        }
+        let extra = if self.mode == Mode::ProbeBw && self.cycle_index == 0 {
+            2
+        } else {
+            0
+        };
+        (3 + extra) * self.mss
+    }
+
     /// The send quantum (draft §4.2.2): 1 MSS below 1.2 Mbit/s, 2 below 24,
-    /// else 1 ms of data up to 64 KiB.
+    /// else 1 ms of data up to 64 KiB; one segment with ns-3's rule.
     fn send_quantum(&self) -> u64 {
+        if self.ns3_quantum() {
+            return self.mss;
+        }
         let rate = self.pacing_rate;
         if rate < 1.2e6 / 8.0 {
             self.mss
@@ -494,7 +538,7 @@ impl BbrCc {
 
     fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample, ctx: &AckContext) {
         let acked = rs.acked_sacked;
-        let target = if self.budget() {
+        let target = if self.budget() || self.ns3_quantum() {
             self.inflight_target(self.cwnd_gain)
         } else {
             self.bdp(self.cwnd_gain)

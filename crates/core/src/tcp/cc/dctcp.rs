@@ -23,6 +23,28 @@ pub struct DctcpConfig {
     #[serde(default = "defaults::alpha_init")]
     #[schemars(range(min = 0, max = 1))]
     pub alpha_init: f64,
+    /// The response to a loss (fast retransmit) and a timeout: "halve"
+    /// (RFC 8257 §3.5, Linux: as standard TCP) or "alpha" (ns-3.44's
+    /// `TcpDctcp::GetSsThresh`, ssthresh = cwnd·(1 − α/2) as for a mark).
+    /// Default "halve" ("alpha" with `[tcp] profile = "ns3"`).
+    #[serde(default)]
+    pub loss: Option<DctcpLoss>,
+}
+
+/// `cc.loss` of DCTCP: how a loss or a timeout cuts the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DctcpLoss {
+    /// As standard TCP (RFC 8257 §3.5; Linux `dctcp_ssthresh` is only
+    /// called for ECN, `tcp_enter_loss`/`tcp_enter_recovery` halve through
+    /// `dctcp_react_to_loss`): ssthresh = max(FlightSize/2, 2·MSS).
+    #[default]
+    Halve,
+    /// ns-3.44 (`src/internet/model/tcp-dctcp.cc`, `GetSsThresh`, called by
+    /// `EnterRecovery` and `ReTxTimeout` as by `EnterCwr`): ssthresh =
+    /// max(cwnd·(1 − α/2), 2·MSS) — with α near 0 a loss barely cuts the
+    /// window; after a timeout cwnd is one segment as usual.
+    Alpha,
 }
 
 impl Default for DctcpConfig {
@@ -30,6 +52,7 @@ impl Default for DctcpConfig {
         DctcpConfig {
             g: 1.0 / 16.0,
             alpha_init: 1.0,
+            loss: None,
         }
     }
 }
@@ -152,15 +175,24 @@ impl CongestionControl for DctcpCc {
     }
 
     fn on_congestion(&mut self, w: &mut Window, signal: Signal, flight: u64, now: Time) {
-        match signal {
+        let cut = ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss);
+        match (signal, self.cfg.loss.unwrap_or_default()) {
             // §3.3: at most once per window (the sender's ECN rule), cwnd·(1 − α/2).
-            Signal::Ecn => {
-                let cut = (w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64;
-                w.cwnd = cut.max(2 * w.mss);
+            (Signal::Ecn, _) => {
+                w.cwnd = cut;
                 w.ssthresh = w.cwnd;
             }
+            // ns-3.44: the same cut for loss; a timeout restarts from one segment.
+            (Signal::FastRetransmit, DctcpLoss::Alpha) => {
+                w.ssthresh = cut;
+                w.cwnd = cut;
+            }
+            (Signal::Timeout, DctcpLoss::Alpha) => {
+                w.ssthresh = cut;
+                w.cwnd = w.mss;
+            }
             // §3.4: loss is answered as standard TCP does.
-            Signal::FastRetransmit | Signal::Timeout => {
+            (Signal::FastRetransmit | Signal::Timeout, DctcpLoss::Halve) => {
                 NewRenoCc::default().on_congestion(w, signal, flight, now)
             }
         }
@@ -220,6 +252,38 @@ mod tests {
         };
         cc.on_congestion(&mut w, Signal::FastRetransmit, 20_000, Time::ZERO);
         assert_eq!((w.cwnd, w.ssthresh), (10_000, 10_000));
+    }
+
+    /// ns-3.44's loss response (`loss = "alpha"`): a fast retransmit or a
+    /// timeout sets ssthresh = cwnd·(1 − α/2), not half the flight; by hand
+    /// with α = 0.1: 40 000 · 0.95 = 38 000.
+    #[test]
+    fn ns3_loss_response_cuts_by_alpha() {
+        let cfg = DctcpConfig {
+            alpha_init: 0.1,
+            loss: Some(DctcpLoss::Alpha),
+            ..DctcpConfig::default()
+        };
+        let mut cc = DctcpCc::new(cfg);
+        let mut w = Window {
+            cwnd: 40_000,
+            ssthresh: u64::MAX / 2,
+            mss: 1000,
+        };
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 30_000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (38_000, 38_000));
+        let mut w = Window {
+            cwnd: 40_000,
+            ssthresh: u64::MAX / 2,
+            mss: 1000,
+        };
+        cc.on_congestion(&mut w, Signal::Timeout, 30_000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (1000, 38_000));
+        // The default halves the flight (RFC 8257 §3.5) whatever α is.
+        let mut cc = DctcpCc::new(DctcpConfig { loss: None, ..cfg });
+        w.cwnd = 40_000;
+        cc.on_congestion(&mut w, Signal::Timeout, 30_000, Time::ZERO);
+        assert_eq!((w.cwnd, w.ssthresh), (1000, 15_000));
     }
 
     #[test]

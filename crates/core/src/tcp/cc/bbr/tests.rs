@@ -350,3 +350,58 @@ fn quantization_budget_in_the_flight_targets() {
         assert!(b.is_next_cycle_phase(&rs, &ctx(38 * MSS)));
     }
 }
+
+/// ns-3.44's send quantum (`send_quantum = "ns3"`, `TcpBbr::SetSendQuantum`
+/// and `InFlight`): one segment whatever the rate, and the flight targets
+/// gain·BDP + 3 segments, + 2 in the 5/4 phase. At 100 Mbit/s (12.5 MB/s)
+/// with a 4-ms RTprop the BDP is 50 000 B: the draft's quantum is 1 ms of
+/// data, 12 500 B, so its window is 2·BDP + 37 500 B and the 3/4 phase ends
+/// at the bare BDP; ns-3's window is 2·BDP + 3 MSS (+ 2 in the 5/4 phase)
+/// and the 3/4 phase ends at BDP + 3 MSS.
+#[test]
+fn ns3_send_quantum_is_one_segment() {
+    for rule in [SendQuantum::Draft, SendQuantum::Ns3] {
+        let mut b = BbrCc::new(BbrConfig {
+            send_quantum: Some(rule),
+            ..BbrConfig::default()
+        });
+        b.mss = MSS;
+        b.pacing_rate = 12.5e6;
+        b.rt_prop = Some(MS(4));
+        b.btl_bw.update(0, 12.5e6, 10);
+        b.mode = Mode::ProbeBw;
+        b.cwnd_gain = 2.0;
+        b.filled_pipe = true;
+        let ns3 = rule == SendQuantum::Ns3;
+        assert_eq!(b.send_quantum(), if ns3 { MSS } else { 12_500 });
+        b.cycle_index = 1;
+        b.pacing_gain = GAIN_CYCLE[1];
+        assert_eq!(
+            b.inflight_target(1.0),
+            Some(50_000 + if ns3 { 3 * MSS } else { 0 })
+        );
+        let mut w = Window {
+            cwnd: 1_000_000,
+            ssthresh: u64::MAX / 2,
+            mss: MSS,
+        };
+        let rs = RateSample {
+            acked_sacked: MSS,
+            ..RateSample::default()
+        };
+        let ctx = AckContext {
+            now: MS(1001),
+            inflight: 50_000,
+            prior_inflight: 50_000,
+            delivered: 0,
+            in_recovery: false,
+            srtt: Some(MS(4)),
+        };
+        b.set_cwnd(&mut w, &rs, &ctx);
+        assert_eq!(w.cwnd, 100_000 + if ns3 { 3 * MSS } else { 37_500 });
+        b.cycle_index = 0;
+        w.cwnd = 1_000_000;
+        b.set_cwnd(&mut w, &rs, &ctx);
+        assert_eq!(w.cwnd, 100_000 + if ns3 { 5 * MSS } else { 37_500 });
+    }
+}
