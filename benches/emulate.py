@@ -23,6 +23,13 @@ Needs root and /dev/net/tun. Three parts:
   grid, and flagged if it stays out. ``--kernel KEY=VALUE`` and ``--tcp KEY=VALUE``
   change one setting on one side (experiments; ``--part causes`` runs the ones
   docs/benchmarks.md reports).
+* **cellular** — issue 33's trust question: one CUBIC flow over the synthetic
+  cellular trace (``scenarios/cellular-trace.toml``: 24, 12, 6, 1 Mbit/s steps and a
+  300-ms outage per 10-s cycle) behind drop-tail, CoDel and FQ-CoDel, with the
+  scenario's own ``[tcp]`` (linklab's defaults: NewReno recovery without SACK,
+  minimum RTO 1 s, initial window 1; the kernels get those knobs) and with
+  ``profile = "linux"``; goodput, timeouts (kernel: ``tcpi_total_rto``),
+  retransmissions and the AQM's drops, ``--reps`` live runs per cell.
 * **links** — the earlier point comparison: kernel Reno and CUBIC against linklab's
   NewReno + SACK and CUBIC over a 10 Mbit/s drop-tail link (50 ms, 1 BDP), the same
   with RED, seed 000's RLC bearer and a Mahimahi trace (when the folder
@@ -31,6 +38,7 @@ Needs root and /dev/net/tun. Three parts:
     python3 benches/emulate.py --part compare --json --out grid.json  # ~100 min
     python3 benches/emulate.py --part compare --only cc=cubic,queue=droptail
     python3 benches/emulate.py --part ceiling
+    python3 benches/emulate.py --part cellular --out benches/results/emulate-cellular.json
     python3 benches/emulate.py --quick --json  # what a test runs (about a minute)
     python3 benches/emulate.py --from benches/results/emulate-compare.json \
         benches/results/emulate-causes.json   # the tables of saved results
@@ -759,6 +767,106 @@ def _pass_line(p: Mapping[str, Any]) -> str:
     )
 
 
+#: The cellular part: queues, and [tcp] tables (None: the scenario's own).
+CELLULAR_QUEUES = ("droptail", "codel", "fq_codel")
+CELLULAR_TCP: dict[str, dict[str, Any] | None] = {
+    "scenario": None,
+    "linux": {"profile": "linux", "cc": "cubic"},
+}
+CELLULAR_SCENARIO = REPO / "scenarios" / "cellular-trace.toml"
+
+
+def cellular_doc(tcp: str) -> dict[str, Any]:
+    """The cellular-trace scenario with the [tcp] of :data:`CELLULAR_TCP` ``tcp``."""
+    doc = tomllib.loads(CELLULAR_SCENARIO.read_text())
+    table = CELLULAR_TCP[tcp]
+    if table is not None:
+        doc["tcp"] = dict(table)
+    return doc
+
+
+def cellular_metrics(s: Mapping[str, Any], live: bool) -> dict[str, Any]:
+    """What the cellular part reports of one run."""
+    flow = s["flows"][0]
+    queue = next(x for x in s["queues"] if x["link"] == "server->phone")
+    out: dict[str, Any] = {
+        "goodput_mbit": s["aggregate"]["goodput_bps"] / 1e6,
+        "timeouts": flow["timeouts"],
+        "retransmits": flow["retransmits"],
+        "queue_drops": sum(queue["drops"].values()),
+        "delay_mean_ms": (s["aggregate"].get("delay_mean_s") or 0.0) * 1e3,
+    }
+    if live:
+        e = s["emulation"]
+        out["timing_p99_ms"] = e["timing_error_s"]["p99"] * 1e3
+        out["tun_drops"] = e["tun_drops"]
+    return out
+
+
+def cellular(duration: float, reps: int, how: str) -> list[dict[str, Any]]:
+    """Each queue x [tcp] cell: linklab's run and ``reps`` kernel runs (seeds 1..reps;
+    a live run outside the timing bound is run once more)."""
+    import linklab
+    from linklab.emulate import emulate
+
+    base_dir = str(CELLULAR_SCENARIO.parent)
+    rows = []
+    for queue in CELLULAR_QUEUES:
+        for tcp in CELLULAR_TCP:
+            doc = cellular_doc(tcp)
+            params = {"queue": queue, "duration": f"{duration}s"}
+            sim = cellular_metrics(
+                linklab.run(doc, seed=1, params=params, base_dir=base_dir).summary, live=False
+            )
+            lives = []
+            for seed in range(1, reps + 1):
+                for _ in range(2):
+                    print(f"[emulate] cellular {queue} {tcp} seed {seed} ...", file=sys.stderr)
+                    with priority(how):
+                        s = emulate(doc, seed=seed, params=params, base_dir=base_dir).summary
+                    m = {**cellular_metrics(s, live=True), "seed": seed}
+                    if not rejected(m):
+                        break
+                lives.append(m)
+            k_mean, k_sd = _stats([m["goodput_mbit"] for m in lives])
+            rows.append(
+                {
+                    "queue": queue,
+                    "tcp": tcp,
+                    "duration_s": duration,
+                    "linklab": sim,
+                    "kernel": lives,
+                    "kernel_goodput_mbit": k_mean,
+                    "kernel_goodput_sd_mbit": k_sd,
+                    "ratio": _ratio(k_mean, sim["goodput_mbit"]),
+                }
+            )
+    return rows
+
+
+def cellular_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The cellular part as a Markdown table."""
+    lines = [
+        "| queue | [tcp] | goodput Mbit/s kernel / linklab | ratio | timeouts kernel / linklab "
+        "| retransmits kernel / linklab | queue drops kernel / linklab |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        k, sim = r["kernel"], r["linklab"]
+
+        def each(key: str, k: Sequence[Mapping[str, Any]] = k) -> str:
+            return ", ".join(str(m[key]) for m in k)
+
+        lines.append(
+            f"| {r['queue']} | {r['tcp']} | {r['kernel_goodput_mbit']:.2f} ± "
+            f"{r['kernel_goodput_sd_mbit']:.2f} / {sim['goodput_mbit']:.2f} | "
+            f"{r['ratio']:.2f} | {each('timeouts')} / {sim['timeouts']} | "
+            f"{each('retransmits')} / {sim['retransmits']} | "
+            f"{each('queue_drops')} / {sim['queue_drops']} |"
+        )
+    return "\n".join(lines)
+
+
 def show(files: Sequence[Path], as_json: bool) -> int:
     """Print the tables of saved results: their grids merged (each cell's verdict
     computed again under this file's tolerances) and their cause experiments."""
@@ -791,7 +899,9 @@ def main() -> int:
     )
     ap.add_argument("--quick", action="store_true", help="a short form (what a test runs)")
     ap.add_argument(
-        "--part", choices=["ceiling", "compare", "causes", "links", "all"], default="all"
+        "--part",
+        choices=["ceiling", "compare", "causes", "cellular", "links", "all"],
+        default="all",
     )
     ap.add_argument(
         "--duration",
@@ -865,6 +975,10 @@ def main() -> int:
         out["causes"] = causes(
             a.duration or (5.0 if a.quick else 30.0), 1 if a.quick else a.reps, a.priority, a.quick
         )
+    if a.part == "cellular":
+        out["cellular"] = cellular(
+            a.duration or (5.0 if a.quick else 30.0), 1 if a.quick else a.reps, a.priority
+        )
     if a.part == "links" or (a.part == "all" and not a.quick):
         out["links"] = links(a.duration or (3.0 if a.quick else 20.0), a.seeds, a.quick)
     out["wall_time_s"] = time.monotonic() - started
@@ -887,6 +1001,8 @@ def main() -> int:
         print(_pass_line(out["pass_rate"]))
     if out.get("causes"):
         print(causes_table(out["causes"]))
+    if out.get("cellular"):
+        print(cellular_table(out["cellular"]))
     for r in out.get("links", []):
         verdict = "PASS" if abs(r["ratio"] - 1) <= 0.10 else "MISS"
         print(

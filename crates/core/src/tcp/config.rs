@@ -651,6 +651,17 @@ mod tests {
         assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
         let top = overlay("abc = true").apply(&base);
         assert!(overlay("cc = \"cubic\"").apply(&top).abc());
+        // Linux's tcp_cubic growth rules: with profile "linux" only.
+        let rules = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => (k.alpha_switch, k.unknown_max_growth),
+            _ => (None, None),
+        };
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!(rules(&c), (Some(true), Some(false)));
+        let c = overlay("profile = \"linux\"").apply(&base);
+        assert_eq!(rules(&c), (Some(false), Some(true)));
+        let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!(rules(&c), (Some(true), Some(false)));
     }
 
     /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and

@@ -343,10 +343,11 @@ impl TcpConfig {
 
     /// The congestion control with the defaults of the profile filled in:
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
-    /// with profile "ns3", else "hystart++"; BBR's `quantization_budget` is
-    /// on with profile "linux" only, its `send_quantum` "ns3" with profile
-    /// "ns3", else "draft"; DCTCP's `loss` is "alpha" with profile
-    /// "ns3", else "halve".
+    /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
+    /// and `unknown_max_growth` on with profile "linux" only (Linux's
+    /// `tcp_cubic`); BBR's `quantization_budget` is on with profile "linux"
+    /// only, its `send_quantum` "ns3" with profile "ns3", else "draft";
+    /// DCTCP's `loss` is "alpha" with profile "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
         if let CcConfig::Bbr(b) = &mut cc {
@@ -375,6 +376,9 @@ impl TcpConfig {
                     _ => cc::cubic::HyStartMode::HyStartPlusPlus,
                 });
             }
+            let linux = self.profile == Some(config::Profile::Linux);
+            c.alpha_switch = c.alpha_switch.or(Some(!linux));
+            c.unknown_max_growth = c.unknown_max_growth.or(Some(linux));
         }
         cc
     }

@@ -44,6 +44,18 @@ pub struct CubicConfig {
     #[serde(default)]
     #[schemars(with = "HyStartSchema")]
     pub hystart: Option<HyStartMode>,
+    /// RFC 9438 §4.3's switch of the Reno-friendly α to 1 once W_est has
+    /// reached cwnd_prior. Default true (false with profile "linux": Linux's
+    /// `tcp_cubic` keeps α = 3(1 − β)/(1 + β), its `beta_scale`).
+    #[serde(default)]
+    pub alpha_switch: Option<bool>,
+    /// Linux's growth floor while W_max is unknown (`last_max_cwnd` 0: before
+    /// the first reduction and after a timeout, whose `bictcp_reset` clears
+    /// it): in congestion avoidance the window grows by at least one segment
+    /// per 20 acknowledged (`cnt` ≤ 20, "increase cwnd 5% per RTT"). Default
+    /// false (true with profile "linux").
+    #[serde(default)]
+    pub unknown_max_growth: Option<bool>,
 }
 
 /// `hystart`: how CUBIC leaves slow start before a loss.
@@ -138,6 +150,8 @@ impl Default for CubicConfig {
             fast_convergence: true,
             reno_friendly: true,
             hystart: None,
+            alpha_switch: None,
+            unknown_max_growth: None,
         }
     }
 }
@@ -415,6 +429,9 @@ pub struct CubicCc {
     /// W_max, segments: the window before the last reduction (`None`: at the
     /// start of congestion avoidance, as after a timeout, §4.8).
     w_max: Option<f64>,
+    /// No reduction since the start or the last timeout: Linux's
+    /// `last_max_cwnd` = 0 ([`CubicConfig::unknown_max_growth`]).
+    max_unknown: bool,
     /// K, seconds (Eq. 2).
     k: f64,
     /// t_epoch: when the current congestion-avoidance stage began.
@@ -442,6 +459,7 @@ impl CubicCc {
         CubicCc {
             cfg,
             w_max: None,
+            max_unknown: true,
             k: 0.0,
             epoch: None,
             w_est: 0.0,
@@ -463,7 +481,7 @@ impl CubicCc {
     /// α_cubic of the Reno-friendly estimate (§4.3): 3(1 − β)/(1 + β), and 1
     /// once W_est has reached cwnd_prior.
     fn alpha(&self) -> f64 {
-        if self.w_est >= self.cwnd_prior {
+        if self.cfg.alpha_switch.unwrap_or(true) && self.w_est >= self.cwnd_prior {
             1.0
         } else {
             3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
@@ -504,6 +522,12 @@ impl CubicCc {
             let rtt = self.min_rtt.map_or(0.0, Time::as_secs_f64);
             let target = self.w_cubic(t + rtt, w_max).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) * segs / cwnd
+        };
+        // Linux: `cnt` ≤ 20 while `last_max_cwnd` is 0, one segment per 20 acked.
+        let next = if self.max_unknown && self.cfg.unknown_max_growth.unwrap_or(false) {
+            next.max(cwnd + segs / 20.0)
+        } else {
+            next
         };
         w.cwnd = w.cwnd.max((next * mss) as u64);
     }
@@ -595,6 +619,7 @@ impl CongestionControl for CubicCc {
                     }
                     _ => cwnd,
                 });
+                self.max_unknown = false;
                 self.cwnd_prior = cwnd;
                 w.cwnd = w.ssthresh;
             }
@@ -602,6 +627,7 @@ impl CongestionControl for CubicCc {
                 // §4.8: Reno's loss window; the next avoidance stage starts
                 // with K = 0 and W_max = its own starting window.
                 self.w_max = None;
+                self.max_unknown = true;
                 self.cwnd_prior = cwnd;
                 w.cwnd = w.mss;
             }
@@ -767,6 +793,80 @@ mod tests {
         cc.on_ack(&mut w, MSS, None, Time::from_secs(3));
         assert_eq!(cc.k, 0.0);
         assert_eq!(cc.w_max, Some(35.0));
+    }
+
+    /// Linux `tcp_cubic` (`bictcp_update`): after a timeout (`bictcp_reset`
+    /// clears `last_max_cwnd`) the window grows by one segment per 20 acked,
+    /// × 1.05 per RTT, where RFC 9438's curve from K = 0 and W_est add
+    /// about half a segment per RTT; a fast retransmit (W_max known again)
+    /// ends the floor.
+    #[test]
+    fn linux_unknown_max_growth_after_a_timeout() {
+        let grow = |unknown_max_growth: Option<bool>| {
+            let mut cc = CubicCc::new(CubicConfig {
+                unknown_max_growth,
+                ..no_hystart()
+            });
+            let mut w = win(50, 1000);
+            cc.on_congestion(&mut w, Signal::Timeout, 50 * MSS, Time::ZERO);
+            w.cwnd = 40 * MSS; // back above ssthresh 35: in avoidance
+            let rtt = Time::from_millis(50);
+            let mut t = Time::from_secs(1);
+            for _ in 0..20 {
+                for _ in 0..w.cwnd / MSS {
+                    cc.on_ack(&mut w, MSS, Some(rtt), t);
+                }
+                t += rtt;
+            }
+            (cc, w, t)
+        };
+        let (_, rfc, _) = grow(None);
+        let (mut cc, mut w, t) = grow(Some(true));
+        // 20 RTTs: 1.05^20 = 2.65 (whole windows per round: at least 2.4).
+        let (rfc, linux) = (rfc.cwnd / MSS, w.cwnd / MSS);
+        assert!((50..=56).contains(&rfc), "RFC 9438 after 20 RTTs: {rfc}");
+        assert!((96..=110).contains(&linux), "Linux after 20 RTTs: {linux}");
+        let flight = w.cwnd;
+        cc.on_congestion(&mut w, Signal::FastRetransmit, flight, t);
+        let after = w.cwnd;
+        for _ in 0..w.cwnd / MSS {
+            cc.on_ack(&mut w, MSS, Some(Time::from_millis(50)), t);
+        }
+        assert!(
+            w.cwnd - after < 2 * MSS,
+            "a reduction ends the floor: +{} bytes in an RTT",
+            w.cwnd - after
+        );
+    }
+
+    /// Linux `tcp_cubic`'s Reno-friendly estimate grows by 3(1 − β)/(1 + β)
+    /// per RTT throughout (`beta_scale`); RFC 9438 §4.3 switches α to 1 once
+    /// W_est reaches cwnd_prior.
+    #[test]
+    fn linux_keeps_the_reno_friendly_alpha() {
+        let run = |alpha_switch: Option<bool>| {
+            let mut cc = CubicCc::new(CubicConfig {
+                alpha_switch,
+                ..no_hystart()
+            });
+            let mut w = win(10, 1000);
+            cc.on_congestion(&mut w, Signal::FastRetransmit, 10 * MSS, Time::ZERO);
+            let rtt = Time::from_millis(1);
+            let mut t = Time::ZERO;
+            for _ in 0..40 {
+                for _ in 0..w.cwnd / MSS {
+                    cc.on_ack(&mut w, MSS, Some(rtt), t);
+                }
+                t += rtt;
+            }
+            w.cwnd as f64 / MSS as f64
+        };
+        let alpha = 3.0 * 0.3 / 1.7;
+        // From 7 segments: α = 0.53 up to cwnd_prior 10 (≈ 6 RTTs), then 1.
+        let rfc = run(None);
+        let linux = run(Some(false));
+        assert!((linux - (7.0 + 40.0 * alpha)).abs() < 1.5, "Linux {linux}");
+        assert!((rfc - (10.0 + 34.0)).abs() < 2.5, "RFC 9438 {rfc}");
     }
 
     /// RFC 9406 §4.2: a round whose minimum RTT rises by more than
