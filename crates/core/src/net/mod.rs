@@ -927,7 +927,8 @@ impl Simulation {
                 let slot = &mut self.flows[f];
                 if let Some(job) = slot.job.as_mut() {
                     slot.receiver.on_packet(now, &p);
-                    let fresh = job.delivered_at.is_none() && slot.receiver.delivered() >= job.size;
+                    let fresh =
+                        job.delivered_at.is_none() && slot.receiver.delivered() >= job.end();
                     if fresh {
                         job.delivered_at = Some(now);
                     }
