@@ -4,7 +4,9 @@ The fixed batch (``test_fixed_batch``) checks every property on BATCH_DRAWS draw
 of seed BATCH_SEED with two worker processes; the other tests pin the checker
 itself (each property flags a fabricated violation) and the command (bad flags,
 a failure written as a TOML file that reproduces). Measured on the 2-core
-machine: the whole file in about 100 s, the batch about 80 s of it.
+machine: the whole file in about 100 s, the batch about 80 s of it; with workloads and
+media drawn (issue 37), on a loaded machine (load 11), the file in 50 s, the batch
+20-25 s (26-28 s before them, same machine and load).
 """
 
 from __future__ import annotations
