@@ -35,7 +35,9 @@ the run was long enough to be sliced (traces kept whole), and checks:
                 account's, lost = dropped + corrupted without copies); received ≤
                 sent, late ≤ received, frames played ≤ complete ≤ sent; the median
                 and mean one-way delays are at least the path's least one-way time;
-                a CBR source sends no more than its schedule allows.
+                a CBR source sends no more than its schedule allows; the
+                ``media_packets`` trace has the account's sent, delivered and
+                dropped rows per stream.
 ``determinism`` the two runs give identical summaries (``wall_time_s`` aside), and
                 the sliced traces equal the whole ones.
 ``events``      the engine popped at most :func:`event_bound` events.
@@ -410,15 +412,29 @@ def check_workloads(
     return problems, checked
 
 
-def check_media(model: Model, summary: dict[str, Any]) -> list[str]:
-    """The ``media`` property (see the module's docstring)."""
+def check_media(
+    model: Model, summary: dict[str, Any], packets: pl.DataFrame | None = None
+) -> list[str]:
+    """The ``media`` property (see the module's docstring); ``packets``: the
+    ``media_packets`` trace, whose rows per stream must be its account's counts."""
     problems: list[str] = []
+    rows: dict[tuple[int, str], int] = {}
+    if packets is not None:
+        for stream, event, n in packets.group_by("stream", "event").len().iter_rows():
+            rows[(int(stream), str(event))] = int(n)
     for m in summary.get("media") or []:
         who = f"media {m['name']}"
         acc = m.get("account") or {}
         dropped = sum(int(d["packets"]) for d in acc.get("dropped", []))
         sent, copies = int(acc.get("sent", 0)), int(acc.get("copies", 0))
         delivered, flight = int(acc.get("delivered", 0)), int(acc.get("in_flight", 0))
+        if packets is not None:
+            got = tuple(rows.get((int(m["id"]), e), 0) for e in ("sent", "received", "dropped"))
+            if got != (sent, delivered, dropped):
+                problems.append(
+                    f"{who}: media_packets rows sent/received/dropped {got}, the account's "
+                    f"{(sent, delivered, dropped)}"
+                )
         if sent + copies != delivered + dropped + flight:
             problems.append(
                 f"{who}: account sent {sent} + copies {copies} != delivered {delivered} + "
@@ -654,7 +670,7 @@ def check_draw(draw: Draw) -> Outcome:
     problems, out.workload_flows = check_workloads(model, traced.summary, fct)
     out.failures.extend(("workloads", problem) for problem in problems)
     out.media_streams = len(traced.summary.get("media") or [])
-    for problem in check_media(model, traced.summary):
+    for problem in check_media(model, traced.summary, traced.traces.get("media_packets")):
         out.failures.append(("media", problem))
     over, more = check_links(model, traced.summary)
     out.failures.extend(("capacity", problem) for problem in over)
