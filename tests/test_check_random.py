@@ -4,7 +4,9 @@ The fixed batch (``test_fixed_batch``) checks every property on BATCH_DRAWS draw
 of seed BATCH_SEED with two worker processes; the other tests pin the checker
 itself (each property flags a fabricated violation) and the command (bad flags,
 a failure written as a TOML file that reproduces). Measured on the 2-core
-machine: the whole file in about 100 s, the batch about 80 s of it.
+machine: the whole file in about 100 s, the batch about 80 s of it; with workloads and
+media drawn (issue 37), on a loaded machine (load 11), the file in 50 s, the batch
+20-25 s (26-28 s before them, same machine and load).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from linklab.check._properties import (  # noqa: E402
     check_capacity,
     check_causality,
     check_draw,
+    check_media,
     check_progress,
+    check_workloads,
     event_bound,
     min_one_way,
     progress_window,
@@ -92,6 +96,10 @@ REQUIRED = {
     "allocation:step",
     "allocation:burst",
     "monitor",
+    *(f"workload:{k}" for k in ("poisson", "deterministic", "trace", "closed", "persistent")),
+    "workload:paced",
+    *(f"size:{k}" for k in ("fixed", "lognormal", "pareto", "cdf", "web_search", "data_mining")),
+    *(f"media:{k}" for k in ("cbr", "voice", "video", "two-way")),
 }
 # `pacing = true` is left out of the batch while finding F6 is open (KNOWN_BUGS).
 if "pacing-srtt-after-recovery" in KNOWN_BUGS:
@@ -121,6 +129,7 @@ def test_fixed_batch(tmp_path: Path) -> None:
     # The properties had something to check.
     assert report.progress_flows >= 20, text
     assert report.sliced >= 1, text
+    assert report.workload_flows >= 100 and report.media_streams >= 50, text
 
 
 def test_draws_are_deterministic() -> None:
@@ -193,6 +202,43 @@ def test_capacity() -> None:
     assert check_capacity(m, _summary(payload * 0.99)) == []
     problems = check_capacity(m, _summary(payload * 1.01))
     assert problems and problems[0].startswith("S->D:")
+
+
+def test_workloads_and_media() -> None:
+    """A real run passes; a fabricated FCT below the bound and a broken media account
+    are flagged. The bound of a 10 kB flow on a new connection over 1 Mbit/s, 10 ms:
+    SYN, SYN-ACK and the data's trip (3 x 10 ms plus three 41-byte serialisations)
+    and 10 kB at 1 Mbit/s (80 ms): 110.98 ms."""
+    from linklab.api import run_source
+
+    sc: dict[str, Any] = {
+        **LINK,
+        "flows": [],
+        "workloads": [
+            {
+                "name": "w",
+                "from": "S",
+                "to": "D",
+                "arrivals": {"kind": "deterministic", "rate": 2},
+                "size": {"kind": "fixed", "bytes": 10_000},
+            }
+        ],
+        "media": [{"kind": "cbr", "from": "S", "to": "D", "rate": "64kbit"}],
+    }
+    r = run_source(sc, seed=1, trace=True)
+    m = Model(sc, {})
+    fct = r.traces["fct"]
+    problems, checked = check_workloads(m, r.summary, fct)
+    assert problems == [] and checked == 4, problems
+    assert float(fct["fct_s"].min()) >= 0.11098  # type: ignore[arg-type]
+    low = fct.with_columns(pl.lit(0.1109, dtype=pl.Float64).alias("fct_s"))
+    problems, _ = check_workloads(m, r.summary, low)
+    assert problems and "below the least possible 0.1109" in problems[0], problems
+    fewer = fct.head(3)
+    assert "3 fct rows, 4 arrivals" in check_workloads(m, r.summary, fewer)[0][0]
+    assert check_media(m, r.summary) == []
+    broken = {**r.summary, "media": [{**r.summary["media"][0], "received": 1}]}
+    assert any("delivered" in p for p in check_media(m, broken))
 
 
 def test_capacity_of_a_trace_and_a_schedule() -> None:

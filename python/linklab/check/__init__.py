@@ -74,6 +74,8 @@ class Report:
     features: Counter[str] = field(default_factory=Counter)
     progress_flows: int = 0
     sliced: int = 0
+    workload_flows: int = 0
+    media_streams: int = 0
     events: int = 0
     max_event_ratio: float = 0.0
     wall_s: float = 0.0
@@ -220,6 +222,20 @@ def features(draw: Draw) -> set[str]:
                 found.add(f"allocation:{key}")
     if "monitor" in sc:
         found.add("monitor")
+    for w in sc.get("workloads", []):
+        found.add(f"workload:{w['arrivals']['kind']}")
+        for key in ("size", "response"):
+            size = w.get(key)
+            if size is not None:
+                found.add(f"size:{size if isinstance(size, str) else size['kind']}")
+        if w.get("connection") == "persistent":
+            found.add("workload:persistent")
+        if "rate_cap" in w or "on" in w:
+            found.add("workload:paced")
+    for m in sc.get("media", []):
+        found.add(f"media:{m['kind']}")
+        if m.get("direction") == "two-way":
+            found.add("media:two-way")
     return found
 
 
@@ -340,7 +356,7 @@ def _rename_traces(value: Any, renames: dict[str, str]) -> Any:
         return {
             k: (
                 renames.get(v, v)
-                if k == "trace" and isinstance(v, str)
+                if k in ("trace", "file") and isinstance(v, str)
                 else _rename_traces(v, renames)
             )
             for k, v in value.items()
@@ -432,6 +448,8 @@ def check_random(
             report.events += outcome.events
             report.progress_flows += outcome.progress_flows
             report.sliced += int(outcome.sliced)
+            report.workload_flows += outcome.workload_flows
+            report.media_streams += outcome.media_streams
             if outcome.event_bound:
                 report.max_event_ratio = max(
                     report.max_event_ratio, outcome.events / outcome.event_bound
@@ -482,6 +500,8 @@ def render(report: Report) -> str:
         f"  events: {report.events:,} in all, at most {report.max_event_ratio:.3f} of the "
         "bound; progress checked on "
         f"{report.progress_flows} flows; {report.sliced} runs long enough to compare slices",
+        f"  workloads: {report.workload_flows} finished flows' FCTs checked; media: "
+        f"{report.media_streams} streams' accounts checked",
         "  draws by topology: " + ", ".join(f"{k} {v}" for k, v in sorted(report.labels.items())),
     ]
     if report.refusals:

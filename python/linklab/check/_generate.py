@@ -15,7 +15,11 @@ trace, a propagation delay, random loss or a channel (Bernoulli, Gilbert-Elliott
 Rayleigh), netem, link FEC or hybrid FEC/ARQ, framing overhead and a queue of any
 kind with a packet or byte limit from one packet to many BDP; TCP with every
 variant, congestion control and option, profiles, LT-TCP, per-flow overrides;
-1-64 flows with start times, start jitter, finite transfers and stop times.
+1-64 flows with start times, start jitter, finite transfers and stop times; in a
+quarter of the draws a ``[[workloads]]`` entry on the first flow's path (every
+arrival process and size distribution, new or persistent connections, paced
+applications; at most :data:`MAX_WORKLOAD_ARRIVALS` arrivals or clients), in a
+fifth a ``[[media]]`` stream (CBR, voice or video, one-way or two-way).
 
 The cost of a draw is bounded: the duration is cut so that the packets the
 fastest paths can carry, plus the timer ticks of the links (TTIs, radio frames,
@@ -1309,6 +1313,175 @@ def _smallest_mss(flow: dict[str, Any], tcp: dict[str, Any], eff: dict[str, Any]
     return max(1, mss)
 
 
+# ---------------------------------------------------------------------------
+# Workloads and media
+# ---------------------------------------------------------------------------
+
+#: Most arrivals (or closed-loop clients) a drawn workload has, to keep draws fast.
+MAX_WORKLOAD_ARRIVALS = 12
+
+
+def _duplicates(value: Any) -> bool:
+    """Whether any netem table of the links duplicates packets (workloads refuse it)."""
+    if isinstance(value, dict):
+        n = value.get("netem")
+        if isinstance(n, dict) and n.get("duplicate"):
+            return True
+        return any(_duplicates(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_duplicates(v) for v in value)
+    return False
+
+
+def _size(ctx: _Ctx, key: str, n: int) -> dict[str, Any] | str:
+    """A size distribution (``key`` names its CDF file, ``n`` the workload)."""
+    c = ctx.c
+    kind = c.weighted(
+        [("fixed", 3), ("lognormal", 2), ("pareto", 2), ("cdf", 1), ("web_search", 1),
+         ("data_mining", 1)]
+    )  # fmt: skip
+    if kind in ("web_search", "data_mining"):
+        return kind
+    if kind == "fixed":
+        return {"kind": "fixed", "bytes": round(c.log(1, 2e6, 20_000))}
+    if kind == "lognormal":
+        t: dict[str, Any] = {
+            "kind": "lognormal",
+            "median": round(c.log(1, 1e6, 20_000)),
+            "sigma": round(c.frac(0.0, 3.0, 1.0), 3),
+        }
+        if c.chance(0.5):
+            t["max"] = round(c.log(1e4, 1e7, 1e6))
+        return t
+    if kind == "pareto":
+        shape = round(c.frac(1.05, 4.0, 1.5), 3)
+        mean = round(c.log(100, 1e6, 50_000))
+        t = {"kind": "pareto", "mean": mean, "shape": shape}
+        if c.chance(0.6):
+            t["max"] = max(round(mean * (shape - 1) / shape) + 1, round(c.log(1e3, 1e7, 1e6)))
+        return t
+    points = sorted({round(c.log(1, 1e6, 1000)) for _ in range(c.int(1, 6))})
+    probs = sorted(round(c.frac(0.0, 1.0, 0.5), 3) for _ in points[:-1])
+    lines = [f"{x} {p}" for x, p in zip(points, [*probs, 1.0], strict=True)]
+    name = f"traces/w{n}-{key}.cdf"
+    ctx.files[name] = "# bytes P\n" + "\n".join(lines) + "\n"
+    return {"kind": "cdf", "file": name}
+
+
+def _workload(
+    ctx: _Ctx, flow: dict[str, Any], eff: dict[str, Any], duration: float, n: int
+) -> dict[str, Any]:
+    """A ``[[workloads]]`` entry between the ends of ``flow`` (at most
+    :data:`MAX_WORKLOAD_ARRIVALS` arrivals or clients)."""
+    c = ctx.c
+    w: dict[str, Any] = {"name": f"w{n}", "from": flow["from"], "to": flow["to"]}
+    if c.chance(0.5):
+        w["pairs"] = "zip"
+    kind = c.weighted([("poisson", 3), ("deterministic", 2), ("trace", 1), ("closed", 2)])
+    count = c.int(1, MAX_WORKLOAD_ARRIVALS)
+    if kind in ("poisson", "deterministic"):
+        w["arrivals"] = {"kind": kind, "rate": round(count / duration, 6) or 1e-6}
+        w["size"] = _size(ctx, "size", n)
+    elif kind == "trace":
+        times = sorted(round(c.frac(0.0, 0.95, 0.1) * duration, 6) for _ in range(count))
+        sizes = [round(c.log(1, 1e6, 20_000)) for _ in times]
+        name = f"traces/w{n}.arrivals"
+        ctx.files[name] = "".join(f"{t} {b}\n" for t, b in zip(times, sizes, strict=True))
+        w["arrivals"] = {"kind": "trace", "file": name}
+    else:
+        objects = c.pick([1, 2, 4])
+        a: dict[str, Any] = {
+            "kind": "closed",
+            "clients": c.int(1, 3),
+            "think": Later(c.frac(0.0, 0.5, 0.1)),
+        }
+        if c.chance(0.3):
+            a["think_law"] = "fixed"
+        if objects > 1:
+            a["objects"] = objects
+            a["parallel"] = c.int(1, objects)
+        w["arrivals"] = a
+        w["size"] = _size(ctx, "size", n)
+        if c.chance(0.6):
+            w["response"] = _size(ctx, "response", n)
+    if c.chance(0.3):
+        w["start"] = Later(c.frac(0.0, 0.5, 0.1))
+    if c.chance(0.2):
+        w["stop"] = Later(c.frac(0.55, 1.0, 0.9))
+    tcp = _flow_tcp(c, eff)
+    if tcp is not None:
+        w["tcp"] = tcp
+    if c.chance(0.3):
+        w["connection"] = "persistent"
+        if c.chance(0.5):
+            w["pool"] = c.int(1, 4)
+    elif c.chance(0.15):
+        if c.chance(0.6):
+            w["rate_cap"] = fmt_rate(c.log(1e4, 1e8, 1e6))
+        if c.chance(0.5) or "rate_cap" not in w:
+            w["on"] = Later(c.frac(0.01, 0.3, 0.1))
+            w["off"] = Later(c.frac(0.01, 0.3, 0.1))
+            if c.chance(0.3):
+                w["on_off"] = "fixed"
+    if c.chance(0.15):
+        w["buckets"] = sorted({round(c.log(100, 1e7, 10_000)) for _ in range(c.int(1, 4))})
+    return w
+
+
+def _media(ctx: _Ctx, flow: dict[str, Any], slowest: float, hops: int) -> dict[str, Any]:
+    """A ``[[media]]`` stream between the ends of ``flow``, at most about the path's
+    slowest rate; its packets are added to the draw's cost."""
+    c = ctx.c
+    kind = c.weighted([("cbr", 3), ("voice", 2), ("video", 1)])
+    m: dict[str, Any] = {"kind": kind, "from": flow["from"], "to": flow["to"]}
+    top = max(8e3, slowest)
+    if kind == "cbr":
+        size = round(c.log(1, 1400, 160))
+        rate = min(top, c.log(1e3, 1e8, 64e3))
+        interval = max(1e-6, (size + 28) * 8 / rate)
+        m["size"] = size
+        if c.chance(0.5):
+            m["interval"] = fmt_time(interval)
+        else:
+            m["rate"] = fmt_rate(max(1.0, size * 8 / interval))
+        pps = 1 / interval
+    elif kind == "voice":
+        codec = c.pick(["g711", "g711-plc", "g729a", "g723.1"])
+        m["codec"] = codec
+        frame = 0.03 if codec == "g723.1" else 0.01
+        if c.chance(0.4):
+            m["interval"] = fmt_time(frame * c.int(1, 6))
+        if c.chance(0.3):
+            m["talk_spurts"] = False
+        pps = 1 / frame
+    else:
+        rate = min(top, c.log(1e4, 2e7, 1e6))
+        m["rate"] = fmt_rate(rate)
+        fps = c.pick([30, 1, 10, 60])
+        m["frame_rate"] = fps
+        if c.chance(0.4):
+            m["size_cv"] = round(c.frac(0.0, 2.0, 0.3), 3)
+        if c.chance(0.3):
+            m["gop"] = c.pick([30, 0, 1, 10])
+        if c.chance(0.3):
+            m["packet"] = c.pick([1200, 100, 500, 1400])
+        pps = rate / 8 / 100 + fps
+    if c.chance(0.3):
+        m["start"] = Later(c.frac(0.0, 0.5, 0.1))
+    if c.chance(0.2):
+        m["stop"] = Later(c.frac(0.55, 1.0, 0.9))
+    if c.chance(0.3):
+        m["playout"] = fmt_time(c.log(0.001, 1.0, 0.1))
+    if c.chance(0.2):
+        m["direction"] = "two-way"
+        pps *= 2
+    from linklab.check._model import names
+
+    streams = max(len(names(str(m["from"]))), len(names(str(m["to"]))))
+    ctx.cost.packets_per_s += streams * hops * pps
+    return m
+
+
 _TOPOLOGIES: list[tuple[Callable[[_Ctx, dict[str, Any]], Built], int]] = [
     (_single, 4),
     (_dumbbell, 4),
@@ -1341,6 +1514,12 @@ def draws(
     links, flows, extra, loads = topology(ctx, eff)
     for f in flows:
         _fix_stop(f)
+    # A workload and a media stream beside the flows, on the first flow's path.
+    first, first_hops, first_slowest = loads[0]
+    want_workload = c.chance(0.25) and not _duplicates(links)
+    if want_workload:
+        loads.append((first, first_hops, first_slowest))
+    media = [_media(ctx, first, first_slowest, first_hops)] if c.chance(0.2) else []
     for flow, hops, slowest in loads:
         # Data one way, ACKs the other: about two packets per data packet per hop.
         ctx.cost.packets_per_s += 2 * hops * slowest / 8 / (_smallest_mss(flow, tcp, eff) + 40)
@@ -1355,6 +1534,10 @@ def draws(
         scenario["tcp"] = tcp
     scenario["links"] = links
     scenario["flows"] = flows
+    if want_workload:
+        scenario["workloads"] = [_workload(ctx, first, eff, duration, 0)]
+    if media:
+        scenario["media"] = media
     scenario.update(extra)
     scenario = _resolve(scenario, duration)
     seed = c.int(1, 1 << 32)

@@ -453,6 +453,7 @@ class Model:
         for alloc in scenario.get("allocations", []):
             self._allocate(alloc)
         self.flows = self._flows()
+        self.base_tcp = _apply_tcp(dict(_TCP_DEFAULTS[None]), scenario.get("tcp") or {})
         self.max_packet = max((f.mss for f in self.flows), default=1460) + MAX_OVERHEAD
 
     # -- links ----------------------------------------------------------------
@@ -598,6 +599,28 @@ class Model:
             node = back[0]
         return path[::-1]
 
+    def workload_tcp(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The effective TCP of a ``[[workloads]]`` entry (its ``tcp`` over ``[tcp]``)."""
+        return _apply_tcp(self.base_tcp, entry.get("tcp") or {})
+
+    def one_way_lb(self, path: list[str]) -> float:
+        """Least one-way time over ``path`` of a 41-byte packet (propagation plus the
+        least serialisation on plain wired hops)."""
+        return sum(self.directions[d].prop_lb + self.directions[d].ser_lb(HEADER + 1) for d in path)
+
+    def transfer_lb(self, path: list[str], size: float) -> float:
+        """Least time to push ``size`` payload bytes through the slowest plain wired
+        direction of ``path`` at its fastest rate (0 when no direction has a bound)."""
+        best = 0.0
+        for name in path:
+            d = self.directions[name]
+            if d.kind not in ("wired", "uplink") or d.fec or d.allocated:
+                continue
+            rate = d.max_rate()
+            if math.isfinite(rate) and rate > 0:
+                best = max(best, size * 8 / rate)
+        return best
+
     def _flows(self) -> list[Flow]:
         base = _apply_tcp(dict(_TCP_DEFAULTS[None]), self.scenario.get("tcp") or {})
         flows: list[Flow] = []
@@ -613,11 +636,17 @@ class Model:
 
 
 def load_files(toml_path: Path, scenario: dict[str, Any]) -> dict[str, str]:
-    """The trace files a scenario file names, read relative to it."""
+    """The files a scenario file names (link traces, workload arrival traces and size
+    CDFs), read relative to it."""
     files: dict[str, str] = {}
     for link in scenario.get("links", []):
         for table in (link, link.get("ab") or {}, link.get("ba") or {}):
             if "trace" in table:
                 name = str(table["trace"])
+                files[name] = (toml_path.parent / name).read_text()
+    for w in scenario.get("workloads", []):
+        for table in (w.get("arrivals"), w.get("size"), w.get("response")):
+            if isinstance(table, dict) and "file" in table:
+                name = str(table["file"])
                 files[name] = (toml_path.parent / name).read_text()
     return files

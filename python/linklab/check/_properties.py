@@ -22,6 +22,22 @@ the run was long enough to be sliced (traces kept whole), and checks:
                 :func:`progress_window`), unless one of its segments was dropped (a
                 counted cause, in the ``seq`` trace) and not yet delivered when the
                 stall began, or anything was dropped or lost on its ACK path.
+``workloads``   every ``[[workloads]]`` flow is one row of the ``fct`` table (rows =
+                arrivals = completed + unfinished; the sizes sum to the offered bytes;
+                completed rows have an FCT), and every finished flow's FCT is at least
+                its path's least one-way time plus its size over the slowest plain
+                wired direction's fastest rate, plus the least round trip of its
+                handshake on a new connection with ``handshake`` on; slowdowns are
+                positive; completed flows count in ``capacity``.
+``media``       every ``[[media]]`` stream's account closes (sent + netem copies =
+                delivered + dropped + in flight); the sink's counts agree with it
+                (received + corrupted + duplicates = delivered, its in flight the
+                account's, lost = dropped + corrupted without copies); received ≤
+                sent, late ≤ received, frames played ≤ complete ≤ sent; the median
+                and mean one-way delays are at least the path's least one-way time;
+                a CBR source sends no more than its schedule allows; the
+                ``media_packets`` trace has the account's sent, delivered and
+                dropped rows per stream.
 ``determinism`` the two runs give identical summaries (``wall_time_s`` aside), and
                 the sliced traces equal the whole ones.
 ``events``      the engine popped at most :func:`event_bound` events.
@@ -41,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from linklab import _core
 from linklab.check._generate import Draw
-from linklab.check._model import HEADER, Flow, Model
+from linklab.check._model import HEADER, Flow, Model, seconds
 
 if TYPE_CHECKING:
     import polars as pl
@@ -54,6 +70,8 @@ PROPERTIES = (
     "causality",
     "capacity",
     "progress",
+    "workloads",
+    "media",
     "determinism",
     "events",
     "injected",
@@ -91,6 +109,8 @@ class Outcome:
     wall_s: float = 0.0
     progress_flows: int = 0
     sliced: bool = False
+    workload_flows: int = 0  # finished workload flows whose FCT was checked
+    media_streams: int = 0
 
     def failed(self, prop: str) -> bool:
         return any(p == prop for p, _ in self.failures)
@@ -109,7 +129,7 @@ def refusal_reason(message: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def event_bound(model: Model) -> float:
+def event_bound(model: Model, summary: dict[str, Any] | None = None) -> float:
     """Most engine events a run of ``model`` may pop.
 
     Every packet crossing a link direction costs a few events (its arrival at the
@@ -118,7 +138,10 @@ def event_bound(model: Model) -> float:
     ``cap_bytes / 40`` packets (40 bytes: a bare TCP/IP header), times the
     fragments of link FEC and two for netem duplicates. Timers tick without packets
     (TTIs, frames, trace opportunities, PIE updates, channel slots, rate steps).
-    Bound: ``16 x (packets + ticks) + 1000 x flows + 10000``.
+    Bound: ``16 x (packets + ticks) + 1000 x flows + 10000``, where ``flows`` also
+    counts every workload arrival and ``packets`` every media packet sent times its
+    path's hops (a source's own ticks; its packets may be dropped at the first queue,
+    beyond what the capacity bounds), both from ``summary``.
     """
     t = model.duration
     units = 0.0
@@ -127,7 +150,14 @@ def event_bound(model: Model) -> float:
         if d.netem and d.netem.get("duplicate"):
             packets *= 2
         units += packets + d.ticks(t)
-    return EVENTS_PER_UNIT * units + EVENTS_PER_FLOW * len(model.flows) + EVENTS_FIXED
+    flows = len(model.flows)
+    if summary is not None:
+        for w in (summary.get("workloads") or {}).get("workloads", []):
+            flows += int(w["arrivals"]) + int(w["rejected"])
+        for m in summary.get("media") or []:
+            hops = len(model.route(str(m["from"]), str(m["to"])))
+            units += 2 * int(m["sent"]) * hops
+    return EVENTS_PER_UNIT * units + EVENTS_PER_FLOW * flows + EVENTS_FIXED
 
 
 def min_one_way(model: Model, flow: Flow) -> float:
@@ -267,10 +297,13 @@ def check_links(model: Model, summary: dict[str, Any]) -> tuple[list[str], list[
     return over, more
 
 
-def check_capacity(model: Model, summary: dict[str, Any]) -> list[str]:
+def check_capacity(
+    model: Model, summary: dict[str, Any], extra: dict[str, float] | None = None
+) -> list[str]:
+    """``extra``: wire bytes carried by other traffic per direction (workload flows)."""
     problems: list[str] = []
     delivered = {int(f["id"]): float(f["delivered_bytes"]) for f in summary["flows"]}
-    load: dict[str, float] = {}
+    load: dict[str, float] = dict(extra or {})
     for flow in model.flows:
         got = delivered.get(flow.index, 0.0)
         if got <= 0:
@@ -291,6 +324,175 @@ def check_capacity(model: Model, summary: dict[str, Any]) -> list[str]:
                 f"({d.kind}, {_describe_rate(d)})"
             )
     return problems
+
+
+def _workload_entries(model: Model) -> dict[str, dict[str, Any]]:
+    """The ``[[workloads]]`` entries by the name the ``fct`` table gives them."""
+    return {
+        str(w.get("name", f"workloads[{i}]")): w
+        for i, w in enumerate(model.scenario.get("workloads", []))
+    }
+
+
+def workload_load(model: Model, fct: pl.DataFrame | None) -> dict[str, float]:
+    """Wire bytes the completed workload flows carried, per direction of their paths
+    (a lower bound: full segments of the flow's MSS, 40 header bytes each)."""
+    load: dict[str, float] = {}
+    if fct is None or not fct.height:
+        return load
+    entries = _workload_entries(model)
+    done = fct.filter(fct["fct_s"].is_not_nan() & fct["fct_s"].is_not_null())
+    for row in done.iter_rows(named=True):
+        mss = int(model.workload_tcp(entries[row["workload"]])["mss"])
+        for name in model.route(str(row["from"]), str(row["to"])):
+            per = (mss + HEADER + model.directions[name].overhead) / mss
+            load[name] = load.get(name, 0.0) + float(row["size_bytes"]) * per
+    return load
+
+
+def check_workloads(
+    model: Model, summary: dict[str, Any], fct: pl.DataFrame | None
+) -> tuple[list[str], int]:
+    """The ``workloads`` property (see the module's docstring); returns the problems
+    and how many finished flows' FCTs it checked."""
+    import polars as pl
+
+    problems: list[str] = []
+    checked = 0
+    entries = _workload_entries(model)
+    got = (summary.get("workloads") or {}).get("workloads", [])
+    if not entries:
+        return problems, checked
+    if len(got) != len(entries):
+        return [f"{len(entries)} [[workloads]] entries, {len(got)} in the summary"], checked
+    if fct is None:
+        fct = pl.DataFrame(
+            schema={"workload": pl.String, "fct_s": pl.Float64, "size_bytes": pl.UInt64}
+        )
+    for w in got:
+        name = str(w["name"])
+        rows = fct.filter(pl.col("workload") == name)
+        done = rows.filter(pl.col("fct_s").is_not_null() & pl.col("fct_s").is_not_nan())
+        arrivals, completed = int(w["arrivals"]), int(w["completed"])
+        if not (rows.height == arrivals == completed + int(w["unfinished"])):
+            problems.append(
+                f"workload {name}: {rows.height} fct rows, {arrivals} arrivals, "
+                f"{completed} completed + {w['unfinished']} unfinished"
+            )
+        if done.height != completed:
+            problems.append(
+                f"workload {name}: {done.height} rows with an FCT, {completed} completed"
+            )
+        if rows.height and int(rows["size_bytes"].sum()) != int(w["offered_bytes"]):
+            problems.append(
+                f"workload {name}: sizes sum to {int(rows['size_bytes'].sum())}, "
+                f"offered_bytes {w['offered_bytes']}"
+            )
+        entry = entries[name]
+        tcp = model.workload_tcp(entry)
+        # On a persistent connection only the first flow pays a handshake: none assumed.
+        handshake = tcp["handshake"] and entry.get("connection") != "persistent"
+        for row in done.iter_rows(named=True):
+            src, dst = str(row["from"]), str(row["to"])
+            path, back = model.route(src, dst), model.route(dst, src)
+            lb = model.one_way_lb(path) + model.transfer_lb(path, float(row["size_bytes"]))
+            checked += 1
+            if handshake:
+                lb += model.one_way_lb(path) + model.one_way_lb(back)
+            if row["fct_s"] < lb - TIME_EPS:
+                problems.append(
+                    f"workload {name} flow {row['flow']} ({src}->{dst}, {row['size_bytes']} B) "
+                    f"finished in {row['fct_s']:.9f} s, below the least possible {lb:.9f} s"
+                )
+                break
+            sd = row.get("slowdown")
+            if sd is not None and sd == sd and not sd > 0:
+                problems.append(f"workload {name} flow {row['flow']}: slowdown {sd}")
+                break
+    return problems, checked
+
+
+def check_media(
+    model: Model, summary: dict[str, Any], packets: pl.DataFrame | None = None
+) -> list[str]:
+    """The ``media`` property (see the module's docstring); ``packets``: the
+    ``media_packets`` trace, whose rows per stream must be its account's counts."""
+    problems: list[str] = []
+    rows: dict[tuple[int, str], int] = {}
+    if packets is not None:
+        for stream, event, n in packets.group_by("stream", "event").len().iter_rows():
+            rows[(int(stream), str(event))] = int(n)
+    for m in summary.get("media") or []:
+        who = f"media {m['name']}"
+        acc = m.get("account") or {}
+        dropped = sum(int(d["packets"]) for d in acc.get("dropped", []))
+        sent, copies = int(acc.get("sent", 0)), int(acc.get("copies", 0))
+        delivered, flight = int(acc.get("delivered", 0)), int(acc.get("in_flight", 0))
+        if packets is not None:
+            got = tuple(rows.get((int(m["id"]), e), 0) for e in ("sent", "received", "dropped"))
+            if got != (sent, delivered, dropped):
+                problems.append(
+                    f"{who}: media_packets rows sent/received/dropped {got}, the account's "
+                    f"{(sent, delivered, dropped)}"
+                )
+        if sent + copies != delivered + dropped + flight:
+            problems.append(
+                f"{who}: account sent {sent} + copies {copies} != delivered {delivered} + "
+                f"dropped {dropped} + in flight {flight}"
+            )
+        rx, lost, late = int(m["received"]), int(m["lost"]), int(m["late"])
+        bad, dup = int(m["corrupted"]), int(m["duplicates"])
+        if int(m["sent"]) != sent or int(m["in_flight"]) != flight:
+            problems.append(
+                f"{who}: the sink's sent {m['sent']} / in flight {m['in_flight']}, the "
+                f"account's {sent} / {flight}"
+            )
+        if rx + bad + dup != delivered:
+            problems.append(
+                f"{who}: received {rx} + corrupted {bad} + duplicates {dup} != "
+                f"delivered {delivered}"
+            )
+        # Netem copies still in flight count in `in_flight` (the sink cannot tell
+        # them from originals), so with copies the sum may exceed what was sent by
+        # at most the copies (docs/checking.md, finding M1).
+        if not sent <= rx + lost + flight <= sent + copies:
+            problems.append(
+                f"{who}: received {rx} + lost {lost} + in flight {flight} is not between "
+                f"sent {sent} and sent + netem copies {sent + copies}"
+            )
+        if copies == 0 and lost != dropped + bad:
+            problems.append(f"{who}: lost {lost} != dropped {dropped} + corrupted {bad}")
+        if late > rx:
+            problems.append(f"{who}: {late} late of {rx} received")
+        video = m.get("video") or {}
+        if video and not (
+            int(video["frames_played"]) <= int(video["frames_complete"]) <= int(video["frames"])
+        ):
+            problems.append(f"{who}: frames {video}")
+        path = model.route(str(m["from"]), str(m["to"]))
+        lb = sum(
+            model.directions[d].prop_lb + model.directions[d].ser_lb(HEADER - 12) for d in path
+        )
+        for key in ("delay_p50_s", "delay_mean_s"):
+            v = m.get(key)
+            # The p50 comes from a histogram of 0.4 % resolution, rounding down.
+            if v is not None and v < lb * (1 - 0.005) - TIME_EPS:
+                problems.append(f"{who}: {key} {v:.9f} s below the path's least {lb:.9f} s")
+        entry = _media_entry(model, str(m["name"]))
+        if entry is not None and entry.get("kind") == "cbr" and "interval" in entry:
+            start = seconds(entry.get("start", "0s"))
+            stop = min(model.duration, seconds(entry.get("stop", f"{model.duration}s")))
+            most = math.floor((stop - start) / seconds(entry["interval"]) + 1e-9) + 1
+            if sent > most:
+                problems.append(f"{who}: {sent} packets sent, its schedule allows {most}")
+    return problems
+
+
+def _media_entry(model: Model, name: str) -> dict[str, Any] | None:
+    for m in model.scenario.get("media", []):
+        if m.get("name", f"{m['kind']}:{m['from']}->{m['to']}") == name:
+            return m
+    return None
 
 
 def _short(items: list[int]) -> str:
@@ -462,15 +664,21 @@ def check_draw(draw: Draw) -> Outcome:
         )
     for problem in check_causality(model, seq):
         out.failures.append(("causality", problem))
-    for problem in check_capacity(model, traced.summary):
+    fct = traced.traces.get("fct")
+    for problem in check_capacity(model, traced.summary, workload_load(model, fct)):
         out.failures.append(("capacity", problem))
+    problems, out.workload_flows = check_workloads(model, traced.summary, fct)
+    out.failures.extend(("workloads", problem) for problem in problems)
+    out.media_streams = len(traced.summary.get("media") or [])
+    for problem in check_media(model, traced.summary, traced.traces.get("media_packets")):
+        out.failures.append(("media", problem))
     over, more = check_links(model, traced.summary)
     out.failures.extend(("capacity", problem) for problem in over)
     out.failures.extend(("causality", problem) for problem in more)
     problems, out.progress_flows = check_progress(model, traced.summary, seq)
     for problem in problems:
         out.failures.append(("progress", problem))
-    out.event_bound = event_bound(model)
+    out.event_bound = event_bound(model, traced.summary)
     if out.events > out.event_bound:
         out.failures.append(
             ("events", f"{out.events} events, above the bound {out.event_bound:.0f}")

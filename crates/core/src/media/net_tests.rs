@@ -289,3 +289,104 @@ fn video_frames_behind_a_standing_queue_are_not_played() {
     assert_eq!(n(v, "frames_played"), 0, "{v}");
     assert!(f(v, "frame_delay_p50_s") > 0.15, "{v}");
 }
+
+/// Media packets in the trace tables: every packet the stream sent is a
+/// `sent` row of `media_packets`, every one delivered a `received` row and
+/// every one lost a `dropped` row and a `drops` row of kind `media` (flow:
+/// the stream's index) on the link and with the cause of the account; the
+/// `queue` table follows a link that only media packets cross.
+#[test]
+fn media_packets_are_in_the_trace_tables() {
+    // 1 Mbit/s of 1000-byte packets into 500 kbit/s behind a 5-packet
+    // drop-tail buffer: about half the packets overflow.
+    let text = r#"
+        duration = "2s"
+        [[links]]
+        a = "S"
+        b = "R"
+        rate = "100Mbit"
+        delay = "1ms"
+        [[links]]
+        a = "R"
+        b = "D"
+        rate = "500kbit"
+        delay = "10ms"
+        queue = { kind = "droptail", limit = "5p" }
+        [[media]]
+        kind = "cbr"
+        from = "S"
+        to = "D"
+        size = "972B"
+        rate = "1Mbit"
+    "#;
+    let opts = RunOptions {
+        seed: Some(1),
+        trace: true,
+        ..RunOptions::default()
+    };
+    let out = run(Source::Toml(text.to_string()), &opts).unwrap();
+    let s = out.summary.to_json();
+    let m = &s["media"][0];
+    let acc = &m["account"];
+    let table = |name: &str| {
+        out.traces
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let strs = |t: &crate::metrics::Table, c: &str| match &t
+        .columns
+        .iter()
+        .find(|x| x.0 == c)
+        .unwrap()
+        .1
+    {
+        crate::metrics::Column::Str(v) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let u64s = |t: &crate::metrics::Table, c: &str| match &t
+        .columns
+        .iter()
+        .find(|x| x.0 == c)
+        .unwrap()
+        .1
+    {
+        crate::metrics::Column::U64(v) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let pk = table("media_packets");
+    let ev = strs(pk, "event");
+    let count = |e: &str| ev.iter().filter(|x| x.as_str() == e).count() as u64;
+    let dropped = acc["dropped"][0]["packets"].as_u64().unwrap();
+    assert!(dropped > 50, "{acc}");
+    assert_eq!(count("sent"), n(acc, "sent"));
+    assert_eq!(count("received"), n(acc, "delivered"));
+    assert_eq!(count("dropped"), dropped);
+    assert!(u64s(pk, "stream").iter().all(|x| *x == 0));
+    // Every dropped packet number was sent, and none was received.
+    let seqs = u64s(pk, "seq");
+    let with = |e: &str| -> std::collections::BTreeSet<u64> {
+        seqs.iter()
+            .zip(&ev)
+            .filter(|(_, x)| x.as_str() == e)
+            .map(|(q, _)| *q)
+            .collect()
+    };
+    let (sent, got, lost) = (with("sent"), with("received"), with("dropped"));
+    assert!(lost.is_subset(&sent) && lost.is_disjoint(&got));
+    let drops = table("drops");
+    let kinds = strs(drops, "kind");
+    assert_eq!(kinds.len() as u64, dropped);
+    assert!(kinds.iter().all(|k| k == "media"));
+    assert!(strs(drops, "link").iter().all(|l| l == "R->D"));
+    assert!(strs(drops, "cause").iter().all(|c| c == "overflow"));
+    // The queue of R->D, crossed by media packets only, reaches its limit.
+    let q = table("queue");
+    let most = strs(q, "link")
+        .iter()
+        .zip(u64s(q, "packets"))
+        .filter(|(l, _)| l.as_str() == "R->D")
+        .map(|(_, p)| p)
+        .max();
+    assert_eq!(most, Some(5));
+}

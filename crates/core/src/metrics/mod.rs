@@ -45,6 +45,8 @@ mod traces {
     pub struct Traces {
         rows: Vec<(Time, u32, &'static str, u64)>,
         drops: Vec<Drop>,
+        /// Media packets: (time, stream, event, sequence number).
+        media: Vec<(Time, u32, &'static str, u64)>,
     }
 
     /// One packet lost: when, whose, what, where and why.
@@ -104,6 +106,41 @@ mod traces {
                     ),
                     ("link".into(), strs(|r| r.link.clone())),
                     ("cause".into(), strs(|r| r.cause.to_string())),
+                ],
+            }
+        }
+
+        /// Record an event (`sent`, `received`, `dropped`) of media stream
+        /// `stream`'s packet number `seq`.
+        pub fn media(&mut self, now: Time, stream: u32, event: &'static str, seq: u64) {
+            self.media.push((now, stream, event, seq));
+        }
+
+        /// The `media_packets` table of the media packet events recorded
+        /// since the last call, in time order (recording order within an
+        /// instant).
+        pub fn take_media(&mut self) -> Table {
+            let mut rows = std::mem::take(&mut self.media);
+            rows.sort_by_key(|r| r.0); // stable
+            Table {
+                name: "media_packets".into(),
+                columns: vec![
+                    (
+                        "stream".into(),
+                        Column::U64(rows.iter().map(|r| u64::from(r.1)).collect()),
+                    ),
+                    (
+                        "time_s".into(),
+                        Column::F64(rows.iter().map(|r| r.0.as_secs_f64()).collect()),
+                    ),
+                    (
+                        "event".into(),
+                        Column::Str(rows.iter().map(|r| r.2.to_string()).collect()),
+                    ),
+                    (
+                        "seq".into(),
+                        Column::U64(rows.iter().map(|r| r.3).collect()),
+                    ),
                 ],
             }
         }

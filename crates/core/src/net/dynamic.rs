@@ -110,16 +110,6 @@ impl Simulation {
         let Some(plan) = self.work.as_mut() else {
             return false;
         };
-        let src = &mut plan.sources[w];
-        if plan.alive >= super::limits::MAX_FLOWS {
-            src.rejected += 1;
-            return false;
-        }
-        src.arrivals += 1;
-        src.offered_bytes += size;
-        let tcp = src.tcp.clone();
-        let app = src.app;
-        let name = format!("{}#{}", src.name, plan.serial);
         let job = Job {
             workload: w as u32,
             serial: plan.serial,
@@ -129,12 +119,108 @@ impl Simulation {
             delivered_at: None,
             client,
             stage,
+            base: 0,
+            persistent: false,
+            counts0: (0, 0),
+            idle: false,
         };
+        if let Some(bound) = plan.sources[w].persistent {
+            return self.request(
+                Job {
+                    persistent: true,
+                    ..job
+                },
+                bound,
+                now,
+            );
+        }
+        let src = &mut plan.sources[w];
+        if plan.alive >= super::limits::MAX_FLOWS {
+            src.rejected += 1;
+            return false;
+        }
+        src.arrivals += 1;
+        src.offered_bytes += size;
         plan.serial += 1;
+        let f = self.open_slot(job, true, now);
+        if let Some(shape) = self.work.as_ref().and_then(|p| p.sources[w].app) {
+            let rng = self.app_rng(f);
+            let mss = u64::from(self.flows[f].spec.tcp.mss);
+            self.flows[f].pacer = Some(Box::new(super::app::Pacer::new(
+                shape,
+                Some(size),
+                mss,
+                rng,
+                now,
+            )));
+            self.app_tick(f, now);
+        }
+        self.flush_sender(f, now);
+        true
+    }
+
+    /// A flow of a persistent workload (pool bound `bound` per pair)
+    /// arrives: on an idle connection of its pool, on a new one if the pool
+    /// has fewer than `bound` open, else it waits for the first to become
+    /// idle. False if refused (too many alive or waiting).
+    fn request(&mut self, job: Job, bound: u32, now: Time) -> bool {
+        let Some(plan) = self.work.as_mut() else {
+            return false;
+        };
+        let pool = plan.pools.entry((job.workload, job.pair)).or_default();
+        let idle = pool.idle.pop();
+        let open = idle.is_none() && pool.open < bound && plan.alive < super::limits::MAX_FLOWS;
+        let wait = idle.is_none() && !open;
+        let src = &mut plan.sources[job.workload as usize];
+        if wait && (pool.open == 0 || plan.waiting >= super::limits::MAX_FLOWS) {
+            src.rejected += 1;
+            return false;
+        }
+        src.arrivals += 1;
+        src.offered_bytes += job.size;
+        plan.serial += 1;
+        if wait {
+            pool.waiting.push_back(job);
+            plan.waiting += 1;
+            return true;
+        }
+        let (f, carried) = match idle {
+            Some((f, carried)) => (f as usize, carried),
+            None => {
+                pool.open += 1;
+                // The response side of a client's connection is open once
+                // the request has arrived: no handshake of its own.
+                (self.open_slot(job, job.stage == 0, now), 0)
+            }
+        };
+        self.assign(f, job, carried, now);
+        true
+    }
+
+    /// Persistent connection `f`, which carried `carried` bytes so far,
+    /// takes flow `job`: its application offers the flow's bytes after them.
+    fn assign(&mut self, f: usize, mut job: Job, carried: u64, now: Time) {
+        let st = self.flows[f].sender.stats();
+        job.base = carried;
+        job.counts0 = (st.retransmits, st.timeouts);
+        let slot = &mut self.flows[f];
+        slot.job = Some(job);
+        slot.sender.offer(now, job.end(), true);
+        self.flush_sender(f, now);
+    }
+
+    /// A flow slot for `job` (a free one if any), its sender started now
+    /// (with the handshake of the workload's TCP if `handshake`, else none).
+    fn open_slot(&mut self, job: Job, handshake: bool, now: Time) -> usize {
+        let plan = self.work.as_mut().expect("workloads");
+        let src = &plan.sources[job.workload as usize];
+        let mut tcp = src.tcp.clone();
+        tcp.handshake &= handshake;
+        let name = format!("{}#{}", src.name, job.serial);
         plan.alive += 1;
         plan.peak_alive = plan.peak_alive.max(plan.alive);
-        let (a, b) = plan.pairs[pair as usize];
-        let route = 2 * (self.static_flows as u32 + pair);
+        let (a, b) = plan.pairs[job.pair as usize];
+        let route = 2 * (self.static_flows as u32 + job.pair);
         let f = match self.free.pop() {
             Some(f) => f as usize,
             None => {
@@ -146,7 +232,7 @@ impl Simulation {
                 f
             }
         };
-        let bytes = App::Bytes(size);
+        let bytes = App::Bytes(job.size);
         let slot = FlowSlot {
             sender: TcpSender::new(tcp.clone(), FlowId(f as u32), a, b, bytes),
             receiver: TcpReceiver::new(tcp.clone(), FlowId(f as u32), b, a),
@@ -170,20 +256,7 @@ impl Simulation {
             self.flows[f] = slot;
         }
         self.flows[f].sender.start(now);
-        if let Some(shape) = app {
-            let rng = self.app_rng(f);
-            let mss = u64::from(self.flows[f].spec.tcp.mss);
-            self.flows[f].pacer = Some(Box::new(super::app::Pacer::new(
-                shape,
-                Some(size),
-                mss,
-                rng,
-                now,
-            )));
-            self.app_tick(f, now);
-        }
-        self.flush_sender(f, now);
-        true
+        f
     }
 
     /// The random stream of flow slot `f`'s application periods: by flow
@@ -211,6 +284,10 @@ impl Simulation {
     pub(super) fn maybe_retire(&mut self, f: usize) {
         let slot = &self.flows[f];
         let Some(job) = slot.job else { return };
+        if job.persistent {
+            self.maybe_idle(f);
+            return;
+        }
         if job.delivered_at.is_none()
             || slot.sender.stats().completed_at.is_none()
             || slot.sender.poll_timeout().is_some()
@@ -226,6 +303,36 @@ impl Simulation {
         if let Some(plan) = self.work.as_mut() {
             plan.alive -= 1;
             plan.finish(job, rtx, rto);
+        }
+    }
+
+    /// Persistent connection `f` is done with its flow once the last byte
+    /// is delivered and acknowledged (the sender knows the connection is
+    /// free): the flow is measured, and the connection takes the pool's next
+    /// waiting flow or becomes idle. Its slot is never freed.
+    fn maybe_idle(&mut self, f: usize) {
+        let slot = &self.flows[f];
+        let Some(job) = slot.job else { return };
+        if job.idle || job.delivered_at.is_none() || slot.sender.snd_una() < job.end() {
+            return;
+        }
+        let st = slot.sender.stats();
+        let counts = (st.retransmits - job.counts0.0, st.timeouts - job.counts0.1);
+        let now = self.now();
+        let Some(plan) = self.work.as_mut() else {
+            return;
+        };
+        plan.finish(job, counts.0, counts.1);
+        let pool = plan.pools.entry((job.workload, job.pair)).or_default();
+        match pool.waiting.pop_front() {
+            Some(next) => {
+                plan.waiting -= 1;
+                self.assign(f, next, job.end(), now);
+            }
+            None => {
+                pool.idle.push((f as u32, job.end()));
+                self.flows[f].job = Some(Job { idle: true, ..job });
+            }
         }
     }
 
@@ -263,10 +370,24 @@ impl Simulation {
         }
         plan.closed = true;
         for slot in &self.flows[self.static_flows..] {
-            if let Some(job) = slot.job {
+            if let Some(job) = slot.job.filter(|j| !j.idle) {
                 let st = slot.sender.stats();
-                plan.finish(job, st.retransmits, st.timeouts);
+                plan.finish(
+                    job,
+                    st.retransmits - job.counts0.0,
+                    st.timeouts - job.counts0.1,
+                );
             }
+        }
+        // Flows still waiting for a persistent connection: unfinished.
+        let waiting: Vec<Job> = plan
+            .pools
+            .values_mut()
+            .flat_map(|p| std::mem::take(&mut p.waiting))
+            .collect();
+        plan.waiting = 0;
+        for job in waiting {
+            plan.finish(job, 0, 0);
         }
     }
 

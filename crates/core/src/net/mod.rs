@@ -917,6 +917,9 @@ impl Simulation {
         }
         if let Some(m) = media::stream_of(p.flow) {
             self.media_legs[m].delivered += 1;
+            if let Some(t) = self.traces.as_mut() {
+                t.media(now, m as u32, "received", p.seq);
+            }
             self.media[m].sink.on_packet(now, &p);
             return;
         }
@@ -927,7 +930,8 @@ impl Simulation {
                 let slot = &mut self.flows[f];
                 if let Some(job) = slot.job.as_mut() {
                     slot.receiver.on_packet(now, &p);
-                    let fresh = job.delivered_at.is_none() && slot.receiver.delivered() >= job.size;
+                    let fresh =
+                        job.delivered_at.is_none() && slot.receiver.delivered() >= job.end();
                     if fresh {
                         job.delivered_at = Some(now);
                     }
@@ -1011,8 +1015,15 @@ impl Simulation {
                 m.drops.push((now, cause, p.size()));
             }
         }
-        // Media packets are in no trace table (their flow ids name no flow).
-        if let Some(t) = self.traces.as_mut().filter(|_| stream.is_none()) {
+        // Media packets: a `media_packets` row, and a `drops` row of kind
+        // `media` whose flow is the stream's index.
+        if let (Some(t), Some(m)) = (self.traces.as_mut(), stream) {
+            t.media(now, m as u32, "dropped", p.seq);
+            let link = &self.links[code / 2].names[code % 2];
+            t.drop(now, FlowId(m as u32), ("media", p.seq), link, cause.name());
+            return;
+        }
+        if let Some(t) = self.traces.as_mut() {
             if p.kind == Kind::Data && p.payload > 0 {
                 t.seq(now, p.flow, "dropped", p.seq);
             }
@@ -1112,6 +1123,9 @@ impl Simulation {
             p.uid = self.next_uid;
             self.next_uid += 1;
             self.media_legs[m].sent += 1;
+            if let Some(t) = self.traces.as_mut() {
+                t.media(now, m as u32, "sent", p.seq);
+            }
             let src = self.media[m].spec.src;
             self.forward(src, p, now);
         }

@@ -183,6 +183,10 @@ impl Simulation {
             rtt_table(&rtt),
             rto_table(&rto),
         ];
+        // Runs with media streams have their packets' table.
+        if !self.media.is_empty() {
+            tables.push(traces.take_media());
+        }
         self.traces = Some(traces);
         // Only runs with a cross-layer feed have MaxDAT changes to trace.
         if !self.feeds.is_empty() {

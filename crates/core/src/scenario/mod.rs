@@ -782,6 +782,7 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
             w.bucket_edges(),
         );
         src.load = load;
+        src.persistent = w.persistent_pool();
         src.app = crate::net::app::AppShape::of(w.rate_cap, w.on, w.off, w.on_off)
             .map_err(|e| e.at(&p))?;
         src.response = w
@@ -843,6 +844,8 @@ fn add_workloads(net: &mut NetworkBuilder, loaded: &Loaded, seed: u64) -> Result
         closed: false,
         horizon: Time(f.duration.0.saturating_mul(10)),
         clients,
+        pools: Default::default(),
+        waiting: 0,
     });
     Ok(())
 }

@@ -15,7 +15,7 @@ pub use dist::{
     WebSearch, CDF_PACKET, DATA_MINING, WEB_SEARCH,
 };
 pub use run::{
-    Baseline, BaselineFactory, BucketSummary, Client, Closed, Job, Plan, Process, Quantiles,
+    Baseline, BaselineFactory, BucketSummary, Client, Closed, Job, Plan, Pool, Process, Quantiles,
     Record, Source, WorkloadSummary, WorkloadsSummary,
 };
 
@@ -83,6 +83,30 @@ pub struct WorkloadConfig {
     pub off: Option<Time>,
     /// How on and off periods last: "exponential" (default) or "fixed".
     pub on_off: Option<crate::net::app::OnOffLaw>,
+    /// What carries each flow: "new" (a new TCP connection per arrival,
+    /// with its handshake and slow start; default) or "persistent" (a
+    /// request on a pooled connection of its sender/receiver pair, opened
+    /// on demand and reused once idle).
+    pub connection: Option<ConnectionMode>,
+    /// With `connection = "persistent"`: the most connections open at once
+    /// per sender/receiver pair, 1 to 1000 (a request finding them all busy
+    /// waits for the first to become idle). Default 6.
+    pub pool: Option<u32>,
+}
+
+/// Default [`WorkloadConfig::pool`]: the six connections per host that
+/// browsers open over HTTP/1.1.
+pub const DEFAULT_POOL: u32 = 6;
+
+/// What carries a workload's flows (`connection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionMode {
+    /// A new TCP connection per flow (handshake, slow start).
+    #[default]
+    New,
+    /// A request on a persistent connection of the pair's pool.
+    Persistent,
 }
 
 /// How the nodes of `from` and `to` pair.
@@ -464,7 +488,8 @@ impl WorkloadConfig {
                 ));
             }
         }
-        crate::net::app::AppShape::of(self.rate_cap, self.on, self.off, self.on_off)?;
+        let paced = crate::net::app::AppShape::of(self.rate_cap, self.on, self.off, self.on_off)?;
+        self.check_connection(paced.is_some())?;
         if let Some(w) = &self.weights {
             if let Some((i, x)) = w
                 .iter()
@@ -483,6 +508,41 @@ impl WorkloadConfig {
                     "are all 0; allowed: at least one pair with a weight above 0",
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// The pool bound of a persistent workload (`None`: new connections).
+    pub fn persistent_pool(&self) -> Option<u32> {
+        (self.connection.unwrap_or_default() == ConnectionMode::Persistent)
+            .then(|| self.pool.unwrap_or(DEFAULT_POOL))
+    }
+
+    /// Check `connection` and `pool` (`paced`: the flows have a rate cap or
+    /// on/off periods).
+    fn check_connection(&self, paced: bool) -> Result<()> {
+        let persistent = self.connection.unwrap_or_default() == ConnectionMode::Persistent;
+        if let Some(n) = self.pool {
+            if !persistent {
+                return Err(ConfigError::at_key(
+                    "pool",
+                    "is only used with connection = \"persistent\"; allowed: leave it out, or add connection = \"persistent\"",
+                ));
+            }
+            crate::config::check_range("pool", n, 1, 1000)?;
+        }
+        if persistent && paced {
+            let key = if self.rate_cap.is_some() {
+                "rate_cap"
+            } else {
+                "on"
+            };
+            return Err(ConfigError::at_key(
+                "connection",
+                format!(
+                    "\"persistent\" cannot be used with {key} (an application's pacing belongs to one transfer, a persistent connection carries many); allowed: connection = \"new\" with rate_cap/on/off, or persistent without them"
+                ),
+            ));
         }
         Ok(())
     }

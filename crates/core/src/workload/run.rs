@@ -93,6 +93,9 @@ pub struct Source {
     /// A load target (load, link direction), resolved into the rate when
     /// the network is built.
     pub load: Option<(f64, String)>,
+    /// Persistent connections: the most open at once per pair (`None`: a
+    /// new connection per flow).
+    pub persistent: Option<u32>,
     gaps: Rng,
     draws: Rng,
     picks: Rng,
@@ -155,6 +158,7 @@ impl Source {
             stop,
             edges,
             load: None,
+            persistent: None,
             app: None,
             response: None,
             transactions: 0,
@@ -294,11 +298,39 @@ pub struct Job {
     pub client: u32,
     /// 0: a request (or an open-loop flow), 1: a response.
     pub stage: u8,
+    /// On a persistent connection: the bytes its connection carried before
+    /// this flow (the flow is the stream's bytes `base .. base + size`); 0
+    /// on a new connection.
+    pub base: u64,
+    /// Carried by a persistent connection (measured when its last byte is
+    /// acknowledged; the slot is not freed).
+    pub persistent: bool,
+    /// The connection's sender counters (retransmits, timeouts) when the
+    /// flow started on it (0 on a new connection).
+    pub counts0: (u64, u64),
+    /// The marker an idle persistent connection's slot carries (no flow).
+    pub idle: bool,
 }
 
 impl Job {
     /// [`Job::client`] of a flow that serves no client.
     pub const NO_CLIENT: u32 = u32::MAX;
+
+    /// The stream offset just past the flow's last byte.
+    pub fn end(&self) -> u64 {
+        self.base + self.size
+    }
+}
+
+/// The persistent connections of one (workload, pair).
+#[derive(Debug, Default)]
+pub struct Pool {
+    /// Connections open (flow slots), idle or busy.
+    pub open: u32,
+    /// Idle connections: (slot, bytes the connection carried so far).
+    pub idle: Vec<(u32, u64)>,
+    /// Flows waiting for a connection, in arrival order.
+    pub waiting: std::collections::VecDeque<Job>,
 }
 
 /// A finished (or, at the end, unfinished) workload flow: one row of the
@@ -389,6 +421,10 @@ pub struct Plan {
     pub horizon: Time,
     /// Closed-loop clients of every workload.
     pub clients: Vec<Client>,
+    /// Persistent connections by (workload, pair).
+    pub pools: BTreeMap<(u32, u32), Pool>,
+    /// Flows waiting for a persistent connection, over every pool.
+    pub waiting: usize,
 }
 
 impl Plan {
