@@ -1188,9 +1188,19 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # starts in CWR (DupAck 1737-1830); CWR answers every echo, no loss's reduction
         # (3233-3238). linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
         "cwr_per_echo": bool(ecn),
+        # ns-3.44's TcpPrrRecovery (family C; tcp-prr-recovery.cc at ns-3.44): a segment
+        # added to DeliveredData per ACK with new SACK information (ns-3 issue #1350),
+        # RecoverFS the pipe, its 32-bit arithmetic. linklab's `prr_variant = "ns3"`, what
+        # `profile = "ns3"` selects.
+        "prr_variant": "ns3",
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
+    if cell.cc == "westwood":
+        # ns-3.44's TcpWestwoodPlus estimator (family D): samples over one SRTT on a
+        # timer, Tustin's filter (alpha 0.9). linklab's westwood `filter = "ns3"`, what
+        # `profile = "ns3"` selects.
+        st["westwood_filter"] = "ns3"
     if cell.queue == "red":
         st["red_minth"] = round(RED_THRESHOLDS[0] * qdisc, 6)
         st["red_maxth"] = round(RED_THRESHOLDS[1] * qdisc, 6)
@@ -1202,6 +1212,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         st["red_minth"], st["red_maxth"], st["red_wq"] = float(k), float(3 * k), 1.0
     if cell.queue in ("red", "dctcp", "pie"):
         st["mean_pkt_size"] = pkt
+    if cell.queue == "pie":
+        # ns-3.44's PieQueueDisc (family J): p held at 0 while the burst allowance lasts,
+        # the allowance armed by the first arrival after a quiet 1.5 s (pie-queue-disc.cc
+        # 273-277, 344-347, 423-453 at ns-3.44). linklab's PIE `burst_rule = "ns3"`.
+        st["pie_burst_rule"] = "ns3"
     if cell.queue in ("codel", "fq_codel"):
         st["codel_mtu"] = MTU_B
     if cell.queue == "fq_codel":
@@ -1285,8 +1300,11 @@ def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
         return out
     target = f"{fmt_float(round(linklab_aqm_target_ms(st) * 1e3, 3))}us"
     if q == "pie":
-        return {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"],
-                "target": target}  # fmt: skip
+        out = {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"],
+               "target": target}  # fmt: skip
+        if "pie_burst_rule" in st:
+            out["burst_rule"] = st["pie_burst_rule"]
+        return out
     out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B", "target": target}
     if q == "fq_codel":
         out["quantum"] = f"{st['fq_quantum']}B"
@@ -1317,10 +1335,14 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
     if "hystart" in st:
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
+    if "westwood_filter" in st:
+        tcp["cc"] = {"kind": st["cc"], "filter": st["westwood_filter"]}
     if st.get("abc"):
         tcp["abc"] = True
     if st.get("cwr_per_echo"):
         tcp["cwr_per_echo"] = True
+    if "prr_variant" in st:
+        tcp["prr_variant"] = st["prr_variant"]
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1426,6 +1448,10 @@ def grid_mismatches(
     if isinstance(cc, dict) or "hystart" in st:
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
+    if isinstance(cc, dict) or "westwood_filter" in st:
+        same("linklab tcp.cc.filter", cc.get("filter") if isinstance(cc, dict) else None,
+             st.get("westwood_filter"))  # fmt: skip
+    same("linklab tcp.prr_variant", tcp.get("prr_variant"), st.get("prr_variant"))
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
     same(
         "linklab tcp.cwr_per_echo",
@@ -1463,6 +1489,7 @@ def grid_mismatches(
             same("linklab red ns2", (lq.get("ns2"), lq.get("idle")), (True, "ns2"))
         if q == "pie":
             same("linklab pie mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
+            same("linklab pie burst_rule", lq.get("burst_rule"), st.get("pie_burst_rule"))
         if q in AQM_TARGET_MS:
             same("linklab aqm target", round(_quantity(lq.get("target")), 6),
                  round(linklab_aqm_target_ms(st), 6))  # fmt: skip
