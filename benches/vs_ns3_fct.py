@@ -68,7 +68,10 @@ KNOWN_P99_MISSES = {
     (0.5, "(10kB, 100kB]"),
     (0.5, "(100kB, 1MB]"),
     (0.7, "(0, 10kB]"),
-    (0.7, "(10kB, 100kB]"),
+    # Since the grid's settings carry ns-3.44's PRR (`prr_variant = "ns3"`, 2026-11-28):
+    # 1.117 -> 1.171 (a p99 over 34 flows: cause 3 of docs/benchmarks.md); (0.7, 10-100 kB]
+    # went the other way, 0.624 -> 0.997.
+    (0.7, "(10MB, inf]"),
 }
 LOADS = (0.3, 0.5, 0.7)
 SEEDS = (1, 2, 3)
