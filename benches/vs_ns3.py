@@ -1190,6 +1190,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
+    if cell.cc == "newreno":
+        # ns-3.44's EnterRecovery hands GetSsThresh the pipe with the head marked lost
+        # (BytesInFlight), which TcpNewReno halves (tcp-socket-base.cc 1694-1712); its CUBIC,
+        # DCTCP and Westwood+ do not use it. linklab's `fr_flight = "pipe"`, what `profile =
+        # "ns3"` selects for NewReno.
+        st["fr_flight"] = "pipe"
     if cell.cc == "westwood":
         # ns-3.44's TcpWestwoodPlus estimator (family D): samples over one SRTT on a
         # timer, Tustin's filter (alpha 0.9). linklab's westwood `filter = "ns3"`, what
@@ -1337,6 +1343,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cwr_per_echo"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
+    if "fr_flight" in st:
+        tcp["fr_flight"] = st["fr_flight"]
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1446,6 +1454,7 @@ def grid_mismatches(
         same("linklab tcp.cc.filter", cc.get("filter") if isinstance(cc, dict) else None,
              st.get("westwood_filter"))  # fmt: skip
     same("linklab tcp.prr_variant", tcp.get("prr_variant"), st.get("prr_variant"))
+    same("linklab tcp.fr_flight", tcp.get("fr_flight"), st.get("fr_flight"))
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
     same(
         "linklab tcp.cwr_per_echo",

@@ -145,6 +145,9 @@ def test_grid_cell_is_the_same_scenario_on_both_sides(key: str) -> None:
     # ns-3.44's variants the grid selects (families C, D, J): each is checked.
     assert doc["tcp"]["prr_variant"] == "ns3"
     variants = [("tcp.prr_variant", "rfc6937")]
+    if cell.cc == "newreno":
+        assert doc["tcp"]["fr_flight"] == "pipe"
+        variants.append(("tcp.fr_flight", "flightsize"))
     if cell.cc == "westwood":
         assert doc["tcp"]["cc"] == {"kind": "westwood", "filter": "ns3"}
         variants.append(("tcp.cc.filter", "linux"))

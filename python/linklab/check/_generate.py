@@ -419,6 +419,8 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
                     t[key] = eff[key] = False
         if eff["prr"] and c.chance(0.3):
             t["prr_variant"] = c.pick(["ns3", "rfc6937"])
+        if c.chance(0.15):
+            t["fr_flight"] = c.pick(["pipe", "flightsize"])
     elif eff["rack"]:
         t["rack"] = eff["rack"] = False  # RACK needs SACK (docs/models/rack.md)
     if eff["cc"] in ("newreno", "reno") and c.chance(0.15):

@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::lt::MSS_MAX;
 use super::{
-    Bin, CcConfig, EstimatorSide, LtConfig, PrrVariant, ReactiveLimit, RtoEstimator, SackRules,
-    TcpConfig, Variant, WindowCuts,
+    Bin, CcConfig, EstimatorSide, FrFlight, LtConfig, PrrVariant, ReactiveLimit, RtoEstimator,
+    SackRules, TcpConfig, Variant, WindowCuts,
 };
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
@@ -168,6 +168,11 @@ pub struct TcpOverlay {
     /// the pipe, its 32-bit arithmetic; docs/models/tcp.md). Default
     /// "rfc6937" ("ns3" with profile "ns3").
     pub prr_variant: Option<PrrVariant>,
+    /// With SACK, the flight a fast retransmit hands the congestion control:
+    /// "flightsize" (RFC 5681 §3.2) or "pipe" (ns-3.44's `BytesInFlight`,
+    /// the RFC 6675 pipe with the head marked lost). Default "flightsize"
+    /// ("pipe" with profile "ns3" for NewReno).
+    pub fr_flight: Option<FrFlight>,
     /// Appropriate Byte Counting (RFC 3465, as Linux): the window grows by
     /// the bytes each ACK newly acknowledges, not once per ACK. Default
     /// false (true with profile "linux", and with profile "ns3" for CUBIC and
@@ -300,6 +305,9 @@ impl TcpOverlay {
         set(&mut c.limited_transmit, self.limited_transmit);
         set(&mut c.prr, self.prr);
         set(&mut c.prr_variant, self.prr_variant);
+        if self.fr_flight.is_some() {
+            c.fr_flight = self.fr_flight;
+        }
         if self.abc.is_some() {
             c.abc = self.abc;
         }
@@ -558,6 +566,14 @@ mod tests {
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
         assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
+        assert_eq!(ns3.fr_flight(), FrFlight::Pipe);
+        assert_eq!(TcpConfig::default().fr_flight(), FrFlight::FlightSize);
+        let cubic = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&TcpConfig::default());
+        assert_eq!(
+            cubic.fr_flight(),
+            FrFlight::FlightSize,
+            "ns-3's CUBIC ignores it"
+        );
         assert_eq!(TcpConfig::default().prr_variant, PrrVariant::Rfc6937);
         let filter = |c: &TcpConfig| match c.resolved_cc() {
             CcConfig::Westwood(w) => w.filter,

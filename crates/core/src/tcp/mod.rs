@@ -86,6 +86,24 @@ pub enum PrrVariant {
     Ns3,
 }
 
+/// The data outstanding a fast retransmit hands the congestion control
+/// (the FlightSize of its ssthresh rule), with SACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FrFlight {
+    /// RFC 5681 §3.2 and RFC 6675 §5 (4.2): FlightSize, the data sent and
+    /// not cumulatively acknowledged (less what limited transmit sent), at
+    /// most cwnd.
+    #[default]
+    FlightSize,
+    /// ns-3.44's `TcpSocketBase::EnterRecovery` (`tcp-socket-base.cc`
+    /// 1708–1712 at tag ns-3.44): `GetSsThresh(tcb, BytesInFlight())`, the
+    /// RFC 6675 pipe after the head is marked lost — SACKed and lost
+    /// segments excluded. ns-3's `TcpNewReno` halves it; `TcpCubic`,
+    /// `TcpDctcp` and `TcpWestwoodPlus` do not use it.
+    Pipe,
+}
+
 /// Which rules SACK loss recovery follows (`variant = "sack"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -213,6 +231,9 @@ pub struct TcpConfig {
     /// Whose PRR runs with `prr`: RFC 6937's or ns-3.44's
     /// ([`PrrVariant`]).
     pub prr_variant: PrrVariant,
+    /// The flight a SACK fast retransmit hands the congestion control
+    /// ([`FrFlight`]); `None`: by the profile ([`TcpConfig::fr_flight`]).
+    pub fr_flight: Option<FrFlight>,
     /// Appropriate Byte Counting (RFC 3465, as Linux counts the segments an
     /// ACK delivers, `acked_sacked`): NewReno (and Westwood+, DCTCP) grow by
     /// the bytes each ACK newly delivers (cumulatively or by SACK; data
@@ -308,6 +329,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             prr: false,
             prr_variant: PrrVariant::Rfc6937,
+            fr_flight: None,
             abc: None,
             profile: None,
             pacing: false,
@@ -339,6 +361,21 @@ impl TcpConfig {
             }
             _ => false,
         })
+    }
+
+    /// The flight a SACK fast retransmit hands the congestion control:
+    /// `fr_flight` if given, else the pipe with profile "ns3" for NewReno
+    /// (ns-3's `TcpNewReno::GetSsThresh` halves the `BytesInFlight` it is
+    /// given; its CUBIC, DCTCP and Westwood+ ignore it, so linklab's keep
+    /// their own rule), else FlightSize.
+    pub fn fr_flight(&self) -> FrFlight {
+        self.fr_flight.unwrap_or(
+            if self.profile == Some(config::Profile::Ns3) && self.cc.is_newreno() {
+                FrFlight::Pipe
+            } else {
+                FrFlight::FlightSize
+            },
+        )
     }
 
     /// The congestion control with the defaults of the profile filled in:

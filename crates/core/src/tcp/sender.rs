@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
+use super::{App, FrFlight, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -1784,9 +1784,25 @@ impl TcpSender {
         // loss (docs/models/tcp.md). No more than the window the sender had:
         // Linux cuts from cwnd, ns-3 from its in-flight estimate (sent −
         // SACKed − lost + retransmitted, never above cwnd).
-        let flight = (self.snd_nxt - self.snd_una)
+        let mut flight = (self.snd_nxt - self.snd_una)
             .saturating_sub(self.lt_bytes)
             .min(self.win.cwnd);
+        if self.cfg.fr_flight() == FrFlight::Pipe
+            && self.cfg.variant == Variant::Sack
+            && !self.ns2_rules
+        {
+            // ns-3.44's `EnterRecovery` (tcp-socket-base.cc 1694–1712):
+            // the head marked lost, then `GetSsThresh(tcb, BytesInFlight())`
+            // — the RFC 6675 pipe, limited-transmit segments included.
+            let head_lost = self.sb.get(0).is_some_and(|s| s.lost);
+            if let Some(s) = self.sb.get_mut(0) {
+                s.lost = true;
+            }
+            flight = self.sb.pipe(self.snd_una) + self.fec_pipe;
+            if let Some(s) = self.sb.get_mut(0) {
+                s.lost = head_lost;
+            }
+        }
         self.lt_bytes = 0;
         if self.cfg.lt.ecn_only {
             // LT-TCP: loss is taken for an erasure; repair it, keep the window.

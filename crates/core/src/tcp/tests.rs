@@ -1049,6 +1049,38 @@ fn ns3_prr_sends_a_segment_per_sack_ack_early_in_recovery() {
     assert_eq!((rfc_to, ns3_to), (0, 0));
 }
 
+/// ssthresh after one loss in a window, with the fast retransmit's flight of `fr_flight`.
+fn ssthresh_after_one_loss(fr_flight: FrFlight) -> u64 {
+    let c = TcpConfig {
+        prr: true,
+        fr_flight: Some(fr_flight),
+        rwnd: 1 << 20,
+        ..cfg(Variant::Sack)
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = drop_first_tx_of(vec![200_000]);
+    h.start();
+    let end = Time::from_secs(3);
+    while !h.s.in_recovery() {
+        assert!(h.step(end), "no recovery");
+    }
+    h.s.ssthresh()
+}
+
+/// ns-3.44's flight at a fast retransmit (`fr_flight = "pipe"`, its
+/// `BytesInFlight()` in `EnterRecovery`): the pipe with the head marked
+/// lost excludes the 3 SACKed segments and the lost one but includes the 2
+/// segments limited transmit sent, which FlightSize (RFC 5681 §3.2) leaves
+/// out: 2 segments less in flight, so NewReno's ssthresh is one segment
+/// (1000 B) lower.
+#[test]
+fn fr_flight_pipe_is_ns3s_bytes_in_flight() {
+    let fs = ssthresh_after_one_loss(FrFlight::FlightSize);
+    let pipe = ssthresh_after_one_loss(FrFlight::Pipe);
+    assert!(fs >= 10_000, "window at the loss too small: {fs}");
+    assert_eq!(fs - pipe, 1000, "FlightSize {fs}, pipe {pipe}");
+}
+
 #[test]
 fn prr_spreads_the_reduction_over_the_recovery() {
     // One loss in a window of W ≥ 20 segments: ssthresh = W/2. RFC 6675
