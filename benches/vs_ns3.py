@@ -859,7 +859,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "newreno/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
             "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
             "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
@@ -879,7 +878,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
-            "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
             "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
             "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
         ],
