@@ -805,8 +805,9 @@ def _grid_q(queue: str, bdp: str) -> str:
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
     "with them and ns-3's send quantum emulated what is left is open",
-    "C": "ns-3.44 PRR adds a segment per SACK ACK (issue #1350): two cuts per overflow",
-    "D": "Westwood+ bandwidth filter: ns-3 Tustin (0.9) vs Linux two-stage 7/8",
+    "C": "ns-3.44 PRR (issue #1350), emulated since g33e (prr_variant ns3): the queue moved "
+    "from above ns-3's to below it; not traced further",
+    "D": "Westwood+ estimator: with ns-3's emulated (filter ns3) still out; not traced further",
     "P": "ns-3.44 EnterCwr at an echo in recovery or after a timeout (a further cut); "
     "no recovery from CA_CWR (a loss in it waits for the RTO)",
     "Q": "open: moved out with RFC 3168's CWR after every reduction (not traced; P's lead)",
@@ -818,6 +819,8 @@ GRID_MISS_FAMILY = {
     "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2) (emulated: cc.loss = alpha); "
     "ns-3's first RTO, from its slow-start overshoot in CWR, linklab does not have",
+    "T": "open: moved out when the grid took ns-3.44's PRR (prr_variant ns3; not traced)",
+    "U": "open: moved out with ns-3.44's PIE burst rule (burst_rule ns3; not traced)",
     "O3": "open: long-RTT cells with 4 flows (start-up transients, ns-3's RTO collapses)",
     "O4": "open: 16 flows at 100 Mbit/s",
     "N": "near the line (a few points out), or partly family A",
@@ -836,43 +839,40 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/droptail/f1/mss1448/r10/d18/q4bdp/t20",
             "cubic/droptail/f1/mss536/r10/d98/q1bdp/t30",
-            "cubic/droptail/f4/mss1448/r10/d98/q0.5bdp/t30",
             "cubic/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
         ],
         "C",
     ),
     **dict.fromkeys(
         [
-            f"westwood/{q}/f1/mss536/r10/d98/{_grid_q(q, '1')}/t30"
-            for q in ("droptail", "red", "codel", "fq_codel", "pie")
-        ]
-        + [
-            "westwood/codel/f4/mss1448/r10/d98/q1000p/t30",
-            "westwood/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
-        ]
-        + [
-            f"westwood/{q}/f16/mss1448/r100/d98/{_grid_q(q, '4')}/t30"
-            for q in ("droptail", "codel", "fq_codel", "pie")
-        ]
-        + [
-            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
-            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
-            "westwood/red/f16/mss1448/r100/d98/q4bdp/t30",
+            "westwood/red/f1/mss536/r10/d98/q1bdp/t30",
+            "westwood/codel/f16/mss1448/r100/d98/q1000p/t30",
         ],
         "D",
     ),
     **dict.fromkeys(
         [
-            "newreno/red/f16/mss1448/r100/d98/q4bdp/t30",
+            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "cubic/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
+            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
+            "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
+            "westwood/codel/f1/mss1448/r10/d18/q1000p/t20",
+            "westwood/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
+        ],
+        "T",
+    ),
+    **dict.fromkeys(
+        [
+            "newreno/pie/f4/mss1448/r100/d18/q1000p/t20",
+            "westwood/pie/f1/mss536/r10/d98/q1000p/t30",
+        ],
+        "U",
+    ),
+    **dict.fromkeys(
+        [
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
-            "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
-            "cubic/red/f1/mss536/r10/d98/q1bdp/t30",
             "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
-            "cubic/codel/f1/mss536/r10/d98/q1000p/t30",
-            "cubic/fq_codel/f1/mss536/r10/d98/q1000p/t30",
-            "westwood/codel/f16/mss1448/r10/d0/q1000p/t20",
             "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
         ],
         "P",
@@ -883,19 +883,18 @@ GRID_MISSES = {
         ],
         "Q",
     ),
-    "newreno/pie/f16/mss1448/r10/d0/q1000p/t20": "J",
     **dict.fromkeys(
         [
             "newreno/red/f4/mss1448/r100/d18/q1bdp/t20",
             "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
         ],
         "R",
     ),
     **dict.fromkeys(
         [
             "cubic/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
-            "cubic/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "S",
     ),
@@ -939,6 +938,8 @@ GRID_MISSES = {
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
+            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/red/f4/mss536/r10/d0/q4bdp/t20",
         ],
         "N",
     ),
@@ -953,8 +954,6 @@ GRID_MISSES = {
         [
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "westwood/red/f16/mss536/r100/d18/q0.5bdp/t20",
-            "westwood/codel/f16/mss536/r100/d18/q1000p/t20",
             "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
@@ -1178,6 +1177,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # starts in CWR (DupAck 1737-1830); CWR answers every echo, no loss's reduction
         # (3233-3238). linklab's `cwr_per_echo`, what `profile = "ns3"` selects.
         "cwr_per_echo": bool(ecn),
+        # ns-3.44's TcpPrrRecovery (family C; tcp-prr-recovery.cc at ns-3.44): a segment
+        # added to DeliveredData per ACK with new SACK information (ns-3 issue #1350),
+        # RecoverFS the pipe, its 32-bit arithmetic. linklab's `prr_variant = "ns3"`, what
+        # `profile = "ns3"` selects.
+        "prr_variant": "ns3",
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1194,6 +1198,18 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
         # `loss = "alpha"`, what `profile = "ns3"` selects.
         st["dctcp_loss"] = "alpha"
+    if cell.cc == "newreno":
+        # ns-3.44's EnterRecovery hands GetSsThresh the pipe with the head marked lost
+        # (BytesInFlight), which TcpNewReno halves (tcp-socket-base.cc 1694-1712), and at a
+        # timeout the bytes in flight before it (3916, 3963); its CUBIC, DCTCP and Westwood+
+        # do not use it. linklab's `cut_flight = "pipe"`, what `profile =
+        # "ns3"` selects for NewReno.
+        st["cut_flight"] = "pipe"
+    if cell.cc == "westwood":
+        # ns-3.44's TcpWestwoodPlus estimator (family D): samples over one SRTT on a
+        # timer, Tustin's filter (alpha 0.9). linklab's westwood `filter = "ns3"`, what
+        # `profile = "ns3"` selects.
+        st["westwood_filter"] = "ns3"
     if cell.queue == "red":
         st["red_minth"] = round(RED_THRESHOLDS[0] * qdisc, 6)
         st["red_maxth"] = round(RED_THRESHOLDS[1] * qdisc, 6)
@@ -1205,6 +1221,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         st["red_minth"], st["red_maxth"], st["red_wq"] = float(k), float(3 * k), 1.0
     if cell.queue in ("red", "dctcp", "pie"):
         st["mean_pkt_size"] = pkt
+    if cell.queue == "pie":
+        # ns-3.44's PieQueueDisc (family J): p held at 0 while the burst allowance lasts,
+        # the allowance armed by the first arrival after a quiet 1.5 s (pie-queue-disc.cc
+        # 273-277, 344-347, 423-453 at ns-3.44). linklab's PIE `burst_rule = "ns3"`.
+        st["pie_burst_rule"] = "ns3"
     if cell.queue in ("codel", "fq_codel"):
         st["codel_mtu"] = MTU_B
     if cell.queue == "fq_codel":
@@ -1288,8 +1309,11 @@ def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
         return out
     target = f"{fmt_float(round(linklab_aqm_target_ms(st) * 1e3, 3))}us"
     if q == "pie":
-        return {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"],
-                "target": target}  # fmt: skip
+        out = {"kind": "pie", "limit": limit, "ecn": ecn, "mean_pkt_size": st["mean_pkt_size"],
+               "target": target}  # fmt: skip
+        if "pie_burst_rule" in st:
+            out["burst_rule"] = st["pie_burst_rule"]
+        return out
     out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B", "target": target}
     if q == "fq_codel":
         out["quantum"] = f"{st['fq_quantum']}B"
@@ -1326,10 +1350,16 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "send_quantum": st["bbr_send_quantum"]}
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
+    if "westwood_filter" in st:
+        tcp["cc"] = {"kind": st["cc"], "filter": st["westwood_filter"]}
     if st.get("abc"):
         tcp["abc"] = True
     if st.get("cwr_per_echo"):
         tcp["cwr_per_echo"] = True
+    if "prr_variant" in st:
+        tcp["prr_variant"] = st["prr_variant"]
+    if "cut_flight" in st:
+        tcp["cut_flight"] = st["cut_flight"]
     for link in doc["links"]:
         if (link.get("a"), link.get("b")) == ("L", "R"):
             link["rate"] = f"{fmt_float(st['rate_mbps'])}Mbit"
@@ -1444,6 +1474,11 @@ def grid_mismatches(
              st.get("bbr_send_quantum"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
+    if isinstance(cc, dict) or "westwood_filter" in st:
+        same("linklab tcp.cc.filter", cc.get("filter") if isinstance(cc, dict) else None,
+             st.get("westwood_filter"))  # fmt: skip
+    same("linklab tcp.prr_variant", tcp.get("prr_variant"), st.get("prr_variant"))
+    same("linklab tcp.cut_flight", tcp.get("cut_flight"), st.get("cut_flight"))
     same("linklab tcp.abc", bool(tcp.get("abc", False)), bool(st.get("abc", False)))
     same(
         "linklab tcp.cwr_per_echo",
@@ -1481,6 +1516,7 @@ def grid_mismatches(
             same("linklab red ns2", (lq.get("ns2"), lq.get("idle")), (True, "ns2"))
         if q == "pie":
             same("linklab pie mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
+            same("linklab pie burst_rule", lq.get("burst_rule"), st.get("pie_burst_rule"))
         if q in AQM_TARGET_MS:
             same("linklab aqm target", round(_quantity(lq.get("target")), 6),
                  round(linklab_aqm_target_ms(st), 6))  # fmt: skip

@@ -142,6 +142,27 @@ def test_grid_cell_is_the_same_scenario_on_both_sides(key: str) -> None:
             d = d[int(k)] if isinstance(d, list) else d[k]
         d[last] = value
         assert vs.grid_mismatches(st, None, bad), path
+    # ns-3.44's variants the grid selects (families C, D, J): each is checked.
+    assert doc["tcp"]["prr_variant"] == "ns3"
+    variants = [("tcp.prr_variant", "rfc6937")]
+    if cell.cc == "newreno":
+        assert doc["tcp"]["cut_flight"] == "pipe"
+        variants.append(("tcp.cut_flight", "flightsize"))
+    if cell.cc == "westwood":
+        assert doc["tcp"]["cc"] == {"kind": "westwood", "filter": "ns3"}
+        variants.append(("tcp.cc.filter", "linux"))
+    if cell.queue == "pie":
+        (bott,) = [x for x in doc["links"] if (x["a"], x["b"]) == ("L", "R")]
+        assert bott["queue"]["burst_rule"] == "ns3"
+        variants.append(("links.1.queue.burst_rule", "rfc8033"))
+    for path, value in variants:
+        bad = json.loads(json.dumps(doc))
+        *head, last = path.split(".")
+        d = bad
+        for k in head:
+            d = d[int(k)] if isinstance(d, list) else d[k]
+        d[last] = value
+        assert vs.grid_mismatches(st, None, bad), path
 
 
 @pytest.mark.parametrize(

@@ -257,6 +257,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["hystart"] = c.pick([True, False, "hystart++", "classic", "classic-ns3", "off"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
+        if c.chance(0.3):
+            t["filter"] = c.pick(["ns3", "linux"])
     elif kind == "dctcp":
         if c.chance(0.5):
             t["alpha_init"] = round(c.frac(0.0, 1.0, 1.0), 3)
@@ -419,6 +421,10 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
             for key in ("rack", "prr"):
                 if eff[key]:
                     t[key] = eff[key] = False
+        if eff["prr"] and c.chance(0.3):
+            t["prr_variant"] = c.pick(["ns3", "rfc6937"])
+        if c.chance(0.15):
+            t["cut_flight"] = c.pick(["pipe", "flightsize"])
     elif eff["rack"]:
         t["rack"] = eff["rack"] = False  # RACK needs SACK (docs/models/rack.md)
     if eff["cc"] in ("newreno", "reno") and c.chance(0.15):
@@ -590,6 +596,8 @@ def _queue(
                 q[key] = c.chance(0.5)
         if c.chance(0.2):
             q["mean_pkt_size"] = c.pick([1500, 40, 500, 9000])
+        if c.chance(0.3):
+            q["burst_rule"] = c.pick(["ns3", "rfc8033"])
     return q
 
 

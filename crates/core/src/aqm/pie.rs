@@ -57,7 +57,50 @@ pub struct PieConfig {
     #[serde(default = "defaults::mean_pkt_size")]
     #[schemars(range(min = 1))]
     pub mean_pkt_size: u32,
+    /// The burst allowance's rules: "rfc8033" (RFC 8033 §4.4 and Linux
+    /// `sch_pie`: the allowance only bypasses the early drop, the
+    /// probability is updated every `tupdate`, and it is restored whenever
+    /// the queue is quiet) or "ns3" (ns-3.44's `PieQueueDisc`: the
+    /// probability is held at 0 while the allowance lasts, and the
+    /// allowance is armed by the first arrival after 1.5 s of quiet).
+    /// Default "rfc8033".
+    #[serde(default)]
+    pub burst_rule: BurstRule,
 }
+
+/// `queue = { kind = "pie", burst_rule = … }`: whose burst-allowance rules PIE follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BurstRule {
+    /// RFC 8033 §4.2 and §4.4, Linux `sch_pie`: the probability runs every
+    /// `tupdate` whatever the allowance, which only bypasses `drop_early`;
+    /// the allowance starts at `max_burst` and is restored to it at every
+    /// update that finds p = 0 and both delays below half the target.
+    #[default]
+    Rfc8033,
+    /// ns-3.44's `PieQueueDisc` (`src/traffic-control/model/pie-queue-disc.cc`
+    /// at tag ns-3.44): `CalculateP` sets p to 0 while the allowance is
+    /// above 0 (lines 344–347); the allowance starts at 0 and is armed
+    /// (`max_burst`) by the first arrival that finds the burst state
+    /// NO_BURST (`DropEarly`, 273–277), which it reaches again only after
+    /// `1.5 s / tupdate` consecutive quiet updates (p = 0, both delays below
+    /// half the target, no allowance left; 423–453).
+    Ns3,
+}
+
+/// ns-3.44's burst state (`BurstStateT`), with [`BurstRule::Ns3`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BurstState {
+    /// `NO_BURST`: the next arrival arms the allowance.
+    NoBurst,
+    /// `IN_BURST_PROTECTING`: the allowance is armed (or being spent).
+    Protecting,
+    /// `IN_BURST`: spent; counting quiet updates towards NO_BURST.
+    InBurst,
+}
+
+/// ns-3's `BURST_RESET_TIMEOUT`: quiet seconds before the allowance can be armed again.
+const NS3_BURST_RESET_TIMEOUT_S: f64 = 1.5;
 
 /// The defaults of [`PieConfig`] for keys not written.
 mod defaults {
@@ -103,6 +146,7 @@ impl Default for PieConfig {
             derandomize: false,
             cap_drop_adjustment: true,
             mean_pkt_size: defaults::mean_pkt_size(),
+            burst_rule: BurstRule::Rfc8033,
         }
     }
 }
@@ -164,13 +208,22 @@ pub struct Pie {
     accu_prob: f64,
     /// The next update instant.
     next_update: Time,
+    /// With [`BurstRule::Ns3`]: ns-3's burst state and its count of quiet updates.
+    burst_state: BurstState,
+    burst_reset: u32,
 }
 
 impl Pie {
     /// PIE with `cfg`, idle; updates run at 0, tupdate, 2·tupdate, ….
     pub fn new(cfg: PieConfig) -> Pie {
         Pie {
-            burst_allowance: cfg.max_burst,
+            // ns-3's `m_burstAllowance` starts at 0 (armed by the first arrival).
+            burst_allowance: match cfg.burst_rule {
+                BurstRule::Rfc8033 => cfg.max_burst,
+                BurstRule::Ns3 => Time::ZERO,
+            },
+            burst_state: BurstState::NoBurst,
+            burst_reset: 0,
             cfg,
             drop_prob: 0.0,
             qdelay_old: Time::ZERO,
@@ -194,29 +247,37 @@ impl Pie {
         }
     }
 
-    /// One `calculate_drop_prob` (RFC 8033 §4.2, with §5.2's scaling).
+    /// One `calculate_drop_prob` (RFC 8033 §4.2, with §5.2's scaling), or
+    /// ns-3.44's `CalculateP` with [`BurstRule::Ns3`].
     fn update(&mut self) {
-        let ref_s = self.cfg.target.as_secs_f64();
-        let q = self.qdelay.as_secs_f64();
-        let old = self.qdelay_old.as_secs_f64();
-        let mut p = self.cfg.alpha * (q - ref_s) + self.cfg.beta * (q - old);
-        // §5.2: small increments while the probability is small.
-        let scale = [
-            (0.000_001, 2048.0),
-            (0.000_01, 512.0),
-            (0.000_1, 128.0),
-            (0.001, 32.0),
-            (0.01, 8.0),
-            (0.1, 2.0),
-        ]
-        .into_iter()
-        .find(|&(bound, _)| self.drop_prob < bound)
-        .map_or(1.0, |(_, s)| s);
-        p /= scale;
-        if self.cfg.cap_drop_adjustment && self.drop_prob >= 0.1 && p > 0.02 {
-            p = 0.02;
+        let ns3 = self.cfg.burst_rule == BurstRule::Ns3;
+        if ns3 && self.burst_allowance > Time::ZERO {
+            // ns-3.44 (pie-queue-disc.cc 344–347): no probability while
+            // the allowance lasts.
+            self.drop_prob = 0.0;
+        } else {
+            let ref_s = self.cfg.target.as_secs_f64();
+            let q = self.qdelay.as_secs_f64();
+            let old = self.qdelay_old.as_secs_f64();
+            let mut p = self.cfg.alpha * (q - ref_s) + self.cfg.beta * (q - old);
+            // §5.2: small increments while the probability is small.
+            let scale = [
+                (0.000_001, 2048.0),
+                (0.000_01, 512.0),
+                (0.000_1, 128.0),
+                (0.001, 32.0),
+                (0.01, 8.0),
+                (0.1, 2.0),
+            ]
+            .into_iter()
+            .find(|&(bound, _)| self.drop_prob < bound)
+            .map_or(1.0, |(_, s)| s);
+            p /= scale;
+            if self.cfg.cap_drop_adjustment && self.drop_prob >= 0.1 && p > 0.02 {
+                p = 0.02;
+            }
+            self.drop_prob += p;
         }
-        self.drop_prob += p;
         // Exponential decay while the queue stays empty.
         if self.qdelay == Time::ZERO && self.qdelay_old == Time::ZERO {
             self.drop_prob *= 0.98;
@@ -225,8 +286,35 @@ impl Pie {
         // §4.4 burst allowance.
         self.burst_allowance = self.burst_allowance.saturating_sub(self.cfg.tupdate);
         let half = Time(self.cfg.target.0 / 2);
-        if self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half {
-            self.burst_allowance = self.cfg.max_burst;
+        let quiet = self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half;
+        if !ns3 {
+            if quiet {
+                self.burst_allowance = self.cfg.max_burst;
+            }
+        } else if quiet && self.burst_allowance == Time::ZERO {
+            // ns-3.44 (423–453): the allowance spent and the queue quiet,
+            // PROTECTING → IN_BURST, then NO_BURST after more than
+            // 1.5 s / tupdate such updates in a row.
+            // ns-3's `Time::GetSeconds` divides the nanoseconds by 1e9 (1.5 s /
+            // 15 ms is then exactly 100).
+            let tupdate_s = self.cfg.tupdate.as_nanos() as f64 / 1e9;
+            let limit = (NS3_BURST_RESET_TIMEOUT_S / tupdate_s) as u32;
+            match self.burst_state {
+                BurstState::Protecting => {
+                    self.burst_state = BurstState::InBurst;
+                    self.burst_reset = 0;
+                }
+                BurstState::InBurst => {
+                    self.burst_reset += 1;
+                    if self.burst_reset > limit {
+                        self.burst_reset = 0;
+                        self.burst_state = BurstState::NoBurst;
+                    }
+                }
+                BurstState::NoBurst => {}
+            }
+        } else if self.burst_state == BurstState::InBurst {
+            self.burst_reset = 0;
         }
         self.qdelay_old = self.qdelay;
     }
@@ -235,6 +323,12 @@ impl Pie {
     fn drop_early(&mut self, q: &QueueView, rng: &mut Rng) -> bool {
         if self.burst_allowance > Time::ZERO {
             return false;
+        }
+        if self.cfg.burst_rule == BurstRule::Ns3 && self.burst_state == BurstState::NoBurst {
+            // ns-3.44 `DropEarly` (273–277): the first arrival after a
+            // quiet spell arms the allowance, and is itself still tested.
+            self.burst_state = BurstState::Protecting;
+            self.burst_allowance = self.cfg.max_burst;
         }
         let half = Time(self.cfg.target.0 / 2);
         if self.qdelay_old < half && self.drop_prob < 0.2 {
@@ -276,6 +370,16 @@ impl Aqm for Pie {
 
     fn on_arrival(&mut self, now: Time, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
         self.catch_up(now);
+        let full = match q.limit {
+            Limit::Packets(n) => q.packets >= n,
+            Limit::Bytes(b) => q.bytes + u64::from(pkt.size()) > b,
+        };
+        if self.cfg.burst_rule == BurstRule::Ns3 && full {
+            // ns-3.44's `DoEnqueue` drops an arrival that does not fit
+            // before `DropEarly`, which it never reaches (the allowance is
+            // not armed by it).
+            return Verdict::Accept;
+        }
         if !self.drop_early(q, rng) {
             return Verdict::Accept;
         }
@@ -389,6 +493,105 @@ mod tests {
             b.update();
         }
         assert_eq!(b.burst_allowance, Time::ZERO);
+    }
+
+    /// ns-3.44's burst rule against RFC 8033's, from the same start: a
+    /// standing 30-ms queue behind an arrival at 0. RFC 8033 raises p from
+    /// the first update (the allowance only bypasses the drop); ns-3 holds
+    /// p at 0 for the 150-ms allowance the arrival armed after the update
+    /// at 0 (the 10 updates at 15, …, 150 ms find it above 0), then runs
+    /// the same controller from p = 0 at 165 ms.
+    #[test]
+    fn ns3_burst_rule_holds_p_at_zero_while_the_allowance_lasts() {
+        let pkt = Packet {
+            payload: 1460,
+            header: 40,
+            ..Packet::default()
+        };
+        let q = QueueView {
+            packets: 20,
+            bytes: 30_000,
+            limit: Limit::Packets(1000),
+        };
+        let ns3_cfg = PieConfig {
+            burst_rule: BurstRule::Ns3,
+            ..PieConfig::default()
+        };
+        let mut rng = Rng::stream(1, "pie");
+        let mut rfc = Pie::new(PieConfig::default());
+        let mut ns3 = Pie::new(ns3_cfg);
+        assert_eq!(ns3.burst_allowance, Time::ZERO, "ns-3 starts unarmed");
+        for pie in [&mut rfc, &mut ns3] {
+            assert_eq!(pie.on_arrival(ms(0), &q, &pkt, &mut rng), Verdict::Accept);
+            pie.qdelay = ms(30);
+        }
+        assert_eq!(ns3.burst_allowance, ms(150), "the first arrival armed it");
+        assert_eq!(ns3.burst_state, BurstState::Protecting);
+        rfc.catch_up(ms(160));
+        ns3.catch_up(ms(160));
+        assert!(rfc.drop_prob() > 0.0);
+        assert_eq!(ns3.drop_prob(), 0.0, "held while the allowance lasts");
+        assert_eq!(ns3.burst_allowance, Time::ZERO);
+        ns3.catch_up(ms(165));
+        let first = 0.125 * 0.015 / 2048.0; // α·(30 − 15 ms), β·0 (old = 30 ms), /2048
+        assert!(
+            (ns3.drop_prob() - first).abs() < 1e-15,
+            "{}",
+            ns3.drop_prob()
+        );
+    }
+
+    /// ns-3.44 arms the allowance again only after the queue has been quiet
+    /// for more than 1.5 s / tupdate = 100 updates (IN_BURST → NO_BURST at
+    /// the 101st), where RFC 8033 restores it at the first quiet update.
+    #[test]
+    fn ns3_burst_rule_rearms_after_a_quiet_1_5_s() {
+        let pkt = Packet {
+            payload: 1460,
+            header: 40,
+            ..Packet::default()
+        };
+        let q = QueueView {
+            packets: 0,
+            bytes: 0,
+            limit: Limit::Packets(1000),
+        };
+        let mut rng = Rng::stream(1, "pie");
+        let mut pie = Pie::new(PieConfig {
+            burst_rule: BurstRule::Ns3,
+            ..PieConfig::default()
+        });
+        pie.on_arrival(ms(0), &q, &pkt, &mut rng);
+        // Updates at 0..=135 ms spend the allowance; the one at 150 ms
+        // finds it spent and the queue quiet: PROTECTING → IN_BURST.
+        pie.catch_up(ms(150));
+        assert_eq!(pie.burst_state, BurstState::InBurst);
+        // 100 more quiet updates (165 … 1650 ms) count up to the limit.
+        pie.catch_up(ms(1650));
+        assert_eq!(
+            (pie.burst_state, pie.burst_reset),
+            (BurstState::InBurst, 100)
+        );
+        pie.on_arrival(ms(1651), &q, &pkt, &mut rng);
+        assert_eq!(pie.burst_allowance, Time::ZERO, "not armed yet");
+        pie.catch_up(ms(1665));
+        assert_eq!(pie.burst_state, BurstState::NoBurst);
+        pie.on_arrival(ms(1666), &q, &pkt, &mut rng);
+        assert_eq!(pie.burst_allowance, ms(150), "armed by the next arrival");
+        // A delay above half the target restarts the count in IN_BURST.
+        let mut busy = Pie::new(PieConfig {
+            burst_rule: BurstRule::Ns3,
+            ..PieConfig::default()
+        });
+        busy.on_arrival(ms(0), &q, &pkt, &mut rng);
+        busy.catch_up(ms(600));
+        assert!(busy.burst_reset > 0);
+        busy.qdelay = ms(10);
+        busy.catch_up(ms(615));
+        assert_eq!(
+            (busy.burst_state, busy.burst_reset),
+            (BurstState::InBurst, 0)
+        );
     }
 
     /// Updates run on the tupdate grid however the queue is visited.

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::lt::MSS_MAX;
 use super::rate::RateSampleRule;
 use super::{
-    Bin, CcConfig, CutFlight, EstimatorSide, LtConfig, ReactiveLimit, RtoEstimator, SackRules,
-    TcpConfig, Variant, WindowCuts,
+    Bin, CcConfig, CutFlight, EstimatorSide, LtConfig, PrrVariant, ReactiveLimit, RtoEstimator,
+    SackRules, TcpConfig, Variant, WindowCuts,
 };
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
@@ -66,6 +66,7 @@ impl Profile {
                 syn_rto: Some(Time::from_secs(3)),       // TcpSocket::ConnTimeout
                 clock_granularity: Time::from_millis(1), // ClockGranularity
                 prr: true,                               // TcpPrrRecovery
+                prr_variant: PrrVariant::Ns3,            // as ns-3.44's TcpPrrRecovery has it
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
@@ -165,6 +166,11 @@ pub struct TcpOverlay {
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery and, as Linux
     /// and ns-3, in the window reduction at an ECN-Echo. Default false.
     pub prr: Option<bool>,
+    /// Whose PRR: "rfc6937" or "ns3" (ns-3.44's `TcpPrrRecovery`: a segment
+    /// added to DeliveredData per ACK with new SACK information, RecoverFS
+    /// the pipe, its 32-bit arithmetic; docs/models/tcp.md). Default
+    /// "rfc6937" ("ns3" with profile "ns3").
+    pub prr_variant: Option<PrrVariant>,
     /// Appropriate Byte Counting (RFC 3465, as Linux): the window grows by
     /// the bytes each ACK newly acknowledges, not once per ACK. Default
     /// false (true with profile "linux", and with profile "ns3" for CUBIC and
@@ -307,6 +313,7 @@ impl TcpOverlay {
         set(&mut c.handshake, self.handshake);
         set(&mut c.limited_transmit, self.limited_transmit);
         set(&mut c.prr, self.prr);
+        set(&mut c.prr_variant, self.prr_variant);
         if self.abc.is_some() {
             c.abc = self.abc;
         }
@@ -566,6 +573,23 @@ mod tests {
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
         assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
+        assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
+        assert_eq!(ns3.cut_flight, CutFlight::Pipe);
+        assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);
+        assert_eq!(TcpConfig::default().prr_variant, PrrVariant::Rfc6937);
+        let filter = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Westwood(w) => w.filter,
+            _ => None,
+        };
+        use crate::tcp::cc::westwood::WestwoodFilter;
+        let ww = overlay("profile = \"ns3\"\ncc = \"westwood\"").apply(&TcpConfig::default());
+        assert_eq!(filter(&ww), Some(WestwoodFilter::Ns3));
+        let ww = overlay("cc = \"westwood\"\nprr_variant = \"ns3\"").apply(&TcpConfig::default());
+        assert_eq!(filter(&ww), Some(WestwoodFilter::Linux));
+        assert_eq!(ww.prr_variant, PrrVariant::Ns3);
+        let ww = overlay("profile = \"ns3\"\ncc = { kind = \"westwood\", filter = \"linux\" }")
+            .apply(&TcpConfig::default());
+        assert_eq!(filter(&ww), Some(WestwoodFilter::Linux));
         let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
         assert_eq!(linux.cc.kind(), "cubic");
         assert!(linux.rack && linux.prr && linux.delack_timeout == Time::from_millis(40));

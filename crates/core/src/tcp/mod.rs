@@ -56,6 +56,36 @@ pub enum Variant {
     Sack,
 }
 
+/// Whose Proportional Rate Reduction runs with `prr = true`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PrrVariant {
+    /// RFC 6937 with the slow-start reduction bound: DeliveredData per
+    /// ACK, RecoverFS = snd.nxt − snd.una at entry, the window recomputed
+    /// on every ACK of the reduction.
+    #[default]
+    Rfc6937,
+    /// ns-3.44's `TcpPrrRecovery` (`src/internet/model/tcp-prr-recovery.cc`
+    /// at tag ns-3.44, with its callers in `tcp-socket-base.cc`), which
+    /// departs from RFC 6937 in six places: (1) a call on an ACK with new
+    /// SACK information in fast recovery, and at the entry of a recovery or
+    /// CWR, adds one segment to DeliveredData while `prr_delivered <
+    /// RecoverFS` (ns-3 issue #1350); (2) the window is recomputed only on
+    /// such an ACK and on an ACK that cumulatively acknowledges at least a
+    /// segment (ns-3's `segsAcked`, with its carry of partial segments), and
+    /// twice — DeliveredData counted twice — when an ACK is both (in CWR:
+    /// the entering ACK); (3) RecoverFS is the pipe at entry (`BytesInFlight`,
+    /// the lost head excluded), not snd.nxt − snd.una; (4) the slow-start
+    /// reduction bound adds its segment only on an ACK that cumulatively
+    /// acknowledges a retransmitted segment not SACKed before (`safeACK` =
+    /// `m_isRetransDataAcked`), and `prr_delivered − prr_out` is an
+    /// unsigned difference that becomes negative, not DeliveredData, once
+    /// more was sent than delivered; (5) `prr_delivered · ssthresh` is a
+    /// 32-bit product that wraps past 2³² (byte²); (6) at least a segment
+    /// while nothing was sent yet in the reduction.
+    Ns3,
+}
+
 /// Which rules SACK loss recovery follows (`variant = "sack"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -201,6 +231,9 @@ pub struct TcpConfig {
     /// growth until it ends, and a loss found meanwhile continues it without
     /// a second cut (`tcp_enter_recovery`). Default false.
     pub prr: bool,
+    /// Whose PRR runs with `prr`: RFC 6937's or ns-3.44's
+    /// ([`PrrVariant`]).
+    pub prr_variant: PrrVariant,
     /// Appropriate Byte Counting (RFC 3465, as Linux counts the segments an
     /// ACK delivers, `acked_sacked`): NewReno (and Westwood+, DCTCP) grow by
     /// the bytes each ACK newly delivers (cumulatively or by SACK; data
@@ -306,6 +339,7 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
+            prr_variant: PrrVariant::Rfc6937,
             abc: None,
             profile: None,
             pacing: false,
@@ -345,9 +379,10 @@ impl TcpConfig {
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
     /// and `unknown_max_growth` on with profile "linux" only (Linux's
-    /// `tcp_cubic`); BBR's `quantization_budget` is on with profile "linux"
-    /// only, its `send_quantum` "ns3" with profile "ns3", else "draft";
-    /// DCTCP's `loss` is "alpha" with profile "ns3", else "halve".
+    /// `tcp_cubic`); Westwood+'s `filter` is "ns3" with profile "ns3", else
+    /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
+    /// its `send_quantum` "ns3" with profile "ns3", else "draft"; DCTCP's
+    /// `loss` is "alpha" with profile "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
         if let CcConfig::Bbr(b) = &mut cc {
@@ -367,6 +402,14 @@ impl TcpConfig {
                 } else {
                     cc::DctcpLoss::Halve
                 }));
+        }
+        if let CcConfig::Westwood(w) = &mut cc {
+            if w.filter.is_none() {
+                w.filter = Some(match self.profile {
+                    Some(config::Profile::Ns3) => cc::westwood::WestwoodFilter::Ns3,
+                    _ => cc::westwood::WestwoodFilter::Linux,
+                });
+            }
         }
         if let CcConfig::Cubic(c) = &mut cc {
             if c.hystart.is_none() {

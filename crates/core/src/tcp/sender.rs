@@ -9,7 +9,7 @@ use super::rack::Rack;
 use super::rate::{RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, CutFlight, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
+use super::{App, CutFlight, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -210,6 +210,9 @@ pub struct TcpSender {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// With `prr_variant = "ns3"`: ns-3's `m_bytesAckedNotProcessed`, the
+    /// bytes of partial segments carried to the next ACK's `segsAcked`.
+    ns3_acked_carry: u64,
     in_recovery: bool,
     /// Window the CC chose on entering recovery (deflation target).
     recovery_cwnd: u64,
@@ -390,6 +393,7 @@ impl TcpSender {
             lt_bytes: 0,
             prr_delivered: 0,
             prr_out: 0,
+            ns3_acked_carry: 0,
             recover_fs: 0,
             in_recovery: false,
             recovery_cwnd: 0,
@@ -545,6 +549,13 @@ impl TcpSender {
             return; // acknowledges data never sent
         }
         let (una_before, sacked_before) = (self.snd_una, self.sb.sacked_bytes());
+        // For ns-3's PRR (`prr_variant = "ns3"`): the state before the ACK,
+        // whether it SACKs new data (ns-3's `isDupack`), and whether it
+        // cumulatively acknowledges a retransmission not SACKed before
+        // inside a fast recovery (`m_isRetransDataAcked`).
+        let (recovery_before, cwr_before) = (self.in_recovery, self.cwr);
+        let mut sacked_new = false;
+        let mut rtx_acked = false;
         let (inflight_before, lost_before) = if self.rate.is_some() {
             (self.bytes_in_flight(), self.sb.lost_total())
         } else {
@@ -574,6 +585,7 @@ impl TcpSender {
             let mut first_ackt = None;
             let newest = self.sb.ack_visit(ack, |s| {
                 covers_retransmission |= s.tx_count > 1;
+                rtx_acked |= s.tx_count > 1 && !s.sacked;
                 if s.tx_count == 1 && first_ackt.is_none() {
                     first_ackt = Some(s.first_sent);
                 }
@@ -650,6 +662,7 @@ impl TcpSender {
             let mut newly_sacked = false;
             if sack {
                 newly_sacked = self.apply_sack(pkt, now);
+                sacked_new = newly_sacked;
                 self.mark_losses(now);
             }
             if let Some((end, retrans)) = self.tlp_end {
@@ -757,7 +770,7 @@ impl TcpSender {
                 self.ns2_dupack(now, pkt, ece, dt);
             } else {
                 if sack {
-                    self.apply_sack(pkt, now);
+                    sacked_new = self.apply_sack(pkt, now);
                     self.mark_losses(now);
                 }
                 self.dupacks += 1;
@@ -810,11 +823,44 @@ impl TcpSender {
         if sack_recovery || self.rto_sack_recovery() {
             self.pipe = self.sb.pipe(self.high_rxt);
         }
+        let ns3_prr = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Ns3;
+        // ns-3's `segsAcked` ≥ 1 (ProcessAck, tcp-socket-base.cc 2041–2052
+        // at ns-3.44): the bytes delivered plus the carry of partial
+        // segments reach a segment, on an ACK that advances snd.una.
+        let ns3_segs_acked = ns3_prr && self.snd_una > una_before && {
+            let d =
+                (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
+            let mut segs = d / mss;
+            self.ns3_acked_carry += d % mss;
+            if self.ns3_acked_carry >= mss {
+                segs += 1;
+                self.ns3_acked_carry -= mss;
+            }
+            segs >= 1
+        };
         if sack_recovery && self.cfg.prr {
             // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
             let delivered =
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
-            self.prr_update(delivered);
+            if ns3_prr {
+                // ns-3.44: `EnterRecovery` (RecoverFS = the pipe with the
+                // head marked lost) and `DupAck` call `DoRecovery(…, true)`,
+                // a partial ACK `DoRecovery(…, false)` (tcp-socket-base.cc
+                // 1782, 2093–2096), the same ACK possibly both.
+                let entered = !recovery_before;
+                if entered && !cwr_before {
+                    self.recover_fs = self.pipe;
+                }
+                let safe = rtx_acked && recovery_before && self.recover.is_some_and(|r| ack < r);
+                if entered || sacked_new {
+                    self.prr_update_ns3(delivered, true, safe);
+                }
+                if ns3_segs_acked {
+                    self.prr_update_ns3(delivered, false, safe);
+                }
+            } else {
+                self.prr_update(delivered);
+            }
         }
         if self.cwr {
             // RFC 6937 applied to the ECN reduction, as Linux's
@@ -826,7 +872,22 @@ impl TcpSender {
                 // ns-3's CA_CWR counts `BytesInFlight` (the pipe).
                 self.pipe = self.sb.pipe(self.high_rxt);
             }
-            if delivered > 0 && self.cfg.prr {
+            if ns3_prr {
+                // ns-3.44: `EnterCwr` → `EnterRecovery` → `DoRecovery(…,
+                // true)` (RecoverFS the pipe), then `ProcessAck`'s CA_CWR
+                // branch `DoRecovery(…, false)` on every ACK of a segment
+                // or more (2150–2158), the entering ACK included.
+                if !self.ns3_sack_cwr() {
+                    self.pipe = self.cwnd_flight();
+                }
+                if !cwr_before {
+                    self.recover_fs = self.pipe;
+                    self.prr_update_ns3(delivered, true, false);
+                }
+                if ns3_segs_acked {
+                    self.prr_update_ns3(delivered, false, false);
+                }
+            } else if delivered > 0 && self.cfg.prr {
                 if !self.ns3_sack_cwr() {
                     self.pipe = self.cwnd_flight();
                 }
@@ -1566,6 +1627,42 @@ impl TcpSender {
             (ssthresh - pipe).min(limit)
         };
         self.win.cwnd = pipe + sndcnt;
+    }
+
+    /// ns-3.44's `TcpPrrRecovery::DoRecovery` (tcp-prr-recovery.cc at tag
+    /// ns-3.44) for one call with this ACK's `delivered` bytes: `dup` for
+    /// the calls with new SACK information or at entry, `safe` ns-3's
+    /// `m_isRetransDataAcked`. In ns-3's 32-bit arithmetic: the product
+    /// `prr_delivered · ssthresh` wraps, `prr_delivered − prr_out` is
+    /// unsigned and then read as a signed int. Sets cwnd = pipe + sndcnt,
+    /// or leaves it when nothing counts as delivered ([`PrrVariant::Ns3`]).
+    fn prr_update_ns3(&mut self, delivered: u64, dup: bool, safe: bool) {
+        let mss = self.win.mss as u32;
+        let (recover_fs, prr_out) = (self.recover_fs as u32, self.prr_out as u32);
+        let mut delivered = delivered as u32;
+        if dup && (self.prr_delivered as u32) < recover_fs {
+            delivered += mss;
+        }
+        if delivered == 0 {
+            return;
+        }
+        let prr_delivered = (self.prr_delivered as u32).wrapping_add(delivered);
+        self.prr_delivered = u64::from(prr_delivered);
+        let ssthresh = self.win.ssthresh.min(u64::from(u32::MAX)) as u32;
+        let pipe = self.pipe.min(u64::from(u32::MAX)) as u32;
+        let mut sndcnt = if pipe > ssthresh {
+            let target =
+                f64::from(prr_delivered.wrapping_mul(ssthresh)) / f64::from(recover_fs.max(1));
+            (target.ceil() - f64::from(prr_out)) as i64
+        } else {
+            let mut limit = i64::from(prr_delivered.wrapping_sub(prr_out).max(delivered) as i32);
+            if safe {
+                limit += i64::from(mss);
+            }
+            limit.min(i64::from((ssthresh - pipe) as i32))
+        };
+        sndcnt = sndcnt.max(if prr_out > 0 { 0 } else { i64::from(mss) });
+        self.win.cwnd = u64::from(pipe) + sndcnt as u64;
     }
 
     /// RFC 3042: after the first and second duplicate ACK (below the
@@ -2348,5 +2445,72 @@ impl TcpSender {
             rttvar_s: srtt.map(|_| self.rtt.rttvar().as_secs_f64()),
             rto_s: self.rtt.rto().as_secs_f64(),
         }
+    }
+}
+
+#[cfg(test)]
+mod ns3_prr_tests {
+    use super::*;
+
+    /// A SACK + PRR sender with ns-3's PRR, MSS 1000, in the state given.
+    fn sender(ssthresh: u64, pipe: u64, recover_fs: u64, delivered: u64, out: u64) -> TcpSender {
+        let cfg = TcpConfig {
+            variant: Variant::Sack,
+            mss: 1000,
+            prr: true,
+            prr_variant: PrrVariant::Ns3,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(cfg, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+        s.win.ssthresh = ssthresh;
+        s.pipe = pipe;
+        s.recover_fs = recover_fs;
+        s.prr_delivered = delivered;
+        s.prr_out = out;
+        s.win.cwnd = 123_456;
+        s
+    }
+
+    /// ns-3.44's `DoRecovery` by hand, one case per departure from RFC
+    /// 6937 that the arithmetic shows.
+    #[test]
+    fn ns3_do_recovery_by_hand() {
+        // (1) A call with new SACK information adds a segment: 1000 + 1000
+        // delivered; ⌈2000 · 50 000 / 96 000⌉ = 1042, − 1000 sent = 42.
+        let mut s = sender(50_000, 60_000, 96_000, 0, 1000);
+        s.prr_update_ns3(1000, true, false);
+        assert_eq!((s.prr_delivered, s.win.cwnd), (2000, 60_042));
+        // Not once prr_delivered has reached RecoverFS.
+        let mut s = sender(50_000, 60_000, 96_000, 96_000, 40_000);
+        s.prr_update_ns3(1000, true, false);
+        assert_eq!(s.prr_delivered, 97_000);
+        // (5) The 32-bit product wraps: 31 000 · 200 000 = 6.2e9 becomes
+        // 1 905 032 704; / 300 000 → 6351 − 20 000 sent < 0 → nothing
+        // (unwrapped: ⌈20 666.7⌉ − 20 000 = 667).
+        let mut s = sender(200_000, 250_000, 300_000, 30_000, 20_000);
+        s.prr_update_ns3(1000, false, false);
+        assert_eq!(s.win.cwnd, 250_000);
+        // (4) Below ssthresh with more sent than delivered: the unsigned
+        // 11 000 − 15 000 read as an int is −4000, so no DeliveredData
+        // (RFC 6937: max(0, 1000) + 1000); a safe ACK adds a segment to
+        // the −4000, still nothing.
+        for safe in [false, true] {
+            let mut s = sender(50_000, 40_000, 96_000, 10_000, 15_000);
+            s.prr_update_ns3(1000, false, safe);
+            assert_eq!(s.win.cwnd, 40_000);
+        }
+        // The bound otherwise: max(12 000 − 5000, 1000) = 7000, + 1000 on a
+        // safe ACK, at most ssthresh − pipe = 10 000.
+        let mut s = sender(50_000, 40_000, 96_000, 11_000, 5000);
+        s.prr_update_ns3(1000, false, true);
+        assert_eq!(s.win.cwnd, 48_000);
+        // (2) Nothing delivered: the window is left as it was.
+        let mut s = sender(50_000, 60_000, 96_000, 5000, 3000);
+        s.prr_update_ns3(0, false, false);
+        assert_eq!((s.prr_delivered, s.win.cwnd), (5000, 123_456));
+        // (6) Nothing sent yet: at least a segment.
+        let mut s = sender(50_000, 60_000, 96_000, 0, 0);
+        s.prr_update_ns3(100, false, false);
+        assert_eq!(s.win.cwnd, 61_000);
     }
 }

@@ -990,6 +990,97 @@ fn recovery_pacing(prr: bool) -> (usize, u64, u64, u64) {
     (acks, exit_cwnd, h.s.ssthresh(), h.s.stats().timeouts)
 }
 
+/// New segments sent in the first 8 ACKs after the fast retransmit, cwnd
+/// when recovery ends, ssthresh and timeouts, with the PRR of `variant`.
+fn prr_variant_recovery(variant: PrrVariant) -> (usize, u64, u64, u64) {
+    let c = TcpConfig {
+        prr: true,
+        prr_variant: variant,
+        rwnd: 1 << 20,
+        ..cfg(Variant::Sack)
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = drop_first_tx_of(vec![200_000]);
+    h.start();
+    let end = Time::from_secs(3);
+    while !h.s.in_recovery() {
+        assert!(h.step(end), "no recovery");
+    }
+    while h.s.in_recovery() {
+        assert!(h.step(end), "recovery never ended");
+    }
+    let exit_cwnd = h.s.cwnd();
+    h.run_until(end);
+    let t_rtx = h
+        .data_sent
+        .iter()
+        .find(|(_, p)| p.retransmit)
+        .map(|(t, _)| *t)
+        .unwrap();
+    let t_8th = h
+        .acks_arrived
+        .iter()
+        .filter(|(t, _)| *t > t_rtx)
+        .nth(7)
+        .map(|(t, _)| *t)
+        .unwrap();
+    let sent = h
+        .data_sent
+        .iter()
+        .filter(|(t, p)| *t > t_rtx && *t <= t_8th && !p.retransmit)
+        .count();
+    (sent, exit_cwnd, h.s.ssthresh(), h.s.stats().timeouts)
+}
+
+/// ns-3.44's PRR (`prr_variant = "ns3"`) against RFC 6937's on one loss in
+/// a window of W segments (ssthresh W/2): each duplicate ACK delivers one
+/// segment, which ns-3 counts as two until prr_delivered reaches RecoverFS
+/// (the pipe at entry, W − 4), so it sends about 2 · (W/2) / (W − 4) ≈ 1
+/// new segment per ACK where RFC 6937 sends one per two; both leave the
+/// recovery at ssthresh, without a timeout.
+#[test]
+fn ns3_prr_sends_a_segment_per_sack_ack_early_in_recovery() {
+    let (rfc, rfc_cwnd, rfc_ss, rfc_to) = prr_variant_recovery(PrrVariant::Rfc6937);
+    let (ns3, ns3_cwnd, ns3_ss, ns3_to) = prr_variant_recovery(PrrVariant::Ns3);
+    assert!(rfc_ss >= 10_000, "window at the loss too small: {rfc_ss}");
+    assert!((3..=5).contains(&rfc), "RFC 6937 sent {rfc} in 8 ACKs");
+    assert!(ns3 >= 7, "ns-3's PRR sent {ns3} in 8 ACKs (RFC 6937 {rfc})");
+    assert_eq!((rfc_cwnd, ns3_cwnd), (rfc_ss, ns3_ss));
+    assert_eq!((rfc_to, ns3_to), (0, 0));
+}
+
+/// ssthresh after one loss in a window, with the fast retransmit's flight of `cut_flight`.
+fn ssthresh_after_one_loss(cut_flight: CutFlight) -> u64 {
+    let c = TcpConfig {
+        prr: true,
+        cut_flight,
+        rwnd: 1 << 20,
+        ..cfg(Variant::Sack)
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = drop_first_tx_of(vec![200_000]);
+    h.start();
+    let end = Time::from_secs(3);
+    while !h.s.in_recovery() {
+        assert!(h.step(end), "no recovery");
+    }
+    h.s.ssthresh()
+}
+
+/// ns-3.44's flight at a fast retransmit (`cut_flight = "pipe"`, its
+/// `BytesInFlight()` in `EnterRecovery`): the pipe with the head marked
+/// lost excludes the 3 SACKed segments and the lost one but includes the 2
+/// segments limited transmit sent, which FlightSize (RFC 5681 §3.2) leaves
+/// out: 2 segments less in flight, so NewReno's ssthresh is one segment
+/// (1000 B) lower.
+#[test]
+fn cut_flight_pipe_counts_limited_transmit_as_ns3_does() {
+    let fs = ssthresh_after_one_loss(CutFlight::FlightSize);
+    let pipe = ssthresh_after_one_loss(CutFlight::Pipe);
+    assert!(fs >= 10_000, "window at the loss too small: {fs}");
+    assert_eq!(fs - pipe, 1000, "FlightSize {fs}, pipe {pipe}");
+}
+
 #[test]
 fn prr_spreads_the_reduction_over_the_recovery() {
     // One loss in a window of W ≥ 20 segments: ssthresh = W/2. RFC 6675

@@ -1,7 +1,8 @@
 //! TCP Westwood+ (Mascolo et al.; Grieco & Mascolo 2004): Reno's window
 //! growth, but after a loss the window is set from an end-to-end bandwidth
 //! estimate, ssthresh = BWE · RTT_min, instead of being halved. Rules as in
-//! Linux `net/ipv4/tcp_westwood.c`; see docs/models/westwood.md.
+//! Linux `net/ipv4/tcp_westwood.c`, or with `filter = "ns3"` as ns-3.44's
+//! `TcpWestwoodPlus`; see docs/models/westwood.md.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,14 +19,45 @@ pub struct WestwoodConfig {
     /// and at least this ("50ms", Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20), > 0.
     #[serde(default = "defaults::min_interval")]
     pub min_interval: Time,
+    /// The bandwidth estimator: "linux" (`tcp_westwood.c`: samples over at
+    /// least max(RTT, `min_interval`), closed by an ACK, two 7/8 EWMA
+    /// stages) or "ns3" (ns-3.44's `TcpWestwoodPlus`: samples over one
+    /// smoothed RTT on a timer, Tustin's filter with α 0.9). Default
+    /// "linux" ("ns3" with `[tcp] profile = "ns3"`).
+    #[serde(default)]
+    pub filter: Option<WestwoodFilter>,
 }
 
 impl Default for WestwoodConfig {
     fn default() -> Self {
         WestwoodConfig {
             min_interval: Time::from_millis(50),
+            filter: None,
         }
     }
+}
+
+/// `cc = { kind = "westwood", filter = … }`: whose bandwidth estimator Westwood+ runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WestwoodFilter {
+    /// Linux `net/ipv4/tcp_westwood.c`: a sample closes at the first ACK
+    /// more than max(RTT, `min_interval`) after the interval opened;
+    /// `bw_ns_est` and `bw_est` are two 7/8 EWMA stages; RTT_min is the
+    /// smallest RTT sample, taken afresh after a timeout.
+    #[default]
+    Linux,
+    /// ns-3.44's `TcpWestwoodPlus` (`src/internet/model/tcp-westwood-plus.cc`
+    /// at tag ns-3.44): the first ACK after a sample opens the next one,
+    /// which a timer closes one smoothed RTT later (`PktsAcked` schedules
+    /// `EstimateBW` after `m_srtt`; no 50-ms floor); sample = bytes acked /
+    /// that SRTT, filtered by Tustin's approximation, BWE = 0.9·BWE +
+    /// 0.05·(sample + previous sample), from 0, in whole bit/s as ns-3's
+    /// `DataRate`; ssthresh = BWE · `m_minRtt`, the smallest SRTT (never
+    /// reset); and the window after a fast retransmit or an ECN reduction
+    /// is ssthresh (ns-3's socket sets cwnd = ssthresh when recovery or CWR
+    /// ends), where Linux's rule keeps min(cwnd, ssthresh).
+    Ns3,
 }
 
 /// The defaults of [`WestwoodConfig`] for keys not written.
@@ -81,6 +113,80 @@ pub struct WestwoodCc {
     /// Duplicate-ACK credit (`accounted`), bytes, and the sender's MSS.
     accounted: u64,
     mss: u64,
+    /// The estimator of `filter = "ns3"` (`None`: Linux's).
+    ns3: Option<Ns3Estimator>,
+}
+
+/// ns-3.44's `TcpWestwoodPlus` estimator ([`WestwoodFilter::Ns3`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Ns3Estimator {
+    /// The smoothed RTT as ns-3's `RttMeanDeviation` keeps it (α = 1/8 by
+    /// Jacobson's integer shift, in nanoseconds); `None` before a sample.
+    srtt: Option<Time>,
+    /// `m_minRtt`: the smallest SRTT.
+    min_srtt: Option<Time>,
+    /// The open sample: when its timer fires and the SRTT it was armed
+    /// with (`m_IsCount` and `EstimateBW`'s argument).
+    open: Option<(Time, Time)>,
+    /// Bytes acknowledged in the open sample (`m_ackedSegments` · MSS).
+    acked: u64,
+    /// `m_currentBW` and `m_lastSampleBW`, bit/s (ns-3's integer `DataRate`).
+    bw_bps: u64,
+    last_sample_bps: u64,
+}
+
+impl Ns3Estimator {
+    /// `RttMeanDeviation::Measurement`: the first sample is the SRTT, then
+    /// SRTT += (sample − SRTT) >> 3 in integer nanoseconds.
+    fn on_rtt(&mut self, r: Time) {
+        let srtt = match self.srtt {
+            None => r,
+            Some(s) => {
+                let (s, m) = (s.as_nanos() as i64, r.as_nanos() as i64);
+                Time::from_nanos((((s << 3) + (m - s)) >> 3) as u64)
+            }
+        };
+        self.srtt = Some(srtt);
+        self.min_srtt = Some(self.min_srtt.map_or(srtt, |m| m.min(srtt)));
+    }
+
+    /// `EstimateBW` of the open sample if its timer has fired by `now`.
+    fn close_due(&mut self, now: Time) {
+        let Some((end, rtt)) = self.open else { return };
+        if now < end {
+            return;
+        }
+        self.open = None;
+        // ns-3's DataRate holds whole bit/s: every product is truncated.
+        let sample = (self.acked as f64 * 8.0 / rtt.as_secs_f64()) as u64;
+        self.acked = 0;
+        const ALPHA: f64 = 0.9;
+        let old = (self.bw_bps as f64 * ALPHA) as u64;
+        let half = ((sample + self.last_sample_bps) as f64 * 0.5) as u64;
+        self.bw_bps = old + (half as f64 * (1.0 - ALPHA)) as u64;
+        self.last_sample_bps = sample;
+    }
+
+    /// `PktsAcked` (after the ACK's RTT sample): count the bytes, and open
+    /// a sample of one SRTT if none is open. Nothing before the first RTT
+    /// sample (`rtt.IsZero()`).
+    fn on_ack(&mut self, bytes: u64, now: Time) {
+        self.close_due(now);
+        let Some(srtt) = self.srtt.filter(|s| *s > Time::ZERO) else {
+            return;
+        };
+        self.acked += bytes;
+        if self.open.is_none() {
+            self.open = Some((now + srtt, srtt));
+        }
+    }
+
+    /// `GetSsThresh`: BWE · `m_minRtt` / 8 bytes, truncated, at least 2 MSS.
+    fn ssthresh(&self, mss: u64) -> u64 {
+        let rtt = self.min_srtt.map_or(0.0, Time::as_secs_f64);
+        let bytes = (self.bw_bps as f64 * rtt / 8.0) as u32;
+        u64::from(bytes).max(2 * mss)
+    }
 }
 
 impl WestwoodCc {
@@ -98,12 +204,16 @@ impl WestwoodCc {
             reset_rtt_min: false,
             accounted: 0,
             mss: 0,
+            ns3: (cfg.filter == Some(WestwoodFilter::Ns3)).then(Ns3Estimator::default),
         }
     }
 
     /// The bandwidth estimate BWE, bytes per second (0 before the first sample).
     pub fn bandwidth(&self) -> f64 {
-        self.bw_est
+        match &self.ns3 {
+            Some(e) => e.bw_bps as f64 / 8.0,
+            None => self.bw_est,
+        }
     }
 
     /// The smallest RTT seen since the last timeout.
@@ -174,6 +284,20 @@ impl CongestionControl for WestwoodCc {
     }
 
     fn on_ack_observed(&mut self, acked: u64, rtt: Option<Time>, now: Time) {
+        if self.ns3.is_some() {
+            // A duplicate ACK counts a segment, as in Linux's credit (ns-3's
+            // `PktsAcked(1)` at a duplicate ACK).
+            let counted = self.acked_count(acked);
+            if let Some(e) = &mut self.ns3 {
+                // ns-3 updates the SRTT (`EstimateRtt`) before the
+                // congestion control sees the ACK (`PktsAcked`).
+                if let Some(r) = rtt {
+                    e.on_rtt(r);
+                }
+                e.on_ack(counted, now);
+            }
+            return;
+        }
         self.update_window(now);
         self.bk += self.acked_count(acked);
         if let Some(r) = rtt {
@@ -192,8 +316,18 @@ impl CongestionControl for WestwoodCc {
         reno_grow(w, acked, self.abc);
     }
 
-    fn on_congestion(&mut self, w: &mut Window, signal: Signal, _flight: u64, _now: Time) {
+    fn on_congestion(&mut self, w: &mut Window, signal: Signal, _flight: u64, now: Time) {
         self.mss = w.mss;
+        if let Some(e) = &mut self.ns3 {
+            // The sample whose timer fired before this signal counts.
+            e.close_due(now);
+            w.ssthresh = e.ssthresh(w.mss);
+            w.cwnd = match signal {
+                Signal::FastRetransmit | Signal::Ecn => w.ssthresh,
+                Signal::Timeout => w.mss,
+            };
+            return;
+        }
         w.ssthresh = self.bw_rtt_min(w.mss);
         match signal {
             // After 3 duplicate ACKs or an ECN echo: cwnd = min(cwnd, ssthresh)
@@ -318,6 +452,87 @@ mod tests {
         cc.on_congestion(&mut w, Signal::Timeout, 10 * MSS, ms(3));
         cc.on_ack_observed(MSS, Some(ms(80)), ms(4));
         assert_eq!(cc.rtt_min(), Some(ms(80)));
+    }
+
+    fn ns3_cc() -> WestwoodCc {
+        let mut cc = WestwoodCc::new(WestwoodConfig {
+            filter: Some(WestwoodFilter::Ns3),
+            ..WestwoodConfig::default()
+        });
+        cc.mss = MSS;
+        cc
+    }
+
+    /// ns-3.44's estimator by hand: with a 100 ms RTT the first ACK (at 0)
+    /// opens a sample that a timer closes at 100 ms (the SRTT then); 10
+    /// ACKs of 10 kB in it give 8 Mbit/s, Tustin from 0: 0.05 · 8e6 =
+    /// 400 kbit/s — 399 999 bit/s in ns-3's integer `DataRate` (1 − 0.9 is
+    /// 0.09999999999999998). The ACK at 100 ms opens the next sample; 10 of
+    /// 20 kB give 16 Mbit/s: ⌊0.9 · 399 999⌋ + ⌊0.1 · 12e6⌋ = 359 999 +
+    /// 1 199 999 = 1 559 998 bit/s. Linux's filter on the same 10-kB ACKs
+    /// takes its first sample whole (110 kB over 120 ms, 7.3 Mbit/s).
+    #[test]
+    fn ns3_tustin_filter_by_hand() {
+        let mut cc = ns3_cc();
+        for i in 0..10 {
+            ack(&mut cc, 10_000, 10 * i);
+        }
+        assert_eq!(cc.bandwidth(), 0.0, "the timer has not fired");
+        for i in 10..20 {
+            ack(&mut cc, 20_000, 10 * i);
+        }
+        assert_eq!(cc.bandwidth(), 399_999.0 / 8.0);
+        let mut w = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX / 2,
+            mss: MSS,
+        };
+        // The congestion signal at 200 ms closes the second sample first;
+        // ssthresh = BWE · min SRTT (100 ms) / 8, and cwnd = ssthresh.
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, ms(200));
+        assert_eq!(cc.bandwidth(), 1_559_998.0 / 8.0);
+        assert_eq!(w.ssthresh, (1_559_998.0_f64 * 0.1 / 8.0) as u64);
+        assert_eq!(w.cwnd, w.ssthresh);
+        let mut linux = WestwoodCc::new(WestwoodConfig::default());
+        for i in 0..=10 {
+            ack(&mut linux, 10_000, 10 * i);
+        }
+        assert_eq!(linux.bandwidth(), 0.0);
+        ack(&mut linux, 10_000, 120);
+        assert!(
+            (linux.bandwidth() - 110_000.0 / 0.12).abs() < 1e-6,
+            "{}",
+            linux.bandwidth()
+        );
+    }
+
+    /// ns-3's samples span one SRTT with no 50-ms floor (Linux's
+    /// `samples_span_at_least_min_interval` case: a 1 ms RTT), the SRTT is
+    /// ns-3's (first sample, then 1/8 steps in integer nanoseconds), and
+    /// the minimum RTT is the smallest SRTT, kept across a timeout.
+    #[test]
+    fn ns3_samples_span_one_srtt_and_keep_the_min_srtt() {
+        let mut cc = ns3_cc();
+        cc.on_ack_observed(1000, Some(ms(1)), ms(0));
+        cc.on_ack_observed(1000, None, Time::from_micros(500));
+        assert_eq!(cc.bandwidth(), 0.0);
+        cc.on_ack_observed(1000, None, ms(1));
+        // 2000 B in 1 ms = 16 Mbit/s; Tustin from 0 gives ⌊0.1 · 8e6⌋.
+        assert_eq!(cc.bandwidth(), 799_999.0 / 8.0);
+        let e = cc.ns3.as_ref().unwrap();
+        assert_eq!((e.srtt, e.min_srtt), (Some(ms(1)), Some(ms(1))));
+        cc.on_ack_observed(1000, Some(ms(9)), ms(2));
+        // 1 ms + (9 − 1) ms / 8 = 2 ms.
+        assert_eq!(cc.ns3.as_ref().unwrap().srtt, Some(ms(2)));
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX / 2,
+            mss: MSS,
+        };
+        cc.on_congestion(&mut w, Signal::Timeout, 10 * MSS, ms(3));
+        assert_eq!(w.cwnd, MSS);
+        cc.on_ack_observed(1000, Some(ms(80)), ms(4));
+        assert_eq!(cc.ns3.as_ref().unwrap().min_srtt, Some(ms(1)), "not reset");
     }
 
     proptest::proptest! {
