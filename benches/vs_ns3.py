@@ -885,15 +885,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "newreno/red/f4/mss1448/r100/d18/q1bdp/t20",
-            "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "cubic/pie/f16/mss1448/r100/d98/q1000p/t30",
-            "dctcp/dctcp/f4/mss1448/r10/d98/q0.5bdp/t30",
-        ],
-        "R",
-    ),
-    **dict.fromkeys(
-        [
             "cubic/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
         ],
         "S",
@@ -937,9 +928,7 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "westwood/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
-            "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
-            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
-            "bbr/red/f4/mss536/r10/d0/q4bdp/t20",
+            "newreno/pie/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "N",
     ),

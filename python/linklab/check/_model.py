@@ -454,7 +454,10 @@ class Model:
             self._allocate(alloc)
         self.flows = self._flows()
         self.base_tcp = _apply_tcp(dict(_TCP_DEFAULTS[None]), scenario.get("tcp") or {})
-        self.max_packet = max((f.mss for f in self.flows), default=1460) + MAX_OVERHEAD
+        self.max_packet = max(
+            max((f.mss for f in self.flows), default=1460) + MAX_OVERHEAD,
+            max((_media_packet_max(m) for m in scenario.get("media", [])), default=0.0),
+        )
 
     # -- links ----------------------------------------------------------------
 
@@ -633,6 +636,20 @@ class Model:
                 for _ in range(int(entry.get("count", 1))):
                     flows.append(Flow(len(flows), entry, src, dst, tcp, path, ack))
         return flows
+
+
+def _media_packet_max(entry: dict[str, Any]) -> float:
+    """An upper bound of a ``[[media]]`` stream's packets on the wire (docs/models/media.md):
+    CBR's ``size`` above UDP, a video packet's ``packet`` frame bytes with RTP, a voice packet
+    of at most 200 ms of G.711 (1 600 bytes) with RTP; plus headers and framing."""
+    kind = entry.get("kind")
+    if kind == "cbr":
+        payload = byte_count(entry.get("size", "160B"))
+    elif kind == "video":
+        payload = byte_count(entry.get("packet", "1200B")) + 12
+    else:
+        payload = 1600 + 12
+    return payload + MAX_OVERHEAD
 
 
 def load_files(toml_path: Path, scenario: dict[str, Any]) -> dict[str, str]:

@@ -395,7 +395,9 @@ def check_workloads(
         for row in done.iter_rows(named=True):
             src, dst = str(row["from"]), str(row["to"])
             path, back = model.route(src, dst), model.route(dst, src)
-            lb = model.one_way_lb(path) + model.transfer_lb(path, float(row["size_bytes"]))
+            # one_way_lb carries a packet with one payload byte: the rest of the size on top.
+            rest = max(float(row["size_bytes"]) - 1.0, 0.0)
+            lb = model.one_way_lb(path) + model.transfer_lb(path, rest)
             checked += 1
             if handshake:
                 lb += model.one_way_lb(path) + model.one_way_lb(back)
