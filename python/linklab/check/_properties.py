@@ -22,7 +22,7 @@ the run was long enough to be sliced (traces kept whole), and checks:
                 :func:`progress_window`), unless one of its segments was dropped (a
                 counted cause, in the ``seq`` trace) and not yet delivered when the
                 stall began, or anything was dropped or lost on its ACK path.
-``determinism`` the two runs give identical summaries (``wall_time_s`` aside), and
+``determinism`` the two runs give identical summaries (``wall_time_s``, ``hops_per_s`` aside), and
                 the sliced traces equal the whole ones.
 ``events``      the engine popped at most :func:`event_bound` events.
 ``hang``        the draw finished within the timeout (checked by the pool).
@@ -164,7 +164,7 @@ def _diff(a: Any, b: Any, path: str = "") -> str | None:
     """The first key path where two summaries differ, or None."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            if k == "wall_time_s" and not path:
+            if k in ("wall_time_s", "hops_per_s") and not path:
                 continue
             if k not in a or k not in b:
                 return f"{path}.{k} (present in one run only)"
