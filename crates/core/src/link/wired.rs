@@ -214,7 +214,25 @@ impl WiredDirection {
 
     /// Start every transmission that begins by `now`: link retransmissions
     /// first (once their feedback has arrived), then queued packets.
+    ///
+    /// Called on every touch (three to four times per packet-hop), mostly
+    /// with nothing to start: the plain transmitter (no trace, no FEC) that is
+    /// busy past `now` or has nothing queued returns here, inlined, without
+    /// the call (the loop below would break at once).
+    #[inline]
     fn advance(&mut self, now: Time) {
+        if self.server.is_none()
+            && self.fec.is_none()
+            && (self.busy_until > now || self.queue.is_empty())
+        {
+            return;
+        }
+        self.advance_slow(now);
+    }
+
+    /// [`WiredDirection::advance`]'s loop.
+    #[inline(never)]
+    fn advance_slow(&mut self, now: Time) {
         loop {
             let t0 = self.next_start();
             let ready = self.fec.as_ref().and_then(|f| f.retx_ready());
@@ -310,18 +328,21 @@ impl WiredDirection {
             }
             let (_, pkt, lost) = self.wire.pop_front()?;
             let pkt = pool::unboxed(pkt);
-            return Some(self.count(if lost {
+            let d = if lost {
                 Delivery::Lost(pkt, DropCause::LinkLoss)
             } else {
                 Delivery::Arrived(pkt)
-            }));
+            };
+            self.count(&d);
+            return Some(d);
         }
         loop {
             if let Some((p, c)) = self.queue.take_dropped() {
                 return Some(Delivery::Lost(p, c));
             }
             if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
-                return Some(self.count(d));
+                self.count(&d);
+                return Some(d);
             }
             match self.wire.front().map(|w| w.0) {
                 Some(t) if t <= now => {
@@ -369,17 +390,19 @@ impl WiredDirection {
                 _ => return None,
             };
             if let Some(d) = d {
-                return Some(self.count(d));
+                self.count(&d);
+                return Some(d);
             }
         }
     }
 
     /// Count a delivery in the link's counters (and copy the FEC counters).
-    fn count(&mut self, d: Delivery) -> Delivery {
+    /// By reference: the delivery (a 120-byte packet) is not moved twice.
+    fn count(&mut self, d: &Delivery) {
         match d {
             Delivery::Lost(_, c) => {
                 self.stats.lost += 1;
-                self.stats.lost_by.add(c);
+                self.stats.lost_by.add(*c);
             }
             Delivery::Arrived(p) => {
                 self.stats.rx_packets += 1;
@@ -392,7 +415,6 @@ impl WiredDirection {
         if let Some(n) = &self.netem {
             self.stats.netem = Some(n.stats().clone());
         }
-        d
     }
 
     /// The queue in front of the transmitter.
