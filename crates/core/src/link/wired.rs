@@ -313,6 +313,21 @@ impl WiredDirection {
         }
     }
 
+    /// Whether [`WiredDirection::poll_deliver`] at `now` certainly returns
+    /// `None` and changes nothing: a plain direction (no FEC, netem or trace)
+    /// with no packet discarded at dequeue, nothing to start by `now` and no
+    /// packet arriving by `now`. Checked inline before the call: of the three
+    /// to four directions polled per packet-hop, most have nothing due.
+    #[inline]
+    fn nothing_due(&self, now: Time) -> bool {
+        self.fec.is_none()
+            && self.netem.is_none()
+            && self.server.is_none()
+            && self.queue.dropped_waiting() == 0
+            && (self.busy_until > now || self.queue.is_empty())
+            && self.wire.front().is_none_or(|w| w.0 > now)
+    }
+
     /// The next packet that reached the far end by `now`.
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
         if self.fec.is_none() {
@@ -519,7 +534,11 @@ impl Link for WiredLink {
 
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
         for d in Dir::BOTH {
-            if let Some(x) = self.dirs[d.index()].poll_deliver(now) {
+            let dir = &mut self.dirs[d.index()];
+            if dir.nothing_due(now) {
+                continue;
+            }
+            if let Some(x) = dir.poll_deliver(now) {
                 return Some((d, x));
             }
         }
