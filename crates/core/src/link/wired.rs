@@ -532,6 +532,11 @@ impl Link for WiredLink {
         }
     }
 
+    /// The two directions are independent: an offer to `dir` changes only its wake-up.
+    fn poll_timeout_after_enqueue(&self, dir: Dir) -> Option<Time> {
+        self.dirs[dir.index()].poll_timeout()
+    }
+
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
         for d in Dir::BOTH {
             let dir = &mut self.dirs[d.index()];
