@@ -7,7 +7,8 @@ delayed-ACK sink over a 10 Mbit/s 20 ms RED/ECN bottleneck, packets erased at th
 linklab on the same set-up under ``[tcp] profile = "ns2"`` (the lt-tcp reproduction's
 ``ns2 DelAck`` scenario), one run at a time, and prints goodput (mean over seeds), the
 event loop's wall time of each (ns-2: ``$ns run``; linklab: the core's ``wall_time_s``), the
-speed-up and the peak RSS of each process. See docs/benchmarks.md.
+speed-up, linklab's packet-hops per wall-second of its run phase (``hops_per_s``,
+docs/metrics.md) and the peak RSS of each process. See docs/benchmarks.md.
 
     python3 benches/vs_ns2.py --quick
     python3 benches/vs_ns2.py --per 0,0.1,0.3 --seeds 3 --duration 1000 [--json]
@@ -39,7 +40,9 @@ from linklab.reproduce.lt_tcp import _ns2
 per, seed, dur = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 r = linklab.run(_ns2("sack", delack=True), seed=seed, params={"per": per, "duration": dur})
 a = r.summary["aggregate"]
-print(json.dumps({"goodput_mbit": a["goodput_bps"] / 1e6, "run_s": r.summary["wall_time_s"]}))
+s = r.summary
+print(json.dumps({"goodput_mbit": a["goodput_bps"] / 1e6, "run_s": s["wall_time_s"],
+                  "events": s["events"], "hops": s["hops"], "hops_per_s": s["hops_per_s"]}))
 """
 
 
@@ -71,6 +74,9 @@ def one(per: float, seed: int, duration: int) -> dict[str, Any]:
         "ns2_rss_mib": ns_rss,
         "linklab_goodput_mbit": ll["goodput_mbit"],
         "linklab_run_s": ll["run_s"],
+        "linklab_events": ll["events"],
+        "linklab_hops": ll["hops"],
+        "linklab_hops_per_s": ll["hops_per_s"],
         "linklab_rss_mib": ll_rss,
     }
 
@@ -132,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
             "linklab_goodput_mbit": mean("linklab_goodput_mbit"),
             "ns2_run_s": ns_run, "linklab_run_s": ll_run,
             "speedup": ns_run / ll_run if ll_run > 0 else float("nan"),
+            # Packet-hops (docs/metrics.md) over the run phases' wall seconds.
+            "linklab_hops_per_s": sum(r["linklab_hops"] for r in rs) / sum(
+                r["linklab_hops"] / r["linklab_hops_per_s"] for r in rs
+            ),
             "ns2_rss_mib": max(r["ns2_rss_mib"] for r in rs),
             "linklab_rss_mib": max(r["linklab_rss_mib"] for r in rs),
         })  # fmt: skip
@@ -140,13 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"linklab vs ns-2.35, TCP-SACK dumbbell (10 flows, {a.duration} s, seeds 1-{a.seeds})")
     head = ("PER", "goodput ns-2", "linklab", "diff", "run s ns-2", "linklab", "speed-up",
-            "RSS MiB ns-2", "linklab")  # fmt: skip
+            "ll M hops/s", "RSS MiB ns-2", "linklab")  # fmt: skip
     print("  ".join(f"{h:>12}" for h in head))
     for s in summary:
         diff = (s["linklab_goodput_mbit"] / s["ns2_goodput_mbit"] - 1) * 100
         cells = (f"{s['per']:.0%}", f"{s['ns2_goodput_mbit']:.4g}",
                  f"{s['linklab_goodput_mbit']:.4g}", f"{diff:+.1f} %", f"{s['ns2_run_s']:.3f}",
                  f"{s['linklab_run_s']:.3f}", f"{s['speedup']:.2f}x",
+                 f"{s['linklab_hops_per_s'] / 1e6:.2f}",
                  f"{s['ns2_rss_mib']:.0f}", f"{s['linklab_rss_mib']:.0f}")  # fmt: skip
         print("  ".join(f"{c:>12}" for c in cells))
     return 0

@@ -497,6 +497,8 @@ class LinklabRunner:
             "run_wall_s": wall,
             "process_wall_s": res.process_wall_s,
             "events": raw.get("events"),
+            "hops": raw.get("hops"),
+            "hops_per_s": raw.get("hops_per_s"),
             "bottleneck_tx_packets": tx,
             "queue_delay_s": qdelay,
             "peak_rss_kib": res.peak_rss_kib,
@@ -551,6 +553,14 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out["packets_per_wall_s"] = sum(tx) / sum(r["run_wall_s"] for r in runs)
     if ev and len(ev) == len(runs):
         out["events_per_wall_s"] = sum(ev) / sum(r["run_wall_s"] for r in runs)
+    # Packet-hops per wall-second of linklab's run phase (docs/metrics.md): the hops over
+    # the seeds' run-phase seconds (each run's hops / hops_per_s).
+    hop_runs = [r for r in runs if r.get("hops") and r.get("hops_per_s")]
+    if hop_runs and len(hop_runs) == len(runs):
+        out["hops_mean"] = sum(r["hops"] for r in runs) / len(runs)
+        out["hops_per_s"] = sum(r["hops"] for r in runs) / sum(
+            r["hops"] / r["hops_per_s"] for r in runs
+        )
     if runs[0]["sim"] == "ns-3":
         out["rx_packets_mean"] = sum(r["rx_packets"] for r in runs) / len(runs)
     return out
@@ -684,7 +694,7 @@ def print_table(rep: dict[str, Any]) -> None:
         f"{'PER':>6} | {'ns-3 goodput':>17} | {'linklab goodput':>17} | {'diff':>7} | "
         f"{'ns-3 qdelay':>11} | {'ll qdelay':>9} | "
         f"{'ns-3 Run s':>10} | {'ll run s':>8} | {'speedup':>8} | {'proc x':>7} | "
-        f"{'ns-3 pkt/s':>10} | {'ll pkt/s':>10} | {'ns-3 MiB':>8} | {'ll MiB':>7}"
+        f"{'ns-3 pkt/s':>10} | {'ll pkt/s':>10} | {'ll hop/s':>9} | {'ns-3 MiB':>8} | {'ll MiB':>7}"
     )
     print(hdr)
     print("-" * len(hdr))
@@ -703,6 +713,7 @@ def print_table(rep: dict[str, Any]) -> None:
             f" | {fmt_num(r.get('speedup_process'), '.1f', 'x'):>7}"
             f" | {fmt_num(ns.get('packets_per_wall_s'), '.3g'):>10}"
             f" | {fmt_num(ll.get('packets_per_wall_s'), '.3g'):>10}"
+            f" | {fmt_num(ll.get('hops_per_s'), '.3g'):>9}"
             f" | {fmt_num(ns.get('peak_rss_mib_max'), '.1f'):>8}"
             f" | {fmt_num(ll.get('peak_rss_mib_max'), '.1f'):>7}"
         )
@@ -711,7 +722,8 @@ def print_table(rep: dict[str, Any]) -> None:
         "(ns-3: queue disc + device queue; linklab: its queue); "
         "speedup = ns-3 Simulator::Run() / linklab core run (wall_time_s), mean over seeds; "
         "proc x = same for whole processes; pkt/s = bottleneck data-direction packets per "
-        "core-run wall second; MiB = peak RSS of the child (max over seeds)."
+        "core-run wall second; hop/s = linklab's packet-hops per wall second of its run phase "
+        "(docs/metrics.md); MiB = peak RSS of the child (max over seeds)."
     )
     if rep["linklab_error"]:
         print(f"\nlinklab: NOT RUN - {rep['linklab_error']}")

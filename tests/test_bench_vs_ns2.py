@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from linklab.reproduce.lt_tcp import NS2_PAYLOAD
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benches" / "vs_ns2.py"
 
@@ -28,6 +30,12 @@ def test_quick_runs_both_simulators_side_by_side() -> None:
     for s in out["summary"]:
         assert s["ns2_run_s"] > 0 and s["linklab_run_s"] > 0 and s["speedup"] > 0
         assert s["ns2_rss_mib"] > 1 and s["linklab_rss_mib"] > 1
+        assert s["linklab_hops_per_s"] > 0
+    # Every delivered data packet crossed the dumbbell's three links (ACKs and lost
+    # packets add more): the hop count is at least three per delivered payload.
+    for r in out["rows"]:
+        delivered = r["linklab_goodput_mbit"] * 1e6 * 20 / 8 / NS2_PAYLOAD
+        assert r["linklab_hops"] >= 3 * delivered > 0
     # Error-free, both fill the 10 Mbit/s link alike (20 s).
     s0 = out["summary"][0]
     assert s0["linklab_goodput_mbit"] == pytest.approx(s0["ns2_goodput_mbit"], rel=0.02)

@@ -18,8 +18,8 @@ import linklab
 from conftest import PCAP_NS_MAGIC, TINY, CliRunner, cli_env
 
 SUMMARY_KEYS = {
-    "scenario", "seed", "sim_time_s", "wall_time_s", "events", "aggregate", "flows", "links",
-    "queues",
+    "scenario", "seed", "sim_time_s", "wall_time_s", "events", "hops", "hops_per_s", "aggregate",
+    "flows", "links", "queues",
 }  # fmt: skip
 
 
@@ -38,7 +38,7 @@ def _summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 def _without_wall(summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in summary.items() if k != "wall_time_s"}
+    return {k: v for k, v in summary.items() if k not in ("wall_time_s", "hops_per_s")}
 
 
 # --- no core needed ---------------------------------------------------------

@@ -55,7 +55,7 @@ def _run(cli: CliRunner, path: Path, cc: str) -> tuple[dict[str, Any], list[str]
 
 def _measured(summary: dict[str, Any]) -> dict[str, Any]:
     """What the network did: everything but the run's wall time and its params."""
-    return {k: v for k, v in summary.items() if k not in ("wall_time_s", "params")}
+    return {k: v for k, v in summary.items() if k not in ("wall_time_s", "hops_per_s", "params")}
 
 
 def test_default_rwnd_warns_and_hides_the_congestion_control(

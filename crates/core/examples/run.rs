@@ -1,7 +1,7 @@
 //! Run a scenario file from the command line, without Python (for profiling):
 //! `cargo run --release --example run -- SCENARIO [SEED] [name=value ...]`.
 //! Prints the wall time of each phase: build (load, expand, route, build), run
-//! and summary.
+//! and summary, and the events and packet-hops per wall-second of the run phase.
 
 use std::io::Write;
 use std::time::Instant;
@@ -45,9 +45,12 @@ fn main() {
             // Write errors (a closed pipe) are ignored: this is a dev tool.
             let _ = writeln!(
                 out,
-                "goodput {:.4} Mbit/s  events {}  wall {:.3} s (build {:.3}, run {:.3}, summary {:.3})\n{}",
+                "goodput {:.4} Mbit/s  events {}  hops {}  run {:.2} M events/s {:.2} M hops/s  wall {:.3} s (build {:.3}, run {:.3}, summary {:.3})\n{}",
                 s["aggregate"]["goodput_bps"].as_f64().unwrap_or(0.0) / 1e6,
                 s["events"],
+                s["hops"],
+                output.summary.network.events as f64 / secs(t1, t2) / 1e6,
+                output.summary.network.hops as f64 / secs(t1, t2) / 1e6,
                 secs(t0, t3),
                 secs(t0, t1),
                 secs(t1, t2),

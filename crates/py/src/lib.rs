@@ -310,21 +310,25 @@ impl pythonize::PythonizeTypes for SortedInternedKeys {
 }
 
 /// The summary as the Python dict `linklab run --json` prints, with the wall
-/// time of the whole core call.
+/// time of the whole core call and the packet-hops per wall-second of its run
+/// phase (`None` when that phase took no measurable time).
 fn summary_to_py<'py>(
     py: Python<'py>,
     summary: &Summary,
-    wall_time: Duration,
+    phases: &Phases,
 ) -> PyResult<Bound<'py, PyAny>> {
     #[derive(serde::Serialize)]
     struct WithWallTime<'a> {
         #[serde(flatten)]
         summary: &'a Summary,
         wall_time_s: f64,
+        hops_per_s: Option<f64>,
     }
+    let run_s = phases.run.as_secs_f64();
     let out = WithWallTime {
         summary,
-        wall_time_s: wall_time.as_secs_f64(),
+        wall_time_s: phases.total().as_secs_f64(),
+        hops_per_s: (run_s > 0.0).then(|| summary.network.hops as f64 / run_s),
     };
     // The summary of a large network is millions of fresh, acyclic dicts:
     // with the cyclic collector on, each generation-0 threshold of them
@@ -534,7 +538,7 @@ fn run<'py>(
                 t.set_item("summary_s", phases.finish.as_secs_f64())?;
             }
             let (traces, pcaps) = pieces_to_py(py, &out.traces, &out.pcaps)?;
-            let summary = summary_to_py(py, &out.summary, phases.total())?;
+            let summary = summary_to_py(py, &out.summary, &phases)?;
             if let Some(sink) = sink {
                 sink.call1((traces, pcaps))?;
                 let empty = (PyDict::new(py), PyDict::new(py));

@@ -444,6 +444,27 @@ impl Occupancy {
         }
     }
 
+    /// A packet of `bytes` bytes entered the empty buffer at `now` and left
+    /// it at once: exactly `set(now, 1, bytes)` then `set(now, 0, 0)` (both
+    /// trace rows, both busy transitions), without the integrals' arithmetic,
+    /// which adds nothing over an empty buffer and a zero-length stay.
+    pub fn pass(&mut self, now: Time, bytes: u64) {
+        debug_assert!(
+            self.packets == 0 && self.bytes == 0,
+            "pass needs an empty buffer"
+        );
+        self.last_change = self.last_change.max(now);
+        if let Some(b) = self.busy.as_mut() {
+            b.push((now, true));
+            b.push((now, false));
+        }
+        self.stats.max_packets = self.stats.max_packets.max(1);
+        if let Some(t) = self.trace.as_mut() {
+            t.push((now, 1, bytes));
+            t.push((now, 0, 0));
+        }
+    }
+
     /// Packets held.
     pub fn packets(&self) -> u32 {
         self.packets
@@ -721,8 +742,7 @@ impl Queue {
         debug_assert!(self.can_pass_through());
         // An empty queue refuses a front drop: the verdict is Accept or Mark.
         let (pkt, _) = self.admit(now, pkt)?;
-        self.occ.set(now, 1, u64::from(pkt.size()));
-        self.occ.set(now, 0, 0);
+        self.occ.pass(now, u64::from(pkt.size()));
         self.occ.stats_mut().departures += 1;
         self.aqm.on_departure(now, &self.view());
         Ok(pkt)

@@ -344,6 +344,17 @@ pub trait Link: std::fmt::Debug + Send {
     fn enqueue(&mut self, now: Time, dir: Dir, pkt: Packet) -> Option<(Packet, DropCause)>;
     /// The next instant the link needs [`Link::poll_deliver`] to be called.
     fn poll_timeout(&self) -> Option<Time>;
+    /// The next instant direction `dir` alone needs [`Link::poll_deliver`],
+    /// asked right after a packet was offered to it, by a caller whose
+    /// wake-up for this link already covers the other direction (which the
+    /// offer did not touch). By default the whole link's
+    /// [`Link::poll_timeout`]: right for any link; a link whose directions
+    /// are independent (a wired link) answers for `dir` alone, which saves
+    /// polling the other half on every packet-hop.
+    fn poll_timeout_after_enqueue(&self, dir: Dir) -> Option<Time> {
+        let _ = dir;
+        self.poll_timeout()
+    }
     /// The next packet that has reached the far end of either direction by `now`.
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)>;
     /// Occupancy and counters of direction `dir`'s buffer.

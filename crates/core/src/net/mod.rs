@@ -549,6 +549,7 @@ impl NetworkBuilder {
             seen: vec![account::DirSeen::default(); 2 * links.len()],
             legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
+            servicing: usize::MAX,
             touched: vec![Time::ZERO; links.len()],
             held_queue_rows: Vec::new(),
             queue_rows_final: Time::ZERO,
@@ -594,6 +595,8 @@ pub struct Simulation {
     /// `[[workloads]]`, if any.
     work: Option<Box<Plan>>,
     wake_links: Wakeups,
+    /// The link whose wake-up is being served (`usize::MAX`: none).
+    servicing: usize,
     wake_senders: Wakeups,
     wake_receivers: Wakeups,
     nodes: Vec<String>,
@@ -893,6 +896,9 @@ impl Simulation {
         if self.traces.is_some() {
             self.touched[i] = now;
         }
+        // Its wake-up has fired: until it is scheduled again below, an offer
+        // to this link must ask for the whole link's wake-up (`forward`).
+        self.servicing = i;
         while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
             match d {
                 Delivery::Arrived(p) => {
@@ -905,6 +911,7 @@ impl Simulation {
                 Delivery::Lost(p, cause) => self.dropped(&p, cause, now, 2 * i + dir.index()),
             }
         }
+        self.servicing = usize::MAX;
         let next = self.links[i].model.poll_timeout();
         self.wake_links
             .schedule(&mut self.queue, i, next, Target::Link(i as u32));
@@ -992,7 +999,18 @@ impl Simulation {
         if let Some((p, cause)) = self.links[l].model.enqueue(now, dir, p) {
             self.dropped(&p, cause, now, code);
         }
-        let next = self.links[l].model.poll_timeout();
+        // The link's live wake-up is at or before its other direction's next
+        // one (every touch of a link ends in `schedule` with both), except
+        // while the link is serviced: its wake-up fired and is not yet
+        // renewed. Elsewhere the offered direction's own time decides the
+        // same pushes as the whole link's (`Wakeups::schedule` pushes only
+        // what is earlier than the live one).
+        let model = &self.links[l].model;
+        let next = if l == self.servicing {
+            model.poll_timeout()
+        } else {
+            model.poll_timeout_after_enqueue(dir)
+        };
         self.wake_links
             .schedule(&mut self.queue, l, next, Target::Link(l as u32));
     }

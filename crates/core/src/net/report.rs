@@ -14,6 +14,13 @@ impl Simulation {
         self.queue.popped()
     }
 
+    /// Packet-hops so far: packets handed over at the far end of a link
+    /// direction, summed over directions (the per-direction account's
+    /// `arrived`, so no counter of its own on the per-packet path).
+    pub fn hops(&self) -> u64 {
+        self.seen.iter().map(|s| s.arrived).sum()
+    }
+
     /// The simulated time the run has reached.
     pub fn sim_time(&self) -> Time {
         self.end

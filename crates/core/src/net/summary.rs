@@ -42,6 +42,12 @@ pub struct NetworkSummary {
     pub sim_time_s: f64,
     /// Events processed.
     pub events: u64,
+    /// Packet-hops: packets handed over at the far end of a link direction,
+    /// summed over every direction (a packet crossing three links counts
+    /// three; packets lost on the way count only the links they crossed).
+    /// The unit of work of a packet-level simulator, so runs with different
+    /// event counts compare fairly (`hops_per_s` in the binding's summary).
+    pub hops: u64,
     /// All flows together.
     pub aggregate: AggregateSummary,
     /// One entry per flow, in flow order.
@@ -486,6 +492,7 @@ impl Simulation {
         NetworkSummary {
             sim_time_s: end.as_secs_f64(),
             events: self.events(),
+            hops: self.hops(),
             aggregate,
             flows,
             links,

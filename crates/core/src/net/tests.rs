@@ -109,6 +109,7 @@ fn summary_has_the_documented_keys() {
         "params",
         "sim_time_s",
         "events",
+        "hops",
         "aggregate",
         "flows",
         "links",
@@ -121,6 +122,29 @@ fn summary_has_the_documented_keys() {
         assert!(s["flows"][0].get(k).is_some(), "missing flows[0].{k}");
     }
     assert_eq!(s["links"].as_array().unwrap().len(), 4);
+}
+
+/// `hops` counts what crossed a link direction: the links' own `rx_packets`
+/// summed (the network's book and the links' agree), and at least one hop
+/// per delivered data segment and per link of its path.
+#[test]
+fn hops_are_the_packets_that_crossed_a_link_direction() {
+    let s = run_text(CHAIN, 1);
+    let rx: u64 = s["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["rx_packets"].as_u64().unwrap())
+        .sum();
+    let hops = s["hops"].as_u64().unwrap();
+    assert_eq!(hops, rx);
+    let delivered: u64 = s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["account"]["data"]["delivered"].as_u64().unwrap())
+        .sum();
+    assert!(delivered > 0 && hops >= 2 * delivered, "{hops} {delivered}");
 }
 
 fn bad(text: &str) -> (String, String) {
