@@ -10,7 +10,8 @@ from the arenas too, and up to twice that stays in each arena untrimmed.
 Measured on ``linklab reproduce rate-swing`` (2026-11-28, /proc/PID/smaps of the
 main process): 507 of its 776 MiB in 16 thread arenas of 30-47 MiB each, after
 the experiments before ``ns2`` and the first minutes of ``ns2``; the same cells
-in a fresh process took 75 MiB.
+in a fresh process took 75 MiB. With :func:`bound_heap` the same process held at
+most 285 MiB, 217 MiB after ``ns2`` (docs/reproductions/rate-swing.md, "Memory").
 
 :func:`bound_heap` caps the arenas and fixes the thresholds (the live data is
 the same; only what glibc keeps of the freed pages changes): large blocks are
@@ -42,11 +43,12 @@ _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
 #: Arenas in all (the main one and the threads'): one for the main thread, one
-#: shared by the simulation and helper threads (at most two of them allocate at
-#: once in a reproduction's main process).
+#: shared by the other threads (in a reproduction's main process a simulation
+#: thread and one or two Python threads at a time; a table3 cell's run takes the
+#: same CPU time with and without the cap).
 ARENAS = 2
 #: Blocks from this size are mapped on their own and unmapped when freed
-#: (glibc's initial value; fixed, so that it does not rise to 32 MiB).
+#: (glibc starts at 128 KiB and raises it to 32 MiB; fixed here).
 MMAP_THRESHOLD = 1 << 20
 #: Free memory at the top of a heap beyond this is returned to the system.
 TRIM_THRESHOLD = 4 << 20
