@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from pathlib import Path
 
@@ -77,6 +78,10 @@ def test_a_subclass_registers_and_runs_its_steps_in_order(tmp_path: Path) -> Non
         spent = result["experiment_times"]
         assert list(spent) == ["b", "a"] and all(v["runs"] == 0 for v in spent.values())
         assert all(0 <= v["wall_s"] <= result["wall_time_s"] + 0.01 for v in spent.values())
+        if sys.platform.startswith("linux"):  # and this process's memory (/proc/self/status)
+            assert all(
+                0 < v["rss_after_mib"] and 0 < v["peak_rss_so_far_mib"] for v in spent.values()
+            )
         assert result["checks"] == {"passed": 1, "missed": 1}
         assert result["model_checks"] == {"passed": 0, "missed": 1}
         rows = result["tables"]["tb"]["rows"]

@@ -1098,17 +1098,9 @@ def _release_memory() -> None:
     other; Python frees them, but glibc's arenas keep the pages, so a program
     running several sweeps (a reproduction) grew by each one's high-water mark.
     """
-    if sys.platform != "linux":
-        return
-    import ctypes
-    import ctypes.util
-    import gc
+    from linklab._heap import release_heap
 
-    gc.collect()
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (musl): nothing to trim
-        pass
+    release_heap()
 
 
 def _prefetch_table_modules() -> threading.Thread:

@@ -667,14 +667,14 @@ class Reproduction:
         reads a table from its file when asked for it, sorted by flow, then time
         (so a long run's big tables — every queue's changes — stay on disk)."""
         import linklab
-        from linklab.sweep import _release_memory
+        from linklab._heap import release_heap
 
         out = self.out / "traces" / name
         run = linklab.run(scenario, seed=self.base_seed + rep, params=params, trace_dir=out)
         # A traced run's merge of its part files leaves glibc arenas holding
         # freed pages; without this a reproduction's traced runs each raised
         # its high-water mark (5 runs of 200 s: 347 -> 2xx MiB peak).
-        _release_memory()
+        release_heap()
         return dataclasses.replace(run, traces=TraceFiles(out))
 
     def t_ci(self, values: Sequence[float]) -> dict[str, Any]:
@@ -709,11 +709,19 @@ class Reproduction:
         Returns (the JSON object, the terminal text).
         """
         from linklab import _core
+        from linklab._heap import bound_heap, release_heap, resident
 
+        # Hundreds of runs, each on a thread of its own, in this process: without
+        # a bound glibc kept up to 16 arenas of freed pages (rate-swing: 776 MiB,
+        # 507 of them in thread arenas; linklab/_heap.py).
+        bound_heap()
         started = time.monotonic()
         steps = {m.experiment: m for m in type(self).__dict__.values() if hasattr(m, "experiment")}
         tables: list[Table] = []
-        # Where a full run's time goes: wall seconds and runs of each experiment.
+        # Where a full run's time goes: wall seconds and runs of each experiment,
+        # and this process's memory: its peak so far at the experiment's end (so the
+        # experiment that raised it shows) and what it holds after it (MiB; worker
+        # processes not included).
         spent: dict[str, dict[str, float]] = {}
         # A bar on a terminal, a line every few seconds elsewhere (a log, CI).
         self.progress = Progress.auto(not _log.quiet, f"reproduce {self.name}")
@@ -724,7 +732,13 @@ class Reproduction:
                 )
                 t0, r0 = time.monotonic(), self.runs
                 tables += steps[name](self)
+                peak = resident()
+                release_heap()  # what the experiment freed, before the next one
+                after = resident()
                 spent[name] = {"wall_s": round(time.monotonic() - t0, 2), "runs": self.runs - r0}
+                if peak is not None and after is not None:
+                    spent[name] |= {"peak_rss_so_far_mib": round(peak[1], 1),
+                                    "rss_after_mib": round(after[0], 1)}  # fmt: skip
         finally:
             self.progress.close()
             self.progress = None
