@@ -88,6 +88,7 @@ def test_same_seed_same_results_in_parallel_processes(tmp_path: Path) -> None:
     def strip(raw: bytes) -> dict[str, object]:
         d = json.loads(raw)
         d.pop("wall_time_s", None)
+        d.pop("hops_per_s", None)
         d.pop("timings", None)
         return d
 

@@ -930,12 +930,17 @@ pub fn emulate(parts: RunParts, opts: &Options) -> Result<Output, Error> {
     }
     let [delivered, wire, timeouts, episodes, retransmits] = sums;
     let drops_total: u64 = tun_drops.values().sum();
+    // Packet-hops as `linklab run` counts them (packets handed over at the far
+    // end of a link direction); the run is in real time, so per second of it.
+    let hops: u64 = links.iter().map(|l| l.rx_packets).sum();
     let summary = json!({
         "scenario": parts.name,
         "seed": parts.seed,
         "params": parts.params,
         "sim_time_s": secs,
         "events": stats.read.iter().sum::<u64>(),
+        "hops": hops,
+        "hops_per_s": (secs > 0.0).then(|| hops as f64 / secs),
         "aggregate": {
             "goodput_bps": delivered as f64 * 8.0 / secs,
             "delay_mean_s": delay(&all_delay, None),

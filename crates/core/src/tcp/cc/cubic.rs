@@ -47,14 +47,14 @@ pub struct CubicConfig {
     /// RFC 9438 §4.3's switch of the Reno-friendly α to 1 once W_est has
     /// reached cwnd_prior. Default true (false with profile "linux": Linux's
     /// `tcp_cubic` keeps α = 3(1 − β)/(1 + β), its `beta_scale`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_switch: Option<bool>,
     /// Linux's growth floor while W_max is unknown (`last_max_cwnd` 0: before
     /// the first reduction and after a timeout, whose `bictcp_reset` clears
     /// it): in congestion avoidance the window grows by at least one segment
     /// per 20 acknowledged (`cnt` ≤ 20, "increase cwnd 5% per RTT"). Default
     /// false (true with profile "linux").
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_max_growth: Option<bool>,
 }
 
