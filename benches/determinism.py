@@ -81,27 +81,6 @@ def strip(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in TIMING_KEYS}
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """The first key path where two JSON values differ, or None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b)):
-            if k not in a or k not in b:
-                return f"{path}.{k} (in one summary only)"
-            d = first_difference(a[k], b[k], f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return f"{path} (lengths {len(a)} and {len(b)})"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    return None if a == b else f"{path}: {a!r} vs {b!r}"
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="determinism", description=__doc__.splitlines()[0],
@@ -136,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             if not old.exists():
                 note += "  (nothing to compare)"
             elif old.read_text() != text:
+                from linklab.check._properties import _diff as summary_difference
+
                 differ += 1
-                d = first_difference(json.loads(old.read_text()), summary)
+                d = summary_difference(json.loads(old.read_text()), summary)
                 note += f"  DIFFERS at {d}"
             else:
                 note += "  identical"

@@ -122,27 +122,7 @@ mod traces {
         pub fn take_media(&mut self) -> Table {
             let mut rows = std::mem::take(&mut self.media);
             rows.sort_by_key(|r| r.0); // stable
-            Table {
-                name: "media_packets".into(),
-                columns: vec![
-                    (
-                        "stream".into(),
-                        Column::U64(rows.iter().map(|r| u64::from(r.1)).collect()),
-                    ),
-                    (
-                        "time_s".into(),
-                        Column::F64(rows.iter().map(|r| r.0.as_secs_f64()).collect()),
-                    ),
-                    (
-                        "event".into(),
-                        Column::Str(rows.iter().map(|r| r.2.to_string()).collect()),
-                    ),
-                    (
-                        "seq".into(),
-                        Column::U64(rows.iter().map(|r| r.3).collect()),
-                    ),
-                ],
-            }
+            event_table("media_packets", "stream", &rows)
         }
 
         /// Record a sequence-number event (`sent`, `received`, `dropped`).
@@ -160,27 +140,34 @@ mod traces {
             let mut rows = std::mem::take(&mut self.rows);
             rows.extend(sent.into_iter().map(|(f, t, s)| (t, f.0, "sent", s)));
             rows.sort_by_key(|r| r.0); // stable
-            Table {
-                name: "seq".into(),
-                columns: vec![
-                    (
-                        "flow".into(),
-                        Column::U64(rows.iter().map(|r| u64::from(r.1)).collect()),
-                    ),
-                    (
-                        "time_s".into(),
-                        Column::F64(rows.iter().map(|r| r.0.as_secs_f64()).collect()),
-                    ),
-                    (
-                        "event".into(),
-                        Column::Str(rows.iter().map(|r| r.2.to_string()).collect()),
-                    ),
-                    (
-                        "seq".into(),
-                        Column::U64(rows.iter().map(|r| r.3).collect()),
-                    ),
-                ],
-            }
+            event_table("seq", "flow", &rows)
+        }
+    }
+
+    /// A table of packet events, one row per (time, id, event, sequence
+    /// number), sorted by time: `seq` (TCP flows) and `media_packets`
+    /// (media streams) differ only in their name and their id column's.
+    fn event_table(name: &str, id: &str, rows: &[(Time, u32, &'static str, u64)]) -> Table {
+        Table {
+            name: name.into(),
+            columns: vec![
+                (
+                    id.into(),
+                    Column::U64(rows.iter().map(|r| u64::from(r.1)).collect()),
+                ),
+                (
+                    "time_s".into(),
+                    Column::F64(rows.iter().map(|r| r.0.as_secs_f64()).collect()),
+                ),
+                (
+                    "event".into(),
+                    Column::Str(rows.iter().map(|r| r.2.to_string()).collect()),
+                ),
+                (
+                    "seq".into(),
+                    Column::U64(rows.iter().map(|r| r.3).collect()),
+                ),
+            ],
         }
     }
 }
