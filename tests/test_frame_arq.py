@@ -56,6 +56,20 @@ def test_fixed_modulation_and_determinism() -> None:
     assert r["4qam"] == r["frames"] + r["retransmissions"]
 
 
+def test_start_and_in_order_parameters_of_the_asymptote_experiment() -> None:
+    """Issue 36: `start` puts one initial timeout (3 s) inside the measured time;
+    `in_order` holds packets back. At limit 30 no 1500-byte packet overtakes another,
+    so holding them back changes nothing (measured: the `asymptote` experiment's
+    "packets released in order" row)."""
+    base = linklab.run(_wipemu(limit=30), seed=3).summary["flows"][0]
+    late = linklab.run(_wipemu(limit=30, start="3s"), seed=3).summary["flows"][0]
+    held = linklab.run(_wipemu(limit=30, in_order=True), seed=3).summary["flows"][0]
+    # 300 kB need at least 300_000 * 8 / (1500 * 108 * 8) = 1.85 s of radio time.
+    assert base["completed_s"] > 1.85 and late["completed_s"] > 3.0 + 1.85
+    assert late["delivered_bytes"] == base["delivered_bytes"] == 300_000
+    assert held == base
+
+
 def test_a_retransmission_rechooses_its_modulation_by_default() -> None:
     """Issue 36: at link ARQ limit 3 adaptive modulation stalled while a retransmitted
     frame kept its first try's modulation; re-chosen per slot from the predicted

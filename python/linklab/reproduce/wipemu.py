@@ -58,6 +58,8 @@ PAPER_FIXED = {"BPSK": {"modulation": "bpsk"}, "4-QAM": {"modulation": "4qam"},
 #: The transfer: the paper's "3 Mb" read as megabits (the other reading is shown
 #: by the ``transfer`` experiment).
 TRANSFER = "375kB"
+#: Its size in bits (3 Mbit).
+TRANSFER_BITS = 375_000 * 8
 
 
 def _flow(s: Mapping[str, Any]) -> dict[str, Any]:
@@ -487,6 +489,14 @@ class Wipemu(Reproduction):
             "rwnd 16 KiB": ("the receive window, smaller (11 segments)", {"rwnd": "16KiB"}),
             "no handshake": ("the application's measurement: the connection set-up's "
                              "round trip outside the measured time", {"handshake": False}),
+            # Issue 36's fourth round: the paper read again end to end.
+            "one 3 s initial timeout": (
+                "timeouts with nothing sent, counted in the transmission time (section 5): "
+                "one initial timeout of Linux 2.4 (TCP_TIMEOUT_INIT, 3 s; e.g. a lost SYN) a "
+                "transfer", {"start": "3s"}),
+            "packets released in order": (
+                "the emulator's packet handling: a packet held until the earlier ones are "
+                "done (the paper: frame reordering may reorder packets)", {"in_order": True}),
         }  # fmt: skip
         t = Table("asymptote", "The asymptotes (limit 30): each candidate switched alone "
                   "(kbit/s)", ["switch", "candidate", *mods,
@@ -528,6 +538,9 @@ class Wipemu(Reproduction):
                             "tries, padding)"),
                            ("payload", "TCP payload / bytes on the radio (40 B headers)"),
                            ("timeouts", "TCP timeouts per run"),
+                           ("time", "transfer time, s (the paper's asymptote: 3 Mbit over "
+                            f"{BPSK_BPS / 1e3:.0f} kbit/s = {_paper_time(BPSK_BPS):.1f} s, "
+                            f"over {ADAPTIVE_BPS / 1e3:.0f} = {_paper_time(ADAPTIVE_BPS):.1f} s)"),
                            ("retransmits", "TCP retransmissions per run")):  # fmt: skip
             w.add([label, *[f"{parts[m][key]:.3f}" for m in mods]],
                   record={"part": key, **{m: parts[m][key] for m in mods}})  # fmt: skip
@@ -596,10 +609,16 @@ def _link_time(runs: list[Mapping[str, Any]]) -> dict[str, float]:
             "payload": f["delivered_bytes"] / link["tx_bytes"],
             "timeouts": float(f["timeouts"]),
             "retransmits": float(f["retransmits"]),
+            "time": f["completed_s"] or s["sim_time_s"],
         }
         for k, v in row.items():
             out.setdefault(k, []).append(v)
     return {k: sum(v) / len(v) for k, v in out.items()}
+
+
+def _paper_time(bps: float) -> float:
+    """Seconds the paper's transfer (``TRANSFER``) takes at its asymptote ``bps``."""
+    return TRANSFER_BITS / bps
 
 
 def _r(v: float | None) -> str:
