@@ -1229,6 +1229,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         st["pie_burst_rule"] = "ns3"
     if cell.queue in ("codel", "fq_codel"):
         st["codel_mtu"] = MTU_B
+        # ns-3.44's CoDelQueueDisc (families I, O4, Q, N; codel-queue-disc.cc at ns-3.44): no
+        # drop while fewer than MinBytes wait (OkToDrop), a mark in the dropping state
+        # schedules the next from now (DoDequeue); FqCoDelQueueDisc's flow queues are such
+        # CoDels counting their own bytes, and an emptied new flow always goes to the old
+        # list (fq-codel-queue-disc.cc DoDequeue). linklab's CoDel/FQ-CoDel `variant = "ns3"`.
+        st["codel_variant"] = "ns3"
     if cell.queue == "fq_codel":
         st["fq_quantum"] = MTU_B
     return st
@@ -1316,6 +1322,8 @@ def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
             out["burst_rule"] = st["pie_burst_rule"]
         return out
     out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{st['codel_mtu']}B", "target": target}
+    if "codel_variant" in st:
+        out["variant"] = st["codel_variant"]
     if q == "fq_codel":
         out["quantum"] = f"{st['fq_quantum']}B"
     return out
@@ -1523,6 +1531,7 @@ def grid_mismatches(
                  round(linklab_aqm_target_ms(st), 6))  # fmt: skip
         if q in ("codel", "fq_codel"):
             same("linklab codel mtu", _quantity(lq.get("mtu")), float(st["codel_mtu"]))
+            same("linklab codel variant", lq.get("variant", "linux"), st.get("codel_variant"))
         if q == "fq_codel":
             same("linklab fq quantum", _quantity(lq.get("quantum")), float(st["fq_quantum"]))
         if q != "droptail":

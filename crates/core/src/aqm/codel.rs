@@ -34,6 +34,35 @@ pub struct CodelConfig {
     /// (ns-3 `MinBytes` 1500; Linux the device MTU). Default "1514B".
     #[serde(default = "defaults::mtu")]
     pub mtu: Bytes,
+    /// Whose CoDel rules: "linux" (RFC 8289 and Linux `codel_dequeue`) or
+    /// "ns3" (ns-3.44's `CoDelQueueDisc`: a short queue is exempt while
+    /// fewer than `mtu` bytes wait, and a mark in the dropping state
+    /// schedules the next one from now). Default "linux".
+    #[serde(default)]
+    pub variant: CodelVariant,
+}
+
+/// `queue = { kind = "codel" | "fq_codel", variant = … }`: whose CoDel rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CodelVariant {
+    /// RFC 8289 §5 and Linux `codel_dequeue` (`include/net/codel_impl.h`):
+    /// no drop while at most `mtu` bytes are left behind
+    /// (`*backlog <= params->mtu`); a mark in the dropping state schedules
+    /// the next one at `control_law(drop_next, count)`. In FQ-CoDel the
+    /// backlog is the whole qdisc's and a flow queue emptied on the new
+    /// list leaves it when no old flow is listed.
+    #[default]
+    Linux,
+    /// ns-3.44's `CoDelQueueDisc` (`src/traffic-control/model/codel-queue-disc.cc`
+    /// at tag ns-3.44): no drop while fewer than `mtu` (`MinBytes`) bytes
+    /// are left behind (`GetNBytes() < m_minBytes`, `OkToDrop`), and a mark
+    /// in the dropping state schedules the next one at
+    /// `control_law(now, count)` (`DoDequeue`). In `FqCoDelQueueDisc`
+    /// (`fq-codel-queue-disc.cc`) each flow queue is a `CoDelQueueDisc`
+    /// that counts only its own bytes, and a flow queue emptied on the new
+    /// list always moves to the old list (`DoDequeue`).
+    Ns3,
 }
 
 /// The defaults of [`CodelConfig`] for keys not written.
@@ -60,6 +89,7 @@ impl Default for CodelConfig {
             interval: defaults::interval(),
             ecn: false,
             mtu: defaults::mtu(),
+            variant: CodelVariant::Linux,
         }
     }
 }
@@ -153,7 +183,11 @@ impl Codel {
     /// RFC 8289 `dodequeue`: update `first_above_time` for a packet that waited
     /// `sojourn`, leaving `backlog` bytes behind; whether it may be dropped.
     fn ok_to_drop(&mut self, now: Time, sojourn: Time, backlog: u64) -> bool {
-        if sojourn < self.cfg.target || backlog <= self.cfg.mtu.get() {
+        let short = match self.cfg.variant {
+            CodelVariant::Linux => backlog <= self.cfg.mtu.get(),
+            CodelVariant::Ns3 => backlog < self.cfg.mtu.get(),
+        };
+        if sojourn < self.cfg.target || short {
             self.first_above_time = None;
             return false;
         }
@@ -215,8 +249,14 @@ impl Aqm for Codel {
                 self.count += 1;
                 let v = self.act(pkt);
                 if v == DequeueVerdict::Mark {
-                    // Marked packets leave: the loop ends with it (as Linux).
-                    self.drop_next = self.control_law(self.drop_next, self.count);
+                    // Marked packets leave: the loop ends with it (as Linux),
+                    // the next mark due from the last one's due time (Linux)
+                    // or from now (ns-3.44).
+                    let from = match self.cfg.variant {
+                        CodelVariant::Linux => self.drop_next,
+                        CodelVariant::Ns3 => now,
+                    };
+                    self.drop_next = self.control_law(from, self.count);
                 } else {
                     self.step = Step::InLoop;
                 }
@@ -357,6 +397,99 @@ mod tests {
         }
         assert_eq!(q.stats().drops_aqm_early, 0);
         assert!(q.stats().ecn_marks > 0);
+    }
+
+    /// The short-queue exemption at exactly `mtu` bytes left behind: one
+    /// 1500-byte packet arrives every 10 ms right after a departure, so each
+    /// packet waits 20 ms and leaves one packet (1500 bytes = `mtu`) behind.
+    /// RFC 8289 and Linux (`backlog <= mtu`) spare it forever; ns-3.44
+    /// (`GetNBytes() < MinBytes`) drops once the sojourn has stayed above
+    /// target for an interval (first drop at 120 ms: the packet dequeued at
+    /// 20 ms sets first_above_time = 20 + 100 ms).
+    #[test]
+    fn ns3_variant_exempts_only_below_mtu() {
+        let drops = |variant| {
+            let mut q = queue(CodelConfig {
+                mtu: Bytes(1500),
+                variant,
+                ..CodelConfig::default()
+            });
+            q.enqueue(Time::ZERO, pkt(0));
+            q.enqueue(ms(10), pkt(1));
+            let mut first = None;
+            for k in 2..100u64 {
+                let t = ms(10 * k);
+                q.dequeue(t);
+                if q.take_dropped().is_some() && first.is_none() {
+                    first = Some(t);
+                }
+                while q.take_dropped().is_some() {}
+                q.enqueue(t, pkt(k));
+            }
+            (q.stats().drops_aqm_early, first)
+        };
+        assert_eq!(drops(CodelVariant::Linux), (0, None));
+        let (n, first) = drops(CodelVariant::Ns3);
+        assert!(n > 0);
+        assert_eq!(first, Some(ms(120)), "the dequeue at first_above_time");
+    }
+
+    /// With ECN a mark in the dropping state schedules the next one from
+    /// the last due time (Linux `codel_dequeue`) or from now (ns-3.44
+    /// `DoDequeue`). ECN-capable 1500-byte packets: 10 at 0 ms, then one
+    /// every 8 ms; a dequeue every 10 ms. The sojourn passes target at the
+    /// first dequeue (10 ms), so the first mark (count 1) is at 110 ms and
+    /// the second is due at 210 ms; after the mark with count k the next is
+    /// due at control_law(x, k) = x + 100/√k ms, x that mark's due time
+    /// (Linux) or its time (ns-3), taken at the next dequeue of the 10-ms
+    /// grid: 290 ms on both, then 340 (Linux) against 350 ms (ns-3).
+    #[test]
+    fn ns3_variant_reschedules_a_mark_from_now() {
+        let marks = |variant| {
+            let mut q = queue(CodelConfig {
+                ecn: true,
+                variant,
+                ..CodelConfig::default()
+            });
+            let ect = |uid| Packet {
+                ecn: Ecn::Ect0,
+                ..pkt(uid)
+            };
+            for uid in 0..10 {
+                q.enqueue(Time::ZERO, ect(uid));
+            }
+            let mut times = Vec::new();
+            for t in 1..=700u64 {
+                if t % 8 == 0 {
+                    q.enqueue(ms(t), ect(100 + t));
+                }
+                if t % 10 == 0 {
+                    let p = q.dequeue(ms(t)).unwrap();
+                    if p.ecn == Ecn::Ce {
+                        times.push(t);
+                    }
+                }
+            }
+            assert_eq!(q.stats().drops_aqm_early, 0);
+            times
+        };
+        let grid = |due: f64| (due / 10.0).ceil() as u64 * 10;
+        for (variant, from_now) in [(CodelVariant::Linux, false), (CodelVariant::Ns3, true)] {
+            let got = marks(variant);
+            let mut expect = vec![110u64, 210];
+            let mut due = 210.0;
+            for k in 2..=7u32 {
+                let from = if from_now {
+                    *expect.last().unwrap() as f64
+                } else {
+                    due
+                };
+                due = from + 100.0 / f64::from(k).sqrt();
+                expect.push(grid(due));
+            }
+            assert_eq!(&got[..expect.len()], &expect[..], "{variant:?}");
+        }
+        assert_ne!(marks(CodelVariant::Linux), marks(CodelVariant::Ns3));
     }
 
     #[test]
