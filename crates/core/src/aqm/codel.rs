@@ -158,6 +158,24 @@ pub struct Codel {
     last_count: u32,
     dropping: bool,
     step: Step,
+    /// With [`CodelVariant::Ns3`]: 1/√count in 16-bit fixed point, kept by
+    /// one Newton step per change of count (`m_recInvSqrt`).
+    rec_inv_sqrt: u16,
+}
+
+/// 1/√1 in CoDel's 16-bit fixed point (ns-3's `~0U >> REC_INV_SQRT_SHIFT`).
+const REC_INV_SQRT_ONE: u16 = u16::MAX;
+
+/// One Newton step of 1/√count in 16-bit fixed point, as ns-3.44's
+/// `CoDelQueueDisc::NewtonStep` (and Linux's `codel_Newton_step`):
+/// y ← y·(3 − count·y²)/2, in their integer arithmetic (wrapping as theirs).
+fn newton_step(rec_inv_sqrt: u16, count: u32) -> u16 {
+    let invsqrt = u64::from(rec_inv_sqrt) << 16;
+    let invsqrt2 = (invsqrt * invsqrt) >> 32;
+    let mut val = (3u64 << 32).wrapping_sub(u64::from(count).wrapping_mul(invsqrt2));
+    val >>= 2;
+    val = val.wrapping_mul(invsqrt) >> (32 - 2 + 1);
+    (val >> 16) as u16
 }
 
 impl Codel {
@@ -171,13 +189,31 @@ impl Codel {
             last_count: 0,
             dropping: false,
             step: Step::Normal,
+            rec_inv_sqrt: REC_INV_SQRT_ONE,
         }
     }
 
-    /// `control_law(t, count)` = t + interval / √count.
+    /// `control_law(t, count)` = t + interval / √count: IEEE `sqrt` (RFC
+    /// 8289), or with [`CodelVariant::Ns3`] ns-3.44's `ControlLaw`, interval
+    /// times the Newton-kept reciprocal (`ReciprocalDivide`).
     fn control_law(&self, t: Time, count: u32) -> Time {
-        let dt = self.cfg.interval.0 as f64 / f64::from(count.max(1)).sqrt();
-        t + Time(dt as u64)
+        let dt = match self.cfg.variant {
+            CodelVariant::Linux => {
+                (self.cfg.interval.0 as f64 / f64::from(count.max(1)).sqrt()) as u64
+            }
+            CodelVariant::Ns3 => {
+                ((u128::from(self.cfg.interval.0) * (u128::from(self.rec_inv_sqrt) << 16)) >> 32)
+                    as u64
+            }
+        };
+        t + Time(dt)
+    }
+
+    /// `count` has changed: ns-3 moves its reciprocal one Newton step.
+    fn count_changed(&mut self) {
+        if self.cfg.variant == CodelVariant::Ns3 {
+            self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
+        }
     }
 
     /// RFC 8289 `dodequeue`: update `first_above_time` for a packet that waited
@@ -247,6 +283,7 @@ impl Aqm for Codel {
             }
             if now >= self.drop_next {
                 self.count += 1;
+                self.count_changed();
                 let v = self.act(pkt);
                 if v == DequeueVerdict::Mark {
                     // Marked packets leave: the loop ends with it (as Linux),
@@ -270,13 +307,15 @@ impl Aqm for Codel {
             let v = self.act(pkt);
             self.dropping = true;
             let delta = self.count.saturating_sub(self.last_count);
-            self.count = if delta > 1
-                && now.saturating_sub(self.drop_next) < Time(16 * self.cfg.interval.0)
-            {
-                delta
+            if delta > 1 && now.saturating_sub(self.drop_next) < Time(16 * self.cfg.interval.0) {
+                // Linux and ns-3 move the reciprocal one Newton step from the
+                // last state's (so it stays near 1/√ of the old count).
+                self.count = delta;
+                self.count_changed();
             } else {
-                1
-            };
+                self.count = 1;
+                self.rec_inv_sqrt = REC_INV_SQRT_ONE;
+            }
             self.drop_next = self.control_law(now, self.count);
             self.last_count = self.count;
             if v != DequeueVerdict::Mark {
@@ -439,10 +478,12 @@ mod tests {
     /// `DoDequeue`). ECN-capable 1500-byte packets: 10 at 0 ms, then one
     /// every 8 ms; a dequeue every 10 ms. The sojourn passes target at the
     /// first dequeue (10 ms), so the first mark (count 1) is at 110 ms and
-    /// the second is due at 210 ms; after the mark with count k the next is
-    /// due at control_law(x, k) = x + 100/√k ms, x that mark's due time
-    /// (Linux) or its time (ns-3), taken at the next dequeue of the 10-ms
-    /// grid: 290 ms on both, then 340 (Linux) against 350 ms (ns-3).
+    /// the second is due 100 ms later; after the mark with count k the next
+    /// is due at x + interval·r_k, x that mark's due time (Linux) or its
+    /// time (ns-3), r_k = 1/√k (RFC 8289's exact root in the "linux"
+    /// variant; ns-3's Newton-kept reciprocal, `newton_step`, in "ns3"),
+    /// taken at the next dequeue of the 10-ms grid: 110, 210, 290, 340 ms …
+    /// (Linux), 110, 210, 270, 330 ms … (ns-3: r_2 = 0.5, r_3 = 0.5625).
     #[test]
     fn ns3_variant_reschedules_a_mark_from_now() {
         let marks = |variant| {
@@ -473,23 +514,55 @@ mod tests {
             assert_eq!(q.stats().drops_aqm_early, 0);
             times
         };
-        let grid = |due: f64| (due / 10.0).ceil() as u64 * 10;
-        for (variant, from_now) in [(CodelVariant::Linux, false), (CodelVariant::Ns3, true)] {
+        let grid = |due_ns: u64| due_ns.div_ceil(10_000_000) * 10;
+        for variant in [CodelVariant::Linux, CodelVariant::Ns3] {
+            let ns3 = variant == CodelVariant::Ns3;
             let got = marks(variant);
             let mut expect = vec![110u64, 210];
-            let mut due = 210.0;
+            let mut due_ns = 210_000_000u64;
+            let mut rec = REC_INV_SQRT_ONE;
             for k in 2..=7u32 {
-                let from = if from_now {
-                    *expect.last().unwrap() as f64
+                let dt_ns = if ns3 {
+                    rec = newton_step(rec, k);
+                    ((100_000_000u128 * (u128::from(rec) << 16)) >> 32) as u64
                 } else {
-                    due
+                    (100e6 / f64::from(k).sqrt()) as u64
                 };
-                due = from + 100.0 / f64::from(k).sqrt();
-                expect.push(grid(due));
+                let from = if ns3 {
+                    expect.last().unwrap() * 1_000_000
+                } else {
+                    due_ns
+                };
+                due_ns = from + dt_ns;
+                expect.push(grid(due_ns));
             }
             assert_eq!(&got[..expect.len()], &expect[..], "{variant:?}");
+            let head: &[u64] = if ns3 { &[270, 330] } else { &[290, 340] };
+            assert_eq!(&got[2..4], head, "{variant:?}");
         }
-        assert_ne!(marks(CodelVariant::Linux), marks(CodelVariant::Ns3));
+    }
+
+    /// ns-3's (and Linux's) reciprocal square root: one Newton step
+    /// y ← y·(3 − k·y²)/2 per change of count, in 16-bit fixed point. By
+    /// hand from y = 1: 0.5 at count 2, 0.5625 at count 3; stepped through
+    /// counts 2…100 it is within 1 % of 1/√100; re-entering with count 3
+    /// from count 11's 0.3006 one step gives 0.41, not 1/√3 = 0.577.
+    #[test]
+    fn newton_step_as_ns3() {
+        let y = |r: u16| f64::from(r) / 65_536.0;
+        let r2 = newton_step(REC_INV_SQRT_ONE, 2);
+        assert!((y(r2) - 0.5).abs() < 1e-3, "{}", y(r2));
+        let r3 = newton_step(r2, 3);
+        assert!((y(r3) - 0.5625).abs() < 1e-3, "{}", y(r3));
+        let mut r = REC_INV_SQRT_ONE;
+        for k in 2..=100u32 {
+            r = newton_step(r, k);
+            if k == 11 {
+                let back = newton_step(r, 3);
+                assert!((y(back) - 0.41).abs() < 0.01, "{}", y(back));
+            }
+        }
+        assert!((y(r) - 0.1).abs() < 0.001, "{}", y(r));
     }
 
     #[test]
