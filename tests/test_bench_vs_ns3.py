@@ -142,7 +142,7 @@ def test_grid_cell_is_the_same_scenario_on_both_sides(key: str) -> None:
             d = d[int(k)] if isinstance(d, list) else d[k]
         d[last] = value
         assert vs.grid_mismatches(st, None, bad), path
-    # ns-3.44's variants the grid selects (families C, D, J): each is checked.
+    # ns-3.44's variants the grid selects (families C, D, J, I): each is checked.
     assert doc["tcp"]["prr_variant"] == "ns3"
     variants = [("tcp.prr_variant", "rfc6937")]
     if cell.cc == "newreno":
@@ -155,6 +155,10 @@ def test_grid_cell_is_the_same_scenario_on_both_sides(key: str) -> None:
         (bott,) = [x for x in doc["links"] if (x["a"], x["b"]) == ("L", "R")]
         assert bott["queue"]["burst_rule"] == "ns3"
         variants.append(("links.1.queue.burst_rule", "rfc8033"))
+    if cell.queue in ("codel", "fq_codel"):
+        (bott,) = [x for x in doc["links"] if (x["a"], x["b"]) == ("L", "R")]
+        assert bott["queue"]["variant"] == "ns3"
+        variants.append(("links.1.queue.variant", "linux"))
     for path, value in variants:
         bad = json.loads(json.dumps(doc))
         *head, last = path.split(".")

@@ -76,6 +76,8 @@ def test_codel_with_ecn_marks_instead_of_dropping() -> None:
         ('{ kind = "codel", minth = 5 }', "links[1].queue.minth", "unknown key"),
         ('{ kind = "pie", tupdate = "0s" }', "links[1].queue.tupdate", "positive"),
         ('{ kind = "fq_codel", flows = 0 }', "links[1].queue.flows", "out of range"),
+        ('{ kind = "codel", variant = "rfc" }', "links[1].queue.variant", '"linux" or "ns3"'),
+        ('{ kind = "fq_codel", variant = "ns-3" }', "links[1].queue.variant", '"linux" or "ns3"'),
         (
             '{ kind = "pie", mark_ecn_threshold = 1.5 }',
             "links[1].queue.mark_ecn_threshold",

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::codel::{Codel, CodelConfig};
+use super::codel::{Codel, CodelConfig, CodelVariant};
 use super::{Aqm, AqmConfig, DequeueVerdict, DropCause, Limit, QueueView, Verdict};
 use crate::config::{Bytes, ConfigError, Result};
 use crate::packet::{Ecn, Packet};
@@ -50,6 +50,14 @@ pub struct FqCodelConfig {
     /// Seed of the flow hash (ns-3 `Perturbation`). Default 0.
     #[serde(default)]
     pub perturbation: u32,
+    /// Whose rules: "linux" (RFC 8290, Linux `sch_fq_codel`: each flow's
+    /// CoDel spares a packet only while the whole qdisc holds at most `mtu`
+    /// bytes) or "ns3" (ns-3.44's `FqCoDelQueueDisc`: each flow queue's
+    /// CoDel counts its own bytes, exempt below `mtu`, reschedules a mark
+    /// from now, and a flow emptied on the new list always moves to the old
+    /// list). Default "linux".
+    #[serde(default)]
+    pub variant: CodelVariant,
 }
 
 /// The defaults of [`FqCodelConfig`] for keys not written.
@@ -89,6 +97,7 @@ impl Default for FqCodelConfig {
             mtu: defaults::quantum(),
             drop_batch: defaults::drop_batch(),
             perturbation: 0,
+            variant: CodelVariant::Linux,
         }
     }
 }
@@ -102,6 +111,7 @@ impl FqCodelConfig {
             interval: self.interval,
             ecn: self.ecn,
             mtu: self.mtu,
+            variant: self.variant,
         }
     }
 }
@@ -315,9 +325,15 @@ impl FqCodel {
                 }
                 None => {
                     // Empty: a new flow goes to the old list (so that it cannot
-                    // jump the queue again at once), an old one leaves.
+                    // jump the queue again at once), an old one leaves. Linux
+                    // keeps a new flow listed only when an old flow is; ns-3.44
+                    // always moves it to the old list.
                     self.pop_list(new);
-                    if new && !self.old_flows.is_empty() {
+                    let keep = match self.cfg.variant {
+                        CodelVariant::Linux => !self.old_flows.is_empty(),
+                        CodelVariant::Ns3 => true,
+                    };
+                    if new && keep {
                         self.queues[i].listed = Some(false);
                         self.old_flows.push_back(i);
                     } else {
@@ -355,11 +371,19 @@ impl FqCodel {
             // CoDel's `backlog <= mtu` exemption reads the backlog of the
             // whole qdisc, as Linux (`sch_fq_codel` passes `sch->qstats.backlog`
             // to `codel_dequeue`, less the packet just dequeued): one flow's
-            // last packet is not spared while other flows are queued.
-            let view = QueueView {
-                packets: self.packets,
-                bytes: self.bytes,
-                limit: Limit::Packets(u32::MAX),
+            // last packet is not spared while other flows are queued. ns-3.44's
+            // flow queue is a CoDelQueueDisc of its own: it reads its own bytes.
+            let view = match self.cfg.variant {
+                CodelVariant::Linux => QueueView {
+                    packets: self.packets,
+                    bytes: self.bytes,
+                    limit: Limit::Packets(u32::MAX),
+                },
+                CodelVariant::Ns3 => QueueView {
+                    packets: q.pkts.len() as u32,
+                    bytes: q.bytes,
+                    limit: Limit::Packets(u32::MAX),
+                },
             };
             match q
                 .codel
@@ -491,6 +515,69 @@ mod tests {
         }
         assert!(sent1 > 50, "flow 1 served: {sent1}");
         assert!(dropped1 > 0, "flow 1 never dropped from ({sent1} sent)");
+    }
+
+    /// ns-3.44's flow queue is a CoDelQueueDisc of its own (`variant =
+    /// "ns3"`): its exemption reads the flow's own bytes, so the flow of
+    /// `codel_exemption_reads_the_whole_backlog`, which keeps one 1000-byte
+    /// packet (< `mtu`) behind the one dequeued, is never dropped from.
+    #[test]
+    fn ns3_variant_exemption_reads_the_flows_own_backlog() {
+        let mut f = FqCodel::new(FqCodelConfig {
+            ecn: false,
+            variant: CodelVariant::Ns3,
+            ..FqCodelConfig::default()
+        });
+        assert!(distinct(&f, &[0, 1]));
+        for _ in 0..1000 {
+            f.enqueue(Time::ZERO, pkt(0, 1000));
+        }
+        f.enqueue(Time::ZERO, pkt(1, 1000));
+        f.enqueue(Time::ZERO, pkt(1, 1000));
+        let (mut sent1, mut dropped0) = (0u32, 0usize);
+        let mut d = Vec::new();
+        for k in 1..=200u64 {
+            let now = Time::from_millis(3 * k);
+            d.clear();
+            let p = f.dequeue(now, &mut d).unwrap();
+            assert!(d.iter().all(|(q, _)| q.flow.0 == 0), "flow 1 dropped from");
+            dropped0 += d.len();
+            if p.flow.0 == 1 {
+                sent1 += 1;
+                f.enqueue(now, pkt(1, 1000));
+            }
+        }
+        assert!(sent1 > 50, "flow 1 served: {sent1}");
+        assert!(dropped0 > 0, "flow 0's standing queue is dropped from");
+    }
+
+    /// A flow queue found empty on the new list while no old flow is listed
+    /// leaves the lists in Linux (a later packet makes it new again) and
+    /// moves to the old list in ns-3.44 (a later packet waits behind the new
+    /// flows). Flows 0 and 1 new with a packet each; flow 0 served and found
+    /// empty; then packets of flow 0 and of a new flow 2: Linux serves 0
+    /// first, ns-3 2.
+    #[test]
+    fn ns3_variant_moves_an_emptied_new_flow_to_the_old_list() {
+        for (variant, first) in [(CodelVariant::Linux, 0), (CodelVariant::Ns3, 2)] {
+            let mut f = FqCodel::new(FqCodelConfig {
+                variant,
+                ..FqCodelConfig::default()
+            });
+            assert!(distinct(&f, &[0, 1, 2]));
+            let mut d = Vec::new();
+            f.enqueue(Time::ZERO, pkt(0, 1000));
+            f.enqueue(Time::ZERO, pkt(1, 1000));
+            assert_eq!(f.dequeue(Time::ZERO, &mut d).unwrap().flow.0, 0);
+            assert_eq!(f.dequeue(Time::ZERO, &mut d).unwrap().flow.0, 1);
+            f.enqueue(Time::ZERO, pkt(0, 1000));
+            f.enqueue(Time::ZERO, pkt(2, 1000));
+            let order: Vec<u32> = (0..2)
+                .map(|_| f.dequeue(Time::ZERO, &mut d).unwrap().flow.0)
+                .collect();
+            assert_eq!(order[0], first, "{variant:?}: {order:?}");
+            assert!(d.is_empty());
+        }
     }
 
     /// Overflow drops from the fattest queue's head, up to half its bytes.
