@@ -422,7 +422,7 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
                 if eff[key]:
                     t[key] = eff[key] = False
         if eff["prr"] and c.chance(0.3):
-            t["prr_variant"] = c.pick(["ns3", "rfc6937"])
+            t["prr_variant"] = c.pick(["ns3", "rfc6937", "rfc9937"])
         if c.chance(0.15):
             t["cut_flight"] = c.pick(["pipe", "flightsize"])
     elif eff["rack"]:
