@@ -532,10 +532,14 @@ impl TcpSender {
                 self.phase = Phase::Established;
                 self.syn_pending = false;
                 self.rto_deadline = None;
-                if self.cfg.timestamps {
-                    self.rtt_sample(pkt.ts_echo, now);
-                } else if self.syn_tx == 1 {
-                    self.rtt_sample(self.syn_sent_at, now);
+                let sent = if self.cfg.timestamps {
+                    Some(pkt.ts_echo)
+                } else {
+                    (self.syn_tx == 1).then_some(self.syn_sent_at)
+                };
+                if let Some(at) = sent {
+                    self.rtt_sample(at, now);
+                    self.cc.on_handshake_rtt(now.saturating_sub(at));
                 }
                 self.check_complete(now);
             }
