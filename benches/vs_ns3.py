@@ -1186,6 +1186,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
+        # ns-3.44's TcpCubic keeps W_max through a timeout (family C; tcp-cubic.cc at
+        # ns-3.44): GetSsThresh sets m_lastMaxCwnd at the timeout as at a loss (fast
+        # convergence) and CubicReset (CA_LOSS) leaves it, where RFC 9438 sec. 4.8 and
+        # Linux's bictcp_reset forget it. linklab's CUBIC `timeout_wmax = "ns3"`, what
+        # `profile = "ns3"` selects.
+        st["cubic_timeout_wmax"] = "ns3"
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1345,6 +1351,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
     if "hystart" in st:
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
+    if "cubic_timeout_wmax" in st:
+        tcp["cc"]["timeout_wmax"] = st["cubic_timeout_wmax"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "bbr_send_quantum" in st:
@@ -1466,6 +1474,10 @@ def grid_mismatches(
     if isinstance(cc, dict) or "hystart" in st:
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_timeout_wmax" in st:
+        same("linklab tcp.cc.timeout_wmax",
+             cc.get("timeout_wmax") if isinstance(cc, dict) else None,
+             st.get("cubic_timeout_wmax"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip

@@ -693,6 +693,17 @@ mod tests {
         assert_eq!(rules(&c), (Some(false), Some(true)));
         let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
         assert_eq!(rules(&c), (Some(true), Some(false)));
+        // ns-3's W_max through a timeout: with profile "ns3" only.
+        use crate::tcp::cc::cubic::TimeoutWmax;
+        let tw = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => k.timeout_wmax,
+            _ => None,
+        };
+        assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!(tw(&c), Some(TimeoutWmax::Rfc9438));
+        let c = overlay("cc = { kind = \"cubic\", timeout_wmax = \"ns3\" }").apply(&base);
+        assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
     }
 
     /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and

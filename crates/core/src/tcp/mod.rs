@@ -391,7 +391,8 @@ impl TcpConfig {
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
     /// and `unknown_max_growth` on with profile "linux" only (Linux's
-    /// `tcp_cubic`); Westwood+'s `filter` is "ns3" with profile "ns3", else
+    /// `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
+    /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft"; DCTCP's
     /// `loss` is "alpha" with profile "ns3", else "halve".
@@ -434,6 +435,13 @@ impl TcpConfig {
             let linux = self.profile == Some(config::Profile::Linux);
             c.alpha_switch = c.alpha_switch.or(Some(!linux));
             c.unknown_max_growth = c.unknown_max_growth.or(Some(linux));
+            c.timeout_wmax =
+                c.timeout_wmax
+                    .or(Some(if self.profile == Some(config::Profile::Ns3) {
+                        cc::cubic::TimeoutWmax::Ns3
+                    } else {
+                        cc::cubic::TimeoutWmax::Rfc9438
+                    }));
         }
         cc
     }
