@@ -65,6 +65,24 @@ pub struct CubicConfig {
     /// ("ns3" with profile "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_wmax: Option<TimeoutWmax>,
+    /// What ssthresh is β times at a loss, an ECN echo or a timeout:
+    /// "flight" (RFC 9438 §4.6: flight_size) or "cwnd" (ns-3.44's `TcpCubic`
+    /// `GetSsThresh`, which ignores the bytes in flight it is handed: ⌊⌊cwnd
+    /// / MSS⌋ · β⌋ segments). They part when the data outstanding exceeds
+    /// the window, e.g. at a timeout after new data went out against a pipe
+    /// emptied by losses. Default "flight" ("cwnd" with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssthresh_from: Option<SsthreshFrom>,
+}
+
+/// `ssthresh_from`: the window CUBIC's multiplicative decrease applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SsthreshFrom {
+    /// RFC 9438 §4.6: flight_size · β_cubic.
+    Flight,
+    /// ns-3.44's `TcpCubic::GetSsThresh`: whole segments of cwnd · β_cubic.
+    Cwnd,
 }
 
 /// `timeout_wmax`: what CUBIC keeps of W_max through a timeout.
@@ -175,6 +193,7 @@ impl Default for CubicConfig {
             alpha_switch: None,
             unknown_max_growth: None,
             timeout_wmax: None,
+            ssthresh_from: None,
         }
     }
 }
@@ -631,8 +650,14 @@ impl CongestionControl for CubicCc {
             *c = Classic::new(c.ns3);
             c.reset_round(now, self.snd_nxt);
         }
-        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
-        w.ssthresh = ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss);
+        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments
+        // (ns-3.44: from cwnd in whole segments).
+        w.ssthresh = if self.cfg.ssthresh_from == Some(SsthreshFrom::Cwnd) {
+            let segs = ((w.cwnd / w.mss) as f64 * self.cfg.beta) as u64;
+            segs.max(2) * w.mss
+        } else {
+            ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss)
+        };
         match signal {
             Signal::FastRetransmit | Signal::Ecn => {
                 // §4.7 fast convergence: release bandwidth to newer flows.
@@ -829,6 +854,23 @@ mod tests {
         cc.on_ack(&mut w, MSS, None, Time::from_secs(3));
         assert_eq!(cc.k, 0.0);
         assert_eq!(cc.w_max, Some(35.0));
+    }
+
+    /// `ssthresh_from = "cwnd"` (ns-3.44's `GetSsThresh`): a timeout with
+    /// 100 segments outstanding and cwnd 60.5 segments gives ssthresh
+    /// ⌊60 · 0.7⌋ = 42 segments, RFC 9438's flight_size rule 70.
+    #[test]
+    fn ns3_ssthresh_from_cwnd() {
+        for (from, want) in [(None, 70), (Some(SsthreshFrom::Cwnd), 42)] {
+            let mut cc = CubicCc::new(CubicConfig {
+                ssthresh_from: from,
+                ..no_hystart()
+            });
+            let mut w = win(60, 1000);
+            w.cwnd += MSS / 2;
+            cc.on_congestion(&mut w, Signal::Timeout, 100 * MSS, Time::ZERO);
+            assert_eq!(w.ssthresh, want * MSS, "{from:?}");
+        }
     }
 
     /// ns-3.44's `TcpCubic` keeps W_max through a timeout (`timeout_wmax =
