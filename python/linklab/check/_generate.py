@@ -257,6 +257,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["hystart"] = c.pick([True, False, "hystart++", "classic", "classic-ns3", "off"])
         if c.chance(0.3):
             t["timeout_wmax"] = c.pick(["rfc9438", "ns3"])
+        if c.chance(0.3):
+            t["ssthresh_from"] = c.pick(["flight", "cwnd"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
         if c.chance(0.3):
