@@ -817,8 +817,9 @@ def _grid_q(queue: str, bdp: str) -> str:
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
     "with them and ns-3's send quantum emulated what is left is open",
-    "C": "ns-3.44 PRR (issue #1350), emulated since g33e (prr_variant ns3): the queue moved "
-    "from above ns-3's to below it; not traced further",
+    "C": "ns-3.44 PRR (issue #1350), emulated since g33e (prr_variant ns3); the f1 r100 d0 "
+    "cell (g33t): linklab's slow-start overshoot loses the retransmission of segment 69 "
+    "(one RTO per run, every seed), ns-3 repairs its overshoot in 4 fast recoveries",
     "D": "Westwood+ estimator: with ns-3's emulated (filter ns3) still out; not traced further",
     "P": "ns-3.44 EnterCwr at an echo in recovery or after a timeout (a further cut); "
     "no recovery from CA_CWR (a loss in it waits for the RTO)",
@@ -831,7 +832,8 @@ GRID_MISS_FAMILY = {
     "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2) (emulated: cc.loss = alpha); "
     "ns-3's first RTO, from its slow-start overshoot in CWR, linklab does not have",
-    "T": "open: moved out when the grid took ns-3.44's PRR (prr_variant ns3; not traced)",
+    "T": "open: moved out when the grid took an ns-3.44 emulation (PRR g33e; CUBIC's "
+    "ssthresh from cwnd g33t); not traced",
     "U": "open: moved out with ns-3.44's PIE burst rule (burst_rule ns3; not traced)",
     "O3": "open: long-RTT cells with 4 flows (start-up transients, ns-3's RTO collapses)",
     "O4": "open: 16 flows at 100 Mbit/s",
@@ -851,7 +853,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/droptail/f1/mss536/r10/d98/q1bdp/t30",
             "cubic/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
         ],
         "C",
@@ -867,8 +868,7 @@ GRID_MISSES = {
             "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
             "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
-            "westwood/codel/f1/mss1448/r10/d18/q1000p/t20",
-            "westwood/fq_codel/f1/mss1448/r10/d18/q1000p/t20",
+            "cubic/codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "T",
     ),
@@ -882,7 +882,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
-            "cubic/pie/f4/mss1448/r10/d98/q1000p/t30",
             "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
         ],
         "P",
@@ -939,6 +938,7 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/pie/f4/mss1448/r10/d98/q1000p/t30",
+            "westwood/codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "N",
     ),
@@ -1183,6 +1183,15 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
+        # ns-3.44's TcpCubic keeps W_max through a timeout (family C; tcp-cubic.cc at
+        # ns-3.44): GetSsThresh sets m_lastMaxCwnd at the timeout as at a loss (fast
+        # convergence) and CubicReset (CA_LOSS) leaves it, where RFC 9438 sec. 4.8 and
+        # Linux's bictcp_reset forget it. linklab's CUBIC `timeout_wmax = "ns3"`, what
+        # `profile = "ns3"` selects.
+        st["cubic_timeout_wmax"] = "ns3"
+        # ... and its GetSsThresh takes cwnd (whole segments), not the bytes in flight it
+        # is handed: linklab's CUBIC `ssthresh_from = "cwnd"` (profile "ns3").
+        st["cubic_ssthresh_from"] = "cwnd"
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1350,6 +1359,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     tcp.update({"cc": st["cc"], "ecn": bool(st["ecn"]), "variant": "sack", "timestamps": True})
     if "hystart" in st:
         tcp["cc"] = {"kind": st["cc"], "hystart": st["hystart"]}
+    if "cubic_timeout_wmax" in st:
+        tcp["cc"]["timeout_wmax"] = st["cubic_timeout_wmax"]
+    if "cubic_ssthresh_from" in st:
+        tcp["cc"]["ssthresh_from"] = st["cubic_ssthresh_from"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "bbr_send_quantum" in st:
@@ -1471,6 +1484,14 @@ def grid_mismatches(
     if isinstance(cc, dict) or "hystart" in st:
         same("linklab tcp.cc.hystart", cc.get("hystart") if isinstance(cc, dict) else None,
              st.get("hystart"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_timeout_wmax" in st:
+        same("linklab tcp.cc.timeout_wmax",
+             cc.get("timeout_wmax") if isinstance(cc, dict) else None,
+             st.get("cubic_timeout_wmax"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_ssthresh_from" in st:
+        same("linklab tcp.cc.ssthresh_from",
+             cc.get("ssthresh_from") if isinstance(cc, dict) else None,
+             st.get("cubic_ssthresh_from"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip

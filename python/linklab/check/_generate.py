@@ -255,6 +255,10 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
                 t[key] = c.chance(0.5)
         if c.chance(0.4):
             t["hystart"] = c.pick([True, False, "hystart++", "classic", "classic-ns3", "off"])
+        if c.chance(0.3):
+            t["timeout_wmax"] = c.pick(["rfc9438", "ns3"])
+        if c.chance(0.3):
+            t["ssthresh_from"] = c.pick(["flight", "cwnd"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
         if c.chance(0.3):
@@ -422,7 +426,7 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
                 if eff[key]:
                     t[key] = eff[key] = False
         if eff["prr"] and c.chance(0.3):
-            t["prr_variant"] = c.pick(["ns3", "rfc6937"])
+            t["prr_variant"] = c.pick(["ns3", "rfc6937", "rfc9937"])
         if c.chance(0.15):
             t["cut_flight"] = c.pick(["pipe", "flightsize"])
     elif eff["rack"]:

@@ -166,10 +166,13 @@ pub struct TcpOverlay {
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery and, as Linux
     /// and ns-3, in the window reduction at an ECN-Echo. Default false.
     pub prr: Option<bool>,
-    /// Whose PRR: "rfc6937" or "ns3" (ns-3.44's `TcpPrrRecovery`: a segment
-    /// added to DeliveredData per ACK with new SACK information, RecoverFS
-    /// the pipe, its 32-bit arithmetic; docs/models/tcp.md). Default
-    /// "rfc6937" ("ns3" with profile "ns3").
+    /// Whose PRR: "rfc9937" (RFC 9937: the slow-start bound's segment only
+    /// on an ACK that advances snd.una and marks no further loss, as
+    /// Linux), "rfc6937" (the obsoleted experimental RFC: that segment on
+    /// every ACK) or "ns3" (ns-3.44's `TcpPrrRecovery`: a segment added to
+    /// DeliveredData per ACK with new SACK information, RecoverFS the pipe,
+    /// its 32-bit arithmetic; docs/models/tcp.md). Default "rfc9937" ("ns3"
+    /// with profile "ns3").
     pub prr_variant: Option<PrrVariant>,
     /// Appropriate Byte Counting (RFC 3465, as Linux): the window grows by
     /// the bytes each ACK newly acknowledges, not once per ACK. Default
@@ -576,7 +579,11 @@ mod tests {
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);
-        assert_eq!(TcpConfig::default().prr_variant, PrrVariant::Rfc6937);
+        assert_eq!(TcpConfig::default().prr_variant, PrrVariant::Rfc9937);
+        let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
+        assert_eq!(linux.prr_variant, PrrVariant::Rfc9937);
+        let old = overlay("prr_variant = \"rfc6937\"").apply(&TcpConfig::default());
+        assert_eq!(old.prr_variant, PrrVariant::Rfc6937);
         let filter = |c: &TcpConfig| match c.resolved_cc() {
             CcConfig::Westwood(w) => w.filter,
             _ => None,
@@ -686,6 +693,17 @@ mod tests {
         assert_eq!(rules(&c), (Some(false), Some(true)));
         let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
         assert_eq!(rules(&c), (Some(true), Some(false)));
+        // ns-3's W_max through a timeout: with profile "ns3" only.
+        use crate::tcp::cc::cubic::TimeoutWmax;
+        let tw = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => k.timeout_wmax,
+            _ => None,
+        };
+        assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!(tw(&c), Some(TimeoutWmax::Rfc9438));
+        let c = overlay("cc = { kind = \"cubic\", timeout_wmax = \"ns3\" }").apply(&base);
+        assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
     }
 
     /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and

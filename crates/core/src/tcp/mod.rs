@@ -60,10 +60,22 @@ pub enum Variant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PrrVariant {
-    /// RFC 6937 with the slow-start reduction bound: DeliveredData per
-    /// ACK, RecoverFS = snd.nxt − snd.una at entry, the window recomputed
-    /// on every ACK of the reduction.
+    /// RFC 9937 (December 2025, obsoletes RFC 6937; §6): RecoverFS =
+    /// snd.nxt − snd.una less the bytes SACKed before the episode's first
+    /// ACK (that ACK's own delivery counted in); an ACK that delivers
+    /// nothing leaves the window; above ssthresh the proportional part;
+    /// below it the conservative reduction bound (PRR-CRB: max(prr_delivered
+    /// − prr_out, DeliveredData)) plus one segment only on a safe ACK —
+    /// one that advances snd.una and marks no further loss (PRR-SSRB, as
+    /// Linux's `tcp_cwnd_reduction` since 2015); one segment while nothing
+    /// was sent in the episode (the fast retransmit); cwnd = ssthresh when
+    /// the recovery ends.
     #[default]
+    Rfc9937,
+    /// RFC 6937 (experimental, obsoleted by RFC 9937) with the slow-start
+    /// reduction bound: DeliveredData per ACK, RecoverFS = snd.nxt −
+    /// snd.una at entry, the window recomputed on every ACK of the
+    /// reduction, the bound's extra segment on every ACK.
     Rfc6937,
     /// ns-3.44's `TcpPrrRecovery` (`src/internet/model/tcp-prr-recovery.cc`
     /// at tag ns-3.44, with its callers in `tcp-socket-base.cc`), which
@@ -231,7 +243,7 @@ pub struct TcpConfig {
     /// growth until it ends, and a loss found meanwhile continues it without
     /// a second cut (`tcp_enter_recovery`). Default false.
     pub prr: bool,
-    /// Whose PRR runs with `prr`: RFC 6937's or ns-3.44's
+    /// Whose PRR runs with `prr`: RFC 9937's, RFC 6937's or ns-3.44's
     /// ([`PrrVariant`]).
     pub prr_variant: PrrVariant,
     /// Appropriate Byte Counting (RFC 3465, as Linux counts the segments an
@@ -339,7 +351,7 @@ impl Default for TcpConfig {
             handshake: true,
             limited_transmit: true,
             prr: false,
-            prr_variant: PrrVariant::Rfc6937,
+            prr_variant: PrrVariant::Rfc9937,
             abc: None,
             profile: None,
             pacing: false,
@@ -379,7 +391,8 @@ impl TcpConfig {
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
     /// and `unknown_max_growth` on with profile "linux" only (Linux's
-    /// `tcp_cubic`); Westwood+'s `filter` is "ns3" with profile "ns3", else
+    /// `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
+    /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft"; DCTCP's
     /// `loss` is "alpha" with profile "ns3", else "halve".
@@ -422,6 +435,13 @@ impl TcpConfig {
             let linux = self.profile == Some(config::Profile::Linux);
             c.alpha_switch = c.alpha_switch.or(Some(!linux));
             c.unknown_max_growth = c.unknown_max_growth.or(Some(linux));
+            c.timeout_wmax =
+                c.timeout_wmax
+                    .or(Some(if self.profile == Some(config::Profile::Ns3) {
+                        cc::cubic::TimeoutWmax::Ns3
+                    } else {
+                        cc::cubic::TimeoutWmax::Rfc9438
+                    }));
         }
         cc
     }

@@ -532,10 +532,14 @@ impl TcpSender {
                 self.phase = Phase::Established;
                 self.syn_pending = false;
                 self.rto_deadline = None;
-                if self.cfg.timestamps {
-                    self.rtt_sample(pkt.ts_echo, now);
-                } else if self.syn_tx == 1 {
-                    self.rtt_sample(self.syn_sent_at, now);
+                let sent = if self.cfg.timestamps {
+                    Some(pkt.ts_echo)
+                } else {
+                    (self.syn_tx == 1).then_some(self.syn_sent_at)
+                };
+                if let Some(at) = sent {
+                    self.rtt_sample(at, now);
+                    self.cc.on_handshake_rtt(now.saturating_sub(at));
                 }
                 self.check_complete(now);
             }
@@ -556,6 +560,11 @@ impl TcpSender {
         let (recovery_before, cwr_before) = (self.in_recovery, self.cwr);
         let mut sacked_new = false;
         let mut rtx_acked = false;
+        // For RFC 9937's PRR: the loss marks before the ACK (SafeACK: "no
+        // further loss indicated") and the bytes SACKed before that it
+        // cumulatively acknowledges (RecoverFS at an episode's start).
+        let lost_marks_before = self.sb.lost_total();
+        let mut sacked_cum_acked = 0u64;
         let (inflight_before, lost_before) = if self.rate.is_some() {
             (self.bytes_in_flight(), self.sb.lost_total())
         } else {
@@ -586,6 +595,9 @@ impl TcpSender {
             let newest = self.sb.ack_visit(ack, |s| {
                 covers_retransmission |= s.tx_count > 1;
                 rtx_acked |= s.tx_count > 1 && !s.sacked;
+                if s.sacked {
+                    sacked_cum_acked += u64::from(s.len);
+                }
                 if s.tx_count == 1 && first_ackt.is_none() {
                     first_ackt = Some(s.first_sent);
                 }
@@ -720,8 +732,17 @@ impl TcpSender {
                         if full {
                             self.in_recovery = false;
                             if self.cfg.prr {
-                                // RFC 6937: leave recovery at the window the CC chose.
-                                self.win.cwnd = self.recovery_cwnd;
+                                // RFC 6937: leave recovery at the window the CC
+                                // chose; RFC 9937 §6.4: cwnd = ssthresh (the
+                                // same unless LT-TCP's ECN-only mode made no
+                                // congestion response, whose window stays).
+                                self.win.cwnd = if self.cfg.prr_variant == PrrVariant::Rfc9937
+                                    && !self.cfg.lt.ecn_only
+                                {
+                                    self.win.ssthresh.max(mss)
+                                } else {
+                                    self.recovery_cwnd
+                                };
                             }
                         }
                         self.restart_timer(now);
@@ -824,6 +845,24 @@ impl TcpSender {
             self.pipe = self.sb.pipe(self.high_rxt);
         }
         let ns3_prr = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Ns3;
+        let rfc9937 = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Rfc9937;
+        // RFC 9937 §6.2 SafeACK: snd.una advances and no further loss is
+        // indicated — no segment newly marked lost, and not the ACK that
+        // starts a loss recovery (Linux: FLAG_SND_UNA_ADVANCED and no
+        // `newly_lost`).
+        let safe_ack = rfc9937
+            && self.snd_una > una_before
+            && self.sb.lost_total() == lost_marks_before
+            && (!self.in_recovery || recovery_before);
+        if rfc9937 && !recovery_before && !cwr_before && (self.in_recovery || self.cwr) {
+            // RFC 9937 §6.1, at the first ACK of an episode: RecoverFS =
+            // snd.nxt − snd.una, less the bytes SACKed in the scoreboard
+            // but not by this ACK, plus the bytes this ACK newly acknowledges
+            // cumulatively — snd.una before the ACK, SACKed bytes before it
+            // that the ACK leaves above snd.una.
+            let sacked_before_left = sacked_before.saturating_sub(sacked_cum_acked);
+            self.recover_fs = (self.snd_max - una_before).saturating_sub(sacked_before_left);
+        }
         // ns-3's `segsAcked` ≥ 1 (ProcessAck, tcp-socket-base.cc 2041–2052
         // at ns-3.44): the bytes delivered plus the carry of partial
         // segments reach a segment, on an ACK that advances snd.una.
@@ -858,6 +897,8 @@ impl TcpSender {
                 if ns3_segs_acked {
                     self.prr_update_ns3(delivered, false, safe);
                 }
+            } else if rfc9937 {
+                self.prr_update_rfc9937(delivered, safe_ack);
             } else {
                 self.prr_update(delivered);
             }
@@ -891,7 +932,11 @@ impl TcpSender {
                 if !self.ns3_sack_cwr() {
                     self.pipe = self.cwnd_flight();
                 }
-                self.prr_update(delivered);
+                if rfc9937 {
+                    self.prr_update_rfc9937(delivered, safe_ack);
+                } else {
+                    self.prr_update(delivered);
+                }
             }
         }
         if self.snd_una >= self.snd_max {
@@ -1626,6 +1671,40 @@ impl TcpSender {
                 + mss;
             (ssthresh - pipe).min(limit)
         };
+        self.win.cwnd = pipe + sndcnt;
+    }
+
+    /// RFC 9937 §6.2 on one ACK of a PRR episode that delivered `delivered`
+    /// bytes, `safe` its SafeACK (snd.una advanced, no further loss): the
+    /// proportional part while pipe > ssthresh; below it PRR-CRB, one
+    /// segment more (PRR-SSRB) only on a safe ACK; at least a segment while
+    /// nothing was sent in the episode. An ACK that delivers nothing leaves
+    /// the window as it was. Sets cwnd = pipe + SndCnt.
+    fn prr_update_rfc9937(&mut self, delivered: u64, safe: bool) {
+        if delivered == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        let mut sndcnt = if pipe > ssthresh {
+            let out = (u128::from(self.prr_delivered) * u128::from(ssthresh))
+                .div_ceil(u128::from(self.recover_fs.max(1)));
+            (out as u64).saturating_sub(self.prr_out)
+        } else {
+            // PRR-CRB by default (prr_delivered − prr_out may be negative:
+            // then DeliveredData).
+            let mut n = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered);
+            if safe {
+                n += mss; // PRR-SSRB while the recovery makes good progress
+            }
+            n.min(ssthresh - pipe)
+        };
+        if self.prr_out == 0 && sndcnt == 0 {
+            sndcnt = mss; // force the fast retransmit
+        }
         self.win.cwnd = pipe + sndcnt;
     }
 
@@ -2445,6 +2524,71 @@ impl TcpSender {
             rttvar_s: srtt.map(|_| self.rtt.rttvar().as_secs_f64()),
             rto_s: self.rtt.rto().as_secs_f64(),
         }
+    }
+}
+
+#[cfg(test)]
+mod rfc9937_prr_tests {
+    use super::*;
+
+    /// A SACK + PRR sender with RFC 9937's PRR, MSS 1000, in the state given.
+    fn sender(ssthresh: u64, pipe: u64, recover_fs: u64, delivered: u64, out: u64) -> TcpSender {
+        let cfg = TcpConfig {
+            variant: Variant::Sack,
+            mss: 1000,
+            prr: true,
+            prr_variant: PrrVariant::Rfc9937,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(cfg, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+        s.win.ssthresh = ssthresh;
+        s.pipe = pipe;
+        s.recover_fs = recover_fs;
+        s.prr_delivered = delivered;
+        s.prr_out = out;
+        s.win.cwnd = 123_456;
+        s
+    }
+
+    /// RFC 9937 §6.2 by hand, against RFC 6937's `prr_update` where they differ.
+    #[test]
+    fn rfc9937_per_ack_steps_by_hand() {
+        // Proportional part (pipe > ssthresh), as RFC 6937:
+        // ⌈11 000 · 50 000 / 96 000⌉ = 5730, − 5000 sent = 730.
+        let mut s = sender(50_000, 60_000, 96_000, 10_000, 5000);
+        s.prr_update_rfc9937(1000, false);
+        assert_eq!((s.prr_delivered, s.win.cwnd), (11_000, 60_730));
+        // Below ssthresh, an ACK with SACK only (not safe): PRR-CRB,
+        // max(11 000 − 9000, 1000) = 2000 (of ssthresh − pipe = 10 000);
+        // RFC 6937 adds a segment on every ACK: 3000.
+        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
+        s.prr_update_rfc9937(1000, false);
+        assert_eq!(s.win.cwnd, 42_000);
+        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
+        s.prr_update_rfc9937(1000, true);
+        assert_eq!(s.win.cwnd, 43_000);
+        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
+        s.prr_update(1000);
+        assert_eq!(s.win.cwnd, 43_000);
+        // More sent than delivered: DeliveredData (1000), + 1000 when safe,
+        // at most ssthresh − pipe (1500).
+        for (safe, cwnd) in [(false, 49_500), (true, 50_000)] {
+            let mut s = sender(50_000, 48_500, 96_000, 10_000, 15_000);
+            s.prr_update_rfc9937(1000, safe);
+            assert_eq!(s.win.cwnd, cwnd);
+        }
+        // Nothing delivered: the window stays (RFC 6937 recomputes it).
+        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
+        s.prr_update_rfc9937(0, true);
+        assert_eq!((s.prr_delivered, s.win.cwnd), (10_000, 123_456));
+        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
+        s.prr_update(0);
+        assert_eq!(s.win.cwnd, 42_000);
+        // Nothing sent yet and nothing allowed (pipe = ssthresh): one
+        // segment, the fast retransmit.
+        let mut s = sender(50_000, 50_000, 96_000, 0, 0);
+        s.prr_update_rfc9937(1000, false);
+        assert_eq!(s.win.cwnd, 51_000);
     }
 }
 

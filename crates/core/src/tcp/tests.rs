@@ -300,6 +300,10 @@ fn ecn_run(marks: Vec<u64>) -> Harness {
 }
 
 fn ecn_run_with(marks: Vec<u64>, prr: bool) -> Harness {
+    ecn_run_prr(marks, prr, PrrVariant::default())
+}
+
+fn ecn_run_prr(marks: Vec<u64>, prr: bool, prr_variant: PrrVariant) -> Harness {
     let c = TcpConfig {
         mss: 1000,
         rwnd: 10_000_000,
@@ -307,6 +311,7 @@ fn ecn_run_with(marks: Vec<u64>, prr: bool) -> Harness {
         handshake: false,
         variant: if prr { Variant::Sack } else { Variant::NewReno },
         prr,
+        prr_variant,
         ..TcpConfig::default()
     };
     let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
@@ -368,13 +373,18 @@ fn ecn_mark_halves_once_per_window_without_retransmission() {
 /// the first by the ACK after the ECE (RFC 6937 counts bytes, as ns-3: the
 /// ECE's ACK allows 500 bytes, less than a segment; Linux counts packets
 /// and rounds 1 × 10 / 21 up to one at once; the expectation of 0 ACKs
-/// first written here took Linux's rounding). The immediate cut sends
-/// nothing until 10 ACKs have drained the flight to the new window. The
-/// reduction ends at ssthresh.
+/// first written here took Linux's rounding). That is RFC 6937's
+/// (RecoverFS = 20 segments, snd.nxt − snd.una after the ECE's ACK). RFC
+/// 9937's RecoverFS counts the ECE's own ACK in (snd.una before it: 21
+/// segments), so the first new segment waits one ACK more: ⌈2000 · 10 000 /
+/// 21 000⌉ = 953 bytes after the first ACK past the echo, 1429 after the
+/// second (expectation updated when RFC 9937 became the default, 2026-11-28).
+/// The immediate cut sends nothing until 10 ACKs have drained the flight to
+/// the new window. The reduction ends at ssthresh.
 #[test]
 fn ecn_reduction_goes_through_prr_when_prr_is_on() {
-    let probe = |prr: bool| {
-        let mut h = ecn_run_with(vec![20_000, 22_000], prr);
+    let probe = |prr: bool, variant: PrrVariant| {
+        let mut h = ecn_run_prr(vec![20_000, 22_000], prr, variant);
         let st = h.s.stats().clone();
         assert_eq!((st.ecn_reductions, st.retransmits, st.timeouts), (1, 0, 0));
         let t_ece = h
@@ -414,11 +424,17 @@ fn ecn_reduction_goes_through_prr_when_prr_is_on() {
             .count();
         (waited, sent, h.s.take_cwnd_trace())
     };
-    let (waited_cut, _, trace_cut) = probe(false);
-    let (waited_prr, sent_prr, trace) = probe(true);
+    let (waited_cut, _, trace_cut) = probe(false, PrrVariant::Rfc9937);
+    let (waited_prr, sent_prr, trace) = probe(true, PrrVariant::Rfc9937);
+    let (waited_6937, sent_6937, _) = probe(true, PrrVariant::Rfc6937);
     assert!(waited_cut >= 8, "the cut waited {waited_cut} ACKs");
-    assert!(waited_prr <= 1, "PRR waited {waited_prr} ACKs");
+    assert_eq!(waited_prr, 2, "RFC 9937's PRR waited {waited_prr} ACKs");
+    assert!(waited_6937 <= 1, "RFC 6937's PRR waited {waited_6937} ACKs");
     assert!((9..=11).contains(&sent_prr), "PRR sent {sent_prr}");
+    assert!(
+        (9..=11).contains(&sent_6937),
+        "RFC 6937's PRR sent {sent_6937}"
+    );
     let at =
         |t: &[(Time, u64, u64, (u64, u64))]| t.iter().find(|r| r.2 == 10_000).map(|r| r.1).unwrap();
     assert_eq!(at(&trace_cut), 10_000, "prr = false: cut at once");
@@ -1047,6 +1063,93 @@ fn ns3_prr_sends_a_segment_per_sack_ack_early_in_recovery() {
     assert!(ns3 >= 7, "ns-3's PRR sent {ns3} in 8 ACKs (RFC 6937 {rfc})");
     assert_eq!((rfc_cwnd, ns3_cwnd), (rfc_ss, ns3_ss));
     assert_eq!((rfc_to, ns3_to), (0, 0));
+}
+
+/// cwnd after an ACK and the (retransmission?, seq) it let out.
+type AckStep = (u64, Vec<(bool, u64)>);
+
+/// One PRR episode driven ACK by ACK with the PRR of `variant`: 20
+/// segments of 1000 B out (cwnd 20 000, no limited transmit), the first
+/// `lost` of them lost, then a SACK for each later segment in turn. Returns
+/// (cwnd, what goes out) after the ACK that starts the recovery, after one
+/// more SACK-only ACK, after a partial ACK of the fast retransmit, and cwnd
+/// when the ACK of everything ends the recovery.
+fn prr_episode(variant: PrrVariant, lost: u64) -> (Vec<AckStep>, u64) {
+    let c = TcpConfig {
+        prr: true,
+        prr_variant: variant,
+        initial_window: 20,
+        handshake: false,
+        limited_transmit: false,
+        ..cfg(Variant::Sack)
+    };
+    let mut s = TcpSender::new(c, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+    s.start(Time::ZERO);
+    assert_eq!(new_segments(&mut s, Time::ZERO).len(), 20);
+    let first = lost * 1000;
+    let t = ms(20);
+    for k in 1..=2 {
+        s.on_packet(t, &ack_pkt(0, &[(first, first + k * 1000)]));
+        assert!(!s.in_recovery());
+        assert!(sendable(&mut s, t).is_empty());
+    }
+    let mut steps = Vec::new();
+    for (ack, top) in [(0, 3), (0, 4), (1000, 4)] {
+        s.on_packet(t, &ack_pkt(ack, &[(first, first + top * 1000)]));
+        assert!(s.in_recovery());
+        steps.push((s.cwnd(), sendable(&mut s, t)));
+    }
+    assert_eq!(s.ssthresh(), 10_000);
+    s.on_packet(t, &ack_pkt(20_000, &[]));
+    assert!(!s.in_recovery());
+    (steps, s.cwnd())
+}
+
+/// RFC 9937's PRR against RFC 6937's, worked by hand (MSS 1000, ssthresh
+/// 10 000 = FlightSize / 2).
+///
+/// Ten losses: at entry the pipe is 7000 (segments 13–19), below ssthresh,
+/// so the slow-start part governs from the first ACK. On the entering ACK
+/// and on the next, SACK-only one (snd.una does not advance: not a safe
+/// ACK) RFC 9937 allows max(prr_delivered − prr_out, DeliveredData) = 1000
+/// (PRR-CRB): cwnd 8000, one retransmission each; RFC 6937 adds a segment
+/// on every ACK: cwnd 9000 then 10 000 (2000 delivered, 2000 sent, pipe
+/// 8000), two retransmissions each. The partial ACK of the fast retransmit
+/// marks no new loss and advances snd.una — a safe ACK: RFC 9937 adds its
+/// segment, max(3000 − 2000, 1000) + 1000 = 2000 (pipe 7000, cwnd 9000);
+/// RFC 6937 is held by ssthresh − pipe = 10 000 − 9000. Both leave the
+/// recovery at ssthresh.
+///
+/// Six losses: the pipe at entry is 11 000 (segments 9–19), above
+/// ssthresh, so the proportional part governs with RecoverFS: RFC 9937's
+/// leaves out the 2000 bytes SACKed before the entering ACK (18 000:
+/// ⌈1000 · 10 000 / 18 000⌉ = 556), RFC 6937's is FlightSize (20 000: 500).
+#[test]
+fn rfc9937_prr_adds_the_slow_start_segment_only_on_a_safe_ack() {
+    let rtx = |seqs: &[u64]| seqs.iter().map(|&q| (true, q)).collect::<Vec<_>>();
+    let (new, exit_new) = prr_episode(PrrVariant::Rfc9937, 10);
+    assert_eq!(
+        new,
+        vec![
+            (8000, rtx(&[0])),
+            (8000, rtx(&[1000])),
+            (9000, rtx(&[2000, 3000])),
+        ]
+    );
+    let (old, exit_old) = prr_episode(PrrVariant::Rfc6937, 10);
+    assert_eq!(
+        old,
+        vec![
+            (9000, rtx(&[0, 1000])),
+            (10_000, rtx(&[2000, 3000])),
+            (10_000, rtx(&[4000])),
+        ]
+    );
+    assert_eq!((exit_new, exit_old), (10_000, 10_000));
+    let (new, _) = prr_episode(PrrVariant::Rfc9937, 6);
+    let (old, _) = prr_episode(PrrVariant::Rfc6937, 6);
+    assert_eq!(new[0], (11_556, rtx(&[0])));
+    assert_eq!(old[0], (11_500, rtx(&[0])));
 }
 
 /// ssthresh after one loss in a window, with the fast retransmit's flight of `cut_flight`.

@@ -56,6 +56,46 @@ pub struct CubicConfig {
     /// false (true with profile "linux").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_max_growth: Option<bool>,
+    /// W_max after a timeout: "rfc9438" (§4.8, and Linux's `bictcp_reset`:
+    /// forgotten; the next avoidance stage starts with K = 0 and W_max =
+    /// its own starting window) or "ns3" (ns-3.44's `TcpCubic`: its
+    /// `CubicReset` leaves `m_lastMaxCwnd`, which `GetSsThresh` sets at the
+    /// timeout as at a loss, fast convergence included, so the next stage
+    /// climbs back to it along the concave curve). Default "rfc9438"
+    /// ("ns3" with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_wmax: Option<TimeoutWmax>,
+    /// What ssthresh is β times at a loss, an ECN echo or a timeout:
+    /// "flight" (RFC 9438 §4.6: flight_size) or "cwnd" (ns-3.44's `TcpCubic`
+    /// `GetSsThresh`, which ignores the bytes in flight it is handed: ⌊⌊cwnd
+    /// / MSS⌋ · β⌋ segments). They part when the data outstanding exceeds
+    /// the window, e.g. at a timeout after new data went out against a pipe
+    /// emptied by losses. Default "flight" ("cwnd" with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssthresh_from: Option<SsthreshFrom>,
+}
+
+/// `ssthresh_from`: the window CUBIC's multiplicative decrease applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SsthreshFrom {
+    /// RFC 9438 §4.6: flight_size · β_cubic.
+    Flight,
+    /// ns-3.44's `TcpCubic::GetSsThresh`: whole segments of cwnd · β_cubic.
+    Cwnd,
+}
+
+/// `timeout_wmax`: what CUBIC keeps of W_max through a timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutWmax {
+    /// RFC 9438 §4.8 (and Linux): W_max forgotten, K = 0 from the window
+    /// the next congestion avoidance starts at.
+    Rfc9438,
+    /// ns-3.44's `TcpCubic` (`tcp-cubic.cc`, `GetSsThresh` and
+    /// `CubicReset`): W_max set from cwnd at the timeout with fast
+    /// convergence, as at a loss, and kept.
+    Ns3,
 }
 
 /// `hystart`: how CUBIC leaves slow start before a loss.
@@ -152,6 +192,8 @@ impl Default for CubicConfig {
             hystart: None,
             alpha_switch: None,
             unknown_max_growth: None,
+            timeout_wmax: None,
+            ssthresh_from: None,
         }
     }
 }
@@ -608,8 +650,14 @@ impl CongestionControl for CubicCc {
             *c = Classic::new(c.ns3);
             c.reset_round(now, self.snd_nxt);
         }
-        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
-        w.ssthresh = ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss);
+        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments
+        // (ns-3.44: from cwnd in whole segments).
+        w.ssthresh = if self.cfg.ssthresh_from == Some(SsthreshFrom::Cwnd) {
+            let segs = ((w.cwnd / w.mss) as f64 * self.cfg.beta) as u64;
+            segs.max(2) * w.mss
+        } else {
+            ((flight as f64 * self.cfg.beta) as u64).max(2 * w.mss)
+        };
         match signal {
             Signal::FastRetransmit | Signal::Ecn => {
                 // §4.7 fast convergence: release bandwidth to newer flows.
@@ -624,10 +672,23 @@ impl CongestionControl for CubicCc {
                 w.cwnd = w.ssthresh;
             }
             Signal::Timeout => {
-                // §4.8: Reno's loss window; the next avoidance stage starts
-                // with K = 0 and W_max = its own starting window.
-                self.w_max = None;
-                self.max_unknown = true;
+                if self.cfg.timeout_wmax == Some(TimeoutWmax::Ns3) {
+                    // ns-3.44: `GetSsThresh` at the timeout sets
+                    // `m_lastMaxCwnd` as at a loss, which `CubicReset`
+                    // (CA_LOSS) keeps: the next stage's K comes from it.
+                    self.w_max = Some(match self.w_max {
+                        Some(m) if self.cfg.fast_convergence && cwnd < m => {
+                            cwnd * (1.0 + self.cfg.beta) / 2.0
+                        }
+                        _ => cwnd,
+                    });
+                    self.max_unknown = false;
+                } else {
+                    // §4.8: Reno's loss window; the next avoidance stage
+                    // starts with K = 0 and W_max = its own starting window.
+                    self.w_max = None;
+                    self.max_unknown = true;
+                }
                 self.cwnd_prior = cwnd;
                 w.cwnd = w.mss;
             }
@@ -793,6 +854,47 @@ mod tests {
         cc.on_ack(&mut w, MSS, None, Time::from_secs(3));
         assert_eq!(cc.k, 0.0);
         assert_eq!(cc.w_max, Some(35.0));
+    }
+
+    /// `ssthresh_from = "cwnd"` (ns-3.44's `GetSsThresh`): a timeout with
+    /// 100 segments outstanding and cwnd 60.5 segments gives ssthresh
+    /// ⌊60 · 0.7⌋ = 42 segments, RFC 9438's flight_size rule 70.
+    #[test]
+    fn ns3_ssthresh_from_cwnd() {
+        for (from, want) in [(None, 70), (Some(SsthreshFrom::Cwnd), 42)] {
+            let mut cc = CubicCc::new(CubicConfig {
+                ssthresh_from: from,
+                ..no_hystart()
+            });
+            let mut w = win(60, 1000);
+            w.cwnd += MSS / 2;
+            cc.on_congestion(&mut w, Signal::Timeout, 100 * MSS, Time::ZERO);
+            assert_eq!(w.ssthresh, want * MSS, "{from:?}");
+        }
+    }
+
+    /// ns-3.44's `TcpCubic` keeps W_max through a timeout (`timeout_wmax =
+    /// "ns3"`): a loss at 100 segments (W_max 100), a timeout at 60 (fast
+    /// convergence: W_max = 60 · 1.7 / 2 = 51; ssthresh 42), then avoidance
+    /// from 42: K = ∛((51 − 42) / 0.4) = ∛22.5 s, where RFC 9438 has K = 0,
+    /// W_max = 42.
+    #[test]
+    fn ns3_keeps_w_max_through_a_timeout() {
+        let mut cc = CubicCc::new(CubicConfig {
+            timeout_wmax: Some(TimeoutWmax::Ns3),
+            ..no_hystart()
+        });
+        let mut w = win(100, 1000);
+        cc.on_congestion(&mut w, Signal::FastRetransmit, 100 * MSS, Time::ZERO);
+        assert_eq!(cc.w_max, Some(100.0));
+        w.cwnd = 60 * MSS;
+        cc.on_congestion(&mut w, Signal::Timeout, 60 * MSS, Time::from_secs(1));
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 42 * MSS));
+        assert!((cc.w_max.unwrap() - 51.0).abs() < 1e-9);
+        w.cwnd = 42 * MSS;
+        cc.on_ack(&mut w, MSS, None, Time::from_secs(3));
+        assert!((cc.k - 22.5f64.cbrt()).abs() < 1e-9, "K = {}", cc.k);
+        assert!((cc.w_max.unwrap() - 51.0).abs() < 1e-9);
     }
 
     /// Linux `tcp_cubic` (`bictcp_update`): after a timeout (`bictcp_reset`

@@ -127,6 +127,15 @@ pub trait CongestionControl: fmt::Debug + Send {
         let _ = (acked, rtt, now);
     }
 
+    /// The RTT sample of the handshake (the SYN-ACK that completes it), for
+    /// estimators that take the connection's RTT history from its start as
+    /// ns-3's socket does (Westwood+ with `filter = "ns3"`: ns-3's SRTT and
+    /// `m_minRtt` begin with this sample). Must not change the window.
+    /// Default: nothing.
+    fn on_handshake_rtt(&mut self, rtt: Time) {
+        let _ = rtt;
+    }
+
     /// Every ACK that advances the cumulative ACK, before
     /// [`CongestionControl::on_ack_observed`]: the new cumulative `ack` and
     /// one past the highest byte sent so far (`snd_max`), for algorithms

@@ -54,7 +54,8 @@ pub enum WestwoodFilter {
     /// that SRTT, filtered by Tustin's approximation, BWE = 0.9·BWE +
     /// 0.05·(sample + previous sample), from 0, in whole bit/s as ns-3's
     /// `DataRate`; ssthresh = BWE · `m_minRtt`, the smallest SRTT (never
-    /// reset); and the window after a fast retransmit or an ECN reduction
+    /// reset; the SRTT starts from the handshake's RTT sample, as ns-3's
+    /// socket's does); and the window after a fast retransmit or an ECN reduction
     /// is ssthresh (ns-3's socket sets cwnd = ssthresh when recovery or CWR
     /// ends), where Linux's rule keeps min(cwnd, ssthresh).
     Ns3,
@@ -310,6 +311,17 @@ impl CongestionControl for WestwoodCc {
         }
     }
 
+    fn on_handshake_rtt(&mut self, rtt: Time) {
+        // ns-3.44: `ProcessSynSent` calls `EstimateRtt` on the SYN-ACK, so
+        // the socket's SRTT starts from the handshake's sample and
+        // `m_minRtt` (the smallest SRTT, never reset) includes it — an RTT
+        // without a full packet's serialization or a delayed-ACK wait,
+        // which then sets ssthresh = BWE · m_minRtt for the whole run.
+        if let Some(e) = &mut self.ns3 {
+            e.on_rtt(rtt);
+        }
+    }
+
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: Option<Time>, now: Time) {
         self.mss = w.mss;
         let _ = (rtt, now);
@@ -533,6 +545,23 @@ mod tests {
         assert_eq!(w.cwnd, MSS);
         cc.on_ack_observed(1000, Some(ms(80)), ms(4));
         assert_eq!(cc.ns3.as_ref().unwrap().min_srtt, Some(ms(1)), "not reset");
+    }
+
+    /// ns-3's SRTT and `m_minRtt` start from the handshake's RTT sample
+    /// (`ProcessSynSent` → `EstimateRtt`): a 40 ms SYN exchange then data
+    /// samples of 42 ms give SRTT 40 + 2/8 = 40.25 ms and m_minRtt 40 ms, so
+    /// ssthresh = BWE · 40 ms; Linux's estimator is not fed it.
+    #[test]
+    fn ns3_min_rtt_starts_with_the_handshake_sample() {
+        let mut cc = ns3_cc();
+        cc.on_handshake_rtt(ms(40));
+        cc.on_ack_observed(1000, Some(ms(42)), ms(100));
+        let e = cc.ns3.as_ref().unwrap();
+        assert_eq!(e.srtt, Some(Time::from_micros(40_250)));
+        assert_eq!(e.min_srtt, Some(ms(40)));
+        let mut linux = WestwoodCc::new(WestwoodConfig::default());
+        linux.on_handshake_rtt(ms(40));
+        assert_eq!(linux.rtt_min(), None);
     }
 
     proptest::proptest! {
