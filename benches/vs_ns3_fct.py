@@ -13,11 +13,12 @@ simulators read: ns-3's ``benches/ns3/fct_dumbbell.cc`` starts one ``BulkSend`` 
 on both sides, the time its receiver delivered its last byte in order minus its start.
 
 Per load and size bucket (linklab's default edges 10 kB, 100 kB, 1 MB, 10 MB), over the flows
-of all seeds pooled: median and p99 FCT of each simulator, their ratio, and PASS when both
-are within TARGET_REL of ns-3's. The speed ratio: ns-3's ``Simulator::Run()`` wall time over
-linklab's run (the same arrivals, one process after the other on this machine).
+of all seeds pooled: median and p99 FCT of each simulator (Harrell-Davis estimates), their
+ratio, and PASS when both are within TARGET_REL of ns-3's. The speed ratio: ns-3's
+``Simulator::Run()`` wall time over linklab's run (the same arrivals, one process after the
+other on this machine).
 
-    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-3, both
+    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-20, both
     python3 benches/vs_ns3_fct.py --quick            # load 0.5, linklab only, vs the JSON
     python3 benches/vs_ns3_fct.py --linklab-only     # every load, vs the committed ns-3 runs
 
@@ -42,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scipy.special import betainc
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "benches"))
@@ -54,7 +57,8 @@ RESULTS = REPO / "benches" / "results" / "ns3-fct.json"
 NATIVE_SRC = REPO / "benches" / "ns3" / "fct_dumbbell.cc"
 
 #: Targets (issue 37), fixed before any run: median and p99 FCT per size bucket within 15 %
-#: of ns-3's, over the flows of >= 3 seeds pooled.
+#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-20, the
+#: Harrell-Davis estimate of each quantile, `quantile`).
 TARGET_REL = 0.15
 #: The buckets whose p99 misses the target (seeds 1-3; `--quick` checks load 0.5's). Causes,
 #: found by experiment (docs/benchmarks.md, "Flow completion times against ns-3"): ns-3
@@ -75,7 +79,9 @@ KNOWN_P99_MISSES = {
     (0.7, "(10MB, inf]"),
 }
 LOADS = (0.3, 0.5, 0.7)
-SEEDS = (1, 2, 3)
+#: Seeds 1-20 pooled (3 until 2026-11-28: a p99 over 60-400 flows is the FCT of their 1-4
+#: slowest; the remedy, fixed before the new runs, is 20 seeds and the Harrell-Davis estimator).
+SEEDS = tuple(range(1, 21))
 PAIRS = 4
 ARRIVAL_S = 600.0  # arrivals in [0, ARRIVAL_S)
 DRAIN_S = 200.0  # the run goes on this long after the last arrival
@@ -153,12 +159,32 @@ def bucket_label(i: int) -> str:
     return f"({lo}, {hi}]"
 
 
-def quantile(xs: list[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's default) of a non-empty list."""
+def quantile_linear(xs: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default, Hyndman-Fan type 7) of a non-empty
+    list: reported beside the judged estimate, not judged."""
     s = sorted(xs)
     h = (len(s) - 1) * q
     lo = math.floor(h)
     return s[lo] + (s[min(lo + 1, len(s) - 1)] - s[lo]) * (h - lo)
+
+
+def quantile(xs: list[float], q: float) -> float:
+    """The Harrell-Davis estimate of the q-quantile of a non-empty list (Harrell & Davis,
+    Biometrika 69 (1982) 635-640): the mean of all order statistics weighted by the
+    Beta((n+1)q, (n+1)(1-q)) probability of each rank's interval, w_i = I((i)/n) -
+    I((i-1)/n) with I the regularized incomplete beta function. A p99 over n flows taken
+    from one or two order statistics (type 7) jumps with whichever flow is slowest; HD
+    spreads the weight over the few slowest (95 % of it on the 3 slowest of 100, the 7 of 300,
+    the 16 of 1000), which
+    cuts that variance without a bias at the median or in the tail of a smooth law. The
+    estimator of the targets since 2026-11-28 (issue 37), chosen before the 20-seed runs."""
+    s = sorted(xs)
+    n = len(s)
+    if n == 1:
+        return s[0]
+    a, b = (n + 1) * q, (n + 1) * (1 - q)
+    cdf = betainc(a, b, [i / n for i in range(n + 1)])
+    return float(sum((cdf[i + 1] - cdf[i]) * x for i, x in enumerate(s)))
 
 
 # ---- ns-3 ------------------------------------------------------------------------------------
@@ -377,6 +403,9 @@ def compare(
                 row[f"linklab_{name}_s"] = c
                 row[f"{name}_ratio"] = c / a
                 row[f"{name}_pass"] = abs(c / a - 1) <= TARGET_REL
+                # The type-7 estimate (one or two order statistics), for comparison only.
+                a7, c7 = quantile_linear(ns, q), quantile_linear(ll, q)
+                row[f"{name}_linear_ratio"] = c7 / a7
         rows.append(row)
     return rows
 
@@ -517,6 +546,10 @@ def main(argv: list[str] | None = None) -> int:
                     n3 = ns3_run(binary, arr, seed, Path(d), a.ns3_arg)
                 saved["runs"][k] = n3
                 vs_ns3.log(f"[ns-3] {k}: {len(arr)} flows, Run() {n3['run_wall_s']:.2f} s")
+                if a.save:  # after every run: a long batch keeps what it ran
+                    saved["settings"] = settings()
+                    saved["host"] = vs_ns3.host_info()
+                    a.results.write_text(json.dumps(saved, indent=1) + "\n")
             if a.ns3_only:
                 continue
             ll = linklab_run(arr, seed, parse_tcp(a.tcp))
