@@ -13,11 +13,12 @@ simulators read: ns-3's ``benches/ns3/fct_dumbbell.cc`` starts one ``BulkSend`` 
 on both sides, the time its receiver delivered its last byte in order minus its start.
 
 Per load and size bucket (linklab's default edges 10 kB, 100 kB, 1 MB, 10 MB), over the flows
-of all seeds pooled: median and p99 FCT of each simulator, their ratio, and PASS when both
-are within TARGET_REL of ns-3's. The speed ratio: ns-3's ``Simulator::Run()`` wall time over
-linklab's run (the same arrivals, one process after the other on this machine).
+of all seeds pooled: median and p99 FCT of each simulator (Harrell-Davis estimates), their
+ratio, and PASS when both are within TARGET_REL of ns-3's. The speed ratio: ns-3's
+``Simulator::Run()`` wall time over linklab's run (the same arrivals, one process after the
+other on this machine).
 
-    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-3, both
+    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-10, both
     python3 benches/vs_ns3_fct.py --quick            # load 0.5, linklab only, vs the JSON
     python3 benches/vs_ns3_fct.py --linklab-only     # every load, vs the committed ns-3 runs
 
@@ -42,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scipy.special import betainc
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "benches"))
@@ -54,28 +57,29 @@ RESULTS = REPO / "benches" / "results" / "ns3-fct.json"
 NATIVE_SRC = REPO / "benches" / "ns3" / "fct_dumbbell.cc"
 
 #: Targets (issue 37), fixed before any run: median and p99 FCT per size bucket within 15 %
-#: of ns-3's, over the flows of >= 3 seeds pooled.
+#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-10, the
+#: Harrell-Davis estimate of each quantile, `quantile`).
 TARGET_REL = 0.15
-#: The buckets whose p99 misses the target (seeds 1-3; `--quick` checks load 0.5's). Causes,
-#: found by experiment (docs/benchmarks.md, "Flow completion times against ns-3"): ns-3
-#: repairs a burst loss at one segment per RTT (ssthresh from its pipe, 2 segments,
-#: where RFC 5681 halves FlightSize); and a
-#: p99 over 100-400 flows is set by their 1-4 slowest, which packet a full drop-tail
-#: queue drops decides (linklab against itself, starts moved by < 1 ms: up to 15 %).
+#: The buckets whose p99 misses the target (seeds 1-10 pooled, Harrell-Davis; `--quick` checks
+#: load 0.5's). Causes, found by experiment (docs/benchmarks.md, "Flow completion times against
+#: ns-3"): the totals agree (retransmissions within 1.2 % at every load), the medians in
+#: 15 of 15, but a p99 over 370-860 flows is set by their 4-9 slowest, and at load 0.5 the
+#: short buckets' p99 falls on the edge of the ~3 s mode of flows whose SYN was lost (ns-3's
+#: 3 s ConnTimeout, as linklab's `syn_rto`): (0, 10 kB] has 3 such flows over 2.9 s in ns-3
+#: and 6 in linklab, (10 kB, 100 kB] 14 and 8, the two together 17 and 14 (5 the same flows):
+#: which flow's SYN a full drop-tail queue drops is chance. (100 kB, 1 MB]: 83 / 79 flows over
+#: 1.5 s, 25 / 27 over 2.9 s, but ns-3's 4 slowest are slower (5.1-6.6 s against 4.3-5.7 s).
 KNOWN_P99_MISSES = {
-    # Since the grid's settings carry ns-3.44's PRR and, for NewReno, its pipe as the flight a
-    # loss's cut halves (`prr_variant = "ns3"`, `cut_flight = "pipe"` at fast retransmits and
-    # timeouts; merged run of 2026-11-28), which fixed cause 2 of docs/benchmarks.md. The
-    # five left are buckets whose p99 is the FCT of their 1-4 slowest flows (cause 3; linklab
-    # against itself by perturbation alone reaches 1.155), in both directions.
-    (0.3, "(10kB, 100kB]"),
     (0.5, "(0, 10kB]"),
+    (0.5, "(10kB, 100kB]"),
     (0.5, "(100kB, 1MB]"),
-    (0.7, "(0, 10kB]"),
-    (0.7, "(10MB, inf]"),
 }
 LOADS = (0.3, 0.5, 0.7)
-SEEDS = (1, 2, 3)
+#: Seeds 1-10 pooled (3 until 2026-11-28: a p99 over 60-400 flows is the FCT of their 1-4
+#: slowest; the remedy, fixed before the new runs, is more seeds and the Harrell-Davis
+#: estimator; 20 seeds were planned, cut to 10 before any result because ns-3 ran at 8-20 %
+#: of a core on the shared machine).
+SEEDS = tuple(range(1, 11))
 PAIRS = 4
 ARRIVAL_S = 600.0  # arrivals in [0, ARRIVAL_S)
 DRAIN_S = 200.0  # the run goes on this long after the last arrival
@@ -153,12 +157,32 @@ def bucket_label(i: int) -> str:
     return f"({lo}, {hi}]"
 
 
-def quantile(xs: list[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's default) of a non-empty list."""
+def quantile_linear(xs: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default, Hyndman-Fan type 7) of a non-empty
+    list: reported beside the judged estimate, not judged."""
     s = sorted(xs)
     h = (len(s) - 1) * q
     lo = math.floor(h)
     return s[lo] + (s[min(lo + 1, len(s) - 1)] - s[lo]) * (h - lo)
+
+
+def quantile(xs: list[float], q: float) -> float:
+    """The Harrell-Davis estimate of the q-quantile of a non-empty list (Harrell & Davis,
+    Biometrika 69 (1982) 635-640): the mean of all order statistics weighted by the
+    Beta((n+1)q, (n+1)(1-q)) probability of each rank's interval, w_i = I((i)/n) -
+    I((i-1)/n) with I the regularized incomplete beta function. A p99 over n flows taken
+    from one or two order statistics (type 7) jumps with whichever flow is slowest; HD
+    spreads the weight over the few slowest (95 % of it on the 3 slowest of 100, the 7 of 300,
+    the 16 of 1000), which
+    cuts that variance without a bias at the median or in the tail of a smooth law. The
+    estimator of the targets since 2026-11-28 (issue 37), chosen before the new runs."""
+    s = sorted(xs)
+    n = len(s)
+    if n == 1:
+        return s[0]
+    a, b = (n + 1) * q, (n + 1) * (1 - q)
+    cdf = betainc(a, b, [i / n for i in range(n + 1)])
+    return float(sum((cdf[i + 1] - cdf[i]) * x for i, x in enumerate(s)))
 
 
 # ---- ns-3 ------------------------------------------------------------------------------------
@@ -279,6 +303,9 @@ def linklab_doc(tmp: Path, arr: list[tuple[float, int, int]]) -> dict[str, Any]:
     # ns-3 times a SYN by TcpSocket::ConnTimeout (3 s, doubling), not by its RTO
     # estimator: linklab's `syn_rto`, as `profile = "ns3"` sets it.
     doc["tcp"]["syn_rto"] = "3s"
+    # ns-3.44 has no restart after idle (`CA_EVENT_CWND_RESTART` is never raised); a
+    # connection per flow never idles, so this changes nothing here but says what ns-3 does.
+    doc["tcp"]["idle_restart"] = "off"
     doc["workloads"] = []
     for p in range(PAIRS):
         f = tmp / f"pair{p + 1}.txt"
@@ -377,6 +404,9 @@ def compare(
                 row[f"linklab_{name}_s"] = c
                 row[f"{name}_ratio"] = c / a
                 row[f"{name}_pass"] = abs(c / a - 1) <= TARGET_REL
+                # The type-7 estimate (one or two order statistics), for comparison only.
+                a7, c7 = quantile_linear(ns, q), quantile_linear(ll, q)
+                row[f"{name}_linear_ratio"] = c7 / a7
         rows.append(row)
     return rows
 
@@ -517,6 +547,10 @@ def main(argv: list[str] | None = None) -> int:
                     n3 = ns3_run(binary, arr, seed, Path(d), a.ns3_arg)
                 saved["runs"][k] = n3
                 vs_ns3.log(f"[ns-3] {k}: {len(arr)} flows, Run() {n3['run_wall_s']:.2f} s")
+                if a.save:  # after every run: a long batch keeps what it ran
+                    saved["settings"] = settings()
+                    saved["host"] = vs_ns3.host_info()
+                    a.results.write_text(json.dumps(saved, indent=1) + "\n")
             if a.ns3_only:
                 continue
             ll = linklab_run(arr, seed, parse_tcp(a.tcp))

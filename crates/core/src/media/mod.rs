@@ -548,6 +548,13 @@ impl MediaSink {
         }
     }
 
+    /// Whether packet number `seq` was received (intact) already.
+    pub fn has_received(&self, seq: u64) -> bool {
+        self.seen
+            .get((seq / 64) as usize)
+            .is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+
     /// Distinct packets received.
     pub fn received(&self) -> u64 {
         self.received
@@ -585,8 +592,9 @@ impl Stream {
         }
     }
 
-    /// The stream's summary; `in_flight` packets were still inside links
-    /// at the end (not counted lost), `from`/`to` the node names.
+    /// The stream's summary; `in_flight` distinct packets not received were
+    /// still inside links at the end (not counted lost), `from`/`to` the
+    /// node names.
     pub fn summary(
         &self,
         id: usize,
@@ -769,7 +777,9 @@ pub struct MediaSummary {
     /// Packets lost: sent − in flight − received (dropped in the network,
     /// or corrupted).
     pub lost: u64,
-    /// Packets still inside links at the end (neither lost nor received).
+    /// Distinct packets still inside links at the end and not received
+    /// (neither lost nor received): a packet and its netem copy both in
+    /// flight count once, a copy of a packet already received not at all.
     pub in_flight: u64,
     /// Packets received after their playout deadline (sent + playout).
     pub late: u64,

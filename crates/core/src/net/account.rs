@@ -216,6 +216,11 @@ pub struct Accounts {
     pub flows: Vec<FlowAccount>,
     /// One per media stream (`[[media]]`).
     pub media: Vec<LegAccount>,
+    /// Per media stream: the distinct packets (by number) inside links at
+    /// the end that its sink has not received — an original and its netem
+    /// copy count once, a copy of a packet already received not at all:
+    /// the stream's `in_flight` (finding M1 of docs/checking.md).
+    pub media_pending: Vec<u64>,
 }
 
 fn fail(message: String) -> AccountingError {
@@ -235,6 +240,7 @@ impl Simulation {
         let mut made = vec![[0u64; 2]; self.flows.len()];
         let mut media_in = vec![0u64; self.media.len()];
         let mut media_made = vec![0u64; self.media.len()];
+        let mut media_seqs: Vec<Vec<u64>> = vec![Vec::new(); self.media.len()];
         for (i, l) in self.links.iter().enumerate() {
             let mut count = 0usize;
             l.model
@@ -244,6 +250,7 @@ impl Simulation {
                     if let Some(m) = crate::media::stream_of(p.flow) {
                         if let Some(n) = media_in.get_mut(m) {
                             *n += 1;
+                            media_seqs[m].push(p.seq);
                         }
                     } else if let Some(f) = in_flight.get_mut(p.flow.0 as usize) {
                         f[leg_index(p)] += 1;
@@ -345,10 +352,20 @@ impl Simulation {
                 "links made {copies_made} copies of packets but the flows' accounts hold {copies_seen}"
             )));
         }
+        let media_pending = media_seqs
+            .into_iter()
+            .zip(&self.media)
+            .map(|(mut seqs, m)| {
+                seqs.sort_unstable();
+                seqs.dedup();
+                seqs.iter().filter(|&&q| !m.sink.has_received(q)).count() as u64
+            })
+            .collect();
         Ok(Accounts {
             links,
             flows,
             media,
+            media_pending,
         })
     }
 

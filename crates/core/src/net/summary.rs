@@ -456,7 +456,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let inside = accounts.as_ref().map_or(0, |a| a.media[i].in_flight);
+                let inside = accounts.as_ref().map_or(0, |a| a.media_pending[i]);
                 let (from, to) = (
                     &self.nodes[m.spec.src.0 as usize],
                     &self.nodes[m.spec.dst.0 as usize],

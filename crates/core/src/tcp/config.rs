@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::lt::MSS_MAX;
 use super::rate::RateSampleRule;
 use super::{
-    Bin, CcConfig, CutFlight, EstimatorSide, LtConfig, PrrVariant, ReactiveLimit, RtoEstimator,
-    SackRules, TcpConfig, Variant, WindowCuts,
+    Bin, CcConfig, CutFlight, EstimatorSide, IdleRestart, LtConfig, PrrVariant, ReactiveLimit,
+    RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts,
 };
 use crate::config::{check_range, Bytes, ConfigError, Result};
 use crate::time::Time;
@@ -70,6 +70,7 @@ impl Profile {
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
+                idle_restart: IdleRestart::Off,          // CA_EVENT_CWND_RESTART never raised
                 rate_sample: RateSampleRule::Ns3,        // TcpRateLinux keeps its sample
                 ..d
             },
@@ -89,7 +90,8 @@ impl Profile {
                 initial_rto: Time::from_secs(1),       // TCP_TIMEOUT_INIT
                 prr: true,
                 rto_keeps_sack: true,
-                rack: true, // tcp_recovery
+                rack: true,                       // tcp_recovery
+                idle_restart: IdleRestart::Linux, // tcp_slow_start_after_idle 1
                 ..d
             },
         };
@@ -204,6 +206,14 @@ pub struct TcpOverlay {
     /// segments taken out). Default "flightsize" ("pipe" with profile
     /// "ns3").
     pub cut_flight: Option<CutFlight>,
+    /// The window when the sender sends again after an idle period (nothing
+    /// outstanding, nothing sent for longer than the RTO): "rfc5681" (cwnd =
+    /// min(initial window, cwnd), RFC 5681 §4.1), "linux" (ssthresh raised to
+    /// ¾ cwnd, cwnd halved per RTO idle beyond the first, not below that
+    /// restart window: `tcp_slow_start_after_idle`) or "off" (ns-3.44).
+    /// Never for BBR. Default "rfc5681" ("linux" with profile "linux", "off"
+    /// with profile "ns3").
+    pub idle_restart: Option<IdleRestart>,
     /// Delivery-rate samples (BBR): "linux" (a fresh sample per ACK, Linux
     /// `tcp_rate.c`) or "ns3" (ns-3.44's `TcpRateLinux`, which keeps the
     /// sample across ACKs and overestimates the rate when an ACK delivers
@@ -325,6 +335,7 @@ impl TcpOverlay {
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.cwr_per_echo, self.cwr_per_echo);
         set(&mut c.cut_flight, self.cut_flight);
+        set(&mut c.idle_restart, self.idle_restart);
         set(&mut c.rate_sample, self.rate_sample);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);

@@ -139,6 +139,30 @@ pub enum CutFlight {
     Pipe,
 }
 
+/// What the sender does with its window when it sends again after an idle
+/// period (`idle_restart`): nothing outstanding and nothing sent for longer
+/// than the retransmission timeout (back-off included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+pub enum IdleRestart {
+    /// RFC 5681 §4.1: cwnd = RW = min(IW, cwnd), the restart window;
+    /// ssthresh unchanged.
+    #[default]
+    #[serde(rename = "rfc5681")]
+    Rfc5681,
+    /// Linux's `tcp_cwnd_restart` (`tcp_slow_start_after_idle` = 1, its
+    /// default; RFC 2861): ssthresh = max(ssthresh, ¾ cwnd), then cwnd
+    /// halved once per RTO of the idle time beyond the first, never below
+    /// RW = min(IW, cwnd). Not for a congestion control that sets its own
+    /// window from rate samples (BBR: Linux skips `cong_control`).
+    #[serde(rename = "linux")]
+    Linux,
+    /// No restart: the window stays what it was (ns-3.44, whose
+    /// `CA_EVENT_CWND_RESTART` is never raised; `tcp_slow_start_after_idle`
+    /// = 0).
+    #[serde(rename = "off")]
+    Off,
+}
+
 /// How the window is cut at a congestion signal (`window_cuts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 pub enum WindowCuts {
@@ -305,6 +329,10 @@ pub struct TcpConfig {
     /// flight; its other congestion controls cut from cwnd or their own
     /// estimate), and the ns-2 window rules do not use it.
     pub cut_flight: CutFlight,
+    /// The window after an idle period ([`IdleRestart`]): RFC 5681 §4.1's
+    /// restart window, Linux's decay or none. BBR is never restarted (it
+    /// sets its window from rate samples).
+    pub idle_restart: IdleRestart,
     /// How an ACK's delivery-rate sample is built, for the congestion
     /// controls that take them (BBR): Linux's fresh sample per ACK, or
     /// ns-3.44's `TcpRateLinux`, which keeps it across ACKs
@@ -360,6 +388,7 @@ impl Default for TcpConfig {
             reno_rto_guard: false,
             cwr_per_echo: false,
             cut_flight: CutFlight::FlightSize,
+            idle_restart: IdleRestart::Rfc5681,
             rate_sample: rate::RateSampleRule::Linux,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,

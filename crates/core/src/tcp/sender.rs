@@ -9,7 +9,10 @@ use super::rack::Rack;
 use super::rate::{RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
-use super::{App, CutFlight, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts};
+use super::{
+    App, CutFlight, IdleRestart, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant,
+    WindowCuts,
+};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
 
@@ -118,6 +121,9 @@ pub struct SenderStats {
     pub segments_sent: u64,
     /// Payload bytes transmitted, retransmissions included.
     pub bytes_sent: u64,
+    /// Idle restarts (`idle_restart`): sends of new data after more than an
+    /// RTO without sending, nothing outstanding.
+    pub idle_restarts: u64,
     /// Data segments retransmitted (fast, partial-ACK, SACK and go-back-N).
     pub retransmits: u64,
     /// Fast-recovery episodes entered.
@@ -334,6 +340,9 @@ pub struct TcpSender {
     limit_ns: [u64; 3],
     /// The smallest RTT sample.
     min_rtt: Option<Time>,
+    /// When the sender last sent a data packet (segment, retransmission or
+    /// FEC repair): the start of an idle period (`idle_restart`).
+    last_data_tx: Option<Time>,
     /// Linux's RTT samples (`rto_estimator = "linux"`): the first
     /// transmission of the earliest segment newly SACKed by the ACK being
     /// processed that was never retransmitted (`first_sackt`).
@@ -373,6 +382,7 @@ impl TcpSender {
             limit_ns: [0; 3],
             min_rtt: None,
             sack_rtt_from: None,
+            last_data_tx: None,
             cc,
             win: Window {
                 cwnd: iw * mss,
@@ -1618,6 +1628,9 @@ impl TcpSender {
             }
             return None;
         }
+        if self.snd_una == self.snd_max {
+            self.restart_after_idle(now);
+        }
         let seg_size = if self.lt_blocks {
             self.open_block(now)
         } else {
@@ -1650,6 +1663,53 @@ impl TcpSender {
             }
         }
         Some(self.send_segment(idx, now))
+    }
+
+    /// New data is about to leave with nothing outstanding: if nothing was
+    /// sent for longer than the RTO (back-off included), bring the window
+    /// down by the `idle_restart` rule (RFC 5681 §4.1: "a TCP SHOULD set cwnd
+    /// to no more than RW before beginning transmission if the TCP has not
+    /// sent data in an interval exceeding the retransmission timeout"; Linux's
+    /// `tcp_slow_start_after_idle_check`, which also needs `packets_out` = 0).
+    /// Not before the first data (the initial window is the restart window),
+    /// nor for BBR, which sets its window from rate samples.
+    fn restart_after_idle(&mut self, now: Time) {
+        let Some(last) = self.last_data_tx else {
+            return;
+        };
+        if self.cfg.idle_restart == IdleRestart::Off || self.cc.wants_rate_samples() {
+            return;
+        }
+        let rto = self.rtt.rto();
+        let idle = now.saturating_sub(last);
+        if idle <= rto {
+            return;
+        }
+        let cwnd = self.win.cwnd;
+        let rw = (u64::from(self.cfg.initial_window.max(1)) * self.win.mss).min(cwnd);
+        self.win.cwnd = match self.cfg.idle_restart {
+            IdleRestart::Rfc5681 => rw,
+            IdleRestart::Linux => {
+                // `tcp_current_ssthresh` outside a reduction, then one
+                // halving for each further RTO the idle time lasts
+                // (`while ((delta -= rto) > 0 && cwnd > restart_cwnd)`).
+                if !self.in_recovery && !self.cwr {
+                    self.win.ssthresh = self.win.ssthresh.max(cwnd / 2 + cwnd / 4);
+                }
+                let (mut w, mut left) = (cwnd, idle);
+                loop {
+                    left = left.saturating_sub(rto);
+                    if left == Time::ZERO || w <= rw {
+                        break;
+                    }
+                    w /= 2;
+                }
+                w.max(rw)
+            }
+            IdleRestart::Off => cwnd,
+        };
+        self.stats.idle_restarts += 1;
+        self.record_cwnd(now);
     }
 
     /// RFC 6937 PRR with the slow-start reduction bound: set cwnd so that
@@ -1846,6 +1906,7 @@ impl TcpSender {
         if sack_recovery || self.cwr {
             self.prr_out += u64::from(seg.len);
         }
+        self.last_data_tx = Some(now);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += u64::from(seg.len);
         self.stats.wire_bytes += u64::from(seg.len) + u64::from(self.header);
@@ -2228,6 +2289,7 @@ impl TcpSender {
         self.stats.wire_bytes += size + u64::from(self.header);
         self.order += 1;
         let counted = if outside { 0 } else { size };
+        self.last_data_tx = Some(now);
         self.fec_out.push_back((self.order, counted, start));
         self.fec_pipe += counted;
         if sack_recovery && !outside {

@@ -2721,3 +2721,119 @@ fn ns3_cut_flight_halves_the_pipe_not_the_flight() {
     }
     assert_eq!(first_ssthresh, vec![15_000, 10_500]);
 }
+
+/// `idle_restart`: a connection that sent 100 kB in slow start (IW 4, no
+/// loss), then, after its last data segment, stays idle before the
+/// application offers 20 kB more. RTO = 1 s (min_rto) on this 20 ms path.
+/// Returns (cwnd and ssthresh before the new data, after it, idle restarts).
+fn idle_then_send(
+    rule: IdleRestart,
+    idle: Time,
+    cc: Option<CcConfig>,
+) -> ((u64, u64), (u64, u64), u64) {
+    let mut c = cfg(Variant::NewReno);
+    c.initial_window = 4;
+    c.rwnd = 1_000_000;
+    c.idle_restart = rule;
+    if let Some(cc) = cc {
+        c.cc = cc;
+    }
+    let mut h = Harness::new(c, App::Bytes(0), MBPS10, ms(10));
+    h.s.offer(h.now, 100_000, true);
+    h.start();
+    h.run_until(ms(500));
+    assert_eq!(h.r.delivered(), 100_000);
+    let last = h
+        .data_sent
+        .iter()
+        .rev()
+        .find(|(_, p)| p.payload > 0)
+        .unwrap()
+        .0;
+    let before = (h.s.cwnd(), h.s.ssthresh());
+    assert_eq!(h.s.rto(), Time::from_secs(1));
+    assert!(last + idle > h.now, "{last} {}", h.now);
+    h.run_until(last + idle);
+    h.s.offer(h.now, 120_000, true);
+    h.drain();
+    (
+        before,
+        (h.s.cwnd(), h.s.ssthresh()),
+        h.s.stats().idle_restarts,
+    )
+}
+
+/// RFC 5681 §4.1: after more than an RTO without sending, cwnd = RW =
+/// min(IW, cwnd) = 4 segments, ssthresh unchanged; not after an idle time
+/// of at most one RTO; "off" (ns-3.44) leaves the window as it was.
+#[test]
+fn idle_restart_rfc5681_resets_to_the_restart_window() {
+    let (b, a, n) = idle_then_send(IdleRestart::Rfc5681, ms(3500), None);
+    assert!(b.0 >= 50_000, "slow start grew the window: {b:?}");
+    assert_eq!((a, n), ((4_000, b.1), 1));
+    let (b, a, n) = idle_then_send(IdleRestart::Rfc5681, ms(900), None);
+    assert_eq!((a, n), (b, 0));
+    let (b, a, n) = idle_then_send(IdleRestart::Off, ms(3500), None);
+    assert_eq!((a, n), (b, 0));
+}
+
+/// Linux's `tcp_cwnd_restart`: ssthresh = max(ssthresh, ¾ cwnd); with 3.5
+/// RTOs idle, `while ((delta -= rto) > 0 && cwnd > restart) cwnd >>= 1`
+/// halves three times (2.5, 1.5, 0.5 RTO left); 1.5 RTOs once; a long idle
+/// time stops at the restart window (4 segments).
+#[test]
+fn idle_restart_linux_halves_per_rto_down_to_the_restart_window() {
+    let (b, a, n) = idle_then_send(IdleRestart::Linux, ms(3500), None);
+    assert!(b.0 >= 64_000 && b.1 > 1 << 40, "{b:?}");
+    assert_eq!((a.0, n), (b.0 / 8, 1));
+    assert_eq!(a.1, b.1, "ssthresh was unset (infinite) and stays so");
+    let (b, a, _) = idle_then_send(IdleRestart::Linux, ms(1500), None);
+    assert_eq!(a.0, b.0 / 2);
+    let (_, a, _) = idle_then_send(IdleRestart::Linux, Time::from_secs(60), None);
+    assert_eq!(a.0, 4_000);
+}
+
+/// The ¾-cwnd ssthresh of Linux's rule, on a window that left slow start:
+/// a loss sets ssthresh; after the idle time ssthresh = max(ssthresh, ¾
+/// cwnd) exactly.
+#[test]
+fn idle_restart_linux_keeps_three_quarters_of_the_window_in_ssthresh() {
+    let mut c = cfg(Variant::NewReno);
+    c.initial_window = 4;
+    c.rwnd = 1_000_000;
+    c.idle_restart = IdleRestart::Linux;
+    let mut h = Harness::new(c, App::Bytes(0), MBPS10, ms(10));
+    h.data_hook = drop_first_tx_of(vec![20_000]);
+    h.s.offer(h.now, 200_000, true);
+    h.start();
+    h.run_until(ms(900));
+    assert_eq!(h.r.delivered(), 200_000);
+    let (cwnd, ssthresh) = (h.s.cwnd(), h.s.ssthresh());
+    assert!(
+        ssthresh < cwnd,
+        "avoidance after the loss: {cwnd} {ssthresh}"
+    );
+    let last = h
+        .data_sent
+        .iter()
+        .rev()
+        .find(|(_, p)| p.payload > 0)
+        .unwrap()
+        .0;
+    assert!(last + ms(1500) > h.now);
+    h.run_until(last + ms(1500));
+    h.s.offer(h.now, 210_000, true);
+    h.drain();
+    assert_eq!(h.s.ssthresh(), ssthresh.max(cwnd / 2 + cwnd / 4));
+    assert_eq!(h.s.cwnd(), (cwnd / 2).max(4_000));
+}
+
+/// BBR sets its window from rate samples: no restart under either rule.
+#[test]
+fn idle_restart_leaves_bbr_alone() {
+    for rule in [IdleRestart::Rfc5681, IdleRestart::Linux] {
+        let bbr = CcConfig::Bbr(Default::default());
+        let (b, a, n) = idle_then_send(rule, ms(3500), Some(bbr));
+        assert_eq!((a.0, n), (b.0, 0), "{rule:?}");
+    }
+}

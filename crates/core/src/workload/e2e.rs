@@ -321,10 +321,10 @@ fn a_warm_connection_keeps_its_window() {
     // 100-segment flows (146 kB) once a second over 100 Mbit/s with a 40 ms
     // round trip (BDP 500 kB, 342 segments: slow start is what a new
     // connection pays). A new connection spends its handshake and four
-    // slow-start rounds from 10 segments (10, 20, 40, 30); our TCP keeps
-    // the window over idle periods (no RFC 5681 §4.1 restart, like Linux
-    // with tcp_slow_start_after_idle = 0), so on the persistent connection
-    // a later flow needs at most two rounds. Expected: faster by more than
+    // slow-start rounds from 10 segments (10, 20, 40, 30); the connection is
+    // idle about 0.85 s between flows, less than its RTO (1 s), so no
+    // restart after idle (`idle_restart`) applies and on the persistent
+    // connection a later flow needs at most two rounds. Expected: faster by more than
     // the handshake plus one round, 80 ms. (A first version of this test
     // ran on the 14 ms, 10 Mbit/s path of [`scenario`] and expected 40 ms
     // saved: it measured 17.6 ms, the handshake and little more, because
@@ -344,6 +344,42 @@ fn a_warm_connection_keeps_its_window() {
     assert_eq!((a.len(), b.len()), (6, 6));
     for (x, y) in a.iter().zip(&b).skip(1) {
         assert!(x - y > 0.080, "new {x} persistent {y}");
+    }
+}
+
+/// `idle_restart` on a persistent connection: the flows of the test above
+/// every 3 s instead of every second, so the connection is idle ~2.85 s,
+/// longer than its RTO (1 s). RFC 5681 §4.1 (the default) restarts it from
+/// the restart window min(IW, cwnd) = 10 segments: a later flow takes the
+/// same four slow-start rounds as on a new connection and saves only the
+/// handshake, one round trip (40 ms; expected 40 ms ± 5 ms, the rest of
+/// the two paths being the same). With `idle_restart = "off"` (ns-3) it
+/// keeps its window and saves more than the handshake and a round (80 ms).
+#[test]
+fn an_idle_persistent_connection_restarts_from_the_initial_window() {
+    let text = |keys: &str| {
+        format!(
+            "duration = \"16s\"\n[[links]]\na = \"S\"\nb = \"D\"\nrate = \"100Mbit\"\ndelay = \"20ms\"\n\
+             queue = {{ kind = \"droptail\", limit = \"1000p\" }}\n\
+             [[workloads]]\nfrom = \"S\"\nto = \"D\"\n\
+             arrivals = {{ kind = \"deterministic\", rate = 0.3333333333 }}\nsize = {{ kind = \"fixed\", bytes = 146000 }}\n{keys}"
+        )
+    };
+    let new = fcts(&run(&text("tcp = { initial_window = 10 }\n"), 1));
+    let rfc = fcts(&run(
+        &text("tcp = { initial_window = 10 }\nconnection = \"persistent\"\n"),
+        1,
+    ));
+    let off = fcts(&run(
+        &text(
+            "tcp = { initial_window = 10, idle_restart = \"off\" }\nconnection = \"persistent\"\n",
+        ),
+        1,
+    ));
+    assert_eq!((new.len(), rfc.len(), off.len()), (6, 6, 6));
+    for ((x, y), z) in new.iter().zip(&rfc).zip(&off).skip(1) {
+        assert!((x - y - 0.040).abs() < 0.005, "new {x} persistent {y}");
+        assert!(x - z > 0.080, "new {x} persistent without restart {z}");
     }
 }
 
