@@ -73,7 +73,7 @@ pub struct WiredDirection {
     /// The trace-driven transmitter, if `cfg.trace` is set.
     server: Option<TraceServer>,
     /// A packet the trace (played once) ended under: it never leaves.
-    stuck: Option<Packet>,
+    stuck: Option<Box<Packet>>,
     /// netem-style impairments at the far end (`docs/models/netem.md`).
     netem: Option<Box<Netem>>,
 }
@@ -133,7 +133,7 @@ impl WiredDirection {
 
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
     /// packet already sent (seq, attempt), or a first transmission.
-    fn transmit(&mut self, start: Time, pkt: Packet, retry: Option<(u64, u32)>) {
+    fn transmit(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
         while let Some(&(at, bps)) = self.cfg.schedule.get(self.next_step) {
             if at > start {
                 break;
@@ -178,8 +178,7 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire
-            .push_back((end + self.cfg.delay, pool::boxed(pkt), lost));
+        self.wire.push_back((end + self.cfg.delay, pkt, lost));
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -239,7 +238,7 @@ impl WiredDirection {
             let start = match ready {
                 Some(r) if r <= t0 && t0 <= now => t0,
                 _ if t0 <= now && !self.queue.is_empty() => {
-                    if let Some(p) = self.queue.dequeue(t0) {
+                    if let Some(p) = self.queue.dequeue_boxed(t0) {
                         self.transmit(t0, p, None);
                     }
                     continue;
@@ -250,7 +249,7 @@ impl WiredDirection {
             let Some((p, seq, a)) = self.fec.as_mut().and_then(|f| f.pop_retx()) else {
                 break;
             };
-            self.transmit(start, p, Some((seq, a)));
+            self.transmit(start, pool::boxed(p), Some((seq, a)));
         }
     }
 }
@@ -258,10 +257,21 @@ impl WiredDirection {
 impl WiredDirection {
     /// Offer `pkt` at `now`; returns the packet discarded because of it, if any.
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
+        self.enqueue_boxed(now, pool::boxed(pkt))
+            .map(|(p, c)| (pool::unboxed(p), c))
+    }
+
+    /// [`WiredDirection::enqueue`] of a packet in its box: the same box
+    /// waits in the queue, crosses the wire and is handed over at the far end.
+    pub fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
         self.advance(now);
         if self.server.is_none() && self.busy_until <= now && self.queue.can_pass_through() {
             // Idle transmitter, empty queue: the packet leaves at once.
-            return match self.queue.pass_through(now, pkt) {
+            return match self.queue.pass_through_boxed(now, pkt) {
                 Ok(p) => {
                     self.transmit(now, p, None);
                     None
@@ -269,7 +279,7 @@ impl WiredDirection {
                 Err(refused) => Some(refused),
             };
         }
-        let dropped = self.queue.enqueue(now, pkt);
+        let dropped = self.queue.enqueue_boxed(now, pkt);
         if let Some(s) = self.server.as_mut() {
             // A trace-driven transmitter takes the packet at its next
             // opportunity (`advance`), strictly after `now` if it is idle.
@@ -279,7 +289,7 @@ impl WiredDirection {
         } else if self.busy_until <= now {
             // Idle transmitter: the packet leaves at once (it was queued so the
             // AQM saw it arrive, and leaves with zero sojourn time).
-            if let Some(p) = self.queue.dequeue(now) {
+            if let Some(p) = self.queue.dequeue_boxed(now) {
                 self.transmit(now, p, None);
             }
         }
@@ -330,19 +340,24 @@ impl WiredDirection {
 
     /// The next packet that reached the far end by `now`.
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
+        self.poll_deliver_boxed(now).map(Delivery::unboxed)
+    }
+
+    /// [`WiredDirection::poll_deliver`] in the box the packet crossed the
+    /// wire in (without FEC or netem; with them, in a box from the pool).
+    pub fn poll_deliver_boxed(&mut self, now: Time) -> Option<Delivery<Box<Packet>>> {
         if self.fec.is_none() {
             self.advance(now);
             if let Some((p, c)) = self.queue.take_dropped() {
-                return Some(Delivery::Lost(p, c));
+                return Some(Delivery::Lost(pool::boxed(p), c));
             }
             if self.netem.is_some() {
-                return self.poll_netem(now);
+                return self.poll_netem(now).map(Delivery::boxed);
             }
             if self.wire.front()?.0 > now {
                 return None;
             }
             let (_, pkt, lost) = self.wire.pop_front()?;
-            let pkt = pool::unboxed(pkt);
             let d = if lost {
                 Delivery::Lost(pkt, DropCause::LinkLoss)
             } else {
@@ -353,9 +368,10 @@ impl WiredDirection {
         }
         loop {
             if let Some((p, c)) = self.queue.take_dropped() {
-                return Some(Delivery::Lost(p, c));
+                return Some(Delivery::Lost(pool::boxed(p), c));
             }
             if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
+                let d = d.boxed();
                 self.count(&d);
                 return Some(d);
             }
@@ -413,7 +429,7 @@ impl WiredDirection {
 
     /// Count a delivery in the link's counters (and copy the FEC counters).
     /// By reference: the delivery (a 120-byte packet) is not moved twice.
-    fn count(&mut self, d: &Delivery) {
+    fn count<P: std::borrow::Borrow<Packet>>(&mut self, d: &Delivery<P>) {
         match d {
             Delivery::Lost(_, c) => {
                 self.stats.lost += 1;
@@ -421,7 +437,7 @@ impl WiredDirection {
             }
             Delivery::Arrived(p) => {
                 self.stats.rx_packets += 1;
-                self.stats.rx_bytes += u64::from(p.size());
+                self.stats.rx_bytes += u64::from(p.borrow().size());
             }
         }
         if let Some(f) = &self.fec {
@@ -525,6 +541,15 @@ impl Link for WiredLink {
         self.dirs[dir.index()].enqueue(now, pkt)
     }
 
+    fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        dir: Dir,
+        pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
+        self.dirs[dir.index()].enqueue_boxed(now, pkt)
+    }
+
     fn poll_timeout(&self) -> Option<Time> {
         match (self.dirs[0].poll_timeout(), self.dirs[1].poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -538,12 +563,16 @@ impl Link for WiredLink {
     }
 
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
+        self.poll_deliver_boxed(now).map(|(d, x)| (d, x.unboxed()))
+    }
+
+    fn poll_deliver_boxed(&mut self, now: Time) -> Option<(Dir, Delivery<Box<Packet>>)> {
         for d in Dir::BOTH {
             let dir = &mut self.dirs[d.index()];
             if dir.nothing_due(now) {
                 continue;
             }
-            if let Some(x) = dir.poll_deliver(now) {
+            if let Some(x) = dir.poll_deliver_boxed(now) {
                 return Some((d, x));
             }
         }
