@@ -401,6 +401,20 @@ pub trait Link: std::fmt::Debug + Send {
     fn poll_deliver_boxed(&mut self, now: Time) -> Option<(Dir, Delivery<Box<Packet>>)> {
         self.poll_deliver(now).map(|(d, x)| (d, x.boxed()))
     }
+    /// One pass of a wake-up: [`Link::poll_deliver_boxed`], or, once
+    /// nothing more is due by `now`, the link's next wake-up
+    /// ([`Link::poll_timeout`]) from the same look at its directions. By
+    /// default the two calls; a wired link reads a plain direction's next
+    /// arrival while it checks that nothing is due there.
+    fn poll_deliver_or_timeout(
+        &mut self,
+        now: Time,
+    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+        match self.poll_deliver_boxed(now) {
+            Some(x) => Ok(x),
+            None => Err(self.poll_timeout()),
+        }
+    }
     /// Occupancy and counters of direction `dir`'s buffer.
     fn occupancy(&self, dir: Dir) -> &Occupancy;
     /// Mutable occupancy (tracing, end-of-run accounting).

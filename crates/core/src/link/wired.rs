@@ -338,6 +338,14 @@ impl WiredDirection {
             && self.wire.front().is_none_or(|w| w.0 > now)
     }
 
+    /// [`WiredDirection::poll_timeout`] when [`WiredDirection::nothing_due`]
+    /// holds: a plain direction's next wake-up is its wire's first arrival.
+    #[inline]
+    fn idle_timeout(&self) -> Option<Time> {
+        debug_assert!(self.fec.is_none() && self.netem.is_none() && self.server.is_none());
+        self.wire.front().map(|w| w.0)
+    }
+
     /// The next packet that reached the far end by `now`.
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
         self.poll_deliver_boxed(now).map(Delivery::unboxed)
@@ -577,6 +585,30 @@ impl Link for WiredLink {
             }
         }
         None
+    }
+
+    /// The directions are independent: a direction's state after its own
+    /// poll found nothing is what [`Link::poll_timeout`] would read, so its
+    /// wake-up is taken then (inline for a plain direction with nothing due).
+    fn poll_deliver_or_timeout(
+        &mut self,
+        now: Time,
+    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+        let mut next = [None; 2];
+        for d in Dir::BOTH {
+            let dir = &mut self.dirs[d.index()];
+            next[d.index()] = if dir.nothing_due(now) {
+                dir.idle_timeout()
+            } else if let Some(x) = dir.poll_deliver_boxed(now) {
+                return Ok((d, x));
+            } else {
+                dir.poll_timeout()
+            };
+        }
+        Err(match next {
+            [Some(a), Some(b)] => Some(a.min(b)),
+            [a, b] => a.or(b),
+        })
     }
 
     fn occupancy(&self, dir: Dir) -> &Occupancy {
@@ -1168,6 +1200,57 @@ pub(crate) mod tests {
     }
 
     /// Sans-IO: drive the link by hand-stepped time, no engine involved.
+    /// One pass per wake-up (`poll_deliver_or_timeout`) hands over the same
+    /// packets in the same order as `poll_deliver_boxed` until `None`, and
+    /// then the same next wake-up as `poll_timeout`: two links, one driven
+    /// each way, with a lossy direction and a full queue (drops at arrival).
+    #[test]
+    fn one_pass_per_wake_up_matches_the_polls() {
+        let lossy = |seed| {
+            let mut d = link(1_000_000, 3, 4);
+            d.channel = Box::new(Bernoulli::new(0.2, Rng::stream(seed, "c")));
+            d
+        };
+        let mut a = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
+        let mut b = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
+        let mut now = Time::ZERO;
+        let (mut seen, mut uid) = (Vec::new(), 0);
+        for step in 0..400u64 {
+            // Offers every 0.7 ms, alternating directions, some in bursts.
+            now = now.max(Time::from_micros(700 * step));
+            for k in 0..=(step % 3) {
+                let dir = Dir::from_index(((step + k) % 2) as usize);
+                uid += 1;
+                let x = a.enqueue_boxed(now, dir, Box::new(pkt(uid, 500)));
+                let y = b.enqueue_boxed(now, dir, Box::new(pkt(uid, 500)));
+                assert_eq!(x.map(|(p, c)| (p.uid, c)), y.map(|(p, c)| (p.uid, c)));
+            }
+            let Some(t) = a.poll_timeout() else { continue };
+            if t > Time::from_micros(700 * (step + 1)) {
+                continue;
+            }
+            now = t;
+            let next = loop {
+                match a.poll_deliver_or_timeout(now) {
+                    Ok((d, x)) => {
+                        let (e, y) = b.poll_deliver_boxed(now).expect("the same delivery");
+                        assert_eq!((d, x.unboxed()), (e, y.unboxed()));
+                        seen.push(d);
+                    }
+                    Err(next) => break next,
+                }
+            };
+            assert!(b.poll_deliver_boxed(now).is_none());
+            assert_eq!(next, b.poll_timeout(), "the wake-up at {now:?}");
+            assert_eq!(next, a.poll_timeout());
+        }
+        assert!(seen.contains(&Dir::AB) && seen.contains(&Dir::BA));
+        assert!(
+            a.stats(Dir::AB).lost > 0,
+            "the lossy direction lost packets"
+        );
+    }
+
     #[test]
     fn hand_stepped_serialisation_and_delay() {
         // 1000-byte packets at 8 Mbit/s take 1 ms each; 10 ms propagation.

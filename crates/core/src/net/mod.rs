@@ -899,7 +899,13 @@ impl Simulation {
         // Its wake-up has fired: until it is scheduled again below, an offer
         // to this link must ask for the whole link's wake-up (`forward`).
         self.servicing = i;
-        while let Some((dir, d)) = self.links[i].model.poll_deliver_boxed(now) {
+        // One pass: the deliveries due by `now`, then (from the same look at
+        // the link, nothing having touched it since) its next wake-up.
+        let next = loop {
+            let (dir, d) = match self.links[i].model.poll_deliver_or_timeout(now) {
+                Ok(x) => x,
+                Err(next) => break next,
+            };
             match d {
                 Delivery::Arrived(p) => {
                     self.seen[2 * i + dir.index()].arrived += 1;
@@ -913,9 +919,8 @@ impl Simulation {
                     pool::recycle(p);
                 }
             }
-        }
+        };
         self.servicing = usize::MAX;
-        let next = self.links[i].model.poll_timeout();
         self.wake_links
             .schedule(&mut self.queue, i, next, Target::Link(i as u32));
     }
