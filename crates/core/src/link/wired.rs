@@ -298,7 +298,25 @@ impl WiredDirection {
 
     /// The next arrival at the far end (or, with link ARQ, the moment an idle
     /// transmitter starts a retransmission).
+    ///
+    /// Asked after every offer: a plain direction (no FEC, netem or trace)
+    /// with no packet discarded at dequeue answers here, inlined, from its
+    /// wire's first arrival (what the general case below computes for it).
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
+        if self.fec.is_none()
+            && self.netem.is_none()
+            && self.server.is_none()
+            && self.queue.dropped_waiting() == 0
+        {
+            return self.wire.front().map(|w| w.0);
+        }
+        self.poll_timeout_slow()
+    }
+
+    /// [`WiredDirection::poll_timeout`]'s general case.
+    #[inline(never)]
+    fn poll_timeout_slow(&self) -> Option<Time> {
         if self.queue.dropped_waiting() > 0 {
             // Discarded at dequeue by the AQM: report them at once.
             return Some(Time::ZERO);
