@@ -319,13 +319,19 @@ pub mod pool {
     #[inline]
     pub fn unboxed(b: Box<Packet>) -> Packet {
         let p = *b;
+        recycle(b);
+        p
+    }
+
+    /// Put `b` back to the pool (its packet is no longer needed).
+    #[inline]
+    pub fn recycle(b: Box<Packet>) {
         FREE.with(|f| {
             let mut f = f.borrow_mut();
             if f.len() < CAP {
                 f.push(b);
             }
         });
-        p
     }
 
     #[cfg(test)]
@@ -346,6 +352,10 @@ pub mod pool {
             let b = boxed(q);
             assert_eq!(&*b as *const Packet, addr, "the freed box is reused");
             assert_eq!(*b, q);
+            recycle(b);
+            let b = boxed(p);
+            assert_eq!(&*b as *const Packet, addr, "a recycled box is reused");
+            assert_eq!(*b, p);
         }
     }
 }

@@ -662,22 +662,34 @@ impl Queue {
     /// Offer `pkt` at `now`. Returns the packet discarded because of this
     /// arrival, if any: the arrival itself, or an older one for a front-dropping AQM.
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
+        self.enqueue_boxed(now, pool::boxed(pkt))
+            .map(|(p, c)| (pool::unboxed(p), c))
+    }
+
+    /// [`Queue::enqueue`] of a packet in its box: the queue keeps the box.
+    pub fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        mut pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
         if self.fq.is_some() {
             self.occ.stats_mut().arrivals += 1;
-            return self.fq_enqueue(now, pkt);
+            return self
+                .fq_enqueue(now, pool::unboxed(pkt))
+                .map(|(p, c)| (pool::boxed(p), c));
         }
-        let (pkt, verdict) = match self.admit(now, pkt) {
-            Ok(admitted) => admitted,
-            Err(refused) => return Some(refused),
+        let verdict = match self.admit(now, &mut pkt) {
+            Ok(v) => v,
+            Err(c) => return Some((pkt, c)),
         };
         let mut bytes = self.occ.bytes() + u64::from(pkt.size());
-        self.pkts.push_back(pool::boxed(pkt));
+        self.pkts.push_back(pkt);
         if let Some(s) = self.stamps.as_mut() {
             s.push_back(now);
         }
         let mut dropped = None;
         if let Verdict::DropFront(c) = verdict {
-            if let Some(front) = self.pkts.pop_front().map(pool::unboxed) {
+            if let Some(front) = self.pkts.pop_front() {
                 if let Some(s) = self.stamps.as_mut() {
                     s.pop_front();
                 }
@@ -691,18 +703,13 @@ impl Queue {
     }
 
     /// The arrival of `pkt` at `now` as the AQM and the limit judge it: the
-    /// packet (marked CE if so decided) and the verdict, or the packet refused.
-    // The refused packet goes back by value, as from `enqueue`: no allocation per drop.
-    #[allow(clippy::result_large_err)]
-    fn admit(
-        &mut self,
-        now: Time,
-        mut pkt: Packet,
-    ) -> Result<(Packet, Verdict), (Packet, DropCause)> {
+    /// verdict (the packet marked CE if so decided), or the cause it is
+    /// refused for.
+    fn admit(&mut self, now: Time, pkt: &mut Packet) -> Result<Verdict, DropCause> {
         self.occ.stats_mut().arrivals += 1;
         let view = self.view();
         self.aqm.on_tick(now, &view);
-        let verdict = self.aqm.on_arrival(now, &view, &pkt, &mut self.rng);
+        let verdict = self.aqm.on_arrival(now, &view, pkt, &mut self.rng);
         let full = match self.limit {
             Limit::Packets(n) => view.packets >= n,
             Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
@@ -717,13 +724,13 @@ impl Queue {
         };
         if let Some(c) = refuse {
             self.occ.stats_mut().count_drop(c);
-            return Err((pkt, c));
+            return Err(c);
         }
         if verdict == Verdict::Mark {
             pkt.ecn = Ecn::Ce;
             self.occ.stats_mut().ecn_marks += 1;
         }
-        Ok((pkt, verdict))
+        Ok(verdict)
     }
 
     /// Whether [`Queue::pass_through`] applies: nothing waits, and the AQM
@@ -739,9 +746,22 @@ impl Queue {
     /// miss per packet. Needs [`Queue::can_pass_through`].
     #[allow(clippy::result_large_err)]
     pub fn pass_through(&mut self, now: Time, pkt: Packet) -> Result<Packet, (Packet, DropCause)> {
+        self.pass_through_boxed(now, pool::boxed(pkt))
+            .map(pool::unboxed)
+            .map_err(|(p, c)| (pool::unboxed(p), c))
+    }
+
+    /// [`Queue::pass_through`] of a packet in its box.
+    pub fn pass_through_boxed(
+        &mut self,
+        now: Time,
+        mut pkt: Box<Packet>,
+    ) -> Result<Box<Packet>, (Box<Packet>, DropCause)> {
         debug_assert!(self.can_pass_through());
         // An empty queue refuses a front drop: the verdict is Accept or Mark.
-        let (pkt, _) = self.admit(now, pkt)?;
+        if let Err(c) = self.admit(now, &mut pkt) {
+            return Err((pkt, c));
+        }
         self.occ.pass(now, u64::from(pkt.size()));
         self.occ.stats_mut().departures += 1;
         self.aqm.on_departure(now, &self.view());
@@ -751,11 +771,16 @@ impl Queue {
     /// Take the head packet at `now`. A dequeue-time AQM may discard head
     /// packets first: they wait in [`Queue::take_dropped`].
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        self.dequeue_boxed(now).map(pool::unboxed)
+    }
+
+    /// [`Queue::dequeue`] in its box (the box it waited in).
+    pub fn dequeue_boxed(&mut self, now: Time) -> Option<Box<Packet>> {
         if self.fq.is_some() {
-            return self.fq_dequeue(now);
+            return self.fq_dequeue(now).map(pool::boxed);
         }
         loop {
-            let Some(mut pkt) = self.pkts.pop_front().map(pool::unboxed) else {
+            let Some(mut pkt) = self.pkts.pop_front() else {
                 if self.stamps.is_some() {
                     self.aqm.on_empty(now);
                 }
@@ -772,7 +797,7 @@ impl Queue {
                 {
                     DequeueVerdict::Drop(c) => {
                         self.occ.stats_mut().count_drop(c);
-                        self.dropped.push_back((pkt, c));
+                        self.dropped.push_back((pool::unboxed(pkt), c));
                         continue;
                     }
                     DequeueVerdict::Mark => {

@@ -26,7 +26,7 @@ pub use wired::{
 use crate::aqm::{Causes, DropCause, Occupancy};
 use crate::config::kind::tagged_enum;
 use crate::config::Result;
-use crate::packet::{FlowId, Packet};
+use crate::packet::{pool, FlowId, Packet};
 use crate::tcp::EstimatorSide;
 use crate::time::Time;
 
@@ -140,13 +140,37 @@ pub trait LinkKind: std::fmt::Debug {
     }
 }
 
-/// What comes out of the far end of a link.
+/// What comes out of the far end of a link: the packet by value (`P =
+/// Packet`, what link models hand over) or in its box (`P = Box<Packet>`,
+/// [`Link::poll_deliver_boxed`]: the network's hot path, no 120-byte copies).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Delivery {
+pub enum Delivery<P = Packet> {
     /// The packet arrived intact.
-    Arrived(Packet),
+    Arrived(P),
     /// The packet was transmitted but lost on the way.
-    Lost(Packet, DropCause),
+    Lost(P, DropCause),
+}
+
+impl Delivery {
+    /// The same delivery with its packet in a box from the [`pool`].
+    #[inline]
+    pub fn boxed(self) -> Delivery<Box<Packet>> {
+        match self {
+            Delivery::Arrived(p) => Delivery::Arrived(pool::boxed(p)),
+            Delivery::Lost(p, c) => Delivery::Lost(pool::boxed(p), c),
+        }
+    }
+}
+
+impl Delivery<Box<Packet>> {
+    /// The same delivery with its packet by value (the box back to the [`pool`]).
+    #[inline]
+    pub fn unboxed(self) -> Delivery {
+        match self {
+            Delivery::Arrived(p) => Delivery::Arrived(pool::unboxed(p)),
+            Delivery::Lost(p, c) => Delivery::Lost(pool::unboxed(p), c),
+        }
+    }
 }
 
 /// Where a packet held inside a link direction is (the "in transit" part of
@@ -357,6 +381,40 @@ pub trait Link: std::fmt::Debug + Send {
     }
     /// The next packet that has reached the far end of either direction by `now`.
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)>;
+    /// [`Link::enqueue`] with the packet in its box, as the network moves
+    /// packets from hop to hop. By default the box is opened (back to the
+    /// [`pool`]) and the packet offered by value; a link that stores boxes
+    /// (a wired link) keeps this one, and a packet crosses it without being
+    /// copied.
+    fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        dir: Dir,
+        pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
+        self.enqueue(now, dir, pool::unboxed(pkt))
+            .map(|(p, c)| (pool::boxed(p), c))
+    }
+    /// [`Link::poll_deliver`] with the packet in a box. By default the
+    /// delivery's packet is boxed from the [`pool`]; a link that stores
+    /// boxes hands over the one it holds.
+    fn poll_deliver_boxed(&mut self, now: Time) -> Option<(Dir, Delivery<Box<Packet>>)> {
+        self.poll_deliver(now).map(|(d, x)| (d, x.boxed()))
+    }
+    /// One pass of a wake-up: [`Link::poll_deliver_boxed`], or, once
+    /// nothing more is due by `now`, the link's next wake-up
+    /// ([`Link::poll_timeout`]) from the same look at its directions. By
+    /// default the two calls; a wired link reads a plain direction's next
+    /// arrival while it checks that nothing is due there.
+    fn poll_deliver_or_timeout(
+        &mut self,
+        now: Time,
+    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+        match self.poll_deliver_boxed(now) {
+            Some(x) => Ok(x),
+            None => Err(self.poll_timeout()),
+        }
+    }
     /// Occupancy and counters of direction `dir`'s buffer.
     fn occupancy(&self, dir: Dir) -> &Occupancy;
     /// Mutable occupancy (tracing, end-of-run accounting).

@@ -73,7 +73,7 @@ pub struct WiredDirection {
     /// The trace-driven transmitter, if `cfg.trace` is set.
     server: Option<TraceServer>,
     /// A packet the trace (played once) ended under: it never leaves.
-    stuck: Option<Packet>,
+    stuck: Option<Box<Packet>>,
     /// netem-style impairments at the far end (`docs/models/netem.md`).
     netem: Option<Box<Netem>>,
 }
@@ -133,7 +133,7 @@ impl WiredDirection {
 
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
     /// packet already sent (seq, attempt), or a first transmission.
-    fn transmit(&mut self, start: Time, pkt: Packet, retry: Option<(u64, u32)>) {
+    fn transmit(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
         while let Some(&(at, bps)) = self.cfg.schedule.get(self.next_step) {
             if at > start {
                 break;
@@ -178,8 +178,7 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire
-            .push_back((end + self.cfg.delay, pool::boxed(pkt), lost));
+        self.wire.push_back((end + self.cfg.delay, pkt, lost));
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -239,7 +238,7 @@ impl WiredDirection {
             let start = match ready {
                 Some(r) if r <= t0 && t0 <= now => t0,
                 _ if t0 <= now && !self.queue.is_empty() => {
-                    if let Some(p) = self.queue.dequeue(t0) {
+                    if let Some(p) = self.queue.dequeue_boxed(t0) {
                         self.transmit(t0, p, None);
                     }
                     continue;
@@ -250,7 +249,7 @@ impl WiredDirection {
             let Some((p, seq, a)) = self.fec.as_mut().and_then(|f| f.pop_retx()) else {
                 break;
             };
-            self.transmit(start, p, Some((seq, a)));
+            self.transmit(start, pool::boxed(p), Some((seq, a)));
         }
     }
 }
@@ -258,10 +257,21 @@ impl WiredDirection {
 impl WiredDirection {
     /// Offer `pkt` at `now`; returns the packet discarded because of it, if any.
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Option<(Packet, DropCause)> {
+        self.enqueue_boxed(now, pool::boxed(pkt))
+            .map(|(p, c)| (pool::unboxed(p), c))
+    }
+
+    /// [`WiredDirection::enqueue`] of a packet in its box: the same box
+    /// waits in the queue, crosses the wire and is handed over at the far end.
+    pub fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
         self.advance(now);
         if self.server.is_none() && self.busy_until <= now && self.queue.can_pass_through() {
             // Idle transmitter, empty queue: the packet leaves at once.
-            return match self.queue.pass_through(now, pkt) {
+            return match self.queue.pass_through_boxed(now, pkt) {
                 Ok(p) => {
                     self.transmit(now, p, None);
                     None
@@ -269,7 +279,7 @@ impl WiredDirection {
                 Err(refused) => Some(refused),
             };
         }
-        let dropped = self.queue.enqueue(now, pkt);
+        let dropped = self.queue.enqueue_boxed(now, pkt);
         if let Some(s) = self.server.as_mut() {
             // A trace-driven transmitter takes the packet at its next
             // opportunity (`advance`), strictly after `now` if it is idle.
@@ -279,7 +289,7 @@ impl WiredDirection {
         } else if self.busy_until <= now {
             // Idle transmitter: the packet leaves at once (it was queued so the
             // AQM saw it arrive, and leaves with zero sojourn time).
-            if let Some(p) = self.queue.dequeue(now) {
+            if let Some(p) = self.queue.dequeue_boxed(now) {
                 self.transmit(now, p, None);
             }
         }
@@ -288,7 +298,25 @@ impl WiredDirection {
 
     /// The next arrival at the far end (or, with link ARQ, the moment an idle
     /// transmitter starts a retransmission).
+    ///
+    /// Asked after every offer: a plain direction (no FEC, netem or trace)
+    /// with no packet discarded at dequeue answers here, inlined, from its
+    /// wire's first arrival (what the general case below computes for it).
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
+        if self.fec.is_none()
+            && self.netem.is_none()
+            && self.server.is_none()
+            && self.queue.dropped_waiting() == 0
+        {
+            return self.wire.front().map(|w| w.0);
+        }
+        self.poll_timeout_slow()
+    }
+
+    /// [`WiredDirection::poll_timeout`]'s general case.
+    #[inline(never)]
+    fn poll_timeout_slow(&self) -> Option<Time> {
         if self.queue.dropped_waiting() > 0 {
             // Discarded at dequeue by the AQM: report them at once.
             return Some(Time::ZERO);
@@ -328,21 +356,34 @@ impl WiredDirection {
             && self.wire.front().is_none_or(|w| w.0 > now)
     }
 
+    /// [`WiredDirection::poll_timeout`] when [`WiredDirection::nothing_due`]
+    /// holds: a plain direction's next wake-up is its wire's first arrival.
+    #[inline]
+    fn idle_timeout(&self) -> Option<Time> {
+        debug_assert!(self.fec.is_none() && self.netem.is_none() && self.server.is_none());
+        self.wire.front().map(|w| w.0)
+    }
+
     /// The next packet that reached the far end by `now`.
     pub fn poll_deliver(&mut self, now: Time) -> Option<Delivery> {
+        self.poll_deliver_boxed(now).map(Delivery::unboxed)
+    }
+
+    /// [`WiredDirection::poll_deliver`] in the box the packet crossed the
+    /// wire in (without FEC or netem; with them, in a box from the pool).
+    pub fn poll_deliver_boxed(&mut self, now: Time) -> Option<Delivery<Box<Packet>>> {
         if self.fec.is_none() {
             self.advance(now);
             if let Some((p, c)) = self.queue.take_dropped() {
-                return Some(Delivery::Lost(p, c));
+                return Some(Delivery::Lost(pool::boxed(p), c));
             }
             if self.netem.is_some() {
-                return self.poll_netem(now);
+                return self.poll_netem(now).map(Delivery::boxed);
             }
             if self.wire.front()?.0 > now {
                 return None;
             }
             let (_, pkt, lost) = self.wire.pop_front()?;
-            let pkt = pool::unboxed(pkt);
             let d = if lost {
                 Delivery::Lost(pkt, DropCause::LinkLoss)
             } else {
@@ -353,9 +394,10 @@ impl WiredDirection {
         }
         loop {
             if let Some((p, c)) = self.queue.take_dropped() {
-                return Some(Delivery::Lost(p, c));
+                return Some(Delivery::Lost(pool::boxed(p), c));
             }
             if let Some(d) = self.fec.as_mut().and_then(|f| f.pop_out()) {
+                let d = d.boxed();
                 self.count(&d);
                 return Some(d);
             }
@@ -413,7 +455,7 @@ impl WiredDirection {
 
     /// Count a delivery in the link's counters (and copy the FEC counters).
     /// By reference: the delivery (a 120-byte packet) is not moved twice.
-    fn count(&mut self, d: &Delivery) {
+    fn count<P: std::borrow::Borrow<Packet>>(&mut self, d: &Delivery<P>) {
         match d {
             Delivery::Lost(_, c) => {
                 self.stats.lost += 1;
@@ -421,7 +463,7 @@ impl WiredDirection {
             }
             Delivery::Arrived(p) => {
                 self.stats.rx_packets += 1;
-                self.stats.rx_bytes += u64::from(p.size());
+                self.stats.rx_bytes += u64::from(p.borrow().size());
             }
         }
         if let Some(f) = &self.fec {
@@ -525,6 +567,15 @@ impl Link for WiredLink {
         self.dirs[dir.index()].enqueue(now, pkt)
     }
 
+    fn enqueue_boxed(
+        &mut self,
+        now: Time,
+        dir: Dir,
+        pkt: Box<Packet>,
+    ) -> Option<(Box<Packet>, DropCause)> {
+        self.dirs[dir.index()].enqueue_boxed(now, pkt)
+    }
+
     fn poll_timeout(&self) -> Option<Time> {
         match (self.dirs[0].poll_timeout(), self.dirs[1].poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -538,16 +589,44 @@ impl Link for WiredLink {
     }
 
     fn poll_deliver(&mut self, now: Time) -> Option<(Dir, Delivery)> {
+        self.poll_deliver_boxed(now).map(|(d, x)| (d, x.unboxed()))
+    }
+
+    fn poll_deliver_boxed(&mut self, now: Time) -> Option<(Dir, Delivery<Box<Packet>>)> {
         for d in Dir::BOTH {
             let dir = &mut self.dirs[d.index()];
             if dir.nothing_due(now) {
                 continue;
             }
-            if let Some(x) = dir.poll_deliver(now) {
+            if let Some(x) = dir.poll_deliver_boxed(now) {
                 return Some((d, x));
             }
         }
         None
+    }
+
+    /// The directions are independent: a direction's state after its own
+    /// poll found nothing is what [`Link::poll_timeout`] would read, so its
+    /// wake-up is taken then (inline for a plain direction with nothing due).
+    fn poll_deliver_or_timeout(
+        &mut self,
+        now: Time,
+    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+        let mut next = [None; 2];
+        for d in Dir::BOTH {
+            let dir = &mut self.dirs[d.index()];
+            next[d.index()] = if dir.nothing_due(now) {
+                dir.idle_timeout()
+            } else if let Some(x) = dir.poll_deliver_boxed(now) {
+                return Ok((d, x));
+            } else {
+                dir.poll_timeout()
+            };
+        }
+        Err(match next {
+            [Some(a), Some(b)] => Some(a.min(b)),
+            [a, b] => a.or(b),
+        })
     }
 
     fn occupancy(&self, dir: Dir) -> &Occupancy {
@@ -1139,6 +1218,57 @@ pub(crate) mod tests {
     }
 
     /// Sans-IO: drive the link by hand-stepped time, no engine involved.
+    /// One pass per wake-up (`poll_deliver_or_timeout`) hands over the same
+    /// packets in the same order as `poll_deliver_boxed` until `None`, and
+    /// then the same next wake-up as `poll_timeout`: two links, one driven
+    /// each way, with a lossy direction and a full queue (drops at arrival).
+    #[test]
+    fn one_pass_per_wake_up_matches_the_polls() {
+        let lossy = |seed| {
+            let mut d = link(1_000_000, 3, 4);
+            d.channel = Box::new(Bernoulli::new(0.2, Rng::stream(seed, "c")));
+            d
+        };
+        let mut a = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
+        let mut b = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
+        let mut now = Time::ZERO;
+        let (mut seen, mut uid) = (Vec::new(), 0);
+        for step in 0..400u64 {
+            // Offers every 0.7 ms, alternating directions, some in bursts.
+            now = now.max(Time::from_micros(700 * step));
+            for k in 0..=(step % 3) {
+                let dir = Dir::from_index(((step + k) % 2) as usize);
+                uid += 1;
+                let x = a.enqueue_boxed(now, dir, Box::new(pkt(uid, 500)));
+                let y = b.enqueue_boxed(now, dir, Box::new(pkt(uid, 500)));
+                assert_eq!(x.map(|(p, c)| (p.uid, c)), y.map(|(p, c)| (p.uid, c)));
+            }
+            let Some(t) = a.poll_timeout() else { continue };
+            if t > Time::from_micros(700 * (step + 1)) {
+                continue;
+            }
+            now = t;
+            let next = loop {
+                match a.poll_deliver_or_timeout(now) {
+                    Ok((d, x)) => {
+                        let (e, y) = b.poll_deliver_boxed(now).expect("the same delivery");
+                        assert_eq!((d, x.unboxed()), (e, y.unboxed()));
+                        seen.push(d);
+                    }
+                    Err(next) => break next,
+                }
+            };
+            assert!(b.poll_deliver_boxed(now).is_none());
+            assert_eq!(next, b.poll_timeout(), "the wake-up at {now:?}");
+            assert_eq!(next, a.poll_timeout());
+        }
+        assert!(seen.contains(&Dir::AB) && seen.contains(&Dir::BA));
+        assert!(
+            a.stats(Dir::AB).lost > 0,
+            "the lossy direction lost packets"
+        );
+    }
+
     #[test]
     fn hand_stepped_serialisation_and_delay() {
         // 1000-byte packets at 8 Mbit/s take 1 ms each; 10 ms propagation.

@@ -17,7 +17,7 @@ use crate::media;
 use crate::metrics::bins::{FlowHistograms, HistogramsConfig};
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
-use crate::packet::{FlowId, Kind, NodeId, Packet};
+use crate::packet::{pool, FlowId, Kind, NodeId, Packet};
 use crate::tcp::{App, ReceiverLossDetector, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
 use crate::workload::{Job, Plan};
@@ -899,7 +899,13 @@ impl Simulation {
         // Its wake-up has fired: until it is scheduled again below, an offer
         // to this link must ask for the whole link's wake-up (`forward`).
         self.servicing = i;
-        while let Some((dir, d)) = self.links[i].model.poll_deliver(now) {
+        // One pass: the deliveries due by `now`, then (from the same look at
+        // the link, nothing having touched it since) its next wake-up.
+        let next = loop {
+            let (dir, d) = match self.links[i].model.poll_deliver_or_timeout(now) {
+                Ok(x) => x,
+                Err(next) => break next,
+            };
             match d {
                 Delivery::Arrived(p) => {
                     self.seen[2 * i + dir.index()].arrived += 1;
@@ -908,35 +914,45 @@ impl Simulation {
                     let at = self.links[i].to[dir.index()];
                     self.arrive(at, p, now);
                 }
-                Delivery::Lost(p, cause) => self.dropped(&p, cause, now, 2 * i + dir.index()),
+                Delivery::Lost(p, cause) => {
+                    self.dropped(&p, cause, now, 2 * i + dir.index());
+                    pool::recycle(p);
+                }
             }
-        }
+        };
         self.servicing = usize::MAX;
-        let next = self.links[i].model.poll_timeout();
         self.wake_links
             .schedule(&mut self.queue, i, next, Target::Link(i as u32));
     }
 
-    fn arrive(&mut self, node: NodeId, p: Packet, now: Time) {
+    /// Packet `p` arrives at `node`: forwarded on in its box, or received
+    /// (then the box goes back to the pool).
+    fn arrive(&mut self, node: NodeId, p: Box<Packet>, now: Time) {
         if p.dst != node {
             self.forward(node, p, now);
             return;
         }
+        self.receive(&p, now);
+        pool::recycle(p);
+    }
+
+    /// Packet `p` has reached its destination.
+    fn receive(&mut self, p: &Packet, now: Time) {
         if let Some(m) = media::stream_of(p.flow) {
             self.media_legs[m].delivered += 1;
             if let Some(t) = self.traces.as_mut() {
                 t.media(now, m as u32, "received", p.seq);
             }
-            self.media[m].sink.on_packet(now, &p);
+            self.media[m].sink.on_packet(now, p);
             return;
         }
         let f = p.flow.0 as usize;
-        self.legs[f][account::leg_index(&p)].delivered += 1;
+        self.legs[f][account::leg_index(p)].delivered += 1;
         match p.kind {
             Kind::Data => {
                 let slot = &mut self.flows[f];
                 if let Some(job) = slot.job.as_mut() {
-                    slot.receiver.on_packet(now, &p);
+                    slot.receiver.on_packet(now, p);
                     let fresh =
                         job.delivered_at.is_none() && slot.receiver.delivered() >= job.end();
                     if fresh {
@@ -964,20 +980,20 @@ impl Simulation {
                         t.seq(now, p.flow, "received", p.seq);
                     }
                 }
-                slot.receiver.on_packet(now, &p);
+                slot.receiver.on_packet(now, p);
                 if p.payload > 0 && !self.feeds.is_empty() {
-                    self.observe_arrival(f, &p, now);
+                    self.observe_arrival(f, p, now);
                 }
                 self.flush_receiver(f, now);
             }
             Kind::Ack => {
-                self.flows[f].sender.on_packet(now, &p);
+                self.flows[f].sender.on_packet(now, p);
                 self.flush_sender(f, now);
             }
         }
     }
 
-    fn forward(&mut self, node: NodeId, mut p: Packet, now: Time) {
+    fn forward(&mut self, node: NodeId, mut p: Box<Packet>, now: Time) {
         // Data goes sender -> receiver on the flow's route, ACKs back on the next.
         let code = match media::stream_of(p.flow) {
             Some(m) => self.media_routes.hop(m, p.hop),
@@ -996,8 +1012,9 @@ impl Simulation {
             node,
             "route leaves {node:?}"
         );
-        if let Some((p, cause)) = self.links[l].model.enqueue(now, dir, p) {
+        if let Some((p, cause)) = self.links[l].model.enqueue_boxed(now, dir, p) {
             self.dropped(&p, cause, now, code);
+            pool::recycle(p);
         }
         // The link's live wake-up is at or before its other direction's next
         // one (every touch of a link ends in `schedule` with both), except
@@ -1060,7 +1077,7 @@ impl Simulation {
             self.next_uid += 1;
             self.legs[f][account::leg_index(&p)].sent += 1;
             let src = self.flows[f].spec.src;
-            self.forward(src, p, now);
+            self.forward(src, pool::boxed(p), now);
         }
         let next = self.flows[f].sender.poll_timeout();
         self.wake_senders
@@ -1145,7 +1162,7 @@ impl Simulation {
                 t.media(now, m as u32, "sent", p.seq);
             }
             let src = self.media[m].spec.src;
-            self.forward(src, p, now);
+            self.forward(src, pool::boxed(p), now);
         }
         let next = self.media[m].source.poll_timeout();
         self.wake_media
@@ -1158,7 +1175,7 @@ impl Simulation {
             self.next_uid += 1;
             self.legs[f][account::leg_index(&p)].sent += 1;
             let dst = self.flows[f].spec.dst;
-            self.forward(dst, p, now);
+            self.forward(dst, pool::boxed(p), now);
         }
         let next = self.flows[f].receiver.poll_timeout();
         self.wake_receivers
