@@ -1194,6 +1194,10 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # ns-3.44's TcpBbr sends one segment per quantum (SetSendQuantum) and its InFlight
         # is gain x BDP + 3 segments (+ 2 in the 5/4 phase): BBR's `send_quantum = "ns3"`.
         st["bbr_send_quantum"] = "ns3"
+        # ns-3.44's TcpBbr adds AckAggregationCwnd (the extra-acked estimate, its epoch
+        # length truncated to whole seconds, restarted at 4096 bytes) to its window
+        # target: BBR's `ack_aggregation = "ns3"`.
+        st["bbr_ack_aggregation"] = "ns3"
     if cell.cc == "dctcp":
         # ns-3.44's TcpDctcp::GetSsThresh, cwnd x (1 - alpha/2), answers losses and
         # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
@@ -1349,6 +1353,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "bbr_send_quantum" in st:
         tcp["cc"] = {"kind": st["cc"], "send_quantum": st["bbr_send_quantum"]}
+    if "bbr_ack_aggregation" in st:
+        tcp["cc"] = {**tcp["cc"], "ack_aggregation": st["bbr_ack_aggregation"]}
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
     if "westwood_filter" in st:
@@ -1473,6 +1479,10 @@ def grid_mismatches(
         same("linklab tcp.cc.send_quantum",
              cc.get("send_quantum") if isinstance(cc, dict) else None,
              st.get("bbr_send_quantum"))  # fmt: skip
+    if isinstance(cc, dict) or "bbr_ack_aggregation" in st:
+        same("linklab tcp.cc.ack_aggregation",
+             cc.get("ack_aggregation") if isinstance(cc, dict) else None,
+             st.get("bbr_ack_aggregation"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
     if isinstance(cc, dict) or "westwood_filter" in st:
