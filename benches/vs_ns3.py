@@ -827,6 +827,8 @@ GRID_MISS_FAMILY = {
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
+    "A2": "open: moved out with ns-3.44's BBR AckAggregationCwnd (ack_aggregation ns3; "
+    "queue up, not traced)",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
     "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2) (emulated: cc.loss = alpha); "
@@ -843,11 +845,16 @@ GRID_MISSES = {
         [
             "bbr/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
             "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
-            "bbr/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/droptail/f1/mss536/r10/d98/q1bdp/t30",
-            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "A",
+    ),
+    **dict.fromkeys(
+        [
+            "bbr/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/pie/f4/mss1448/r100/d18/q1000p/t20",
+        ],
+        "A2",
     ),
     **dict.fromkeys(
         [
