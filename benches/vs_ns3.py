@@ -828,6 +828,8 @@ GRID_MISS_FAMILY = {
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting)",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band",
     "O1": "open: BBR, many flows over a few-packet buffer",
+    "A2": "open: moved out with ns-3.44's BBR AckAggregationCwnd (ack_aggregation ns3; "
+    "queue up, not traced)",
     "H": "CUBIC start-up: linklab's HyStart++ (RFC 9406) vs ns-3's TcpCubic slow start",
     "J": "ns-3.44 PIE holds p at 0 while its burst allowance lasts (RFC 8033, Linux: p runs)",
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2) (emulated: cc.loss = alpha); "
@@ -845,11 +847,16 @@ GRID_MISSES = {
         [
             "bbr/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
             "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
-            "bbr/fq_codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/droptail/f1/mss536/r10/d98/q1bdp/t30",
-            "bbr/fq_codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "A",
+    ),
+    **dict.fromkeys(
+        [
+            "bbr/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/pie/f4/mss1448/r100/d18/q1000p/t20",
+        ],
+        "A2",
     ),
     **dict.fromkeys(
         [
@@ -1200,6 +1207,10 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # ns-3.44's TcpBbr sends one segment per quantum (SetSendQuantum) and its InFlight
         # is gain x BDP + 3 segments (+ 2 in the 5/4 phase): BBR's `send_quantum = "ns3"`.
         st["bbr_send_quantum"] = "ns3"
+        # ns-3.44's TcpBbr adds AckAggregationCwnd (the extra-acked estimate, its epoch
+        # length truncated to whole seconds, restarted at 4096 bytes) to its window
+        # target: BBR's `ack_aggregation = "ns3"`.
+        st["bbr_ack_aggregation"] = "ns3"
     if cell.cc == "dctcp":
         # ns-3.44's TcpDctcp::GetSsThresh, cwnd x (1 - alpha/2), answers losses and
         # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
@@ -1367,6 +1378,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "bbr_send_quantum" in st:
         tcp["cc"] = {"kind": st["cc"], "send_quantum": st["bbr_send_quantum"]}
+    if "bbr_ack_aggregation" in st:
+        tcp["cc"] = {**tcp["cc"], "ack_aggregation": st["bbr_ack_aggregation"]}
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
     if "westwood_filter" in st:
@@ -1499,6 +1512,10 @@ def grid_mismatches(
         same("linklab tcp.cc.send_quantum",
              cc.get("send_quantum") if isinstance(cc, dict) else None,
              st.get("bbr_send_quantum"))  # fmt: skip
+    if isinstance(cc, dict) or "bbr_ack_aggregation" in st:
+        same("linklab tcp.cc.ack_aggregation",
+             cc.get("ack_aggregation") if isinstance(cc, dict) else None,
+             st.get("bbr_ack_aggregation"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
     if isinstance(cc, dict) or "westwood_filter" in st:

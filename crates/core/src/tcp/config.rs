@@ -765,6 +765,24 @@ mod tests {
         let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", send_quantum = \"draft\" }")
             .apply(&base);
         assert_eq!(q(&c), Some(SendQuantum::Draft));
+        use crate::tcp::cc::bbr::AckAggregation as A;
+        let agg = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Bbr(b) => b.ack_aggregation,
+            _ => None,
+        };
+        assert_eq!(agg(&overlay("cc = \"bbr\"").apply(&base)), Some(A::Off));
+        let c = overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base);
+        assert_eq!(agg(&c), Some(A::Ns3));
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", ack_aggregation = \"linux\" }")
+            .apply(&base);
+        assert_eq!(agg(&c), Some(A::Linux));
+        let e = toml::from_str::<TcpOverlay>("cc = { kind = \"bbr\", ack_aggregation = \"on\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("off") && e.contains("linux") && e.contains("ns3"),
+            "{e}"
+        );
         let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
             .unwrap_err()
             .to_string();

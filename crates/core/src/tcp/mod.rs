@@ -423,7 +423,8 @@ impl TcpConfig {
     /// `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
     /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
-    /// its `send_quantum` "ns3" with profile "ns3", else "draft"; DCTCP's
+    /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
+    /// `ack_aggregation` "ns3" with profile "ns3", else "off"; DCTCP's
     /// `loss` is "alpha" with profile "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
@@ -434,6 +435,10 @@ impl TcpConfig {
             b.send_quantum = b.send_quantum.or(Some(match self.profile {
                 Some(config::Profile::Ns3) => cc::bbr::SendQuantum::Ns3,
                 _ => cc::bbr::SendQuantum::Draft,
+            }));
+            b.ack_aggregation = b.ack_aggregation.or(Some(match self.profile {
+                Some(config::Profile::Ns3) => cc::bbr::AckAggregation::Ns3,
+                _ => cc::bbr::AckAggregation::Off,
             }));
         }
         if let CcConfig::Dctcp(d) = &mut cc {

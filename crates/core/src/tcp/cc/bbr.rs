@@ -65,7 +65,52 @@ pub struct BbrConfig {
     /// in the 5/4 phase). Default "draft" ("ns3" with profile "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_quantum: Option<SendQuantum>,
+    /// The extra-acked (ACK aggregation) allowance in the window: "off"
+    /// (the BBR v1 draft), "linux" (Linux's `bbr_update_ack_aggregation`:
+    /// the most data ACKed beyond what the bandwidth estimate explains over
+    /// an ACK epoch, the maximum of two 5-round windows, added to the
+    /// window target once the pipe is full, at most 100 ms of the
+    /// estimate and at most the window) or "ns3" (ns-3.44's
+    /// `TcpBbr::UpdateAckAggregation`: the same, but the epoch's length is
+    /// truncated to whole seconds, so nothing is expected within a second,
+    /// and an epoch restarts when it would reach 4096 bytes,
+    /// `AckEpochAckedResetThresh`). Default "off" ("ns3" with profile
+    /// "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_aggregation: Option<AckAggregation>,
 }
+
+/// `cc.ack_aggregation` of BBR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AckAggregation {
+    /// No allowance (the BBR v1 draft).
+    #[default]
+    Off,
+    /// Linux's `bbr_update_ack_aggregation` / `bbr_ack_aggregation_cwnd`.
+    Linux,
+    /// ns-3.44's `TcpBbr::UpdateAckAggregation` / `AckAggregationCwnd`
+    /// (`src/internet/model/tcp-bbr.cc` at tag ns-3.44).
+    Ns3,
+}
+
+/// ACK-epoch bookkeeping of the extra-acked estimate.
+#[derive(Clone, Debug, Default)]
+struct ExtraAcked {
+    /// Maxima of the current and the previous window of rounds, bytes.
+    max: [u64; 2],
+    /// Index of the current window in `max`.
+    idx: usize,
+    /// Round starts seen in the current window.
+    win_rounds: u32,
+    /// Start of the ACK epoch.
+    epoch_start: Time,
+    /// Bytes ACKed in the epoch.
+    epoch_acked: u64,
+}
+
+/// Round trips one extra-acked window spans (Linux and ns-3: 5).
+const EXTRA_ACKED_ROUNDS: u32 = 5;
 
 /// `cc.send_quantum` of BBR.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -91,6 +136,7 @@ impl Default for BbrConfig {
             pacing_margin: 0.01,
             quantization_budget: None,
             send_quantum: None,
+            ack_aggregation: None,
         }
     }
 }
@@ -235,6 +281,7 @@ pub struct BbrCc {
     /// fixed sequence keeps runs deterministic and still spreads flows).
     starts: u64,
     mss: u64,
+    extra_acked: ExtraAcked,
 }
 
 impl BbrCc {
@@ -266,6 +313,7 @@ impl BbrCc {
             in_recovery: false,
             starts: 0,
             mss: 0,
+            extra_acked: ExtraAcked::default(),
             cfg,
         }
     }
@@ -363,6 +411,59 @@ impl BbrCc {
         } else {
             ((rate * 1e-3) as u64).min(65_536)
         }
+    }
+
+    /// Updates the extra-acked estimate with an ACK's sample (Linux
+    /// `bbr_update_ack_aggregation`; ns-3.44 `UpdateAckAggregation`),
+    /// after the round and the bandwidth are updated.
+    fn update_ack_aggregation(&mut self, rs: &RateSample, now: Time, cwnd: u64) {
+        let rule = self.cfg.ack_aggregation.unwrap_or_default();
+        if rule == AckAggregation::Off || rs.acked_sacked == 0 {
+            return;
+        }
+        let e = &mut self.extra_acked;
+        if self.round_start {
+            e.win_rounds = (e.win_rounds + 1).min(31);
+            if e.win_rounds >= EXTRA_ACKED_ROUNDS {
+                e.win_rounds = 0;
+                e.idx = 1 - e.idx;
+                e.max[e.idx] = 0;
+            }
+        }
+        let elapsed = now.saturating_sub(e.epoch_start).as_secs_f64();
+        let (elapsed, reset_at) = match rule {
+            // ns-3.44 keeps the epoch's length in an integer of seconds and
+            // restarts at `AckEpochAckedResetThresh` = 4096 bytes.
+            AckAggregation::Ns3 => (elapsed.trunc(), 4096),
+            // Linux: microseconds, and 2^20 packets.
+            _ => (elapsed, (1u64 << 20) * self.mss.max(1)),
+        };
+        let mut expected = (self.btl_bw.best() * elapsed) as u64;
+        if e.epoch_acked <= expected || e.epoch_acked + rs.acked_sacked >= reset_at {
+            e.epoch_acked = 0;
+            e.epoch_start = now;
+            expected = 0;
+        }
+        e.epoch_acked += rs.acked_sacked;
+        let extra = (e.epoch_acked - expected).min(cwnd);
+        if extra > e.max[e.idx] {
+            e.max[e.idx] = extra;
+        }
+    }
+
+    /// The extra-acked allowance the window target adds once the pipe is
+    /// full: the larger window's maximum, at most 100 ms of the bandwidth
+    /// estimate (Linux `bbr_ack_aggregation_cwnd`, ns-3.44
+    /// `AckAggregationCwnd`, both with gain 1).
+    fn ack_aggregation_cwnd(&self) -> u64 {
+        if self.cfg.ack_aggregation.unwrap_or_default() == AckAggregation::Off || !self.filled_pipe
+        {
+            return 0;
+        }
+        let cap = (self.btl_bw.best() * 0.1) as u64;
+        self.extra_acked.max[0]
+            .max(self.extra_acked.max[1])
+            .min(cap)
     }
 
     fn enter_startup(&mut self) {
@@ -543,7 +644,8 @@ impl BbrCc {
         } else {
             self.bdp(self.cwnd_gain)
                 .map(|b| b + 3 * self.send_quantum())
-        };
+        }
+        .map(|t| t + self.ack_aggregation_cwnd());
         // Recovery: losses come out of the window; packet conservation for
         // the first round of fast recovery.
         if rs.losses > 0 {
@@ -622,6 +724,7 @@ impl CongestionControl for BbrCc {
         }
         let delivered = ctx.delivered;
         self.update_btl_bw(rs, delivered);
+        self.update_ack_aggregation(rs, ctx.now, w.cwnd);
         if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(rs, ctx) {
             self.advance_cycle(ctx.now);
         }

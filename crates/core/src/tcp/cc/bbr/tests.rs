@@ -405,3 +405,88 @@ fn ns3_send_quantum_is_one_segment() {
         assert_eq!(w.cwnd, 100_000 + if ns3 { 5 * MSS } else { 37_500 });
     }
 }
+
+/// The extra-acked allowance (`ack_aggregation`). At 10 Mbit/s (1.25 MB/s)
+/// ACKs of 2 000 B every 1.6 ms arrive exactly at the estimate's rate:
+/// Linux expects them (the epoch's expected bytes keep up, nothing extra
+/// beyond one ACK), ns-3.44's epoch length in whole seconds expects none
+/// within a second, so the epoch grows until its 4096-byte restart and the
+/// allowance is two ACKs, 4 000 B. A burst of 10 such ACKs at one instant is
+/// 20 000 B extra for Linux (and ns-3's single-ACK maximum 20 000 B when
+/// one ACK covers it). "off" adds nothing; nothing before the pipe is full;
+/// at most 100 ms of the estimate (125 000 B) and at most the window.
+#[test]
+fn ack_aggregation_rules() {
+    let mk = |rule| {
+        let mut b = BbrCc::new(BbrConfig {
+            ack_aggregation: Some(rule),
+            ..BbrConfig::default()
+        });
+        b.mss = MSS;
+        b.btl_bw.update(0, 1.25e6, 10);
+        b.filled_pipe = true;
+        b
+    };
+    let ack = |n: u64| RateSample {
+        acked_sacked: n,
+        ..RateSample::default()
+    };
+    for rule in [
+        AckAggregation::Off,
+        AckAggregation::Linux,
+        AckAggregation::Ns3,
+    ] {
+        let mut b = mk(rule);
+        let mut now = MS(2000);
+        for _ in 0..50 {
+            now += Time::from_micros(1600);
+            b.update_ack_aggregation(&ack(2000), now, 1_000_000);
+        }
+        let want = match rule {
+            AckAggregation::Off => 0,
+            // Each ACK restarts Linux's epoch (what came is what was
+            // expected), so the excess is the ACK itself.
+            AckAggregation::Linux => 2000,
+            AckAggregation::Ns3 => 4000,
+        };
+        assert_eq!(b.ack_aggregation_cwnd(), want, "{rule:?}");
+        // A burst: ten ACKs at one instant.
+        let mut b = mk(rule);
+        for _ in 0..10 {
+            b.update_ack_aggregation(&ack(2000), now, 1_000_000);
+        }
+        let want = match rule {
+            AckAggregation::Off => 0,
+            AckAggregation::Linux => 20_000,
+            AckAggregation::Ns3 => 4000,
+        };
+        assert_eq!(b.ack_aggregation_cwnd(), want, "{rule:?} burst");
+        // One stretch ACK of 20 000 B: both count it, capped by the window.
+        let mut b = mk(rule);
+        b.update_ack_aggregation(&ack(20_000), now, 1_000_000);
+        let want = if rule == AckAggregation::Off {
+            0
+        } else {
+            20_000
+        };
+        assert_eq!(b.ack_aggregation_cwnd(), want, "{rule:?} stretch");
+        let mut b = mk(rule);
+        b.update_ack_aggregation(&ack(20_000), now, 15_000);
+        let want = if rule == AckAggregation::Off {
+            0
+        } else {
+            15_000
+        };
+        assert_eq!(b.ack_aggregation_cwnd(), want, "{rule:?} window cap");
+        let mut b = mk(rule);
+        b.update_ack_aggregation(&ack(500_000), now, 1_000_000);
+        let want = if rule == AckAggregation::Off {
+            0
+        } else {
+            125_000
+        };
+        assert_eq!(b.ack_aggregation_cwnd(), want, "{rule:?} 100-ms cap");
+        b.filled_pipe = false;
+        assert_eq!(b.ack_aggregation_cwnd(), 0, "{rule:?} startup");
+    }
+}
