@@ -263,6 +263,49 @@ def test_committed_ns3_grid_is_the_current_grid() -> None:
     assert complete >= 181
 
 
+def test_tally_uses_the_committed_ten_seeds_where_there_are_ten() -> None:
+    """Family F's rule (issue 33, g33p; docs/benchmarks.md "The grid"): without `--seeds`
+    every cell whose 10 ns-3 seeds are committed in ns3-grid-seeds10.json is judged over
+    seeds 1-10 on both sides, every other cell over 3; `--seeds N` gives all cells N. The
+    tally then averages each cell over its own seeds: a cell whose 3 seeds miss and whose 10
+    agree counts as agreeing, and the other way round."""
+    more = vs.load_grid_results(vs.NS3_GRID_SEEDS10_RESULTS)
+    assert len(more["cells"]) == 14
+    cells = vs.grid_cells(list(vs.CCS), list(vs.GRID_QUEUES), vs.GRID_LEVELS, "covering")
+    by = vs.grid_cell_seeds(cells, True, None, more)
+    ten = sorted(k for k, v in by.items() if v == list(range(1, 11)))
+    assert ten == sorted(more["cells"])
+    assert all(v == [1, 2, 3] for k, v in by.items() if k not in more["cells"])
+    assert all(v == [1, 2, 3] for v in vs.grid_cell_seeds(cells, True, 3, more).values())
+    # A stale entry (other ns-3 arguments) or a missing seed keeps the cell at 3 seeds.
+    key = ten[0]
+    stale = {"cells": {key: more["cells"][key] | {"ns3_argv": ["--other"]}}}
+    assert vs.grid_cell_seeds(cells, True, None, stale)[key] == [1, 2, 3]
+    short = {"cells": {key: more["cells"][key] | {"runs": {str(s): {} for s in range(1, 10)}}}}
+    assert vs.grid_cell_seeds(cells, True, None, short)[key] == [1, 2, 3]
+
+    # The tally over synthetic runs: cell a misses on seeds 1-3 (linklab 2.0 against 1.0
+    # Mbit/s) and agrees over 10; cell b the other way round.
+    a, b = cells[0], cells[1]
+
+    def run(s: int, g: float) -> dict[str, object]:
+        return {"seed": s, "goodput_bps": g * 1e6, "queue_delay_s": 0.01, "run_wall_s": 1.0}
+
+    ns3 = {a.key: {s: run(s, 1.0 if s <= 3 else 2.0) for s in range(1, 11)},
+           b.key: {s: run(s, 1.0) for s in range(1, 11)}}  # fmt: skip
+    ll = {a.key: {s: run(s, 2.0 if s <= 3 else 1.5) for s in range(1, 11)},
+          b.key: {s: run(s, 1.0 if s <= 3 else 3.0) for s in range(1, 11)}}  # fmt: skip
+    three = vs.grid_report([a, b], [1, 2, 3], ns3, ll, {})
+    assert [r["pass"] for r in three["cells"]] == [False, True] and three["n_pass"] == 1
+    per = vs.grid_report([a, b], {a.key: list(range(1, 11)), b.key: list(range(1, 11))}, ns3,
+                         ll, {})  # fmt: skip
+    # a: ns-3 (3 + 14) / 10 = 1.7, linklab (6 + 10.5) / 10 = 1.65 (-2.9 %); b: 1.0 vs 2.4.
+    assert [r["pass"] for r in per["cells"]] == [True, False] and per["n_pass"] == 1
+    assert [r["seeds"] for r in per["cells"]] == [10, 10]
+    assert per["cells"][0]["ns3"]["n"] == per["cells"][0]["linklab"]["n"] == 10
+    assert abs(per["cells"][0]["goodput_rel_diff"] - (1.65 / 1.7 - 1)) < 1e-12
+
+
 def test_quick_grid_against_the_committed_ns3_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """`--grid --quick`: linklab over two cells (3 seeds) against the committed ns-3 runs,
     no ns-3 needed. NewReno over 4 BDP of drop-tail agrees within the targets; so does CUBIC
