@@ -129,7 +129,19 @@ def features(draw: Draw) -> set[str]:
         cc = table.get("cc")
         if cc is not None:
             found.add(f"cc:{cc if isinstance(cc, str) else cc['kind']}")
-        for key in ("variant", "profile", "sack_rules", "window_cuts"):
+            if isinstance(cc, dict):
+                for key, value in cc.items():
+                    if key != "kind" and isinstance(value, str) and not value[0].isdigit():
+                        found.add(f"cc:{cc['kind']}:{key}={value}")
+        for key in (
+            "variant",
+            "profile",
+            "sack_rules",
+            "window_cuts",
+            "idle_restart",
+            "rate_sample",
+            "prr_variant",
+        ):
             if key in table:
                 found.add(f"tcp:{key}={table[key]}")
         for key in (
@@ -145,6 +157,7 @@ def features(draw: Draw) -> set[str]:
             "ecn_cut_covers_loss",
             "rto_tick",
             "lt",
+            "cwr_per_echo",
         ):
             if table.get(key):
                 found.add(f"tcp:{key}")
@@ -157,6 +170,8 @@ def features(draw: Draw) -> set[str]:
     def queue(q: Any) -> None:
         if isinstance(q, dict):
             found.add(f"queue:{q.get('kind', 'droptail')}")
+            if "variant" in q:
+                found.add(f"queue:{q.get('kind')}:variant={q['variant']}")
             limit = str(q.get("limit", ""))
             found.add(
                 "limit:"

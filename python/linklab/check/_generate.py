@@ -255,19 +255,21 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
                 t[key] = c.chance(0.5)
         if c.chance(0.4):
             t["hystart"] = c.pick([True, False, "hystart++", "classic", "classic-ns3", "off"])
-        if c.chance(0.3):
+        if c.chance(0.5):
             t["timeout_wmax"] = c.pick(["rfc9438", "ns3"])
-        if c.chance(0.3):
+        if c.chance(0.5):
             t["ssthresh_from"] = c.pick(["flight", "cwnd"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
-        if c.chance(0.3):
+        if c.chance(0.5):
             t["filter"] = c.pick(["ns3", "linux"])
     elif kind == "dctcp":
         if c.chance(0.5):
             t["alpha_init"] = round(c.frac(0.0, 1.0, 1.0), 3)
         if c.chance(0.5):
             t["g"] = round(c.frac(0.01, 1.0, 0.0625), 4)
+        if c.chance(0.5):
+            t["loss"] = c.pick(["halve", "alpha"])
     elif kind == "bbr":
         if c.chance(0.3):
             t["bw_rounds"] = c.pick([10, 1, 2, 5, 100, 1000])
@@ -285,6 +287,10 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["pacing_margin"] = round(c.frac(0.0, 0.5, 0.01), 3)
         if c.chance(0.3):
             t["probe_rtt_duration"] = fmt_time(c.log(0.001, 1.0, 0.2))
+        if c.chance(0.5):
+            t["send_quantum"] = c.pick(["draft", "ns3"])
+        if c.chance(0.5):
+            t["ack_aggregation"] = c.pick(["off", "linux", "ns3"])
     return t
 
 
@@ -368,6 +374,12 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
         t["rwnd"] = eff["rwnd"] = max(eff["mss"], round(c.log(1000, 64 << 20, 1 << 20)))
     if c.chance(0.3) or eff["cc"] == "dctcp":
         t["ecn"] = eff["ecn"] = eff["cc"] == "dctcp" or c.chance(0.8)
+    if eff["ecn"] and c.chance(0.15):
+        t["cwr_per_echo"] = c.chance(0.6)
+    if c.chance(0.15):
+        t["idle_restart"] = c.pick(["rfc5681", "linux", "off"])
+    if c.chance(0.15):
+        t["rate_sample"] = c.pick(["linux", "ns3"])
     if c.chance(0.2):
         t["timestamps"] = c.chance(0.6)
     if c.chance(0.3):
@@ -569,6 +581,8 @@ def _queue(
             q["interval"] = fmt_time(target * c.log(1.5, 100, 20))
         if c.chance(0.3):
             q["ecn"] = c.chance(0.5)
+        if c.chance(0.25):
+            q["variant"] = c.pick(["linux", "ns3"])
         if c.chance(0.2):
             q["mtu"] = f"{c.pick([1514, 100, 600, 9014, 65535])}B"
         if kind == "fq_codel":
