@@ -21,12 +21,15 @@ pub mod cc;
 pub mod config;
 pub mod loss_events;
 pub mod lt;
+mod lt_sender;
+mod prr;
 pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;
@@ -41,7 +44,8 @@ pub use lt::{Bin, EstimatorSide, LtConfig, ReactiveLimit};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use scoreboard::{Scoreboard, Segment};
-pub use sender::{RtoRow, RttRow, RttSummary, SendLimits, SenderStats, TcpSender};
+pub use sender::{RttSummary, SendLimits, SenderStats, TcpSender};
+pub use trace::{RtoRow, RttRow};
 
 /// Loss-recovery algorithm of the sender (and whether the receiver sends SACK blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]

@@ -1,14 +1,15 @@
 //! The TCP sender: windowing, loss recovery (Reno / NewReno / SACK), RTO, ECN.
 
-use std::collections::VecDeque;
-
 use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
-use super::lt::{self, ErasureEstimator, EstimatorSide, ReactiveLimit};
+use super::lt::EstimatorSide;
+use super::lt_sender::LtSender;
+use super::prr::Prr;
 use super::rack::Rack;
 use super::rate::{RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
+use super::trace::{CwndRow, MssRow, RtoRow, RttRow, SenderTrace};
 use super::{
     App, CutFlight, IdleRestart, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant,
     WindowCuts,
@@ -76,44 +77,6 @@ pub struct RttSummary {
     pub rto_s: f64,
 }
 
-/// One RTT sample, as the `rtt` trace records it: the estimator after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RttRow {
-    /// When the sample was taken (the ACK's arrival).
-    pub at: Time,
-    /// The measured round-trip time.
-    pub sample: Time,
-    /// The smoothed RTT after the sample (the timer's: whole ticks under
-    /// ns-2's clock).
-    pub srtt: Time,
-    /// The variation term after the sample.
-    pub rttvar: Time,
-    /// The RTO after the sample (its back-off cleared).
-    pub rto: Time,
-}
-
-/// One retransmission-timer expiry, as the `rto` trace records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RtoRow {
-    /// When the timer expired.
-    pub at: Time,
-    /// The SYN's timer (`true`) or the data's.
-    pub syn: bool,
-    /// The RTO in force when it expired (back-off included).
-    pub rto: Time,
-    /// Doublings applied to that RTO: 0 for the first expiry since the last
-    /// RTT sample (a timeout episode starts), then 1, 2, …
-    pub backoff: u32,
-    /// The RTO after this expiry's back-off: the restarted timer.
-    pub next_rto: Time,
-    /// The first byte resent (`snd_una`; 0 for the SYN).
-    pub seq: u64,
-    /// The congestion window after the expiry, bytes.
-    pub cwnd: u64,
-    /// The slow-start threshold after the expiry, bytes.
-    pub ssthresh: u64,
-}
-
 /// Sender counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -161,28 +124,6 @@ pub struct SenderStats {
     pub loss_responses_skipped: u64,
 }
 
-/// One LT-TCP FEC block: the data segments of one window plus its repairs.
-#[derive(Clone, Copy, Debug)]
-struct Block {
-    start: u64,
-    end: u64,
-    mss: u32,
-    /// Data segments planned / sent so far.
-    k_plan: u16,
-    k: u16,
-    /// Proactive repairs planned, and still to send.
-    p: u16,
-    proactive_left: u16,
-    /// Repair packets sent so far (the next repair index).
-    next_index: u16,
-    /// Still taking data segments.
-    open: bool,
-    /// Repairs sent and not yet resolved (nothing sent after them acknowledged).
-    unresolved: u16,
-    /// When the latest repair of the block was sent.
-    last_repair_at: Time,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Closed,
@@ -212,13 +153,8 @@ pub struct TcpSender {
     dupacks: u32,
     /// Bytes sent under limited transmit since snd_una last advanced.
     lt_bytes: u64,
-    // PRR (RFC 6937) state of the current recovery.
-    prr_delivered: u64,
-    prr_out: u64,
-    recover_fs: u64,
-    /// With `prr_variant = "ns3"`: ns-3's `m_bytesAckedNotProcessed`, the
-    /// bytes of partial segments carried to the next ACK's `segsAcked`.
-    ns3_acked_carry: u64,
+    /// PRR's counters of the current recovery (or ECN reduction).
+    prr: Prr,
     in_recovery: bool,
     /// Window the CC chose on entering recovery (deflation target).
     recovery_cwnd: u64,
@@ -272,48 +208,21 @@ pub struct TcpSender {
     header: u16,
     rwnd: u64,
     stats: SenderStats,
-    trace: bool,
-    last_traced: Option<(u64, u64)>,
-    /// (time, cwnd, ssthresh, (data timeouts, fast retransmits) so far).
-    cwnd_trace: Vec<(Time, u64, u64, (u64, u64))>,
+    /// The trace recorder (off unless [`Self::set_trace`]).
+    trace: SenderTrace,
     /// Retransmission timeouts of data (not of the SYN), for the cwnd trace.
     data_timeouts: u64,
-    sent_trace: Vec<(Time, u64, bool)>,
     /// RTT samples fed to the estimator.
     rtt_samples: u64,
-    /// Every RTT sample, when tracing.
-    rtt_trace: Vec<RttRow>,
-    /// Every retransmission-timer expiry, when tracing.
-    rto_trace: Vec<RtoRow>,
     /// Sender-side loss events (seed 001 §III-B), when enabled.
     loss_events: Option<Box<LossEventEstimator>>,
     /// Every packet ECN-capable, SYN and retransmissions included: the
     /// congestion control needs ECN (DCTCP; Linux's `tcp_ca_needs_ecn`).
     ect_always: bool,
-    // LT-TCP.
-    /// Adaptive MSS or FEC on: data goes out in blocks.
-    lt_blocks: bool,
     /// Transmission order counter (segments and repairs).
     order: u64,
-    blocks: VecDeque<Block>,
-    /// Repairs counted in flight: (order stamp, payload bytes, block start).
-    fec_out: VecDeque<(u64, u64, u64)>,
-    fec_pipe: u64,
-    reactive_pending: u32,
-    /// Segment size of the current block (0 = the configured MSS).
-    seg_mss: u64,
-    /// Bytes acknowledged not yet fed to the window growth (adaptive MSS).
-    abc_bytes: u64,
-    /// Repair bytes resolved (× 1 − E) not yet fed to the window growth.
-    repair_credit: u64,
-    estimator: ErasureEstimator,
-    /// The estimation window ends when `snd_una` reaches this.
-    est_marker: u64,
-    est_base: (u64, u64),
-    /// Receiver-side estimate from the latest ACK.
-    echoed_e: f64,
-    erasure_trace: Vec<(Time, f64, f64)>,
-    mss_trace: Vec<(Time, u32, u64, u16, u16)>,
+    /// LT-TCP's sender side (blocks, repairs, erasure estimate).
+    lt: LtSender,
     /// Delivery-rate sampling, for algorithms that take rate samples (BBR).
     rate: Option<Box<RateSampler>>,
     /// Pacing on (`pacing = true`, or the algorithm paces).
@@ -401,10 +310,7 @@ impl TcpSender {
             sb: Scoreboard::new(cfg.mss.max(1)),
             dupacks: 0,
             lt_bytes: 0,
-            prr_delivered: 0,
-            prr_out: 0,
-            ns3_acked_carry: 0,
-            recover_fs: 0,
+            prr: Prr::default(),
             in_recovery: false,
             recovery_cwnd: 0,
             recover: None,
@@ -450,31 +356,13 @@ impl TcpSender {
             header: cfg.base_header(),
             rwnd: cfg.rwnd.max(mss),
             stats: SenderStats::default(),
-            trace: false,
-            last_traced: None,
-            cwnd_trace: Vec::new(),
+            trace: SenderTrace::default(),
             data_timeouts: 0,
-            sent_trace: Vec::new(),
             rtt_samples: 0,
-            rtt_trace: Vec::new(),
-            rto_trace: Vec::new(),
             loss_events: None,
             ect_always: cfg.ecn && cfg.cc.model().needs_ecn(),
-            lt_blocks: cfg.lt.blocks(),
             order: 0,
-            blocks: VecDeque::new(),
-            fec_out: VecDeque::new(),
-            fec_pipe: 0,
-            reactive_pending: 0,
-            seg_mss: 0,
-            abc_bytes: 0,
-            repair_credit: 0,
-            estimator: ErasureEstimator::starting_at(cfg.lt.initial_estimate),
-            est_marker: 0,
-            est_base: (0, 0),
-            echoed_e: cfg.lt.initial_estimate,
-            erasure_trace: Vec::new(),
-            mss_trace: Vec::new(),
+            lt: LtSender::new(&cfg.lt),
             cfg,
             flow,
             src,
@@ -524,7 +412,7 @@ impl TcpSender {
         let end = self.app_end.unwrap_or(u64::MAX).min(self.snd_max);
         self.app_end = Some(end);
         self.app_open = false;
-        self.close_block();
+        self.lt.close_block(&self.cfg.lt);
         self.check_complete(now);
     }
 
@@ -589,7 +477,7 @@ impl TcpSender {
         let ece = self.cfg.ecn && pkt.flags.has(TcpFlags::ECE);
         let ecn_only = self.cfg.lt.ecn_only;
         if self.cfg.lt.estimator == EstimatorSide::Receiver {
-            self.echoed_e = f64::from(pkt.erasure_echo) / f64::from(u16::MAX);
+            self.lt.on_echo(pkt.erasure_echo);
         }
 
         if ack > self.snd_una {
@@ -645,7 +533,7 @@ impl TcpSender {
             self.ns2_after_timeout = false;
             self.lt_bytes = 0;
             self.rto_retransmitted = false;
-            self.reactive_pending = 0;
+            self.lt.clear_reactive();
             // When the measured segment was sent.
             let sent = if self.cfg.timestamps {
                 Some(pkt.ts_echo)
@@ -768,7 +656,7 @@ impl TcpSender {
                 // ns-2's Sack1: an ACK of new data is never a duplicate ACK.
                 if newly_sacked && !self.ns2_rules {
                     self.dupacks = 1;
-                    self.reactive_trigger();
+                    self.lt.reactive_trigger(&self.cfg.lt);
                     if self.sack_loss_detected(dt) && self.may_recover(ack) && !self.ns3_cwr() {
                         self.enter_recovery(now);
                         entered = true;
@@ -805,7 +693,7 @@ impl TcpSender {
                     self.mark_losses(now);
                 }
                 self.dupacks += 1;
-                self.reactive_trigger();
+                self.lt.reactive_trigger(&self.cfg.lt);
                 if !self.in_recovery {
                     let trigger = match self.cfg.variant {
                         Variant::Reno | Variant::NewReno => self.dupacks == dt,
@@ -847,8 +735,10 @@ impl TcpSender {
             // ECN-only: marks keep their meaning during loss recovery.
             self.ecn_response(now);
         }
-        if self.lt_blocks || ecn_only {
-            self.lt_after_ack(now);
+        if self.lt.blocks_on() || ecn_only {
+            let (una, max) = (self.snd_una, self.snd_max);
+            self.lt
+                .after_ack(&self.cfg.lt, &self.sb, una, max, &mut self.trace, now);
         }
         let sack_recovery = self.in_recovery && sack && !self.ns2_rules;
         if sack_recovery || self.rto_sack_recovery() {
@@ -871,7 +761,7 @@ impl TcpSender {
             // cumulatively — snd.una before the ACK, SACKed bytes before it
             // that the ACK leaves above snd.una.
             let sacked_before_left = sacked_before.saturating_sub(sacked_cum_acked);
-            self.recover_fs = (self.snd_max - una_before).saturating_sub(sacked_before_left);
+            self.prr.recover_fs = (self.snd_max - una_before).saturating_sub(sacked_before_left);
         }
         // ns-3's `segsAcked` ≥ 1 (ProcessAck, tcp-socket-base.cc 2041–2052
         // at ns-3.44): the bytes delivered plus the carry of partial
@@ -880,10 +770,10 @@ impl TcpSender {
             let d =
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             let mut segs = d / mss;
-            self.ns3_acked_carry += d % mss;
-            if self.ns3_acked_carry >= mss {
+            self.prr.ns3_acked_carry += d % mss;
+            if self.prr.ns3_acked_carry >= mss {
                 segs += 1;
-                self.ns3_acked_carry -= mss;
+                self.prr.ns3_acked_carry -= mss;
             }
             segs >= 1
         };
@@ -898,7 +788,7 @@ impl TcpSender {
                 // 1782, 2093–2096), the same ACK possibly both.
                 let entered = !recovery_before;
                 if entered && !cwr_before {
-                    self.recover_fs = self.pipe;
+                    self.prr.recover_fs = self.pipe;
                 }
                 let safe = rtx_acked && recovery_before && self.recover.is_some_and(|r| ack < r);
                 if entered || sacked_new {
@@ -932,7 +822,7 @@ impl TcpSender {
                     self.pipe = self.cwnd_flight();
                 }
                 if !cwr_before {
-                    self.recover_fs = self.pipe;
+                    self.prr.recover_fs = self.pipe;
                     self.prr_update_ns3(delivered, true, false);
                 }
                 if ns3_segs_acked {
@@ -1105,7 +995,7 @@ impl TcpSender {
         } else {
             self.snd_nxt - self.snd_una
         };
-        flight + self.fec_pipe
+        flight + self.lt.fec_pipe()
     }
 
     /// Hand the congestion control this ACK's rate sample; its window stands.
@@ -1173,7 +1063,7 @@ impl TcpSender {
         let newly = !self.ns2_after_timeout && self.apply_sack(pkt, now);
         if newly {
             self.dupacks += 1;
-            self.reactive_trigger();
+            self.lt.reactive_trigger(&self.cfg.lt);
         }
         if self.in_recovery {
             return;
@@ -1316,19 +1206,13 @@ impl TcpSender {
                 self.pipe = 0;
                 self.ns2_pipe = 0;
                 self.ns2_after_timeout = self.ns2_rules;
-                self.fec_out.clear();
-                self.repair_credit = 0;
-                self.fec_pipe = 0;
-                self.reactive_pending = 0;
-                for b in &mut self.blocks {
-                    b.unresolved = 0;
-                }
+                self.lt.on_timeout();
                 self.rto_deadline = Some(now + self.rtt.rto());
                 self.record_rto(now, false, fired);
                 // A row at every data timeout, even when the window was
                 // already one segment and ssthresh kept (a backed-off
                 // timeout): the trace's count shows each one.
-                self.last_traced = None;
+                self.trace.force_cwnd_row();
             }
         }
         self.record_cwnd(now);
@@ -1454,7 +1338,7 @@ impl TcpSender {
         }
         let ns3_cwr = self.ns3_sack_cwr();
         let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack || ns3_cwr;
-        if self.lt_blocks {
+        if self.lt.blocks_on() {
             if let Some(p) = self.send_repair(now, sack_recovery) {
                 return Some(p);
             }
@@ -1468,7 +1352,9 @@ impl TcpSender {
             }
             return self.send_in_order(now, true);
         }
-        if self.recovery_pipe() + (self.fec_pipe + self.seg_size()) as i64 > self.win.cwnd as i64 {
+        if self.recovery_pipe() + (self.lt.fec_pipe() + self.seg_size()) as i64
+            > self.win.cwnd as i64
+        {
             self.why = Limit::Cwnd;
             return None;
         }
@@ -1583,22 +1469,8 @@ impl TcpSender {
     /// one smoothed RTT ago, nothing sent after them acknowledged) cover its
     /// known holes, hold its retransmission back; returns the block's end.
     fn fec_hold(&self, seq: u64, now: Time) -> Option<u64> {
-        if !self.lt_blocks || self.blocks.is_empty() {
-            return None;
-        }
-        let i = self.blocks.partition_point(|b| b.end <= seq);
-        let b = self.blocks.get(i).filter(|b| b.start <= seq && !b.open)?;
-        let guard = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
-        let in_flight = if now < b.last_repair_at + guard {
-            b.unresolved
-        } else {
-            0
-        };
-        let coming = u64::from(b.proactive_left) + u64::from(in_flight);
-        if coming == 0 {
-            return None;
-        }
-        (self.sb.holes_in(b.start, b.end) as u64 <= coming).then_some(b.end)
+        let guard = || self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
+        self.lt.hold(seq, now, guard, &self.sb)
     }
 
     /// Go-back-N retransmission at `snd_nxt`, else new data, if the windows
@@ -1631,8 +1503,20 @@ impl TcpSender {
         if self.snd_una == self.snd_max {
             self.restart_after_idle(now);
         }
-        let seg_size = if self.lt_blocks {
-            self.open_block(now)
+        let seg_size = if self.lt.blocks_on() {
+            let (size, opened) = self.lt.open_block(
+                &self.cfg.lt,
+                self.cfg.mss,
+                self.win.cwnd,
+                self.snd_max,
+                &mut self.sb,
+                &mut self.trace,
+                now,
+            );
+            if opened {
+                self.stats.fec_blocks += 1;
+            }
+            size
         } else {
             self.win.mss
         };
@@ -1652,15 +1536,9 @@ impl TcpSender {
         self.sb.push(Segment::new(self.snd_max, len as u32, now));
         let idx = self.sb.len() - 1;
         self.snd_max += len;
-        if self.lt_blocks {
-            let full = self.blocks.back_mut().is_some_and(|b| {
-                b.k += 1;
-                b.end = self.snd_max;
-                b.k >= b.k_plan
-            });
-            if full || Some(self.snd_max) == self.app_end {
-                self.close_block();
-            }
+        if self.lt.blocks_on() {
+            let last = Some(self.snd_max) == self.app_end;
+            self.lt.segment_added(&self.cfg.lt, self.snd_max, last);
         }
         Some(self.send_segment(idx, now))
     }
@@ -1712,96 +1590,27 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
-    /// RFC 6937 PRR with the slow-start reduction bound: set cwnd so that
-    /// `cwnd − pipe` is what may be sent in response to this ACK.
+    /// RFC 6937's PRR on one ACK that delivered `delivered` bytes
+    /// ([`Prr::rfc6937`]).
     fn prr_update(&mut self, delivered: u64) {
-        self.prr_delivered += delivered;
         let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
-        let sndcnt = if pipe > ssthresh {
-            // Proportional part: spread the reduction over the recovery.
-            let target = (u128::from(self.prr_delivered) * u128::from(ssthresh))
-                .div_ceil(u128::from(self.recover_fs.max(1)));
-            (target as u64).saturating_sub(self.prr_out)
-        } else {
-            // Slow-start reduction bound: grow back towards ssthresh no faster than slow start.
-            let limit = self
-                .prr_delivered
-                .saturating_sub(self.prr_out)
-                .max(delivered)
-                + mss;
-            (ssthresh - pipe).min(limit)
-        };
-        self.win.cwnd = pipe + sndcnt;
+        self.win.cwnd = self.prr.rfc6937(delivered, ssthresh, mss, pipe);
     }
 
-    /// RFC 9937 §6.2 on one ACK of a PRR episode that delivered `delivered`
-    /// bytes, `safe` its SafeACK (snd.una advanced, no further loss): the
-    /// proportional part while pipe > ssthresh; below it PRR-CRB, one
-    /// segment more (PRR-SSRB) only on a safe ACK; at least a segment while
-    /// nothing was sent in the episode. An ACK that delivers nothing leaves
-    /// the window as it was. Sets cwnd = pipe + SndCnt.
+    /// RFC 9937's PRR on one ACK ([`Prr::rfc9937`]).
     fn prr_update_rfc9937(&mut self, delivered: u64, safe: bool) {
-        if delivered == 0 {
-            return;
-        }
-        self.prr_delivered += delivered;
         let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
-        let mut sndcnt = if pipe > ssthresh {
-            let out = (u128::from(self.prr_delivered) * u128::from(ssthresh))
-                .div_ceil(u128::from(self.recover_fs.max(1)));
-            (out as u64).saturating_sub(self.prr_out)
-        } else {
-            // PRR-CRB by default (prr_delivered − prr_out may be negative:
-            // then DeliveredData).
-            let mut n = self
-                .prr_delivered
-                .saturating_sub(self.prr_out)
-                .max(delivered);
-            if safe {
-                n += mss; // PRR-SSRB while the recovery makes good progress
-            }
-            n.min(ssthresh - pipe)
-        };
-        if self.prr_out == 0 && sndcnt == 0 {
-            sndcnt = mss; // force the fast retransmit
+        if let Some(cwnd) = self.prr.rfc9937(delivered, safe, ssthresh, mss, pipe) {
+            self.win.cwnd = cwnd;
         }
-        self.win.cwnd = pipe + sndcnt;
     }
 
-    /// ns-3.44's `TcpPrrRecovery::DoRecovery` (tcp-prr-recovery.cc at tag
-    /// ns-3.44) for one call with this ACK's `delivered` bytes: `dup` for
-    /// the calls with new SACK information or at entry, `safe` ns-3's
-    /// `m_isRetransDataAcked`. In ns-3's 32-bit arithmetic: the product
-    /// `prr_delivered · ssthresh` wraps, `prr_delivered − prr_out` is
-    /// unsigned and then read as a signed int. Sets cwnd = pipe + sndcnt,
-    /// or leaves it when nothing counts as delivered ([`PrrVariant::Ns3`]).
+    /// ns-3.44's PRR for one `DoRecovery` call ([`Prr::ns3`]).
     fn prr_update_ns3(&mut self, delivered: u64, dup: bool, safe: bool) {
-        let mss = self.win.mss as u32;
-        let (recover_fs, prr_out) = (self.recover_fs as u32, self.prr_out as u32);
-        let mut delivered = delivered as u32;
-        if dup && (self.prr_delivered as u32) < recover_fs {
-            delivered += mss;
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        if let Some(cwnd) = self.prr.ns3(delivered, dup, safe, ssthresh, mss, pipe) {
+            self.win.cwnd = cwnd;
         }
-        if delivered == 0 {
-            return;
-        }
-        let prr_delivered = (self.prr_delivered as u32).wrapping_add(delivered);
-        self.prr_delivered = u64::from(prr_delivered);
-        let ssthresh = self.win.ssthresh.min(u64::from(u32::MAX)) as u32;
-        let pipe = self.pipe.min(u64::from(u32::MAX)) as u32;
-        let mut sndcnt = if pipe > ssthresh {
-            let target =
-                f64::from(prr_delivered.wrapping_mul(ssthresh)) / f64::from(recover_fs.max(1));
-            (target.ceil() - f64::from(prr_out)) as i64
-        } else {
-            let mut limit = i64::from(prr_delivered.wrapping_sub(prr_out).max(delivered) as i32);
-            if safe {
-                limit += i64::from(mss);
-            }
-            limit.min(i64::from((ssthresh - pipe) as i32))
-        };
-        sndcnt = sndcnt.max(if prr_out > 0 { 0 } else { i64::from(mss) });
-        self.win.cwnd = u64::from(pipe) + sndcnt as u64;
     }
 
     /// RFC 3042: after the first and second duplicate ACK (below the
@@ -1904,7 +1713,7 @@ impl TcpSender {
             self.ns2_pipe += i64::from(seg.len);
         }
         if sack_recovery || self.cwr {
-            self.prr_out += u64::from(seg.len);
+            self.prr.out += u64::from(seg.len);
         }
         self.last_data_tx = Some(now);
         self.stats.segments_sent += 1;
@@ -1916,9 +1725,7 @@ impl TcpSender {
         if let Some(e) = self.loss_events.as_mut() {
             e.on_packet(self.stats.segments_sent);
         }
-        if self.trace {
-            self.sent_trace.push((now, seg.seq, retransmit));
-        }
+        self.trace.sent(now, seg.seq, retransmit);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
@@ -1952,7 +1759,7 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_retransmits += 1;
         // The cwnd trace has a row at every fast retransmit (its count rises).
-        self.last_traced = None;
+        self.trace.force_cwnd_row();
         self.note_loss(now);
         if self.cfg.rto_tick.is_some() {
             // ns-2's fast retransmit (`reset_rtx_timer(1, 0)` in every
@@ -2002,9 +1809,7 @@ impl TcpSender {
         self.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
         if !std::mem::take(&mut self.cwr) {
-            self.prr_delivered = 0;
-            self.prr_out = 0;
-            self.recover_fs = self.snd_max - self.snd_una;
+            self.prr.start(self.snd_max - self.snd_una);
         }
         self.first_partial = true;
         self.recover = Some(self.snd_max);
@@ -2104,7 +1909,7 @@ impl TcpSender {
     /// (`m_recover`), and no growth until it ends (1895–1906: cwnd =
     /// ssthresh when an ACK passes it).
     fn ns3_enter_cwr(&mut self, now: Time) {
-        let flight = self.bytes_in_flight() + self.fec_pipe;
+        let flight = self.bytes_in_flight() + self.lt.fec_pipe();
         let prior = self.win.cwnd;
         self.cut(Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
@@ -2115,9 +1920,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.rtx_pending = None;
         self.cwr = true;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.recover_fs = self.snd_max - self.snd_una;
+        self.prr.start(self.snd_max - self.snd_una);
         self.ecn_recover = Some(self.snd_max);
         self.last_cut_ecn = true;
         self.stats.ecn_reductions += 1;
@@ -2130,7 +1933,7 @@ impl TcpSender {
         if in_recovery || self.ecn_recover.is_some_and(|r| self.snd_una <= r) {
             return false;
         }
-        let mut flight = self.snd_nxt - self.snd_una + self.fec_pipe;
+        let mut flight = self.snd_nxt - self.snd_una + self.lt.fec_pipe();
         if self.in_recovery {
             flight = flight.min(self.recovery_cwnd);
         }
@@ -2144,9 +1947,7 @@ impl TcpSender {
             self.cwr = true;
             self.cwr_target = self.win.cwnd;
             self.win.cwnd = prior;
-            self.prr_delivered = 0;
-            self.prr_out = 0;
-            self.recover_fs = self.snd_max - self.snd_una;
+            self.prr.start(self.snd_max - self.snd_una);
         }
         if self.in_recovery {
             // ECN-only: the window recovery returns to is the reduced one.
@@ -2160,140 +1961,34 @@ impl TcpSender {
 
     /// LT-TCP erasure estimate E in use (sender- or receiver-side).
     pub fn erasure_estimate(&self) -> f64 {
-        match self.cfg.lt.estimator {
-            EstimatorSide::Sender => self.estimator.value(),
-            EstimatorSide::Receiver => self.echoed_e,
-        }
+        self.lt.erasure_estimate(&self.cfg.lt)
     }
 
-    /// The segment size of the open block, opening a new block (planned from
-    /// the current window and estimate) if none is open.
-    fn open_block(&mut self, now: Time) -> u64 {
-        if let Some(b) = self.blocks.back().filter(|b| b.open) {
-            return u64::from(b.mss);
-        }
-        let e = self.erasure_estimate();
-        let plan = lt::plan_block(&self.cfg.lt, self.cfg.mss, self.win.cwnd, e);
-        if self.cfg.lt.adaptive_mss {
-            // The window arithmetic stays in MSS_max units (see `grow`); the
-            // IsLost byte rule counts segments of the current size.
-            self.seg_mss = u64::from(plan.mss);
-            self.sb.set_mss(self.seg_mss);
-        }
-        self.blocks.push_back(Block {
-            start: self.snd_max,
-            end: self.snd_max,
-            mss: plan.mss,
-            k_plan: plan.k,
-            k: 0,
-            p: plan.p,
-            proactive_left: 0,
-            next_index: 0,
-            open: true,
-            unresolved: 0,
-            last_repair_at: now,
-        });
-        self.stats.fec_blocks += 1;
-        if self.trace {
-            self.mss_trace
-                .push((now, plan.mss, self.win.cwnd, plan.k, plan.p));
-        }
-        u64::from(plan.mss)
-    }
-
-    /// Close the open block (its data is all sent): its proactive repairs may go.
-    fn close_block(&mut self) {
-        let proactive = self.cfg.lt.proactive_fec;
-        if let Some(b) = self.blocks.back_mut().filter(|b| b.open) {
-            if b.k == 0 {
-                self.blocks.pop_back();
-                return;
-            }
-            b.open = false;
-            b.proactive_left = if proactive { b.p } else { 0 };
-        }
-    }
-
-    /// Reactive FEC: a duplicate ACK asks for `R = g(E)` repairs.
-    fn reactive_trigger(&mut self) {
-        if self.cfg.lt.reactive_fec {
-            let r = lt::lookup(&self.cfg.lt.reactive_bins, self.erasure_estimate());
-            self.reactive_pending += u32::from(r);
-        }
-    }
-
-    /// A pending proactive repair (oldest closed block first), else a pending
-    /// reactive repair for the block holding `snd_una`, if the window allows.
+    /// A pending LT-TCP repair, if the window allows (the repair goes
+    /// before new data; [`LtSender::next_repair`] chooses it).
     fn send_repair(&mut self, now: Time, sack_recovery: bool) -> Option<Packet> {
-        let proactive = self.blocks.iter().position(|b| b.proactive_left > 0);
-        let idx = match proactive {
-            Some(i) => i,
-            None => {
-                if self.reactive_pending == 0 {
-                    return None;
-                }
-                let una = self.snd_una;
-                // With the deficit limit, repairs stop at no more than the
-                // block's known holes / (1 − E) in all (proactive included).
-                let deficit = self.cfg.lt.reactive_limit == ReactiveLimit::Deficit;
-                let keep = 1.0 - self.erasure_estimate().min(0.9);
-                let found = self.blocks.iter().position(|b| {
-                    !b.open
-                        && b.start <= una
-                        && una < b.end
-                        && b.k + b.next_index < self.cfg.lt.block_max
-                        && (!deficit
-                            || f64::from(b.next_index)
-                                < (self.sb.holes_in(b.start, b.end) as f64 / keep).ceil())
-                });
-                match found {
-                    Some(i) => i,
-                    None => {
-                        self.reactive_pending = 0;
-                        return None;
-                    }
-                }
-            }
-        };
-        let b = self.blocks[idx];
-        let size = u64::from(b.mss);
-        // A reactive repair outside the window neither waits for room in it
-        // nor occupies it (nor clocks its growth).
-        let outside = proactive.is_none() && !self.cfg.lt.reactive_in_window;
-        let fits = if outside {
-            true
-        } else if sack_recovery {
-            self.recovery_pipe() + (self.fec_pipe + size) as i64 <= self.win.cwnd as i64
+        let room = if sack_recovery {
+            self.win.cwnd as i64 - self.recovery_pipe()
         } else {
-            self.snd_nxt - self.snd_una + self.fec_pipe + size <= self.win.cwnd
+            self.win.cwnd as i64 - (self.snd_nxt - self.snd_una) as i64
         };
-        if !fits {
-            return None;
-        }
-        let b = &mut self.blocks[idx];
-        let index = b.next_index as u8;
-        b.next_index += 1;
-        b.unresolved += 1;
-        b.last_repair_at = now;
-        if proactive.is_some() {
-            b.proactive_left -= 1;
+        let plan = self
+            .lt
+            .next_repair(&self.cfg.lt, &self.sb, self.snd_una, room, now)?;
+        let size = plan.size;
+        if plan.proactive {
             self.stats.repairs_proactive += 1;
             self.stats.repair_bytes_proactive += size;
         } else {
-            self.reactive_pending -= 1;
             self.stats.repairs_reactive += 1;
             self.stats.repair_bytes_reactive += size;
         }
-        let (start, len) = (b.start, (b.end - b.start) as u32);
-        let len = std::num::NonZeroU32::new(len).expect("a closed block holds data");
         self.stats.wire_bytes += size + u64::from(self.header);
         self.order += 1;
-        let counted = if outside { 0 } else { size };
         self.last_data_tx = Some(now);
-        self.fec_out.push_back((self.order, counted, start));
-        self.fec_pipe += counted;
-        if sack_recovery && !outside {
-            self.prr_out += size;
+        self.lt.repair_sent(&plan, self.order);
+        if sack_recovery && plan.in_window {
+            self.prr.out += size;
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -2303,7 +1998,7 @@ impl TcpSender {
             src: self.src,
             dst: self.dst,
             kind: Kind::Data,
-            seq: start,
+            seq: plan.start,
             payload: size as u32,
             header: self.header,
             flags: TcpFlags(TcpFlags::ACK),
@@ -2315,66 +2010,16 @@ impl TcpSender {
                 Time::ZERO
             },
             repair: Some(Repair {
-                block_len: len,
-                index,
+                block_len: plan.block_len,
+                index: plan.index,
             }),
             ..Packet::default()
         })
     }
 
-    /// LT-TCP bookkeeping after an ACK: repairs leave the flight, finished
-    /// blocks are forgotten, the estimation window may close.
-    fn lt_after_ack(&mut self, now: Time) {
-        let acked_order = self.sb.acked_order();
-        while let Some(&(o, bytes, start)) = self.fec_out.front() {
-            if o > acked_order {
-                break;
-            }
-            self.fec_out.pop_front();
-            self.fec_pipe -= bytes;
-            let delivered = 1.0 - self.erasure_estimate();
-            self.repair_credit += (bytes as f64 * delivered) as u64;
-            let i = self.blocks.partition_point(|b| b.start < start);
-            if let Some(b) = self.blocks.get_mut(i).filter(|b| b.start == start) {
-                b.unresolved = b.unresolved.saturating_sub(1);
-            }
-        }
-        if self.snd_una >= self.snd_max {
-            self.fec_out.clear();
-            self.fec_pipe = 0;
-        }
-        while self
-            .blocks
-            .front()
-            .is_some_and(|b| !b.open && b.end <= self.snd_una)
-        {
-            self.blocks.pop_front();
-        }
-        // Per-window erasure rate from the segments this window acknowledged.
-        if self.snd_una >= self.est_marker {
-            let (popped, erased) = self.sb.popped();
-            let (dp, de) = (popped - self.est_base.0, erased - self.est_base.1);
-            if dp > 0 {
-                let new_l = de as f64 / dp as f64;
-                self.estimator.update(new_l);
-                if self.trace {
-                    // The E in use: this estimator's, or the receiver's echo.
-                    self.erasure_trace
-                        .push((now, new_l, self.erasure_estimate()));
-                }
-                self.est_base = (popped, erased);
-            }
-            self.est_marker = self.snd_max.max(self.snd_una + 1);
-        }
-    }
-
     /// Size of the segments now being sent.
     fn seg_size(&self) -> u64 {
-        if self.seg_mss > 0 {
-            self.seg_mss
-        } else {
-            self.win.mss
-        }
+        self.lt.seg_size(self.win.mss)
     }
 
     /// Window growth on an ACK of `acked` new bytes. With adaptive MSS the
@@ -2385,16 +2030,10 @@ impl TcpSender {
     /// window, so the repair bytes resolved since the last call, times the
     /// expected delivery ratio 1 − E, count as acknowledged too.
     fn grow(&mut self, acked: u64, sample: Option<Time>, now: Time) {
-        let acked = acked + std::mem::take(&mut self.repair_credit);
-        if !self.cfg.lt.adaptive_mss {
-            self.cc.on_ack(&mut self.win, acked, sample, now);
-            return;
-        }
-        self.abc_bytes += acked;
         let unit = self.win.mss * if self.cfg.delayed_ack { 2 } else { 1 };
-        while self.abc_bytes >= unit {
-            self.abc_bytes -= unit;
-            self.cc.on_ack(&mut self.win, unit, sample, now);
+        let (bytes, calls) = self.lt.growth_units(&self.cfg.lt, acked, unit);
+        for _ in 0..calls {
+            self.cc.on_ack(&mut self.win, bytes, sample, now);
         }
     }
 
@@ -2419,33 +2058,30 @@ impl TcpSender {
             self.rtt.sample_between(sent, now);
         }
         self.rtt_samples += 1;
-        if self.trace {
-            self.rtt_trace.push(RttRow {
-                at: now,
-                sample: r,
-                srtt: self.rtt.srtt().unwrap_or(r),
-                rttvar: self.rtt.rttvar(),
-                rto: self.rtt.rto(),
-            });
-        }
+        let rtt = &self.rtt;
+        self.trace.rtt(|| RttRow {
+            at: now,
+            sample: r,
+            srtt: rtt.srtt().unwrap_or(r),
+            rttvar: rtt.rttvar(),
+            rto: rtt.rto(),
+        });
     }
 
     /// An expiry of the timer that was `fired.0` long after `fired.1`
     /// doublings, for the `rto` trace (after the expiry's back-off and
     /// window cut).
     fn record_rto(&mut self, now: Time, syn: bool, fired: (Time, u32)) {
-        if !self.trace {
-            return;
-        }
-        self.rto_trace.push(RtoRow {
+        let (rtt, una, win) = (&self.rtt, self.snd_una, &self.win);
+        self.trace.rto(|| RtoRow {
             at: now,
             syn,
             rto: fired.0,
             backoff: fired.1,
-            next_rto: self.rtt.rto(),
-            seq: if syn { 0 } else { self.snd_una },
-            cwnd: self.win.cwnd,
-            ssthresh: self.win.ssthresh,
+            next_rto: rtt.rto(),
+            seq: if syn { 0 } else { una },
+            cwnd: win.cwnd,
+            ssthresh: win.ssthresh,
         });
     }
 
@@ -2468,15 +2104,9 @@ impl TcpSender {
     }
 
     fn record_cwnd(&mut self, now: Time) {
-        if !self.trace {
-            return;
-        }
-        let cur = (self.win.cwnd, self.win.ssthresh);
-        if self.last_traced != Some(cur) {
-            self.last_traced = Some(cur);
-            let counts = (self.data_timeouts, self.stats.fast_retransmits);
-            self.cwnd_trace.push((now, cur.0, cur.1, counts));
-        }
+        let counts = (self.data_timeouts, self.stats.fast_retransmits);
+        self.trace
+            .cwnd(now, self.win.cwnd, self.win.ssthresh, counts);
     }
 
     /// Counters.
@@ -2524,16 +2154,13 @@ impl TcpSender {
     /// every change, `(time, seq, retransmit)` on every data transmission, an
     /// [`RttRow`] at every RTT sample and an [`RtoRow`] at every timer expiry.
     pub fn set_trace(&mut self, on: bool) {
-        self.trace = on;
-        if on {
-            self.last_traced = None;
-        }
+        self.trace.set(on);
     }
     /// Take the recorded window trace: (time, cwnd, ssthresh, (data
     /// timeouts, fast retransmits) so far), a row per change and one at
     /// every data timeout and every fast retransmit.
-    pub fn take_cwnd_trace(&mut self) -> Vec<(Time, u64, u64, (u64, u64))> {
-        std::mem::take(&mut self.cwnd_trace)
+    pub fn take_cwnd_trace(&mut self) -> Vec<CwndRow> {
+        self.trace.take_cwnd()
     }
     /// Count loss events from fast retransmits and timeouts from now on
     /// (seed 001 §III-B, sender side; see [`super::loss_events`]).
@@ -2555,11 +2182,11 @@ impl TcpSender {
     }
     /// Take the recorded LT-TCP erasure trace: `(time, new_l, E)` per window.
     pub fn take_erasure_trace(&mut self) -> Vec<(Time, f64, f64)> {
-        std::mem::take(&mut self.erasure_trace)
+        self.trace.take_erasure()
     }
     /// Take the recorded LT-TCP block trace: `(time, mss, cwnd, k, P)` per block.
-    pub fn take_mss_trace(&mut self) -> Vec<(Time, u32, u64, u16, u16)> {
-        std::mem::take(&mut self.mss_trace)
+    pub fn take_mss_trace(&mut self) -> Vec<MssRow> {
+        self.trace.take_mss()
     }
     /// Current segment size (the adaptive MSS, else the configured one).
     pub fn mss(&self) -> u64 {
@@ -2567,15 +2194,15 @@ impl TcpSender {
     }
     /// Take the recorded transmission trace.
     pub fn take_sent_trace(&mut self) -> Vec<(Time, u64, bool)> {
-        std::mem::take(&mut self.sent_trace)
+        self.trace.take_sent()
     }
     /// Take the recorded RTT samples (one row per sample, when tracing).
     pub fn take_rtt_trace(&mut self) -> Vec<RttRow> {
-        std::mem::take(&mut self.rtt_trace)
+        self.trace.take_rtt()
     }
     /// Take the recorded retransmission-timer expiries (when tracing).
     pub fn take_rto_trace(&mut self) -> Vec<RtoRow> {
-        std::mem::take(&mut self.rto_trace)
+        self.trace.take_rto()
     }
     /// The RTT estimator's state now, for the summary.
     pub fn rtt_summary(&self) -> RttSummary {
@@ -2586,137 +2213,5 @@ impl TcpSender {
             rttvar_s: srtt.map(|_| self.rtt.rttvar().as_secs_f64()),
             rto_s: self.rtt.rto().as_secs_f64(),
         }
-    }
-}
-
-#[cfg(test)]
-mod rfc9937_prr_tests {
-    use super::*;
-
-    /// A SACK + PRR sender with RFC 9937's PRR, MSS 1000, in the state given.
-    fn sender(ssthresh: u64, pipe: u64, recover_fs: u64, delivered: u64, out: u64) -> TcpSender {
-        let cfg = TcpConfig {
-            variant: Variant::Sack,
-            mss: 1000,
-            prr: true,
-            prr_variant: PrrVariant::Rfc9937,
-            ..TcpConfig::default()
-        };
-        let mut s = TcpSender::new(cfg, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
-        s.win.ssthresh = ssthresh;
-        s.pipe = pipe;
-        s.recover_fs = recover_fs;
-        s.prr_delivered = delivered;
-        s.prr_out = out;
-        s.win.cwnd = 123_456;
-        s
-    }
-
-    /// RFC 9937 §6.2 by hand, against RFC 6937's `prr_update` where they differ.
-    #[test]
-    fn rfc9937_per_ack_steps_by_hand() {
-        // Proportional part (pipe > ssthresh), as RFC 6937:
-        // ⌈11 000 · 50 000 / 96 000⌉ = 5730, − 5000 sent = 730.
-        let mut s = sender(50_000, 60_000, 96_000, 10_000, 5000);
-        s.prr_update_rfc9937(1000, false);
-        assert_eq!((s.prr_delivered, s.win.cwnd), (11_000, 60_730));
-        // Below ssthresh, an ACK with SACK only (not safe): PRR-CRB,
-        // max(11 000 − 9000, 1000) = 2000 (of ssthresh − pipe = 10 000);
-        // RFC 6937 adds a segment on every ACK: 3000.
-        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
-        s.prr_update_rfc9937(1000, false);
-        assert_eq!(s.win.cwnd, 42_000);
-        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
-        s.prr_update_rfc9937(1000, true);
-        assert_eq!(s.win.cwnd, 43_000);
-        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
-        s.prr_update(1000);
-        assert_eq!(s.win.cwnd, 43_000);
-        // More sent than delivered: DeliveredData (1000), + 1000 when safe,
-        // at most ssthresh − pipe (1500).
-        for (safe, cwnd) in [(false, 49_500), (true, 50_000)] {
-            let mut s = sender(50_000, 48_500, 96_000, 10_000, 15_000);
-            s.prr_update_rfc9937(1000, safe);
-            assert_eq!(s.win.cwnd, cwnd);
-        }
-        // Nothing delivered: the window stays (RFC 6937 recomputes it).
-        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
-        s.prr_update_rfc9937(0, true);
-        assert_eq!((s.prr_delivered, s.win.cwnd), (10_000, 123_456));
-        let mut s = sender(50_000, 40_000, 96_000, 10_000, 9000);
-        s.prr_update(0);
-        assert_eq!(s.win.cwnd, 42_000);
-        // Nothing sent yet and nothing allowed (pipe = ssthresh): one
-        // segment, the fast retransmit.
-        let mut s = sender(50_000, 50_000, 96_000, 0, 0);
-        s.prr_update_rfc9937(1000, false);
-        assert_eq!(s.win.cwnd, 51_000);
-    }
-}
-
-#[cfg(test)]
-mod ns3_prr_tests {
-    use super::*;
-
-    /// A SACK + PRR sender with ns-3's PRR, MSS 1000, in the state given.
-    fn sender(ssthresh: u64, pipe: u64, recover_fs: u64, delivered: u64, out: u64) -> TcpSender {
-        let cfg = TcpConfig {
-            variant: Variant::Sack,
-            mss: 1000,
-            prr: true,
-            prr_variant: PrrVariant::Ns3,
-            ..TcpConfig::default()
-        };
-        let mut s = TcpSender::new(cfg, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
-        s.win.ssthresh = ssthresh;
-        s.pipe = pipe;
-        s.recover_fs = recover_fs;
-        s.prr_delivered = delivered;
-        s.prr_out = out;
-        s.win.cwnd = 123_456;
-        s
-    }
-
-    /// ns-3.44's `DoRecovery` by hand, one case per departure from RFC
-    /// 6937 that the arithmetic shows.
-    #[test]
-    fn ns3_do_recovery_by_hand() {
-        // (1) A call with new SACK information adds a segment: 1000 + 1000
-        // delivered; ⌈2000 · 50 000 / 96 000⌉ = 1042, − 1000 sent = 42.
-        let mut s = sender(50_000, 60_000, 96_000, 0, 1000);
-        s.prr_update_ns3(1000, true, false);
-        assert_eq!((s.prr_delivered, s.win.cwnd), (2000, 60_042));
-        // Not once prr_delivered has reached RecoverFS.
-        let mut s = sender(50_000, 60_000, 96_000, 96_000, 40_000);
-        s.prr_update_ns3(1000, true, false);
-        assert_eq!(s.prr_delivered, 97_000);
-        // (5) The 32-bit product wraps: 31 000 · 200 000 = 6.2e9 becomes
-        // 1 905 032 704; / 300 000 → 6351 − 20 000 sent < 0 → nothing
-        // (unwrapped: ⌈20 666.7⌉ − 20 000 = 667).
-        let mut s = sender(200_000, 250_000, 300_000, 30_000, 20_000);
-        s.prr_update_ns3(1000, false, false);
-        assert_eq!(s.win.cwnd, 250_000);
-        // (4) Below ssthresh with more sent than delivered: the unsigned
-        // 11 000 − 15 000 read as an int is −4000, so no DeliveredData
-        // (RFC 6937: max(0, 1000) + 1000); a safe ACK adds a segment to
-        // the −4000, still nothing.
-        for safe in [false, true] {
-            let mut s = sender(50_000, 40_000, 96_000, 10_000, 15_000);
-            s.prr_update_ns3(1000, false, safe);
-            assert_eq!(s.win.cwnd, 40_000);
-        }
-        // The bound otherwise: max(12 000 − 5000, 1000) = 7000, + 1000 on a
-        // safe ACK, at most ssthresh − pipe = 10 000.
-        let mut s = sender(50_000, 40_000, 96_000, 11_000, 5000);
-        s.prr_update_ns3(1000, false, true);
-        assert_eq!(s.win.cwnd, 48_000);
-        // (2) Nothing delivered: the window is left as it was.
-        let mut s = sender(50_000, 60_000, 96_000, 5000, 3000);
-        s.prr_update_ns3(0, false, false);
-        assert_eq!((s.prr_delivered, s.win.cwnd), (5000, 123_456));
-        // (6) Nothing sent yet: at least a segment.
-        let mut s = sender(50_000, 60_000, 96_000, 0, 0);
-        s.prr_update_ns3(100, false, false);
-        assert_eq!(s.win.cwnd, 61_000);
     }
 }
