@@ -274,14 +274,14 @@ impl FqCodel {
     }
 
     /// Overflow (§4.1, Linux `fq_codel_drop`): drop from the head of the
-    /// queue with the most bytes, up to half its bytes or `drop_batch` packets.
+    /// queue with the most bytes (the lowest-numbered of equals, as Linux's
+    /// scan), up to half its bytes or `drop_batch` packets. Linux scans all
+    /// `flows` queues; a queue that holds packets is always on the new or the
+    /// old list, so only those are looked at: the same queue, in time
+    /// proportional to the flows active (`flows = 65536` with a one-packet
+    /// limit overflows at every arrival).
     pub fn drop_fattest(&mut self, out: &mut Vec<(Packet, DropCause)>) {
-        let Some((i, _)) = self
-            .queues
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, q)| (q.bytes, std::cmp::Reverse(*i)))
-        else {
+        let Some(i) = self.fattest() else {
             return;
         };
         let q = &mut self.queues[i];
@@ -299,6 +299,18 @@ impl FqCodel {
                 break;
             }
         }
+    }
+
+    /// The queue [`Self::drop_fattest`] drops from: the most bytes, the
+    /// lowest-numbered of equals; `None` when nothing is held.
+    fn fattest(&self) -> Option<usize> {
+        let queues = &self.queues;
+        self.new_flows
+            .iter()
+            .chain(&self.old_flows)
+            .copied()
+            .filter(|&i| queues[i].bytes > 0)
+            .max_by_key(|&i| (queues[i].bytes, std::cmp::Reverse(i)))
     }
 
     /// The next packet by DRR over new then old flows, through each queue's
@@ -616,6 +628,31 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The fattest queue found on the two lists is the one a scan of
+        /// every queue finds (Linux's `fq_codel_drop`), after any mix of
+        /// arrivals, departures and overflow drops.
+        #[test]
+        fn fattest_from_the_lists_is_the_full_scans(ops in proptest::collection::vec((0u8..5, 0u32..40, 60u32..1500, 0u64..20), 1..300)) {
+            let mut f = FqCodel::new(FqCodelConfig { flows: 16, ..FqCodelConfig::default() });
+            let (mut t, mut dropped) = (Time::ZERO, Vec::new());
+            for (op, flow, size, dt) in ops {
+                t += Time::from_millis(dt);
+                match op {
+                    0..=2 => f.enqueue(t, pkt(flow, size)),
+                    3 => { f.dequeue(t, &mut dropped); }
+                    _ => f.drop_fattest(&mut dropped),
+                }
+                let scan = f
+                    .queues
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.bytes > 0)
+                    .max_by_key(|(i, q)| (q.bytes, std::cmp::Reverse(*i)))
+                    .map(|(i, _)| i);
+                proptest::prop_assert_eq!(f.fattest(), scan);
+            }
+        }
+
         /// Conservation: everything enqueued is dequeued, dropped or held,
         /// and the byte and packet counts agree with the queues.
         #[test]
