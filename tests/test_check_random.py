@@ -350,6 +350,10 @@ def test_model_reads_ranges_and_routes() -> None:
     assert [f.dst for f in m.flows] == ["D1", "D1", "D2", "D2"]
     assert m.flows[2].path == ["S2->L", "L->R", "R->D2"]
     assert m.flows[2].ack_path == ["D2->R", "R->L", "L->S2"]
+    # Finding C1: the largest packet counts a workload's own `tcp.mss` (seed 888, draw
+    # 2060: a 4605-byte workload MSS beside the default 1448 made `capacity` fail).
+    sc["workloads"] = [{"name": "w", "from": "S1", "to": "D1", "tcp": {"mss": 4605}}]
+    assert Model(sc, {}).max_packet >= 4605 + 40
 
 
 # ---------------------------------------------------------------------------

@@ -454,8 +454,13 @@ class Model:
             self._allocate(alloc)
         self.flows = self._flows()
         self.base_tcp = _apply_tcp(dict(_TCP_DEFAULTS[None]), scenario.get("tcp") or {})
+        # The largest packet: any flow's or workload's segment (a workload's own
+        # `tcp.mss` included, finding C1 of docs/checking.md), or a media packet.
+        segments = [f.mss for f in self.flows] + [
+            int(self.workload_tcp(w)["mss"]) for w in scenario.get("workloads", [])
+        ]
         self.max_packet = max(
-            max((f.mss for f in self.flows), default=1460) + MAX_OVERHEAD,
+            max(segments, default=1460) + MAX_OVERHEAD,
             max((_media_packet_max(m) for m in scenario.get("media", [])), default=0.0),
         )
 
