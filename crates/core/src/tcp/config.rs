@@ -194,9 +194,11 @@ pub struct TcpOverlay {
     /// was sent at the timeout (ns-2's Reno). Default false (true with
     /// profile "ns2").
     pub reno_rto_guard: Option<bool>,
-    /// With ECN, ns-3.44's CWR rule: every ECN echo is answered with CWR,
+    /// With ECN, ns-3.44's CWR rule: an ECN echo is answered with CWR,
     /// also one that arrives during a window reduction and reduces nothing,
-    /// and a loss's reduction sends none; off, CWR follows every reduction
+    /// with one CWR in flight at a time (`m_ecnEchoSeq > m_ecnCWRSeq`), and
+    /// a loss's reduction sends none; the receiver keeps echoing a CE not yet
+    /// acknowledged through a CWR segment (`ECN_CE_RCVD`). Off, CWR follows every reduction
     /// and nothing else (RFC 3168 §6.1.2, Linux), so a mark that came in
     /// during a reduction brings another one after it. Default false (true
     /// with profile "ns3").

@@ -22,6 +22,7 @@ pub mod config;
 pub mod loss_events;
 pub mod lt;
 mod lt_sender;
+mod ns3_ecn;
 mod prr;
 pub mod rack;
 pub mod rate;

@@ -78,6 +78,11 @@ pub struct TcpReceiver {
     last_blocks: SackBlocks,
     sack_max: usize,
     ece_pending: bool,
+    /// [`TcpConfig::cwr_per_echo`]: ns-3.44's receiver — the highest
+    /// segment that arrived with CE (`m_ecnCESeq`), and whether one arrived
+    /// since the last ACK went out (`ECN_CE_RCVD`).
+    ns3_ce_seq: Option<u64>,
+    ns3_ce_unacked: bool,
     ts_recent: Time,
     last_ack_sent: u64,
     unacked_bytes: u64,
@@ -116,6 +121,8 @@ impl TcpReceiver {
             ooo: Vec::new(),
             last_blocks: SackBlocks::EMPTY,
             ece_pending: false,
+            ns3_ce_seq: None,
+            ns3_ce_unacked: false,
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
             unacked_bytes: 0,
@@ -185,6 +192,20 @@ impl TcpReceiver {
                     self.send_ack(now, None);
                 }
                 self.ece_pending = ce;
+            }
+        } else if self.cfg.cwr_per_echo {
+            // ns-3.44 (tcp-socket-base.cc: `ForwardUp` 1233–1240, then
+            // `DoForwardUp` 1359–1371): a CE counts only on a segment above
+            // the last one that had it, and CWR ends the echo unless a CE
+            // arrived since the last ACK (`ECN_CE_RCVD`): with delayed ACKs
+            // a CE followed by the CWR segment is still echoed.
+            if pkt.ecn == Ecn::Ce && self.cfg.ecn && self.ns3_ce_seq.is_none_or(|s| pkt.seq > s) {
+                self.ns3_ce_seq = Some(pkt.seq);
+                self.ns3_ce_unacked = true;
+                self.ece_pending = true;
+            }
+            if pkt.flags.has(TcpFlags::CWR) && !self.ns3_ce_unacked {
+                self.ece_pending = false;
             }
         } else {
             // RFC 3168 §6.1.3: CWR first, then CE of the same segment.
@@ -422,6 +443,7 @@ impl TcpReceiver {
         let mut flags = TcpFlags(TcpFlags::ACK);
         if self.ece_pending {
             flags.set(TcpFlags::ECE);
+            self.ns3_ce_unacked = false; // ns-3: ECN_CE_RCVD -> ECN_SENDING_ECE
         }
         self.out.push_back(Packet {
             uid: 0,

@@ -4,6 +4,7 @@ use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
 use super::lt::EstimatorSide;
 use super::lt_sender::LtSender;
+use super::ns3_ecn::Ns3EceState;
 use super::prr::Prr;
 use super::rack::Rack;
 use super::rate::{RateSampleRule, RateSampler};
@@ -192,6 +193,11 @@ pub struct TcpSender {
     /// [`TcpConfig::ecn_cut_covers_loss`]).
     last_cut_ecn: bool,
     cwr_pending: bool,
+    /// [`TcpConfig::cwr_per_echo`]: ns-3.44's ECN sender state — an echo
+    /// of new data not yet answered (`ECN_ECE_RCVD`), the highest ACK that
+    /// carried one (`m_ecnEchoSeq`) and where the last CWR went out
+    /// (`m_ecnCWRSeq`); `tcp/ns3_ecn.rs`.
+    ns3_ece: Ns3EceState,
     /// With `prr`: an ECN reduction under way through PRR (Linux's
     /// `TCP_CA_CWR`, ns-3's `CA_CWR`), until `snd_una` passes `ecn_recover`.
     cwr: bool,
@@ -346,6 +352,7 @@ impl TcpSender {
             ecn_recover: None,
             last_cut_ecn: false,
             cwr_pending: false,
+            ns3_ece: Ns3EceState::default(),
             cwr: false,
             abc,
             cwr_target: 0,
@@ -475,6 +482,9 @@ impl TcpSender {
         let dt = self.cfg.dupack_threshold.max(1);
         let mss = self.win.mss;
         let ece = self.cfg.ecn && pkt.flags.has(TcpFlags::ECE);
+        if self.cfg.cwr_per_echo && !ece {
+            self.ns3_ece.on_no_echo();
+        }
         let ecn_only = self.cfg.lt.ecn_only;
         if self.cfg.lt.estimator == EstimatorSide::Receiver {
             self.lt.on_echo(pkt.erasure_echo);
@@ -524,7 +534,7 @@ impl TcpSender {
                 // only an echo is (not a loss's reduction); and it enters
                 // CA_CWR from every state but CA_CWR — fast recovery and
                 // the timeout's CA_LOSS included (`EnterCwr`, 1652–1676).
-                self.cwr_pending = true;
+                self.ns3_ece.on_echo(ack);
                 if !self.cwr {
                     self.ns3_enter_cwr(now);
                 }
@@ -1689,7 +1699,11 @@ impl TcpSender {
         let mut ecn = Ecn::NotEct;
         if !retransmit && self.cfg.ecn {
             ecn = Ecn::Ect0;
-            if self.cwr_pending {
+            if self.cfg.cwr_per_echo {
+                if self.ns3_ece.cwr_flag(seg.seq) {
+                    flags.set(TcpFlags::CWR);
+                }
+            } else if self.cwr_pending {
                 self.cwr_pending = false;
                 flags.set(TcpFlags::CWR);
             }

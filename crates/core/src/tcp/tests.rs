@@ -2565,18 +2565,29 @@ fn a_mark_inside_a_loss_recovery_brings_no_second_reduction() {
     assert_eq!(st.ecn_reductions, 0, "{st:?}");
 }
 
-/// ns-3's rule answers every echo of new data with CWR, also those inside
-/// the reduction the first one started; RFC 3168 and Linux send one CWR per
-/// reduction. Either way the two marks of one window reduce once.
+/// Two marks in one window reduce once and bring one CWR under either rule:
+/// RFC 3168 and Linux send one CWR per reduction; ns-3.44 answers echoes,
+/// but with one CWR in flight (`SendDataPacket` 3233–3241: CWR only while
+/// the echo acknowledges data beyond the last CWR segment,
+/// `m_ecnEchoSeq > m_ecnCWRSeq`), so the echoes of marks on segments sent
+/// before it bring no other. (Until issue 33's g33u session this test
+/// expected a CWR per echoing ACK under ns-3's rule, which missed that
+/// condition.) Ten marks in a row, the same.
 #[test]
-fn ns3s_rule_answers_every_echo_with_cwr() {
-    for ns3 in [false, true] {
-        let h = ecn_loss_run(vec![], vec![20_000, 22_000], ns3);
+fn ns3s_rule_answers_the_echoes_of_a_window_with_one_cwr() {
+    let marks10: Vec<u64> = (20..30).map(|i| i * 1000).collect();
+    for (ns3, marks) in [
+        (false, vec![20_000, 22_000]),
+        (true, vec![20_000, 22_000]),
+        (true, marks10),
+    ] {
+        let n = marks.len() as u64;
+        let h = ecn_loss_run(vec![], marks, ns3);
         let st = h.s.stats();
-        assert_eq!(h.r.stats().ce_received, 2, "ns3 {ns3}");
+        assert_eq!(h.r.stats().ce_received, n, "ns3 {ns3}");
         assert_eq!(
-            (st.ecn_reductions, st.retransmits),
-            (1, 0),
+            (st.ecn_reductions, st.retransmits, st.timeouts),
+            (1, 0, 0),
             "ns3 {ns3}: {st:?}"
         );
         let cwr = h
@@ -2584,11 +2595,7 @@ fn ns3s_rule_answers_every_echo_with_cwr() {
             .iter()
             .filter(|(_, p)| p.flags.has(TcpFlags::CWR))
             .count();
-        if ns3 {
-            assert!(cwr > 1, "ns-3: a CWR per echoing ACK, got {cwr}");
-        } else {
-            assert_eq!(cwr, 1, "one CWR for the one reduction");
-        }
+        assert_eq!(cwr, 1, "ns3 {ns3}, {n} marks: one CWR segment");
     }
 }
 
@@ -2835,5 +2842,44 @@ fn idle_restart_leaves_bbr_alone() {
         let bbr = CcConfig::Bbr(Default::default());
         let (b, a, n) = idle_then_send(rule, ms(3500), Some(bbr));
         assert_eq!((a.0, n), (b.0, 0), "{rule:?}");
+    }
+}
+
+/// ns-3.44's receiver under `cwr_per_echo` (tcp-socket-base.cc `ForwardUp`
+/// 1233–1240, `DoForwardUp` 1359–1371): CWR ends the echo only if no CE
+/// arrived since the last ACK (`ECN_CE_RCVD`), so with delayed ACKs a CE
+/// followed by the CWR segment is still echoed — RFC 3168's receiver
+/// (default) drops that echo; and a CE on a segment not above the last CE
+/// seen is ignored.
+#[test]
+fn ns3_receiver_keeps_the_echo_of_a_ce_not_yet_acknowledged() {
+    for ns3 in [false, true] {
+        let c = TcpConfig {
+            ecn: true,
+            mss: 500,
+            delayed_ack: true,
+            cwr_per_echo: ns3,
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(c, FlowId(0), NodeId(1), NodeId(0));
+        let acks = |r: &mut TcpReceiver| -> Vec<(u64, bool)> {
+            std::iter::from_fn(|| r.poll_transmit(Time::ZERO))
+                .map(|a| (a.ack, a.flags.has(TcpFlags::ECE)))
+                .collect()
+        };
+        let mut ce = seg(0, 500);
+        ce.ecn = Ecn::Ce;
+        r.on_packet(Time::ZERO, &ce); // held by delayed ACK
+        assert!(acks(&mut r).is_empty());
+        let mut cwr = seg(500, 500);
+        cwr.flags.set(TcpFlags::CWR);
+        r.on_packet(Time::ZERO, &cwr);
+        assert_eq!(acks(&mut r), vec![(1000, ns3)], "ns3 {ns3}");
+        // After an ACK went out, a CWR segment ends the echo on both rules.
+        let mut cwr2 = seg(1000, 500);
+        cwr2.flags.set(TcpFlags::CWR);
+        r.on_packet(Time::ZERO, &cwr2);
+        r.on_packet(Time::ZERO, &seg(1500, 500));
+        assert_eq!(acks(&mut r), vec![(2000, false)], "ns3 {ns3}");
     }
 }
