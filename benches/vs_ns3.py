@@ -856,14 +856,12 @@ GRID_MISSES = {
         [
             "bbr/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
             "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
-            "bbr/droptail/f1/mss536/r10/d98/q1bdp/t30",
         ],
         "A",
     ),
     **dict.fromkeys(
         [
             "bbr/codel/f4/mss536/r10/d0/q1000p/t20",
-            "bbr/pie/f4/mss1448/r100/d18/q1000p/t20",
         ],
         "A2",
     ),
