@@ -785,6 +785,24 @@ mod tests {
             e.contains("off") && e.contains("linux") && e.contains("ns3"),
             "{e}"
         );
+        use crate::tcp::cc::bbr::RtoRestore;
+        let rr = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Bbr(b) => b.rto_restore,
+            _ => None,
+        };
+        assert_eq!(
+            rr(&overlay("cc = \"bbr\"").apply(&base)),
+            Some(RtoRestore::Draft)
+        );
+        let c = overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base);
+        assert_eq!(rr(&c), Some(RtoRestore::Ns3));
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", rto_restore = \"draft\" }")
+            .apply(&base);
+        assert_eq!(rr(&c), Some(RtoRestore::Draft));
+        let e = toml::from_str::<TcpOverlay>("cc = { kind = \"bbr\", rto_restore = \"linux\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("draft") && e.contains("ns3"), "{e}");
         let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
             .unwrap_err()
             .to_string();

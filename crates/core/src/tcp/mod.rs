@@ -429,7 +429,8 @@ impl TcpConfig {
     /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
-    /// `ack_aggregation` "ns3" with profile "ns3", else "off"; DCTCP's
+    /// `ack_aggregation` "ns3" with profile "ns3", else "off", and its
+    /// `rto_restore` "ns3" with profile "ns3", else "draft"; DCTCP's
     /// `loss` is "alpha" with profile "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
@@ -444,6 +445,10 @@ impl TcpConfig {
             b.ack_aggregation = b.ack_aggregation.or(Some(match self.profile {
                 Some(config::Profile::Ns3) => cc::bbr::AckAggregation::Ns3,
                 _ => cc::bbr::AckAggregation::Off,
+            }));
+            b.rto_restore = b.rto_restore.or(Some(match self.profile {
+                Some(config::Profile::Ns3) => cc::bbr::RtoRestore::Ns3,
+                _ => cc::bbr::RtoRestore::Draft,
             }));
         }
         if let CcConfig::Dctcp(d) = &mut cc {

@@ -78,6 +78,28 @@ pub struct BbrConfig {
     /// "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_aggregation: Option<AckAggregation>,
+    /// The window after recovery from a timeout: "draft" (the draft
+    /// §4.2.3.4 and Linux's `bbr_set_cwnd_to_recover_or_restore`: the
+    /// window saved at the timeout is restored when the recovery ends, as
+    /// after fast recovery) or "ns3" (ns-3.44's `TcpSocketBase` leaves
+    /// `CA_LOSS` without `CA_EVENT_COMPLETE_CWR`, so `TcpBbr::RestoreCwnd`
+    /// runs after fast recovery only and the window keeps growing from one
+    /// segment by what each ACK delivers). Default "draft" ("ns3" with
+    /// profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_restore: Option<RtoRestore>,
+}
+
+/// `cc.rto_restore` of BBR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoRestore {
+    /// The saved window comes back at the end of a timeout's recovery.
+    #[default]
+    Draft,
+    /// ns-3.44: no restore after a timeout (`tcp-socket-base.cc`, the
+    /// `CA_LOSS` exit in `ProcessAck`, at tag ns-3.44).
+    Ns3,
 }
 
 /// `cc.ack_aggregation` of BBR.
@@ -137,6 +159,7 @@ impl Default for BbrConfig {
             quantization_budget: None,
             send_quantum: None,
             ack_aggregation: None,
+            rto_restore: None,
         }
     }
 }
@@ -274,6 +297,8 @@ pub struct BbrCc {
     packet_conservation: bool,
     conservation_round: u64,
     in_recovery: bool,
+    /// The recovery under way began with a timeout.
+    rto_recovery: bool,
     /// Fast recovery began on this ACK: the window becomes what is in
     /// flight plus what it delivered, once the ACK's sample is in.
     recovery_entry: bool,
@@ -311,6 +336,7 @@ impl BbrCc {
             conservation_round: 0,
             recovery_entry: false,
             in_recovery: false,
+            rto_recovery: false,
             starts: 0,
             mss: 0,
             extra_acked: ExtraAcked::default(),
@@ -464,6 +490,13 @@ impl BbrCc {
         self.extra_acked.max[0]
             .max(self.extra_acked.max[1])
             .min(cap)
+    }
+
+    /// Whether the window saved at the recovery's start comes back at its
+    /// end: always after fast recovery; after a timeout's recovery unless
+    /// `rto_restore = "ns3"`.
+    fn restores_after(&self, rto_recovery: bool) -> bool {
+        !rto_recovery || self.cfg.rto_restore.unwrap_or_default() == RtoRestore::Draft
     }
 
     fn enter_startup(&mut self) {
@@ -692,11 +725,13 @@ impl CongestionControl for BbrCc {
                 self.packet_conservation = true;
                 self.conservation_round = self.round_count + 1;
                 self.recovery_entry = true;
+                self.rto_recovery = false;
             }
             Signal::Timeout => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
                 self.in_recovery = true;
                 self.packet_conservation = false;
+                self.rto_recovery = true;
                 w.cwnd = self.mss;
             }
             // BBR v1 does not respond to ECN.
@@ -714,7 +749,10 @@ impl CongestionControl for BbrCc {
             // Recovery over: back to the window from before it.
             self.in_recovery = false;
             self.packet_conservation = false;
-            w.cwnd = w.cwnd.max(self.prior_cwnd);
+            let rto_recovery = std::mem::take(&mut self.rto_recovery);
+            if self.restores_after(rto_recovery) {
+                w.cwnd = w.cwnd.max(self.prior_cwnd);
+            }
         }
         if std::mem::take(&mut self.recovery_entry) {
             // Draft §4.2.3.5 (Linux `bbr_set_cwnd_to_recover_or_restore`,

@@ -490,3 +490,61 @@ fn ack_aggregation_rules() {
         assert_eq!(b.ack_aggregation_cwnd(), 0, "{rule:?} startup");
     }
 }
+
+/// The window after a timeout's recovery (`rto_restore`): the draft and
+/// Linux restore the window saved at the timeout when the recovery ends;
+/// ns-3.44 leaves `CA_LOSS` without `CA_EVENT_COMPLETE_CWR`, so its window
+/// keeps growing from one segment by what the ACKs deliver. After fast
+/// recovery both restore.
+#[test]
+fn rto_restore_rules() {
+    for rule in [RtoRestore::Draft, RtoRestore::Ns3] {
+        let (_, mut w, mut p) = start();
+        let mut b = BbrCc::new(BbrConfig {
+            rto_restore: Some(rule),
+            ..BbrConfig::default()
+        });
+        for _ in 0..30 {
+            p.round(&mut b, &mut w, 10);
+        }
+        let before = w.cwnd;
+        assert!(before > 20 * MSS, "window too small for the test: {before}");
+        b.on_congestion(&mut w, Signal::Timeout, before, p.now);
+        assert_eq!(w.cwnd, MSS);
+        // Two ACKs in the timeout's recovery, then the one that ends it.
+        let rs = RateSample {
+            acked_sacked: MSS,
+            ..RateSample::default()
+        };
+        let ctx = AckContext {
+            now: p.now,
+            inflight: MSS,
+            prior_inflight: MSS,
+            delivered: p.delivered,
+            in_recovery: true,
+            srtt: Some(MS(40)),
+        };
+        b.on_rate_sample(&mut w, &rs, &ctx);
+        b.on_rate_sample(&mut w, &rs, &ctx);
+        // Not the saved window yet: the first ACK lifts one segment + its
+        // delivery to the 4-segment minimum, the second adds its segment.
+        assert_eq!(w.cwnd, 5 * MSS);
+        let done = AckContext {
+            in_recovery: false,
+            ..ctx
+        };
+        b.on_rate_sample(&mut w, &rs, &done);
+        match rule {
+            RtoRestore::Draft => assert!(w.cwnd >= before, "{} < {before}", w.cwnd),
+            RtoRestore::Ns3 => assert_eq!(w.cwnd, 6 * MSS),
+        }
+        // Fast recovery restores under both rules.
+        let before = w.cwnd.max(30 * MSS);
+        w.cwnd = before;
+        b.on_congestion(&mut w, Signal::FastRetransmit, before, p.now);
+        b.on_rate_sample(&mut w, &rs, &ctx);
+        assert!(w.cwnd < before);
+        b.on_rate_sample(&mut w, &rs, &done);
+        assert!(w.cwnd >= before, "{rule:?}: {} < {before}", w.cwnd);
+    }
+}
