@@ -291,6 +291,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["send_quantum"] = c.pick(["draft", "ns3"])
         if c.chance(0.5):
             t["ack_aggregation"] = c.pick(["off", "linux", "ns3"])
+        if c.chance(0.5):
+            t["rto_restore"] = c.pick(["draft", "ns3"])
     return t
 
 
