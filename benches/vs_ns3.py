@@ -1191,6 +1191,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # RecoverFS the pipe, its 32-bit arithmetic. linklab's `prr_variant = "ns3"`, what
         # `profile = "ns3"` selects.
         "prr_variant": "ns3",
+        # ns-3.44 asks TcpTxBuffer::NextSeg in every state (families O1, O5;
+        # tcp-socket-base.cc SendPendingData, tcp-tx-buffer.cc NextSeg at ns-3.44): after a
+        # timeout a segment sent since then that IsLost marks lost is resent before new
+        # data, not left to the next timeout. linklab's `rto_resend_lost`, what
+        # `profile = "ns3"` selects.
+        "rto_resend_lost": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1215,6 +1221,10 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # length truncated to whole seconds, restarted at 4096 bytes) to its window
         # target: BBR's `ack_aggregation = "ns3"`.
         st["bbr_ack_aggregation"] = "ns3"
+        # ns-3.44's TcpBbr takes lost bytes out of the window in CA_RECOVERY only
+        # (ModulateCwndForRecovery) and restores nothing when a timeout's CA_LOSS ends
+        # (RestoreCwnd at CA_EVENT_COMPLETE_CWR only): BBR's `loss_window = "ns3"`.
+        st["bbr_loss_window"] = "ns3"
     if cell.cc == "dctcp":
         # ns-3.44's TcpDctcp::GetSsThresh, cwnd x (1 - alpha/2), answers losses and
         # timeouts too (family G; tcp-dctcp.cc at ns-3.44): linklab's DCTCP
@@ -1384,6 +1394,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"] = {"kind": st["cc"], "send_quantum": st["bbr_send_quantum"]}
     if "bbr_ack_aggregation" in st:
         tcp["cc"] = {**tcp["cc"], "ack_aggregation": st["bbr_ack_aggregation"]}
+    if "bbr_loss_window" in st:
+        tcp["cc"] = {**tcp["cc"], "loss_window": st["bbr_loss_window"]}
+    if st.get("rto_resend_lost"):
+        tcp["rto_resend_lost"] = True
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
     if "westwood_filter" in st:
@@ -1520,8 +1534,17 @@ def grid_mismatches(
         same("linklab tcp.cc.ack_aggregation",
              cc.get("ack_aggregation") if isinstance(cc, dict) else None,
              st.get("bbr_ack_aggregation"))  # fmt: skip
+    if isinstance(cc, dict) or "bbr_loss_window" in st:
+        same("linklab tcp.cc.loss_window",
+             cc.get("loss_window") if isinstance(cc, dict) else None,
+             st.get("bbr_loss_window"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
+    same(
+        "linklab tcp.rto_resend_lost",
+        bool(tcp.get("rto_resend_lost", False)),
+        bool(st.get("rto_resend_lost", False)),
+    )
     if isinstance(cc, dict) or "westwood_filter" in st:
         same("linklab tcp.cc.filter", cc.get("filter") if isinstance(cc, dict) else None,
              st.get("westwood_filter"))  # fmt: skip

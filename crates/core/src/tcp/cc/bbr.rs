@@ -78,6 +78,30 @@ pub struct BbrConfig {
     /// "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_aggregation: Option<AckAggregation>,
+    /// The window around losses: "linux" (Linux's
+    /// `bbr_set_cwnd_to_recover_or_restore`, the draft: every ACK's newly
+    /// lost bytes come out of the window, and the window from before is
+    /// restored when fast recovery or a timeout's loss phase ends) or
+    /// "ns3" (ns-3.44's `TcpBbr`: lost bytes come out of the window in
+    /// fast recovery only, `ModulateCwndForRecovery` being called in
+    /// `CA_RECOVERY` only, and leaving a timeout's `CA_LOSS` restores
+    /// nothing, `RestoreCwnd` being called at `CA_EVENT_COMPLETE_CWR`,
+    /// which only fast recovery's end raises). Default "linux" ("ns3" with
+    /// profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_window: Option<LossWindow>,
+}
+
+/// `cc.loss_window` of BBR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LossWindow {
+    /// Linux's `bbr_set_cwnd_to_recover_or_restore` (and the draft).
+    #[default]
+    Linux,
+    /// ns-3.44's `TcpBbr::SetCwnd` / `CongestionStateSet` / `CwndEvent`
+    /// (`src/internet/model/tcp-bbr.cc` at tag ns-3.44).
+    Ns3,
 }
 
 /// `cc.ack_aggregation` of BBR.
@@ -137,6 +161,7 @@ impl Default for BbrConfig {
             quantization_budget: None,
             send_quantum: None,
             ack_aggregation: None,
+            loss_window: None,
         }
     }
 }
@@ -274,6 +299,9 @@ pub struct BbrCc {
     packet_conservation: bool,
     conservation_round: u64,
     in_recovery: bool,
+    /// The recovery under way began with a timeout (ns-3's `CA_LOSS`), not
+    /// a fast retransmit.
+    after_timeout: bool,
     /// Fast recovery began on this ACK: the window becomes what is in
     /// flight plus what it delivered, once the ACK's sample is in.
     recovery_entry: bool,
@@ -311,6 +339,7 @@ impl BbrCc {
             conservation_round: 0,
             recovery_entry: false,
             in_recovery: false,
+            after_timeout: false,
             starts: 0,
             mss: 0,
             extra_acked: ExtraAcked::default(),
@@ -576,6 +605,25 @@ impl BbrCc {
         }
     }
 
+    /// Whether this ACK's newly lost bytes come out of the window
+    /// (`loss_window`): always (Linux), or in fast recovery only (ns-3.44).
+    fn losses_cut_window(&self) -> bool {
+        match self.cfg.loss_window.unwrap_or_default() {
+            LossWindow::Linux => true,
+            LossWindow::Ns3 => self.in_recovery && !self.after_timeout,
+        }
+    }
+
+    /// Whether the end of the recovery under way restores the window from
+    /// before it (`loss_window`): always (Linux), or after fast recovery
+    /// only, not after a timeout's loss phase (ns-3.44).
+    fn restores_after_recovery(&self) -> bool {
+        match self.cfg.loss_window.unwrap_or_default() {
+            LossWindow::Linux => true,
+            LossWindow::Ns3 => !self.after_timeout,
+        }
+    }
+
     fn save_cwnd(&self, cwnd: u64) -> u64 {
         if !self.in_recovery && self.mode != Mode::ProbeRtt {
             cwnd
@@ -648,7 +696,7 @@ impl BbrCc {
         .map(|t| t + self.ack_aggregation_cwnd());
         // Recovery: losses come out of the window; packet conservation for
         // the first round of fast recovery.
-        if rs.losses > 0 {
+        if rs.losses > 0 && self.losses_cut_window() {
             w.cwnd = w.cwnd.saturating_sub(rs.losses).max(self.mss);
         }
         if self.packet_conservation {
@@ -689,6 +737,7 @@ impl CongestionControl for BbrCc {
             Signal::FastRetransmit => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
                 self.in_recovery = true;
+                self.after_timeout = false;
                 self.packet_conservation = true;
                 self.conservation_round = self.round_count + 1;
                 self.recovery_entry = true;
@@ -696,6 +745,7 @@ impl CongestionControl for BbrCc {
             Signal::Timeout => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
                 self.in_recovery = true;
+                self.after_timeout = true;
                 self.packet_conservation = false;
                 w.cwnd = self.mss;
             }
@@ -714,7 +764,9 @@ impl CongestionControl for BbrCc {
             // Recovery over: back to the window from before it.
             self.in_recovery = false;
             self.packet_conservation = false;
-            w.cwnd = w.cwnd.max(self.prior_cwnd);
+            if self.restores_after_recovery() {
+                w.cwnd = w.cwnd.max(self.prior_cwnd);
+            }
         }
         if std::mem::take(&mut self.recovery_entry) {
             // Draft §4.2.3.5 (Linux `bbr_set_cwnd_to_recover_or_restore`,
