@@ -302,6 +302,10 @@ pub struct BbrCc {
     /// The recovery under way began with a timeout (ns-3's `CA_LOSS`), not
     /// a fast retransmit.
     after_timeout: bool,
+    /// ns-3.44's ssthresh: `InFlight` at gain 1 when Drain began
+    /// (`CheckDrain`), which `loss_window = "ns3"` puts the window at when
+    /// fast recovery ends.
+    drain_inflight: Option<u64>,
     /// Fast recovery began on this ACK: the window becomes what is in
     /// flight plus what it delivered, once the ACK's sample is in.
     recovery_entry: bool,
@@ -340,6 +344,7 @@ impl BbrCc {
             recovery_entry: false,
             in_recovery: false,
             after_timeout: false,
+            drain_inflight: None,
             starts: 0,
             mss: 0,
             extra_acked: ExtraAcked::default(),
@@ -586,6 +591,7 @@ impl BbrCc {
             self.mode = Mode::Drain;
             self.pacing_gain = 1.0 / self.cfg.high_gain;
             self.cwnd_gain = self.cfg.high_gain;
+            self.drain_inflight = self.inflight_target(1.0);
         }
         if self.mode == Mode::Drain && self.inflight_target(1.0).is_some_and(|b| ctx.inflight <= b)
         {
@@ -614,13 +620,20 @@ impl BbrCc {
         }
     }
 
-    /// Whether the end of the recovery under way restores the window from
-    /// before it (`loss_window`): always (Linux), or after fast recovery
-    /// only, not after a timeout's loss phase (ns-3.44).
-    fn restores_after_recovery(&self) -> bool {
+    /// The window when the recovery under way ends (`loss_window`): Linux
+    /// restores the window from before it. ns-3.44 leaves it after a
+    /// timeout's loss phase (no `CA_EVENT_COMPLETE_CWR`), and after fast
+    /// recovery sets it to ssthresh (`ProcessAck` after its `RestoreCwnd`),
+    /// which `TcpBbr` set to `InFlight` at gain 1 when Drain began (before
+    /// Drain, ssthresh is still 2³² − 1: the window from before is kept).
+    fn window_after_recovery(&self, w: &mut Window) {
         match self.cfg.loss_window.unwrap_or_default() {
-            LossWindow::Linux => true,
-            LossWindow::Ns3 => !self.after_timeout,
+            LossWindow::Linux => w.cwnd = w.cwnd.max(self.prior_cwnd),
+            LossWindow::Ns3 if self.after_timeout => {}
+            LossWindow::Ns3 => match self.drain_inflight {
+                Some(ssthresh) => w.cwnd = ssthresh,
+                None => w.cwnd = w.cwnd.max(self.prior_cwnd),
+            },
         }
     }
 
@@ -764,9 +777,7 @@ impl CongestionControl for BbrCc {
             // Recovery over: back to the window from before it.
             self.in_recovery = false;
             self.packet_conservation = false;
-            if self.restores_after_recovery() {
-                w.cwnd = w.cwnd.max(self.prior_cwnd);
-            }
+            self.window_after_recovery(w);
         }
         if std::mem::take(&mut self.recovery_entry) {
             // Draft §4.2.3.5 (Linux `bbr_set_cwnd_to_recover_or_restore`,
