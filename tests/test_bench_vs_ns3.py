@@ -182,14 +182,14 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
 ) -> None:
     """BBR cells take ns-3.44's rate samples (`rate_sample = "ns3"`) and send quantum
     (`cc.send_quantum = "ns3"`, family A) and ACK-aggregation allowance
-    (`cc.ack_aggregation = "ns3"`) and window after a timeout (`cc.rto_restore = "ns3"`),
+    (`cc.ack_aggregation = "ns3"`) and window around losses (`cc.loss_window = "ns3"`),
     DCTCP cells its loss response (`cc.loss = "alpha"`, family G), as `profile = "ns3"`
     selects; the checker rejects a scenario without them."""
     st = vs.grid_settings(vs.parse_cell_key(key))
     assert (st.get("rate_sample"), st.get("dctcp_loss")) == (rate_sample, dctcp_loss)
     assert st.get("bbr_send_quantum") == ("ns3" if rate_sample else None)
     assert st.get("bbr_ack_aggregation") == ("ns3" if rate_sample else None)
-    assert st.get("bbr_rto_restore") == ("ns3" if rate_sample else None)
+    assert st.get("bbr_loss_window") == ("ns3" if rate_sample else None)
     doc = vs.linklab_grid_doc(SCENARIO, st)
     assert doc["tcp"].get("rate_sample") == rate_sample
     cc = doc["tcp"]["cc"]
@@ -198,7 +198,7 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
     assert (cc.get("ack_aggregation") if isinstance(cc, dict) else None) == st.get(
         "bbr_ack_aggregation"
     )
-    assert (cc.get("rto_restore") if isinstance(cc, dict) else None) == st.get("bbr_rto_restore")
+    assert (cc.get("loss_window") if isinstance(cc, dict) else None) == st.get("bbr_loss_window")
     assert vs.grid_mismatches(st, None, doc) == []
     bad = json.loads(json.dumps(doc))
     bad["tcp"]["rate_sample"] = "ns3" if rate_sample is None else "linux"
@@ -207,7 +207,7 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
         ("loss", "halve"),
         ("send_quantum", "draft"),
         ("ack_aggregation", "off"),
-        ("rto_restore", "draft"),
+        ("loss_window", "linux"),
     ):
         if isinstance(cc, dict) and k in cc:
             bad = json.loads(json.dumps(doc))

@@ -103,7 +103,7 @@ REQUIRED = {
     "cc:bbr:send_quantum=ns3",
     "cc:bbr:ack_aggregation=linux",
     "cc:bbr:ack_aggregation=ns3",
-    "cc:bbr:rto_restore=ns3",
+    "cc:bbr:loss_window=ns3",
     "queue:codel:variant=ns3",
     "queue:fq_codel:variant=ns3",
     "flow:count",

@@ -292,7 +292,7 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
         if c.chance(0.5):
             t["ack_aggregation"] = c.pick(["off", "linux", "ns3"])
         if c.chance(0.5):
-            t["rto_restore"] = c.pick(["draft", "ns3"])
+            t["loss_window"] = c.pick(["linux", "ns3"])
     return t
 
 

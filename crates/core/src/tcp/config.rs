@@ -68,6 +68,7 @@ impl Profile {
                 prr: true,                               // TcpPrrRecovery
                 prr_variant: PrrVariant::Ns3,            // as ns-3.44's TcpPrrRecovery has it
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
+                rto_resend_lost: true,                   // NextSeg rule 1 in CA_LOSS too
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
                 idle_restart: IdleRestart::Off,          // CA_EVENT_CWND_RESTART never raised
@@ -187,6 +188,12 @@ pub struct TcpOverlay {
     /// Keep SACK information across a timeout (Linux, ns-3) instead of
     /// discarding it (RFC 2018, ns-2). Default false.
     pub rto_keeps_sack: Option<bool>,
+    /// With `rto_keeps_sack`: after a timeout, until its recovery point,
+    /// resend a segment sent since the timeout once IsLost marks it lost
+    /// (ns-3.44's NextSeg in every state) instead of waiting for the recovery
+    /// point or the next timeout (RFC 6675 §5.1). Default false (true with
+    /// profile "ns3").
+    pub rto_resend_lost: Option<bool>,
     /// A loss in the window of an ECN reduction is retransmitted without a
     /// second reduction (ns-2). Default false (true with profile "ns2").
     pub ecn_cut_covers_loss: Option<bool>,
@@ -334,6 +341,7 @@ impl TcpOverlay {
         }
         set(&mut c.pacing, self.pacing);
         set(&mut c.rto_keeps_sack, self.rto_keeps_sack);
+        set(&mut c.rto_resend_lost, self.rto_resend_lost);
         set(&mut c.ecn_cut_covers_loss, self.ecn_cut_covers_loss);
         set(&mut c.cwr_per_echo, self.cwr_per_echo);
         set(&mut c.cut_flight, self.cut_flight);
@@ -592,6 +600,7 @@ mod tests {
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);
+        assert!(ns3.rto_resend_lost && !TcpConfig::default().rto_resend_lost);
         assert_eq!(TcpConfig::default().prr_variant, PrrVariant::Rfc9937);
         let linux = overlay("profile = \"linux\"").apply(&TcpConfig::default());
         assert_eq!(linux.prr_variant, PrrVariant::Rfc9937);
@@ -778,6 +787,23 @@ mod tests {
         let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", ack_aggregation = \"linux\" }")
             .apply(&base);
         assert_eq!(agg(&c), Some(A::Linux));
+        use crate::tcp::cc::bbr::LossWindow as L;
+        let lw = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Bbr(b) => b.loss_window,
+            _ => None,
+        };
+        assert_eq!(lw(&overlay("cc = \"bbr\"").apply(&base)), Some(L::Linux));
+        assert_eq!(
+            lw(&overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base)),
+            Some(L::Ns3)
+        );
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", loss_window = \"linux\" }")
+            .apply(&base);
+        assert_eq!(lw(&c), Some(L::Linux));
+        let e = toml::from_str::<TcpOverlay>("cc = { kind = \"bbr\", loss_window = \"on\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("linux") && e.contains("ns3"), "{e}");
         let e = toml::from_str::<TcpOverlay>("cc = { kind = \"bbr\", ack_aggregation = \"on\" }")
             .unwrap_err()
             .to_string();
@@ -785,24 +811,6 @@ mod tests {
             e.contains("off") && e.contains("linux") && e.contains("ns3"),
             "{e}"
         );
-        use crate::tcp::cc::bbr::RtoRestore;
-        let rr = |c: &TcpConfig| match c.resolved_cc() {
-            CcConfig::Bbr(b) => b.rto_restore,
-            _ => None,
-        };
-        assert_eq!(
-            rr(&overlay("cc = \"bbr\"").apply(&base)),
-            Some(RtoRestore::Draft)
-        );
-        let c = overlay("profile = \"ns3\"\ncc = \"bbr\"").apply(&base);
-        assert_eq!(rr(&c), Some(RtoRestore::Ns3));
-        let c = overlay("profile = \"ns3\"\ncc = { kind = \"bbr\", rto_restore = \"draft\" }")
-            .apply(&base);
-        assert_eq!(rr(&c), Some(RtoRestore::Draft));
-        let e = toml::from_str::<TcpOverlay>("cc = { kind = \"bbr\", rto_restore = \"linux\" }")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("draft") && e.contains("ns3"), "{e}");
         let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
             .unwrap_err()
             .to_string();

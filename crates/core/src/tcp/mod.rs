@@ -294,6 +294,11 @@ pub struct TcpConfig {
     /// ns-3: SACKed data is not resent; the rest is marked lost) instead of
     /// discarding it (RFC 2018 §8, ns-2: go-back-N resends everything).
     pub rto_keeps_sack: bool,
+    /// With `rto_keeps_sack`, after a timeout and until its recovery point:
+    /// resend a segment sent after the timeout that RFC 6675's IsLost marks
+    /// lost, before new data, as ns-3.44's `NextSeg` does in every state; off,
+    /// it waits for the recovery point or the next timeout (RFC 6675 §5.1).
+    pub rto_resend_lost: bool,
     /// A loss found in the window of an ECN window reduction is
     /// retransmitted without a second reduction (ns-2's `dupack_action`:
     /// `ecn_` and `last_cwnd_action_ == CWND_ACTION_ECN`); off, it starts a
@@ -389,6 +394,7 @@ impl Default for TcpConfig {
             profile: None,
             pacing: false,
             rto_keeps_sack: false,
+            rto_resend_lost: false,
             ecn_cut_covers_loss: false,
             reno_rto_guard: false,
             cwr_per_echo: false,
@@ -429,8 +435,8 @@ impl TcpConfig {
     /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
-    /// `ack_aggregation` "ns3" with profile "ns3", else "off", and its
-    /// `rto_restore` "ns3" with profile "ns3", else "draft"; DCTCP's
+    /// `ack_aggregation` "ns3" with profile "ns3", else "off", its
+    /// `loss_window` "ns3" with profile "ns3", else "linux"; DCTCP's
     /// `loss` is "alpha" with profile "ns3", else "halve".
     pub fn resolved_cc(&self) -> CcConfig {
         let mut cc = self.cc.clone();
@@ -446,9 +452,9 @@ impl TcpConfig {
                 Some(config::Profile::Ns3) => cc::bbr::AckAggregation::Ns3,
                 _ => cc::bbr::AckAggregation::Off,
             }));
-            b.rto_restore = b.rto_restore.or(Some(match self.profile {
-                Some(config::Profile::Ns3) => cc::bbr::RtoRestore::Ns3,
-                _ => cc::bbr::RtoRestore::Draft,
+            b.loss_window = b.loss_window.or(Some(match self.profile {
+                Some(config::Profile::Ns3) => cc::bbr::LossWindow::Ns3,
+                _ => cc::bbr::LossWindow::Linux,
             }));
         }
         if let CcConfig::Dctcp(d) = &mut cc {

@@ -1357,6 +1357,9 @@ impl TcpSender {
             if let Some(p) = self.resend_rack_lost(now) {
                 return Some(p);
             }
+            if let Some(p) = self.resend_lost_after_rto(now) {
+                return Some(p);
+            }
             if self.why == Limit::Cwnd {
                 return None;
             }
@@ -1422,6 +1425,47 @@ impl TcpSender {
             let (seq, end, len) = self.sb.get(idx).map(|s| (s.seq, s.end(), s.len))?;
             if seq >= self.snd_nxt {
                 return None; // the go-back-N's own
+            }
+            if let Some(end) = self.fec_hold(seq, now) {
+                from = end;
+                continue;
+            }
+            if !self.window_allows(u64::from(len), end, true) {
+                return None;
+            }
+            return Some(self.send_segment(idx, now));
+        }
+        None
+    }
+
+    /// ns-3.44's NextSeg rule 1 outside fast recovery (`rto_resend_lost`):
+    /// after a timeout that kept the scoreboard, until its recovery point, a
+    /// segment first sent after the timeout (never retransmitted) that RFC
+    /// 6675's IsLost marks lost is resent before new data. ns-3's
+    /// `SendPendingData` asks `TcpTxBuffer::NextSeg` in every state, and its
+    /// rule 1 returns the lowest lost segment not flagged `m_retrans` (the
+    /// flags are cleared at the timeout, `SetSentListLost`); the go-back-N's
+    /// own resends are flagged, so one of them lost again still waits for the
+    /// next timeout, as here. Off (RFC 6675 §5.1, which ends loss recovery at
+    /// a timeout), such a segment waits until the recovery point is reached
+    /// or the next timeout. Not with RACK, whose own rule resends what it
+    /// marks lost ([`TcpSender::resend_rack_lost`]).
+    fn resend_lost_after_rto(&mut self, now: Time) -> Option<Packet> {
+        if !self.cfg.rto_resend_lost || self.rack.is_some() || !self.rto_sack_recovery() {
+            return None;
+        }
+        let mut from = self.snd_una;
+        while let Some(idx) = self.sb.next_lost(from, true) {
+            let (seq, end, len, tx_count) = self
+                .sb
+                .get(idx)
+                .map(|s| (s.seq, s.end(), s.len, s.tx_count))?;
+            if seq >= self.snd_nxt {
+                return None; // the go-back-N's own
+            }
+            if tx_count > 1 {
+                from = end; // resent since the timeout: its loss waits for the next one
+                continue;
             }
             if let Some(end) = self.fec_hold(seq, now) {
                 from = end;

@@ -2883,3 +2883,54 @@ fn ns3_receiver_keeps_the_echo_of_a_ce_not_yet_acknowledged() {
         assert_eq!(acks(&mut r), vec![(2000, false)], "ns3 {ns3}");
     }
 }
+
+/// `rto_resend_lost` (ns-3.44's NextSeg rule 1 in every state): after a
+/// timeout that kept the scoreboard, a segment first sent after the timeout
+/// and lost is resent once RFC 6675's IsLost marks it, although a lost
+/// go-back-N resend (5000) keeps snd_una below the recovery point; off, it
+/// waits for the next timeout. The whole initial window is lost, the
+/// timer resends it, 5000's resend is lost again, and so is the first
+/// transmission of 20 000 (new data sent after the timeout).
+#[test]
+fn rto_resend_lost_resends_new_data_lost_after_a_timeout() {
+    let gap = |on: bool| {
+        let c = TcpConfig {
+            rto_keeps_sack: true,
+            rto_resend_lost: on,
+            initial_window: 10,
+            rwnd: 1 << 20,
+            min_rto: ms(200),
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bytes(100_000), MBPS10, ms(10));
+        h.data_hook = Box::new(|p, n| {
+            let first_window = p.payload > 0 && p.seq < 10_000 && n == 1;
+            let again = p.payload > 0 && p.seq == 5_000 && n == 2;
+            if first_window || again || (p.payload > 0 && p.seq == 20_000 && n == 1) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(20)), "on {on}");
+        assert_eq!(h.r.delivered(), 100_000);
+        let sends: Vec<Time> = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.payload > 0 && p.seq == 20_000)
+            .map(|(t, _)| *t)
+            .collect();
+        assert!(sends.len() >= 2, "on {on}: {sends:?}");
+        let first_rto = h.timeouts_at[0];
+        assert!(sends[0] > first_rto, "on {on}: sent after the timeout");
+        (sends[1] - sends[0], h.timeouts_at.clone())
+    };
+    let (on, on_rtos) = gap(true);
+    let (off, off_rtos) = gap(false);
+    // Resent within a few RTTs (20 ms each) of its loss, before the second
+    // timeout; off, only the second timeout (≥ 200 ms) resends it.
+    assert!(on < ms(100), "on: {on:?} {on_rtos:?}");
+    assert!(off >= ms(200), "off: {off:?} {off_rtos:?}");
+    assert!(on_rtos.len() >= 2 && off_rtos.len() >= 2);
+}

@@ -78,27 +78,29 @@ pub struct BbrConfig {
     /// "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_aggregation: Option<AckAggregation>,
-    /// The window after recovery from a timeout: "draft" (the draft
-    /// §4.2.3.4 and Linux's `bbr_set_cwnd_to_recover_or_restore`: the
-    /// window saved at the timeout is restored when the recovery ends, as
-    /// after fast recovery) or "ns3" (ns-3.44's `TcpSocketBase` leaves
-    /// `CA_LOSS` without `CA_EVENT_COMPLETE_CWR`, so `TcpBbr::RestoreCwnd`
-    /// runs after fast recovery only and the window keeps growing from one
-    /// segment by what each ACK delivers). Default "draft" ("ns3" with
+    /// The window around losses: "linux" (Linux's
+    /// `bbr_set_cwnd_to_recover_or_restore`, the draft: every ACK's newly
+    /// lost bytes come out of the window, and the window from before is
+    /// restored when fast recovery or a timeout's loss phase ends) or
+    /// "ns3" (ns-3.44's `TcpBbr`: lost bytes come out of the window in
+    /// fast recovery only, `ModulateCwndForRecovery` being called in
+    /// `CA_RECOVERY` only, and leaving a timeout's `CA_LOSS` restores
+    /// nothing, `RestoreCwnd` being called at `CA_EVENT_COMPLETE_CWR`,
+    /// which only fast recovery's end raises). Default "linux" ("ns3" with
     /// profile "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rto_restore: Option<RtoRestore>,
+    pub loss_window: Option<LossWindow>,
 }
 
-/// `cc.rto_restore` of BBR.
+/// `cc.loss_window` of BBR.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum RtoRestore {
-    /// The saved window comes back at the end of a timeout's recovery.
+pub enum LossWindow {
+    /// Linux's `bbr_set_cwnd_to_recover_or_restore` (and the draft).
     #[default]
-    Draft,
-    /// ns-3.44: no restore after a timeout (`tcp-socket-base.cc`, the
-    /// `CA_LOSS` exit in `ProcessAck`, at tag ns-3.44).
+    Linux,
+    /// ns-3.44's `TcpBbr::SetCwnd` / `CongestionStateSet` / `CwndEvent`
+    /// (`src/internet/model/tcp-bbr.cc` at tag ns-3.44).
     Ns3,
 }
 
@@ -159,7 +161,7 @@ impl Default for BbrConfig {
             quantization_budget: None,
             send_quantum: None,
             ack_aggregation: None,
-            rto_restore: None,
+            loss_window: None,
         }
     }
 }
@@ -297,8 +299,13 @@ pub struct BbrCc {
     packet_conservation: bool,
     conservation_round: u64,
     in_recovery: bool,
-    /// The recovery under way began with a timeout.
-    rto_recovery: bool,
+    /// The recovery under way began with a timeout (ns-3's `CA_LOSS`), not
+    /// a fast retransmit.
+    after_timeout: bool,
+    /// ns-3.44's ssthresh: `InFlight` at gain 1 when Drain began
+    /// (`CheckDrain`), which `loss_window = "ns3"` puts the window at when
+    /// fast recovery ends.
+    drain_inflight: Option<u64>,
     /// Fast recovery began on this ACK: the window becomes what is in
     /// flight plus what it delivered, once the ACK's sample is in.
     recovery_entry: bool,
@@ -336,7 +343,8 @@ impl BbrCc {
             conservation_round: 0,
             recovery_entry: false,
             in_recovery: false,
-            rto_recovery: false,
+            after_timeout: false,
+            drain_inflight: None,
             starts: 0,
             mss: 0,
             extra_acked: ExtraAcked::default(),
@@ -492,13 +500,6 @@ impl BbrCc {
             .min(cap)
     }
 
-    /// Whether the window saved at the recovery's start comes back at its
-    /// end: always after fast recovery; after a timeout's recovery unless
-    /// `rto_restore = "ns3"`.
-    fn restores_after(&self, rto_recovery: bool) -> bool {
-        !rto_recovery || self.cfg.rto_restore.unwrap_or_default() == RtoRestore::Draft
-    }
-
     fn enter_startup(&mut self) {
         self.mode = Mode::Startup;
         self.pacing_gain = self.cfg.high_gain;
@@ -590,6 +591,7 @@ impl BbrCc {
             self.mode = Mode::Drain;
             self.pacing_gain = 1.0 / self.cfg.high_gain;
             self.cwnd_gain = self.cfg.high_gain;
+            self.drain_inflight = self.inflight_target(1.0);
         }
         if self.mode == Mode::Drain && self.inflight_target(1.0).is_some_and(|b| ctx.inflight <= b)
         {
@@ -606,6 +608,32 @@ impl BbrCc {
                 self.rt_prop = Some(rtt);
                 self.rt_prop_stamp = now;
             }
+        }
+    }
+
+    /// Whether this ACK's newly lost bytes come out of the window
+    /// (`loss_window`): always (Linux), or in fast recovery only (ns-3.44).
+    fn losses_cut_window(&self) -> bool {
+        match self.cfg.loss_window.unwrap_or_default() {
+            LossWindow::Linux => true,
+            LossWindow::Ns3 => self.in_recovery && !self.after_timeout,
+        }
+    }
+
+    /// The window when the recovery under way ends (`loss_window`): Linux
+    /// restores the window from before it. ns-3.44 leaves it after a
+    /// timeout's loss phase (no `CA_EVENT_COMPLETE_CWR`), and after fast
+    /// recovery sets it to ssthresh (`ProcessAck` after its `RestoreCwnd`),
+    /// which `TcpBbr` set to `InFlight` at gain 1 when Drain began (before
+    /// Drain, ssthresh is still 2³² − 1: the window from before is kept).
+    fn window_after_recovery(&self, w: &mut Window) {
+        match self.cfg.loss_window.unwrap_or_default() {
+            LossWindow::Linux => w.cwnd = w.cwnd.max(self.prior_cwnd),
+            LossWindow::Ns3 if self.after_timeout => {}
+            LossWindow::Ns3 => match self.drain_inflight {
+                Some(ssthresh) => w.cwnd = ssthresh,
+                None => w.cwnd = w.cwnd.max(self.prior_cwnd),
+            },
         }
     }
 
@@ -681,7 +709,7 @@ impl BbrCc {
         .map(|t| t + self.ack_aggregation_cwnd());
         // Recovery: losses come out of the window; packet conservation for
         // the first round of fast recovery.
-        if rs.losses > 0 {
+        if rs.losses > 0 && self.losses_cut_window() {
             w.cwnd = w.cwnd.saturating_sub(rs.losses).max(self.mss);
         }
         if self.packet_conservation {
@@ -722,16 +750,16 @@ impl CongestionControl for BbrCc {
             Signal::FastRetransmit => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
                 self.in_recovery = true;
+                self.after_timeout = false;
                 self.packet_conservation = true;
                 self.conservation_round = self.round_count + 1;
                 self.recovery_entry = true;
-                self.rto_recovery = false;
             }
             Signal::Timeout => {
                 self.prior_cwnd = self.save_cwnd(w.cwnd);
                 self.in_recovery = true;
+                self.after_timeout = true;
                 self.packet_conservation = false;
-                self.rto_recovery = true;
                 w.cwnd = self.mss;
             }
             // BBR v1 does not respond to ECN.
@@ -749,10 +777,7 @@ impl CongestionControl for BbrCc {
             // Recovery over: back to the window from before it.
             self.in_recovery = false;
             self.packet_conservation = false;
-            let rto_recovery = std::mem::take(&mut self.rto_recovery);
-            if self.restores_after(rto_recovery) {
-                w.cwnd = w.cwnd.max(self.prior_cwnd);
-            }
+            self.window_after_recovery(w);
         }
         if std::mem::take(&mut self.recovery_entry) {
             // Draft §4.2.3.5 (Linux `bbr_set_cwnd_to_recover_or_restore`,

@@ -491,60 +491,89 @@ fn ack_aggregation_rules() {
     }
 }
 
-/// The window after a timeout's recovery (`rto_restore`): the draft and
-/// Linux restore the window saved at the timeout when the recovery ends;
-/// ns-3.44 leaves `CA_LOSS` without `CA_EVENT_COMPLETE_CWR`, so its window
-/// keeps growing from one segment by what the ACKs deliver. After fast
-/// recovery both restore.
+/// `loss_window`: after a timeout, Linux's rule takes an ACK's newly lost
+/// bytes out of the window and restores the window from before the timeout
+/// when the loss phase ends; ns-3.44's (`ModulateCwndForRecovery` in
+/// `CA_RECOVERY` only, `RestoreCwnd` at `CA_EVENT_COMPLETE_CWR` only) does
+/// neither. In fast recovery both take the losses out; at its end Linux
+/// restores the window, ns-3 sets it to ssthresh (`InFlight` at gain 1 when
+/// Drain began).
 #[test]
-fn rto_restore_rules() {
-    for rule in [RtoRestore::Draft, RtoRestore::Ns3] {
+fn loss_window_rules() {
+    for rule in [LossWindow::Linux, LossWindow::Ns3] {
         let (_, mut w, mut p) = start();
         let mut b = BbrCc::new(BbrConfig {
-            rto_restore: Some(rule),
+            loss_window: Some(rule),
             ..BbrConfig::default()
         });
         for _ in 0..30 {
             p.round(&mut b, &mut w, 10);
         }
         let before = w.cwnd;
-        assert!(before > 20 * MSS, "window too small for the test: {before}");
+        assert!(before > 12 * MSS, "window too small for the test: {before}");
+        let target = b.bdp(b.cwnd_gain).expect("a model") + 3 * b.send_quantum();
+        let ack = |inflight: u64, losses: u64, in_recovery: bool| {
+            (
+                RateSample {
+                    acked_sacked: MSS,
+                    losses,
+                    ..RateSample::default()
+                },
+                AckContext {
+                    now: p.now,
+                    inflight,
+                    prior_inflight: inflight + MSS,
+                    delivered: p.delivered,
+                    in_recovery,
+                    srtt: Some(MS(40)),
+                },
+            )
+        };
+        // A timeout, then an ACK in its loss phase that also marks two
+        // segments lost: Linux 1 + 1 − 2 → at least the 4-segment floor;
+        // ns-3 the same floor (losses not taken out, 1 + 1 < 4).
         b.on_congestion(&mut w, Signal::Timeout, before, p.now);
         assert_eq!(w.cwnd, MSS);
-        // Two ACKs in the timeout's recovery, then the one that ends it.
-        let rs = RateSample {
-            acked_sacked: MSS,
-            ..RateSample::default()
-        };
-        let ctx = AckContext {
-            now: p.now,
-            inflight: MSS,
-            prior_inflight: MSS,
-            delivered: p.delivered,
-            in_recovery: true,
-            srtt: Some(MS(40)),
-        };
+        let (rs, ctx) = ack(MSS, 2 * MSS, true);
         b.on_rate_sample(&mut w, &rs, &ctx);
+        assert_eq!(w.cwnd, 4 * MSS, "{rule:?}");
+        // With the window at 8 segments, the same ACK: Linux 8 + 1 − 2 = 7,
+        // ns-3 8 + 1 = 9.
+        w.cwnd = 8 * MSS;
         b.on_rate_sample(&mut w, &rs, &ctx);
-        // Not the saved window yet: the first ACK lifts one segment + its
-        // delivery to the 4-segment minimum, the second adds its segment.
-        assert_eq!(w.cwnd, 5 * MSS);
-        let done = AckContext {
-            in_recovery: false,
-            ..ctx
+        let lost_out = match rule {
+            LossWindow::Linux => 7 * MSS,
+            LossWindow::Ns3 => 9 * MSS,
         };
-        b.on_rate_sample(&mut w, &rs, &done);
+        assert_eq!(w.cwnd, lost_out.min(target), "{rule:?}");
+        // The loss phase ends: Linux restores the window from before the
+        // timeout, ns-3 keeps growing from where it is.
+        let (rs, ctx) = ack(4 * MSS, 0, false);
+        let at = w.cwnd;
+        b.on_rate_sample(&mut w, &rs, &ctx);
         match rule {
-            RtoRestore::Draft => assert!(w.cwnd >= before, "{} < {before}", w.cwnd),
-            RtoRestore::Ns3 => assert_eq!(w.cwnd, 6 * MSS),
+            LossWindow::Linux => assert!(w.cwnd >= before, "{} < {before}", w.cwnd),
+            LossWindow::Ns3 => assert_eq!(w.cwnd, (at + MSS).min(target), "{rule:?}"),
         }
-        // Fast recovery restores under both rules.
-        let before = w.cwnd.max(30 * MSS);
+        // Fast recovery: both take losses out and restore at its end.
         w.cwnd = before;
         b.on_congestion(&mut w, Signal::FastRetransmit, before, p.now);
+        let (rs, ctx) = ack(6 * MSS, 0, true);
         b.on_rate_sample(&mut w, &rs, &ctx);
-        assert!(w.cwnd < before);
-        b.on_rate_sample(&mut w, &rs, &done);
-        assert!(w.cwnd >= before, "{rule:?}: {} < {before}", w.cwnd);
+        assert_eq!(w.cwnd, 7 * MSS, "{rule:?}: in flight + delivered");
+        let (rs, ctx) = ack(6 * MSS, 2 * MSS, true);
+        b.on_rate_sample(&mut w, &rs, &ctx);
+        assert_eq!(w.cwnd, 7 * MSS, "{rule:?}: 7 − 2, conservation 6 + 1");
+        let (rs, ctx) = ack(6 * MSS, 0, false);
+        b.on_rate_sample(&mut w, &rs, &ctx);
+        match rule {
+            LossWindow::Linux => assert!(w.cwnd >= before, "{} < {before}", w.cwnd),
+            LossWindow::Ns3 => {
+                // ns-3: cwnd = ssthresh, InFlight at gain 1 when Drain began.
+                let ssthresh = b.drain_inflight.expect("Drain was entered");
+                assert!(ssthresh < before);
+                assert_eq!(w.cwnd, (ssthresh + MSS).min(target));
+            }
+        }
     }
 }
