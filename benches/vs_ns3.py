@@ -896,7 +896,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/pie/f1/mss536/r10/d98/q1000p/t30",
-            "dctcp/dctcp/f4/mss1448/r100/d18/q1bdp/t20",
         ],
         "P",
     ),
@@ -957,7 +956,6 @@ GRID_MISSES = {
         [
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "dctcp/dctcp/f16/mss1448/r100/d98/q4bdp/t30",
             "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
         "O4",
