@@ -194,6 +194,8 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
     assert doc["tcp"].get("rate_sample") == rate_sample
     cc = doc["tcp"]["cc"]
     assert (cc.get("loss") if isinstance(cc, dict) else None) == dctcp_loss
+    # ns-3.44's DCTCP receiver echo (`cc.echo = "ns3"`, families G/P/O4) with it.
+    assert (cc.get("echo") if isinstance(cc, dict) else None) == ("ns3" if dctcp_loss else None)
     assert (cc.get("send_quantum") if isinstance(cc, dict) else None) == st.get("bbr_send_quantum")
     assert (cc.get("ack_aggregation") if isinstance(cc, dict) else None) == st.get(
         "bbr_ack_aggregation"
@@ -205,6 +207,7 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
     assert vs.grid_mismatches(st, None, bad)
     for k, v in (
         ("loss", "halve"),
+        ("echo", "rfc8257"),
         ("send_quantum", "draft"),
         ("ack_aggregation", "off"),
         ("loss_window", "linux"),

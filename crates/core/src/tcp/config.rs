@@ -764,6 +764,19 @@ mod tests {
         let c = overlay("rate_sample = \"ns3\"\ncc = { kind = \"dctcp\", loss = \"alpha\" }")
             .apply(&base);
         assert_eq!((c.rate_sample, loss(&c)), (R::Ns3, Some(DctcpLoss::Alpha)));
+        // DCTCP's receiver echo: RFC 8257's unless profile "ns3"; a key given wins.
+        use crate::tcp::cc::DctcpEcho;
+        let echo = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Dctcp(d) => d.echo,
+            _ => None,
+        };
+        let c = overlay("ecn = true\ncc = \"dctcp\"").apply(&base);
+        assert_eq!(echo(&c), Some(DctcpEcho::Rfc8257));
+        let c = overlay("profile = \"ns3\"\necn = true\ncc = \"dctcp\"").apply(&base);
+        assert_eq!(echo(&c), Some(DctcpEcho::Ns3));
+        let c = overlay("profile = \"ns3\"\ncc = { kind = \"dctcp\", echo = \"rfc8257\" }")
+            .apply(&base);
+        assert_eq!(echo(&c), Some(DctcpEcho::Rfc8257));
         let q = |c: &TcpConfig| match c.resolved_cc() {
             CcConfig::Bbr(b) => b.send_quantum,
             _ => None,

@@ -465,6 +465,13 @@ impl TcpConfig {
                 } else {
                     cc::DctcpLoss::Halve
                 }));
+            d.echo = d
+                .echo
+                .or(Some(if self.profile == Some(config::Profile::Ns3) {
+                    cc::DctcpEcho::Ns3
+                } else {
+                    cc::DctcpEcho::Rfc8257
+                }));
         }
         if let CcConfig::Westwood(w) = &mut cc {
             if w.filter.is_none() {

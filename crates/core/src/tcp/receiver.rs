@@ -95,6 +95,15 @@ pub struct TcpReceiver {
     /// The SYN-ACK and every ACK ECN-capable: the congestion control needs
     /// ECN (DCTCP; Linux sets ECT on every packet of such a socket).
     ect: Ecn,
+    /// DCTCP's echo as ns-3.44 (`cc.echo = "ns3"`), see [`Self::ns3_echo`].
+    ns3_echo: bool,
+    /// ns-3's `m_priorRcvNxt`: `rcv_nxt` when the previous ECN-capable
+    /// segment arrived (before it was added); `None` before the first.
+    ns3_prior: Option<u64>,
+    /// ns-3's `m_delayedAckReserved`: set when an in-order segment is held
+    /// by delayed ACK and by the delayed-ACK timer, cleared only by an ACK
+    /// the segment count (or a gap) sends.
+    ns3_reserved: bool,
 }
 
 impl TcpReceiver {
@@ -110,6 +119,13 @@ impl TcpReceiver {
         } else {
             Ecn::NotEct
         };
+        let ns3_echo = matches!(
+            cfg.resolved_cc(),
+            super::cc::CcConfig::Dctcp(super::cc::DctcpConfig {
+                echo: Some(super::cc::DctcpEcho::Ns3),
+                ..
+            })
+        );
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
             header: cfg.base_header(),
@@ -123,6 +139,9 @@ impl TcpReceiver {
             ece_pending: false,
             ns3_ce_seq: None,
             ns3_ce_unacked: false,
+            ns3_echo,
+            ns3_prior: None,
+            ns3_reserved: false,
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
             unacked_bytes: 0,
@@ -182,7 +201,9 @@ impl TcpReceiver {
         if pkt.ecn == Ecn::Ce {
             self.stats.ce_received += 1;
         }
-        if self.cfg.ecn && self.cfg.cc.model().needs_ecn() {
+        if self.cfg.ecn && self.ns3_echo {
+            self.ns3_echo(now, pkt);
+        } else if self.cfg.ecn && self.cfg.cc.model().needs_ecn() {
             // DCTCP (RFC 8257 §3.2): ECE echoes the CE of the segments
             // acknowledged, no latch; when the CE state changes, ACK the
             // segments held by delayed ACK at once, with the old state.
@@ -232,6 +253,7 @@ impl TcpReceiver {
             self.stats.duplicate_segments += 1;
             self.send_ack(now, None);
         } else if s > self.rcv_nxt {
+            self.ns3_reserved = false;
             if self.insert_ooo(s, e) {
                 self.stats.duplicate_segments += 1;
             }
@@ -250,9 +272,13 @@ impl TcpReceiver {
                 u64::from(self.cfg.mss)
             };
             if had_hole || rebuilt || !self.cfg.delayed_ack || self.unacked_bytes >= 2 * full {
+                self.ns3_reserved = false;
                 self.send_ack(now, None);
-            } else if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+            } else {
+                self.ns3_reserved = true;
+                if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.cfg.delack_timeout);
+                }
             }
         }
     }
@@ -411,7 +437,33 @@ impl TcpReceiver {
         self.ooo.get(i).copied().filter(|r| r.0 <= seq)
     }
 
+    /// DCTCP's receiver as ns-3.44 (`TcpDctcp::CeState0to1`/`CeState1to0`,
+    /// run for every ECN-capable segment before its data is taken): when the
+    /// CE state changes while a delayed ACK is reserved, an ACK with the old
+    /// state acknowledging `ns3_prior` — the `rcv_nxt` saved when the
+    /// previous segment arrived, so that segment is not covered (a duplicate
+    /// ACK when it was already acknowledged). It cancels the delayed ACK
+    /// (ns-3's `SendEmptyPacket`) but leaves the reservation.
+    fn ns3_echo(&mut self, now: Time, pkt: &Packet) {
+        if pkt.ecn == Ecn::NotEct {
+            return;
+        }
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce != self.ece_pending && self.ns3_reserved {
+            if let Some(prior) = self.ns3_prior {
+                self.emit_ack(now, None, prior);
+            }
+        }
+        self.ns3_prior = Some(self.rcv_nxt);
+        self.ece_pending = ce;
+    }
+
     fn send_ack(&mut self, now: Time, trigger: Option<u64>) {
+        self.emit_ack(now, trigger, self.rcv_nxt);
+    }
+
+    /// An ACK of `ack` (normally `rcv_nxt`), ECE as `ece_pending`.
+    fn emit_ack(&mut self, now: Time, trigger: Option<u64>, ack: u64) {
         let mut blocks = SackBlocks::EMPTY;
         if self.cfg.variant == Variant::Sack && self.sack_max > 0 {
             if let Some(r) = trigger.and_then(|t| self.range_of(t)) {
@@ -452,7 +504,7 @@ impl TcpReceiver {
             dst: self.peer,
             kind: Kind::Ack,
             seq: 0,
-            ack: self.rcv_nxt,
+            ack,
             payload: 0,
             header: self.header + blocks.option_bytes(),
             flags,
@@ -471,7 +523,7 @@ impl TcpReceiver {
             corrupt: 0,
         });
         self.stats.acks_sent += 1;
-        self.last_ack_sent = self.rcv_nxt;
+        self.last_ack_sent = self.last_ack_sent.max(ack);
         self.unacked_bytes = 0;
         self.delack_deadline = None;
     }
@@ -480,6 +532,8 @@ impl TcpReceiver {
     pub fn handle_timeout(&mut self, now: Time) {
         if self.delack_deadline.is_some_and(|d| now >= d) {
             self.send_ack(now, None);
+            // ns-3's DelAckTimeout raises CA_EVENT_DELAYED_ACK.
+            self.ns3_reserved = true;
         }
     }
 

@@ -707,6 +707,50 @@ fn dctcp_receiver_echoes_ce_exactly() {
     assert_eq!(acks(&mut r), vec![(2500, false)]);
 }
 
+/// ns-3.44's DCTCP receiver (`cc.echo = "ns3"`, `TcpDctcp::CeState0to1` /
+/// `CeState1to0`, worked by hand from tcp-dctcp.cc): on a CE change with a
+/// delayed ACK reserved it ACKs the `rcv_nxt` saved before the previous
+/// segment, with the old state. A mark on the first segment of a pair is
+/// echoed only on a duplicate ACK (1000 again); a mark on the second makes a
+/// duplicate ACK without ECE and puts ECE on the ACK of the unmarked segment
+/// before it (3000). The RFC 8257 receiver echoes both on new data.
+#[test]
+fn dctcp_receiver_ns3_echo_is_one_segment_late() {
+    let c = TcpConfig {
+        ecn: true,
+        mss: 500,
+        delayed_ack: true,
+        cc: crate::tcp::cc::DctcpConfig {
+            echo: Some(crate::tcp::cc::DctcpEcho::Ns3),
+            ..crate::tcp::cc::DctcpConfig::default()
+        }
+        .into(),
+        ..TcpConfig::default()
+    };
+    let mut r = TcpReceiver::new(c, FlowId(0), NodeId(1), NodeId(0));
+    let mut acks = |seq: u64, ce: bool| -> Vec<(u64, bool)> {
+        let mut p = seg(seq, 500);
+        p.ecn = if ce { Ecn::Ce } else { Ecn::Ect0 };
+        r.on_packet(Time::ZERO, &p);
+        std::iter::from_fn(|| r.poll_transmit(Time::ZERO))
+            .map(|a| (a.ack, a.flags.has(TcpFlags::ECE)))
+            .collect()
+    };
+    assert!(acks(0, false).is_empty());
+    assert_eq!(acks(500, false), vec![(1000, false)]);
+    // CE on the first of a pair: no ACK reserved, nothing sent.
+    assert!(acks(1000, true).is_empty());
+    // Back to no CE: ECE on a duplicate of 1000; 1500 is never echoed.
+    assert_eq!(acks(1500, false), vec![(1000, true)]);
+    assert_eq!(acks(2000, false), vec![(2500, false)]);
+    // CE on the second of a pair: a duplicate of 2500 without ECE, then ECE
+    // on the ACK of 2500..3000 (not marked), the mark itself acked clean.
+    assert!(acks(2500, false).is_empty());
+    assert_eq!(acks(3000, true), vec![(2500, false)]);
+    assert_eq!(acks(3500, false), vec![(3000, true)]);
+    assert_eq!(acks(4000, false), vec![(4500, false)]);
+}
+
 #[test]
 fn receiver_ecn_echo_until_cwr() {
     let c = TcpConfig {

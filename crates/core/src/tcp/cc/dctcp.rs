@@ -29,6 +29,32 @@ pub struct DctcpConfig {
     /// Default "halve" ("alpha" with `[tcp] profile = "ns3"`).
     #[serde(default)]
     pub loss: Option<DctcpLoss>,
+    /// The receiver's ECN echo: "rfc8257" (RFC 8257 §3.2, Linux's
+    /// `dctcp_ece_ack_update`: a CE change ACKs the segments held by delayed
+    /// ACK at once, with the old state) or "ns3" (ns-3.44's
+    /// `TcpDctcp::CeState0to1`/`CeState1to0`: that ACK acknowledges the
+    /// sequence recorded before the previous segment, so an isolated mark is
+    /// echoed on a duplicate ACK or on the segment before it — half the
+    /// marks reach α). Default "rfc8257" ("ns3" with `[tcp] profile = "ns3"`).
+    #[serde(default)]
+    pub echo: Option<DctcpEcho>,
+}
+
+/// `cc.echo` of DCTCP: how the receiver echoes CE on its ACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DctcpEcho {
+    /// RFC 8257 §3.2 (Linux): ECE on the ACKs of the CE segments; when the
+    /// CE state changes, the segments held by delayed ACK are acknowledged
+    /// at once with the old state.
+    #[default]
+    Rfc8257,
+    /// ns-3.44 (`src/internet/model/tcp-dctcp.cc`, `CeState0to1`,
+    /// `CeState1to0`, called before the segment enters the receive buffer):
+    /// on a CE change while a delayed ACK is reserved, an ACK (old state) of
+    /// the `rcv_nxt` saved at the previous segment's arrival; the reservation
+    /// is cleared only by an ACK the delayed-ACK count sends.
+    Ns3,
 }
 
 /// `cc.loss` of DCTCP: how a loss or a timeout cuts the window.
@@ -53,6 +79,7 @@ impl Default for DctcpConfig {
             g: 1.0 / 16.0,
             alpha_init: 1.0,
             loss: None,
+            echo: None,
         }
     }
 }

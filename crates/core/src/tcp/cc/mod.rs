@@ -23,7 +23,7 @@ use super::rate::RateSample;
 
 pub use bbr::{BbrCc, BbrConfig};
 pub use cubic::{CubicCc, CubicConfig};
-pub use dctcp::{DctcpCc, DctcpConfig, DctcpLoss};
+pub use dctcp::{DctcpCc, DctcpConfig, DctcpEcho, DctcpLoss};
 pub use newreno::{reno_grow, NewRenoCc, NewRenoConfig, RenoConfig};
 pub use westwood::{WestwoodCc, WestwoodConfig};
 
