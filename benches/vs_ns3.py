@@ -1185,6 +1185,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # RecoverFS the pipe, its 32-bit arithmetic. linklab's `prr_variant = "ns3"`, what
         # `profile = "ns3"` selects.
         "prr_variant": "ns3",
+        # ns-3.44's receiver acknowledges a connection's first data segment at once
+        # (family C; tcp-socket-base.cc at ns-3.44: ProcessSynRcvd and ProcessSynSent set
+        # m_delAckCount = m_delAckMaxCount, "Always respond to first data packet"), then every
+        # second one. linklab's `quick_ack_first`, what `profile = "ns3"` selects.
+        "quick_ack_first": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1386,6 +1391,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["abc"] = True
     if st.get("cwr_per_echo"):
         tcp["cwr_per_echo"] = True
+    if st.get("quick_ack_first"):
+        tcp["quick_ack_first"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1526,6 +1533,11 @@ def grid_mismatches(
         "linklab tcp.cwr_per_echo",
         bool(tcp.get("cwr_per_echo", False)),
         bool(st.get("cwr_per_echo", False)),
+    )
+    same(
+        "linklab tcp.quick_ack_first",
+        bool(tcp.get("quick_ack_first", False)),
+        bool(st.get("quick_ack_first", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")

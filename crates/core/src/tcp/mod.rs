@@ -232,6 +232,13 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timeout.
     pub delack_timeout: Time,
+    /// With delayed ACKs, acknowledge the connection's first in-order data
+    /// segment at once, not with the second: ns-3.44's receiver sets its
+    /// delayed-ACK count to the maximum when the connection is established
+    /// ("Always respond to first data packet to speed up the connection",
+    /// `TcpSocketBase::ProcessSynRcvd`), and any ACK sent resets it. Off:
+    /// RFC 1122/5681's every-second-segment rule from the first segment on.
+    pub quick_ack_first: bool,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -371,6 +378,7 @@ impl Default for TcpConfig {
             sack_blocks_max: 4,
             delayed_ack: false,
             delack_timeout: Time::from_millis(200),
+            quick_ack_first: false,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,

@@ -82,6 +82,9 @@ pub struct TcpReceiver {
     last_ack_sent: u64,
     unacked_bytes: u64,
     delack_deadline: Option<Time>,
+    /// [`TcpConfig::quick_ack_first`]: no ACK sent since the handshake, so
+    /// the next in-order segment is acknowledged at once.
+    quick_ack: bool,
     out: VecDeque<Packet>,
     header: u16,
     stats: ReceiverStats,
@@ -107,6 +110,7 @@ impl TcpReceiver {
         };
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
+            quick_ack: cfg.quick_ack_first,
             header: cfg.base_header(),
             cfg,
             flow,
@@ -228,7 +232,12 @@ impl TcpReceiver {
             } else {
                 u64::from(self.cfg.mss)
             };
-            if had_hole || rebuilt || !self.cfg.delayed_ack || self.unacked_bytes >= 2 * full {
+            if had_hole
+                || rebuilt
+                || !self.cfg.delayed_ack
+                || self.quick_ack
+                || self.unacked_bytes >= 2 * full
+            {
                 self.send_ack(now, None);
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.cfg.delack_timeout);
@@ -452,6 +461,7 @@ impl TcpReceiver {
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_bytes = 0;
         self.delack_deadline = None;
+        self.quick_ack = false;
     }
 
     /// The delayed-ACK timer; tolerates early, late and spurious calls.
