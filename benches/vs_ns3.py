@@ -1202,6 +1202,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # ... and its GetSsThresh takes cwnd (whole segments), not the bytes in flight it
         # is handed: linklab's CUBIC `ssthresh_from = "cwnd"` (profile "ns3").
         st["cubic_ssthresh_from"] = "cwnd"
+        # ... and its Update keeps the Reno-friendly estimate's alpha = 3(1 - beta)/(1 + beta)
+        # throughout (m_tcpCwnd, its `scale`), as Linux does; RFC 9438 sec. 4.3 switches it
+        # to 1 once W_est reaches cwnd_prior. linklab's CUBIC `alpha_switch = false` (profile
+        # "ns3"; family C, g33c).
+        st["cubic_alpha_switch"] = False
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1377,6 +1382,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"]["timeout_wmax"] = st["cubic_timeout_wmax"]
     if "cubic_ssthresh_from" in st:
         tcp["cc"]["ssthresh_from"] = st["cubic_ssthresh_from"]
+    if "cubic_alpha_switch" in st:
+        tcp["cc"]["alpha_switch"] = st["cubic_alpha_switch"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "bbr_send_quantum" in st:
@@ -1510,6 +1517,10 @@ def grid_mismatches(
         same("linklab tcp.cc.ssthresh_from",
              cc.get("ssthresh_from") if isinstance(cc, dict) else None,
              st.get("cubic_ssthresh_from"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_alpha_switch" in st:
+        same("linklab tcp.cc.alpha_switch",
+             cc.get("alpha_switch") if isinstance(cc, dict) else None,
+             st.get("cubic_alpha_switch"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip
