@@ -61,6 +61,7 @@ impl Profile {
                 sack_blocks_max: 3,
                 delayed_ack: true,                       // DelAckCount 2
                 delack_timeout: Time::from_millis(200),  // DelAckTimeout
+                quick_ack_first: true,                   // ProcessSynRcvd: first data ACKed
                 min_rto: Time::from_secs(1),             // MinRto
                 initial_rto: Time::from_secs(1),         // RttEstimator::InitialEstimation
                 syn_rto: Some(Time::from_secs(3)),       // TcpSocket::ConnTimeout
@@ -134,6 +135,11 @@ pub struct TcpOverlay {
     pub delayed_ack: Option<bool>,
     /// Delayed-ACK timeout. Default "200ms".
     pub delack_timeout: Option<Time>,
+    /// With delayed ACKs, acknowledge the first in-order data segment of the
+    /// connection at once (ns-3.44's receiver); off, the every-second-segment
+    /// rule from the first segment on (RFC 1122, RFC 5681). Default false
+    /// (true with profile "ns3").
+    pub quick_ack_first: Option<bool>,
     /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
@@ -316,6 +322,7 @@ impl TcpOverlay {
         }
         set(&mut c.delayed_ack, self.delayed_ack);
         set(&mut c.delack_timeout, self.delack_timeout);
+        set(&mut c.quick_ack_first, self.quick_ack_first);
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
@@ -597,6 +604,7 @@ mod tests {
         assert_eq!((ns3.mss, ns3.initial_window, ns3.rwnd), (536, 10, 131_072));
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
         assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
+        assert!(ns3.quick_ack_first && !TcpConfig::default().quick_ack_first);
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);
@@ -704,7 +712,8 @@ mod tests {
         assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
         let top = overlay("abc = true").apply(&base);
         assert!(overlay("cc = \"cubic\"").apply(&top).abc());
-        // Linux's tcp_cubic growth rules: with profile "linux" only.
+        // Linux's tcp_cubic growth rules: with profile "linux" only, but for
+        // the constant Reno-friendly α, which ns-3.44's TcpCubic keeps too.
         let rules = |c: &TcpConfig| match c.resolved_cc() {
             CcConfig::Cubic(k) => (k.alpha_switch, k.unknown_max_growth),
             _ => (None, None),
@@ -714,7 +723,7 @@ mod tests {
         let c = overlay("profile = \"linux\"").apply(&base);
         assert_eq!(rules(&c), (Some(false), Some(true)));
         let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
-        assert_eq!(rules(&c), (Some(true), Some(false)));
+        assert_eq!(rules(&c), (Some(false), Some(false)));
         // ns-3's W_max through a timeout: with profile "ns3" only.
         use crate::tcp::cc::cubic::TimeoutWmax;
         let tw = |c: &TcpConfig| match c.resolved_cc() {

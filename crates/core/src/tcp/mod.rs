@@ -233,6 +233,13 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timeout.
     pub delack_timeout: Time,
+    /// With delayed ACKs, acknowledge the connection's first in-order data
+    /// segment at once, not with the second: ns-3.44's receiver sets its
+    /// delayed-ACK count to the maximum when the connection is established
+    /// ("Always respond to first data packet to speed up the connection",
+    /// `TcpSocketBase::ProcessSynRcvd`), and any ACK sent resets it. Off:
+    /// RFC 1122/5681's every-second-segment rule from the first segment on.
+    pub quick_ack_first: bool,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -377,6 +384,7 @@ impl Default for TcpConfig {
             sack_blocks_max: 4,
             delayed_ack: false,
             delack_timeout: Time::from_millis(200),
+            quick_ack_first: false,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,
@@ -430,8 +438,9 @@ impl TcpConfig {
     /// The congestion control with the defaults of the profile filled in:
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
-    /// and `unknown_max_growth` on with profile "linux" only (Linux's
-    /// `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
+    /// with profiles "linux" and "ns3" (Linux's `tcp_cubic`, ns-3.44's
+    /// `TcpCubic::Update`), its `unknown_max_growth` on with profile "linux"
+    /// only (Linux's `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
     /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
@@ -490,7 +499,10 @@ impl TcpConfig {
                 });
             }
             let linux = self.profile == Some(config::Profile::Linux);
-            c.alpha_switch = c.alpha_switch.or(Some(!linux));
+            // ns-3.44's `TcpCubic::Update` keeps the Reno-friendly count's
+            // `scale` (α = 3(1 − β)/(1 + β)) throughout, as Linux does.
+            let ns3 = self.profile == Some(config::Profile::Ns3);
+            c.alpha_switch = c.alpha_switch.or(Some(!linux && !ns3));
             c.unknown_max_growth = c.unknown_max_growth.or(Some(linux));
             c.timeout_wmax =
                 c.timeout_wmax

@@ -87,6 +87,9 @@ pub struct TcpReceiver {
     last_ack_sent: u64,
     unacked_bytes: u64,
     delack_deadline: Option<Time>,
+    /// [`TcpConfig::quick_ack_first`]: no ACK sent since the handshake, so
+    /// the next in-order segment is acknowledged at once.
+    quick_ack: bool,
     out: VecDeque<Packet>,
     header: u16,
     stats: ReceiverStats,
@@ -128,6 +131,7 @@ impl TcpReceiver {
         );
         TcpReceiver {
             sack_max: cfg.sack_blocks(),
+            quick_ack: cfg.quick_ack_first,
             header: cfg.base_header(),
             cfg,
             flow,
@@ -271,7 +275,12 @@ impl TcpReceiver {
             } else {
                 u64::from(self.cfg.mss)
             };
-            if had_hole || rebuilt || !self.cfg.delayed_ack || self.unacked_bytes >= 2 * full {
+            if had_hole
+                || rebuilt
+                || !self.cfg.delayed_ack
+                || self.quick_ack
+                || self.unacked_bytes >= 2 * full
+            {
                 self.ns3_reserved = false;
                 self.send_ack(now, None);
             } else {
@@ -526,6 +535,7 @@ impl TcpReceiver {
         self.last_ack_sent = self.last_ack_sent.max(ack);
         self.unacked_bytes = 0;
         self.delack_deadline = None;
+        self.quick_ack = false;
     }
 
     /// The delayed-ACK timer; tolerates early, late and spurious calls.

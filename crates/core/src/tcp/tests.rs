@@ -561,6 +561,30 @@ fn delayed_ack_every_second_segment() {
     assert_eq!(acked, vec![2000, 4000, 6000, 8000, 10_000]);
 }
 
+/// `quick_ack_first` (ns-3.44's `m_delAckCount = m_delAckMaxCount` at
+/// ESTABLISHED): the first in-order segment is acknowledged at once, and from
+/// then on every second one, counted from that ACK.
+#[test]
+fn quick_ack_first_acknowledges_the_first_segment_at_once() {
+    let c = TcpConfig {
+        mss: 1000,
+        initial_window: 10,
+        delayed_ack: true,
+        quick_ack_first: true,
+        handshake: false,
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bytes(10_000), MBPS10, ms(10));
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(5)));
+    let acked: Vec<u64> = h.acks_sent.iter().map(|(_, p)| p.ack).collect();
+    assert_eq!(acked[..3], [1000, 3000, 5000]);
+    // The first ACK leaves as the first segment arrives, not 200 ms later
+    // and not with the second segment.
+    assert_eq!(h.acks_sent[0].0, h.data_arrived[0].0);
+    assert!(h.data_arrived[1].0 > h.acks_sent[0].0);
+}
+
 #[test]
 fn delayed_ack_lone_segment_waits_for_timer() {
     let c = TcpConfig {

@@ -45,8 +45,9 @@ pub struct CubicConfig {
     #[schemars(with = "HyStartSchema")]
     pub hystart: Option<HyStartMode>,
     /// RFC 9438 §4.3's switch of the Reno-friendly α to 1 once W_est has
-    /// reached cwnd_prior. Default true (false with profile "linux": Linux's
-    /// `tcp_cubic` keeps α = 3(1 − β)/(1 + β), its `beta_scale`).
+    /// reached cwnd_prior. Default true (false with profiles "linux" and
+    /// "ns3": Linux's `tcp_cubic` keeps α = 3(1 − β)/(1 + β), its
+    /// `beta_scale`, and so does ns-3.44's `TcpCubic::Update`, its `scale`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_switch: Option<bool>,
     /// Linux's growth floor while W_max is unknown (`last_max_cwnd` 0: before
