@@ -76,6 +76,11 @@ pub struct WiredDirection {
     stuck: Option<Box<Packet>>,
     /// netem-style impairments at the far end (`docs/models/netem.md`).
     netem: Option<Box<Netem>>,
+    /// The last serialisation time computed: (bytes on the wire, rate,
+    /// [`Time::tx_time`] of the two). A direction carries packets of one or
+    /// two sizes (full segments one way, ACKs the other), so this one-entry
+    /// memo saves most transmissions the 128-bit division.
+    tx_memo: (u64, u64, Time),
 }
 
 impl WiredDirection {
@@ -96,7 +101,21 @@ impl WiredDirection {
             wire: VecDeque::new(),
             stats: LinkStats::default(),
             fec: None,
+            tx_memo: (0, 0, Time::ZERO),
         }
+    }
+
+    /// [`Time::tx_time`]`(wire, rate)`, from the memo when the last
+    /// transmission had the same size and rate.
+    #[inline]
+    fn tx_time(&mut self, wire: u64, rate: u64) -> Time {
+        let (w, r, t) = self.tx_memo;
+        if w == wire && r == rate {
+            return t;
+        }
+        let t = Time::tx_time(wire, rate);
+        self.tx_memo = (wire, rate, t);
+        t
     }
 
     /// A link direction whose packets are protected by link-level FEC (and
@@ -150,7 +169,7 @@ impl WiredDirection {
                 let lost = self.channel.unit_error();
                 let end = match self.server.as_mut() {
                     None if self.cfg.immediate => self.fluid_end(start, wire),
-                    None => start + Time::tx_time(wire, rate),
+                    None => start + self.tx_time(wire, rate),
                     Some(s) => match s.send(wire) {
                         Some(end) => end,
                         None => {
@@ -1206,6 +1225,34 @@ pub(crate) mod tests {
             q,
             Box::new(Perfect),
         )
+    }
+
+    /// The serialisation-time memo gives [`Time::tx_time`] whatever the
+    /// sequence of sizes and rates: back-to-back packets of alternating and
+    /// repeated sizes, across a rate step, end where the sum of their
+    /// exact transmission times says.
+    #[test]
+    fn tx_time_memo_matches_the_division() {
+        let mut l = link(3_000_001, 0, 100);
+        l.cfg.schedule = vec![(Time::from_millis(20), 1_234_567)];
+        let sizes = [1500u32, 1500, 52, 1500, 52, 52, 576, 1500, 1500, 52, 1500];
+        for (i, &s) in sizes.iter().enumerate() {
+            assert!(l.enqueue(Time::ZERO, pkt(i as u64, s)).is_none());
+        }
+        let mut t = Time::ZERO;
+        for (i, &s) in sizes.iter().enumerate() {
+            let rate = if t >= Time::from_millis(20) {
+                1_234_567
+            } else {
+                3_000_001
+            };
+            t = t + Time::tx_time(u64::from(s), rate);
+            assert!(l.poll_deliver(Time(t.0 - 1)).is_none(), "packet {i} early");
+            match l.poll_deliver(t) {
+                Some(Delivery::Arrived(p)) => assert_eq!(p.uid, i as u64),
+                other => panic!("packet {i} not delivered at {t:?}: {other:?}"),
+            }
+        }
     }
 
     fn pkt(uid: u64, size: u32) -> Packet {
