@@ -81,6 +81,12 @@ pub struct WiredDirection {
     /// two sizes (full segments one way, ACKs the other), so this one-entry
     /// memo saves most transmissions the 128-bit division.
     tx_memo: (u64, u64, Time),
+    /// No FEC, no netem, no trace: the fast paths' test, one load instead
+    /// of three (kept by the constructors, [`WiredDirection::with_fec`] and
+    /// [`WiredDirection::with_netem`]).
+    plain: bool,
+    /// The channel is [`Perfect`] ([`Channel::is_perfect`]): no draws.
+    perfect: bool,
 }
 
 impl WiredDirection {
@@ -89,6 +95,8 @@ impl WiredDirection {
     /// slot in which its transmission starts).
     pub fn new(cfg: WiredConfig, queue: Queue, channel: Box<dyn Channel>) -> WiredDirection {
         WiredDirection {
+            plain: cfg.trace.is_none(),
+            perfect: channel.is_perfect(),
             rate_bps: cfg.rate_bps,
             next_step: 0,
             server: cfg.trace.clone().map(TraceServer::new),
@@ -135,6 +143,7 @@ impl WiredDirection {
         assert!(cfg.trace.is_none(), "link FEC needs a constant-rate link");
         let mut d = WiredDirection::new(cfg, queue, channel);
         d.fec = Some(Box::new(FecState::new(fec, rng)));
+        d.plain = false;
         d.stats.fec = Some(Default::default());
         d
     }
@@ -146,6 +155,7 @@ impl WiredDirection {
     pub fn with_netem(mut self, netem: Netem) -> WiredDirection {
         assert!(self.fec.is_none(), "netem with link FEC is not supported");
         self.netem = Some(Box::new(netem));
+        self.plain = false;
         self.stats.netem = Some(Default::default());
         self
     }
@@ -165,8 +175,10 @@ impl WiredDirection {
         let (end, lost) = match self.fec.as_deref_mut() {
             None => {
                 let wire = size + u64::from(self.cfg.overhead_bytes);
-                self.channel.advance(start);
-                let lost = self.channel.unit_error();
+                let lost = !self.perfect && {
+                    self.channel.advance(start);
+                    self.channel.unit_error()
+                };
                 let end = match self.server.as_mut() {
                     None if self.cfg.immediate => self.fluid_end(start, wire),
                     None => start + self.tx_time(wire, rate),
@@ -239,10 +251,7 @@ impl WiredDirection {
     /// the call (the loop below would break at once).
     #[inline]
     fn advance(&mut self, now: Time) {
-        if self.server.is_none()
-            && self.fec.is_none()
-            && (self.busy_until > now || self.queue.is_empty())
-        {
+        if self.plain && (self.busy_until > now || self.queue.is_empty()) {
             return;
         }
         self.advance_slow(now);
@@ -323,11 +332,7 @@ impl WiredDirection {
     /// wire's first arrival (what the general case below computes for it).
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        if self.fec.is_none()
-            && self.netem.is_none()
-            && self.server.is_none()
-            && self.queue.dropped_waiting() == 0
-        {
+        if self.plain && self.queue.dropped_waiting() == 0 {
             return self.wire.front().map(|w| w.0);
         }
         self.poll_timeout_slow()
@@ -367,9 +372,12 @@ impl WiredDirection {
     /// to four directions polled per packet-hop, most have nothing due.
     #[inline]
     fn nothing_due(&self, now: Time) -> bool {
-        self.fec.is_none()
-            && self.netem.is_none()
-            && self.server.is_none()
+        debug_assert_eq!(
+            self.plain,
+            self.fec.is_none() && self.netem.is_none() && self.server.is_none()
+        );
+        debug_assert_eq!(self.perfect, self.channel.is_perfect());
+        self.plain
             && self.queue.dropped_waiting() == 0
             && (self.busy_until > now || self.queue.is_empty())
             && self.wire.front().is_none_or(|w| w.0 > now)
@@ -1274,6 +1282,7 @@ pub(crate) mod tests {
         let lossy = |seed| {
             let mut d = link(1_000_000, 3, 4);
             d.channel = Box::new(Bernoulli::new(0.2, Rng::stream(seed, "c")));
+            d.perfect = false;
             d
         };
         let mut a = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
@@ -1357,6 +1366,7 @@ pub(crate) mod tests {
             once,
         };
         l.server = Some(TraceServer::new(tc.clone()));
+        l.plain = false;
         l.cfg.trace = Some(tc);
         l
     }
