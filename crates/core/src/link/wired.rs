@@ -1254,7 +1254,7 @@ pub(crate) mod tests {
             } else {
                 3_000_001
             };
-            t = t + Time::tx_time(u64::from(s), rate);
+            t += Time::tx_time(u64::from(s), rate);
             assert!(l.poll_deliver(Time(t.0 - 1)).is_none(), "packet {i} early");
             match l.poll_deliver(t) {
                 Some(Delivery::Arrived(p)) => assert_eq!(p.uid, i as u64),
