@@ -50,6 +50,13 @@ pub trait Channel: Debug + Send {
     fn gilbert_elliott(&self) -> Option<(f64, f64, f64, f64)> {
         None
     }
+    /// Whether the channel never corrupts anything and has no state
+    /// ([`Perfect`]): a link may then skip [`Channel::advance`] and
+    /// [`Channel::unit_error`] (issue 38: two calls through the vtable per
+    /// packet on every loss-free link).
+    fn is_perfect(&self) -> bool {
+        false
+    }
 }
 
 /// A channel that never corrupts anything.
@@ -66,6 +73,9 @@ impl Channel for Perfect {
     }
     fn mean_error_rate(&self) -> f64 {
         0.0
+    }
+    fn is_perfect(&self) -> bool {
+        true
     }
 }
 

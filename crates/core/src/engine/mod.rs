@@ -8,8 +8,6 @@
 //! [`crate::net::Simulation`] owns the models and decides what a popped event
 //! means.
 
-use std::collections::VecDeque;
-
 use crate::time::Time;
 
 /// A scheduled event: `target` is woken at `time`.
@@ -37,10 +35,15 @@ const BUCKETS: usize = 65;
 /// twice; a push is a few instructions.
 #[derive(Debug)]
 pub struct EventQueue<T: Ord + Copy> {
-    /// Events at `last`, in push order.
-    now_bucket: VecDeque<Entry<T>>,
+    /// Events at `last`, in push order; those before `head` have popped.
+    now_bucket: Vec<Entry<T>>,
+    /// The next event of `now_bucket` to pop.
+    head: usize,
     /// Buckets 1..=64 (index b − 1), each in push order for equal times.
     buckets: Vec<Vec<Entry<T>>>,
+    /// The earliest time in each bucket (index b − 1; meaningful while the
+    /// bucket is non-empty): a refill finds its new `last` without a scan.
+    mins: [u64; BUCKETS - 1],
     /// Bit b − 1 set when bucket b (≥ 1) is non-empty.
     occupied: u64,
     /// The time the buckets are relative to: the last popped (or refilled) time.
@@ -53,8 +56,10 @@ pub struct EventQueue<T: Ord + Copy> {
 impl<T: Ord + Copy> Default for EventQueue<T> {
     fn default() -> Self {
         EventQueue {
-            now_bucket: VecDeque::new(),
+            now_bucket: Vec::new(),
+            head: 0,
             buckets: (1..BUCKETS).map(|_| Vec::new()).collect(),
+            mins: [u64::MAX; BUCKETS - 1],
             occupied: 0,
             last: Time::ZERO,
             len: 0,
@@ -85,10 +90,15 @@ impl<T: Ord + Copy> EventQueue<T> {
     #[inline]
     fn put(&mut self, e: Entry<T>) {
         match self.bucket(e.time) {
-            0 => self.now_bucket.push_back(e),
+            0 => self.now_bucket.push(e),
             b => {
+                let bit = 1u64 << (b - 1);
+                let min = &mut self.mins[b - 1];
+                if self.occupied & bit == 0 || e.time.0 < *min {
+                    *min = e.time.0;
+                }
+                self.occupied |= bit;
                 self.buckets[b - 1].push(e);
-                self.occupied |= 1 << (b - 1);
             }
         }
     }
@@ -106,13 +116,12 @@ impl<T: Ord + Copy> EventQueue<T> {
             return None;
         }
         let i = self.occupied.trailing_zeros() as usize;
-        let t = self.buckets[i].iter().map(|e| e.time).min()?;
-        Some((i, t))
+        Some((i, Time(self.mins[i])))
     }
 
     /// Pop the earliest event not after `until`, advancing the clock to it.
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, T)> {
-        if self.now_bucket.is_empty() {
+        if self.head == self.now_bucket.len() {
             let (i, t) = self.lowest()?;
             if t > until {
                 return None;
@@ -132,7 +141,12 @@ impl<T: Ord + Copy> EventQueue<T> {
         } else if self.last > until {
             return None;
         }
-        let e = self.now_bucket.pop_front()?;
+        let e = *self.now_bucket.get(self.head)?;
+        self.head += 1;
+        if self.head == self.now_bucket.len() {
+            self.now_bucket.clear();
+            self.head = 0;
+        }
         self.len -= 1;
         self.now = e.time;
         self.popped += 1;
@@ -141,7 +155,7 @@ impl<T: Ord + Copy> EventQueue<T> {
 
     /// Time of the earliest waiting event.
     pub fn next_time(&self) -> Option<Time> {
-        if self.now_bucket.is_empty() {
+        if self.head == self.now_bucket.len() {
             self.lowest().map(|(_, t)| t)
         } else {
             Some(self.last)

@@ -76,6 +76,23 @@ pub struct WiredDirection {
     stuck: Option<Box<Packet>>,
     /// netem-style impairments at the far end (`docs/models/netem.md`).
     netem: Option<Box<Netem>>,
+    /// The last serialisation time computed: (bytes on the wire, rate,
+    /// [`Time::tx_time`] of the two). A direction carries packets of one or
+    /// two sizes (full segments one way, ACKs the other), so this one-entry
+    /// memo saves most transmissions the 128-bit division.
+    tx_memo: (u64, u64, Time),
+    /// No FEC, no netem, no trace: the fast paths' test, one load instead
+    /// of three (kept by the constructors, [`WiredDirection::with_fec`] and
+    /// [`WiredDirection::with_netem`]).
+    plain: bool,
+    /// The channel is [`Perfect`] ([`Channel::is_perfect`]): no draws.
+    perfect: bool,
+    /// The arrival time of the wire's first packet ([`Time::MAX`]: the wire
+    /// is empty), kept by [`WiredDirection::wire_push`] and
+    /// [`WiredDirection::wire_pop`]: the fast paths read it with one load
+    /// instead of the ring buffer's index arithmetic (four to five times
+    /// per packet-hop).
+    wire_head: Time,
 }
 
 impl WiredDirection {
@@ -84,6 +101,8 @@ impl WiredDirection {
     /// slot in which its transmission starts).
     pub fn new(cfg: WiredConfig, queue: Queue, channel: Box<dyn Channel>) -> WiredDirection {
         WiredDirection {
+            plain: cfg.trace.is_none(),
+            perfect: channel.is_perfect(),
             rate_bps: cfg.rate_bps,
             next_step: 0,
             server: cfg.trace.clone().map(TraceServer::new),
@@ -96,7 +115,46 @@ impl WiredDirection {
             wire: VecDeque::new(),
             stats: LinkStats::default(),
             fec: None,
+            tx_memo: (0, 0, Time::ZERO),
+            wire_head: Time::MAX,
         }
+    }
+
+    /// Put a packet on the wire, arriving at `at`.
+    #[inline]
+    fn wire_push(&mut self, at: Time, pkt: Box<Packet>, lost: bool) {
+        if self.wire.is_empty() {
+            self.wire_head = at;
+        }
+        self.wire.push_back((at, pkt, lost));
+    }
+
+    /// Take the wire's first packet.
+    #[inline]
+    fn wire_pop(&mut self) -> Option<(Time, Box<Packet>, bool)> {
+        let x = self.wire.pop_front();
+        self.wire_head = self.wire.front().map_or(Time::MAX, |w| w.0);
+        x
+    }
+
+    /// The wire's first arrival, from [`WiredDirection::wire_head`].
+    #[inline]
+    fn wire_first(&self) -> Option<Time> {
+        debug_assert_eq!(self.wire_head, self.wire.front().map_or(Time::MAX, |w| w.0));
+        (self.wire_head != Time::MAX).then_some(self.wire_head)
+    }
+
+    /// [`Time::tx_time`]`(wire, rate)`, from the memo when the last
+    /// transmission had the same size and rate.
+    #[inline]
+    fn tx_time(&mut self, wire: u64, rate: u64) -> Time {
+        let (w, r, t) = self.tx_memo;
+        if w == wire && r == rate {
+            return t;
+        }
+        let t = Time::tx_time(wire, rate);
+        self.tx_memo = (wire, rate, t);
+        t
     }
 
     /// A link direction whose packets are protected by link-level FEC (and
@@ -116,6 +174,7 @@ impl WiredDirection {
         assert!(cfg.trace.is_none(), "link FEC needs a constant-rate link");
         let mut d = WiredDirection::new(cfg, queue, channel);
         d.fec = Some(Box::new(FecState::new(fec, rng)));
+        d.plain = false;
         d.stats.fec = Some(Default::default());
         d
     }
@@ -127,6 +186,7 @@ impl WiredDirection {
     pub fn with_netem(mut self, netem: Netem) -> WiredDirection {
         assert!(self.fec.is_none(), "netem with link FEC is not supported");
         self.netem = Some(Box::new(netem));
+        self.plain = false;
         self.stats.netem = Some(Default::default());
         self
     }
@@ -146,11 +206,13 @@ impl WiredDirection {
         let (end, lost) = match self.fec.as_deref_mut() {
             None => {
                 let wire = size + u64::from(self.cfg.overhead_bytes);
-                self.channel.advance(start);
-                let lost = self.channel.unit_error();
+                let lost = !self.perfect && {
+                    self.channel.advance(start);
+                    self.channel.unit_error()
+                };
                 let end = match self.server.as_mut() {
                     None if self.cfg.immediate => self.fluid_end(start, wire),
-                    None => start + Time::tx_time(wire, rate),
+                    None => start + self.tx_time(wire, rate),
                     Some(s) => match s.send(wire) {
                         Some(end) => end,
                         None => {
@@ -178,7 +240,7 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire.push_back((end + self.cfg.delay, pkt, lost));
+        self.wire_push(end + self.cfg.delay, pkt, lost);
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -220,10 +282,7 @@ impl WiredDirection {
     /// the call (the loop below would break at once).
     #[inline]
     fn advance(&mut self, now: Time) {
-        if self.server.is_none()
-            && self.fec.is_none()
-            && (self.busy_until > now || self.queue.is_empty())
-        {
+        if self.plain && (self.busy_until > now || self.queue.is_empty()) {
             return;
         }
         self.advance_slow(now);
@@ -304,12 +363,8 @@ impl WiredDirection {
     /// wire's first arrival (what the general case below computes for it).
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        if self.fec.is_none()
-            && self.netem.is_none()
-            && self.server.is_none()
-            && self.queue.dropped_waiting() == 0
-        {
-            return self.wire.front().map(|w| w.0);
+        if self.plain && self.queue.dropped_waiting() == 0 {
+            return self.wire_first();
         }
         self.poll_timeout_slow()
     }
@@ -348,12 +403,15 @@ impl WiredDirection {
     /// to four directions polled per packet-hop, most have nothing due.
     #[inline]
     fn nothing_due(&self, now: Time) -> bool {
-        self.fec.is_none()
-            && self.netem.is_none()
-            && self.server.is_none()
+        debug_assert_eq!(
+            self.plain,
+            self.fec.is_none() && self.netem.is_none() && self.server.is_none()
+        );
+        debug_assert_eq!(self.perfect, self.channel.is_perfect());
+        self.plain
             && self.queue.dropped_waiting() == 0
             && (self.busy_until > now || self.queue.is_empty())
-            && self.wire.front().is_none_or(|w| w.0 > now)
+            && self.wire_head > now
     }
 
     /// [`WiredDirection::poll_timeout`] when [`WiredDirection::nothing_due`]
@@ -361,7 +419,7 @@ impl WiredDirection {
     #[inline]
     fn idle_timeout(&self) -> Option<Time> {
         debug_assert!(self.fec.is_none() && self.netem.is_none() && self.server.is_none());
-        self.wire.front().map(|w| w.0)
+        self.wire_first()
     }
 
     /// The next packet that reached the far end by `now`.
@@ -380,10 +438,10 @@ impl WiredDirection {
             if self.netem.is_some() {
                 return self.poll_netem(now).map(Delivery::boxed);
             }
-            if self.wire.front()?.0 > now {
+            if self.wire_head > now {
                 return None;
             }
-            let (_, pkt, lost) = self.wire.pop_front()?;
+            let (_, pkt, lost) = self.wire_pop()?;
             let d = if lost {
                 Delivery::Lost(pkt, DropCause::LinkLoss)
             } else {
@@ -406,7 +464,7 @@ impl WiredDirection {
                     // Transmissions that start before this arrival go first;
                     // its feedback can only affect later ones.
                     self.advance(t);
-                    let Some((_, pkt, _)) = self.wire.pop_front() else {
+                    let Some((_, pkt, _)) = self.wire_pop() else {
                         continue;
                     };
                     if let Some(f) = self.fec.as_mut() {
@@ -435,7 +493,9 @@ impl WiredDirection {
             let d = match (wire, out) {
                 (w, Some(o)) if w.is_none_or(|w| o <= w) => n.pop(o),
                 (Some(_), _) => {
+                    // `wire_pop`, by fields (`n` borrows the netem stage).
                     let (t, pkt, lost) = self.wire.pop_front()?;
+                    self.wire_head = self.wire.front().map_or(Time::MAX, |w| w.0);
                     let pkt = pool::unboxed(pkt);
                     if lost {
                         Some(Delivery::Lost(pkt, DropCause::LinkLoss))
@@ -1208,6 +1268,34 @@ pub(crate) mod tests {
         )
     }
 
+    /// The serialisation-time memo gives [`Time::tx_time`] whatever the
+    /// sequence of sizes and rates: back-to-back packets of alternating and
+    /// repeated sizes, across a rate step, end where the sum of their
+    /// exact transmission times says.
+    #[test]
+    fn tx_time_memo_matches_the_division() {
+        let mut l = link(3_000_001, 0, 100);
+        l.cfg.schedule = vec![(Time::from_millis(20), 1_234_567)];
+        let sizes = [1500u32, 1500, 52, 1500, 52, 52, 576, 1500, 1500, 52, 1500];
+        for (i, &s) in sizes.iter().enumerate() {
+            assert!(l.enqueue(Time::ZERO, pkt(i as u64, s)).is_none());
+        }
+        let mut t = Time::ZERO;
+        for (i, &s) in sizes.iter().enumerate() {
+            let rate = if t >= Time::from_millis(20) {
+                1_234_567
+            } else {
+                3_000_001
+            };
+            t += Time::tx_time(u64::from(s), rate);
+            assert!(l.poll_deliver(Time(t.0 - 1)).is_none(), "packet {i} early");
+            match l.poll_deliver(t) {
+                Some(Delivery::Arrived(p)) => assert_eq!(p.uid, i as u64),
+                other => panic!("packet {i} not delivered at {t:?}: {other:?}"),
+            }
+        }
+    }
+
     fn pkt(uid: u64, size: u32) -> Packet {
         Packet {
             uid,
@@ -1227,6 +1315,7 @@ pub(crate) mod tests {
         let lossy = |seed| {
             let mut d = link(1_000_000, 3, 4);
             d.channel = Box::new(Bernoulli::new(0.2, Rng::stream(seed, "c")));
+            d.perfect = false;
             d
         };
         let mut a = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
@@ -1310,6 +1399,7 @@ pub(crate) mod tests {
             once,
         };
         l.server = Some(TraceServer::new(tc.clone()));
+        l.plain = false;
         l.cfg.trace = Some(tc);
         l
     }
