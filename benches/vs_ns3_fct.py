@@ -18,7 +18,7 @@ ratio, and PASS when both are within TARGET_REL of ns-3's. The speed ratio: ns-3
 ``Simulator::Run()`` wall time over linklab's run (the same arrivals, one process after the
 other on this machine).
 
-    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-10, both
+    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-20, both
     python3 benches/vs_ns3_fct.py --quick            # load 0.5, linklab only, vs the JSON
     python3 benches/vs_ns3_fct.py --linklab-only     # every load, vs the committed ns-3 runs
 
@@ -57,7 +57,7 @@ RESULTS = REPO / "benches" / "results" / "ns3-fct.json"
 NATIVE_SRC = REPO / "benches" / "ns3" / "fct_dumbbell.cc"
 
 #: Targets (issue 37), fixed before any run: median and p99 FCT per size bucket within 15 %
-#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-10, the
+#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-20, the
 #: Harrell-Davis estimate of each quantile, `quantile`).
 TARGET_REL = 0.15
 #: The buckets whose p99 misses the target (seeds 1-20 pooled, Harrell-Davis; `--quick` checks

@@ -1,5 +1,5 @@
 """`benches/vs_ns3_fct.py`: open-loop flows against ns-3 (issue 37), linklab's side only,
-against the committed ns-3 runs (benches/results/ns3-fct.json). About 20 s."""
+against the committed ns-3 runs (benches/results/ns3-fct.json). About 7 s."""
 
 from __future__ import annotations
 
