@@ -864,6 +864,35 @@ fn syn_rto_times_the_syn_alone() {
     assert_eq!(h.r.delivered(), 20_000);
 }
 
+/// After a lost SYN timed by `syn_rto`, the first data segment's RTO is not
+/// backed off: with timestamps the SYN-ACK echoes the retransmitted SYN's
+/// time, an RTT sample that clears the back-off, so a lost first segment
+/// expires `min_rto` (1 s) after it was sent, as in ns-3.44 (`EstimateRtt`
+/// on the SYN-ACK sets the RTO from the estimator, not from `ConnTimeout`).
+#[test]
+fn syn_rto_loss_leaves_the_first_data_rto_at_min_rto() {
+    let mut c = cfg(Variant::NewReno);
+    c.syn_rto = Some(Time::from_secs(3));
+    c.timestamps = true;
+    let mut h = Harness::new(c, App::Bytes(1_000), MBPS10, ms(10));
+    h.data_hook = Box::new(|p, n| {
+        if (p.flags.has(TcpFlags::SYN) || p.payload > 0) && n <= 1 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    assert!(h.run_to_completion(Time::from_secs(20)));
+    assert_eq!(h.timeouts_at.len(), 2, "{:?}", h.timeouts_at);
+    assert_eq!(h.timeouts_at[0], Time::from_secs(3));
+    // The data left one handshake round trip (~20 ms) after the SYN's
+    // retransmission; its timer is 1 s, not 2 s (backed off) or 3 s.
+    let gap = h.timeouts_at[1].saturating_sub(h.timeouts_at[0]);
+    assert!(gap > Time::from_secs(1) && gap < ms(1100), "{gap}");
+    assert_eq!(h.r.delivered(), 1_000);
+}
+
 #[test]
 fn timeout_episodes_count_back_off_series_once() {
     // The last segment of a 20 kB transfer is lost three times (a tail
