@@ -158,6 +158,8 @@ def features(draw: Draw) -> set[str]:
             "rto_tick",
             "lt",
             "cwr_per_echo",
+            "quick_ack_first",
+            "rto_resend_lost",
         ):
             if table.get(key):
                 found.add(f"tcp:{key}")

@@ -270,6 +270,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["g"] = round(c.frac(0.01, 1.0, 0.0625), 4)
         if c.chance(0.5):
             t["loss"] = c.pick(["halve", "alpha"])
+        if c.chance(0.5):
+            t["echo"] = c.pick(["rfc8257", "ns3"])
     elif kind == "bbr":
         if c.chance(0.3):
             t["bw_rounds"] = c.pick([10, 1, 2, 5, 100, 1000])
@@ -382,6 +384,10 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
         t["idle_restart"] = c.pick(["rfc5681", "linux", "off"])
     if c.chance(0.15):
         t["rate_sample"] = c.pick(["linux", "ns3"])
+    if c.chance(0.15):
+        t["quick_ack_first"] = c.chance(0.6)
+    if eff["variant"] == "sack" and c.chance(0.15):
+        t["rto_resend_lost"] = c.chance(0.6)
     if c.chance(0.2):
         t["timestamps"] = c.chance(0.6)
     if c.chance(0.3):
