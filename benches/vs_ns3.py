@@ -865,10 +865,7 @@ GRID_MISS_FAMILY = {
 GRID_MISSES = {
     **dict.fromkeys(
         [
-            "bbr/codel/f16/mss1448/r10/d0/q1000p/t20",
             "bbr/red/f1/mss1448/r100/d0/q0.5bdp/t20",
-            "bbr/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
-            "bbr/droptail/f1/mss536/r10/d98/q1bdp/t30",
         ],
         "A",
     ),
@@ -880,15 +877,8 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/droptail/f1/mss1448/r100/d0/q0.5bdp/t20",
-        ],
-        "C",
-    ),
-    **dict.fromkeys(
-        [
             "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss536/r100/d18/q1000p/t20",
-            "cubic/fq_codel/f4/mss1448/r10/d98/q1000p/t30",
         ],
         "T",
     ),
@@ -907,8 +897,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/red/f1/mss536/r10/d98/q1bdp/t30",
-            "dctcp/dctcp/f1/mss536/r10/d98/q1bdp/t30",
-            "cubic/pie/f1/mss536/r10/d98/q1000p/t30",
         ],
         "F",
     ),
@@ -916,6 +904,7 @@ GRID_MISSES = {
         [
             "bbr/droptail/f16/mss1448/r10/d0/q1bdp/t20",
             "bbr/red/f16/mss1448/r10/d0/q1bdp/t20",
+            "bbr/pie/f16/mss1448/r10/d0/q1000p/t20",
         ],
         "O1",
     ),
@@ -923,8 +912,9 @@ GRID_MISSES = {
         [
             "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
             "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
+            "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
         ],
-        "H",
+        "O4",
     ),
     **dict.fromkeys(
         [
@@ -947,29 +937,14 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "cubic/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
-            "newreno/fq_codel/f16/mss536/r100/d18/q1000p/t20",
-        ],
-        "O4",
-    ),
-    **dict.fromkeys(
-        [
             "bbr/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
         ],
         "O5",
     ),
     **dict.fromkeys(
         [
-            "cubic/fq_codel/f4/mss1448/r100/d18/q1000p/t20",
-        ],
-        "S",
-    ),
-    **dict.fromkeys(
-        [
             "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
             "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
-            "cubic/pie/f1/mss536/r10/d98/q1000p/t30",
         ],
         "C2",
     ),
