@@ -38,6 +38,7 @@ from linklab.check._properties import (  # noqa: E402
     check_capacity,
     check_causality,
     check_draw,
+    check_links,
     check_media,
     check_progress,
     check_workloads,
@@ -223,6 +224,25 @@ def test_capacity() -> None:
     assert check_capacity(m, _summary(payload * 0.99)) == []
     problems = check_capacity(m, _summary(payload * 1.01))
     assert problems and problems[0].startswith("S->D:")
+
+
+def test_rlc_capacity_allows_discarded_sdus() -> None:
+    """Finding C2: an RLC SDU counts as started with its first PDU, and one discarded
+    after `max_dat` transmissions sends no more, so the bytes started may exceed the rate
+    by a packet per SDU lost."""
+    sc = {
+        "duration": "1s",
+        "links": [{"a": "R", "b": "U", "kind": "rlc_am", "rate": "384kbit", "max_dat": 1}],
+        "flows": [{"from": "R", "to": "U"}],
+    }
+    m = Model(sc, {})
+    d = m.directions["R->U"]
+    cap = d.cap_bytes(1.0, m.max_packet, netem=False) + m.max_packet
+    link = {"name": "R->U", "tx_bytes": cap + 2 * m.max_packet, "tx_packets": 40, "rx_packets": 30}
+    over, _ = check_links(m, {"links": [{**link, "lost": 0}]})
+    assert over and over[0].startswith("R->U:")
+    over, _ = check_links(m, {"links": [{**link, "lost": 3}]})
+    assert over == []
 
 
 def test_workloads_and_media() -> None:
