@@ -1420,11 +1420,26 @@ impl TcpSender {
         if self.rack.is_none() || !self.rto_sack_recovery() {
             return None;
         }
+        self.resend_lowest_lost(now, false)
+    }
+
+    /// The loop both rules above share: the lowest segment below `snd_nxt`
+    /// marked lost (skipping those resent since the timeout when
+    /// `first_sends_only`) that no LT-TCP repair covers, if the window
+    /// allows it (else `why` is set and nothing goes).
+    fn resend_lowest_lost(&mut self, now: Time, first_sends_only: bool) -> Option<Packet> {
         let mut from = self.snd_una;
         while let Some(idx) = self.sb.next_lost(from, true) {
-            let (seq, end, len) = self.sb.get(idx).map(|s| (s.seq, s.end(), s.len))?;
+            let (seq, end, len, tx_count) = self
+                .sb
+                .get(idx)
+                .map(|s| (s.seq, s.end(), s.len, s.tx_count))?;
             if seq >= self.snd_nxt {
                 return None; // the go-back-N's own
+            }
+            if first_sends_only && tx_count > 1 {
+                from = end; // resent since the timeout: its loss waits for the next one
+                continue;
             }
             if let Some(end) = self.fec_hold(seq, now) {
                 from = end;
@@ -1454,29 +1469,7 @@ impl TcpSender {
         if !self.cfg.rto_resend_lost || self.rack.is_some() || !self.rto_sack_recovery() {
             return None;
         }
-        let mut from = self.snd_una;
-        while let Some(idx) = self.sb.next_lost(from, true) {
-            let (seq, end, len, tx_count) = self
-                .sb
-                .get(idx)
-                .map(|s| (s.seq, s.end(), s.len, s.tx_count))?;
-            if seq >= self.snd_nxt {
-                return None; // the go-back-N's own
-            }
-            if tx_count > 1 {
-                from = end; // resent since the timeout: its loss waits for the next one
-                continue;
-            }
-            if let Some(end) = self.fec_hold(seq, now) {
-                from = end;
-                continue;
-            }
-            if !self.window_allows(u64::from(len), end, true) {
-                return None;
-            }
-            return Some(self.send_segment(idx, now));
-        }
-        None
+        self.resend_lowest_lost(now, true)
     }
 
     /// Resend the first unSACKed segment above HighRxt and below the highest
