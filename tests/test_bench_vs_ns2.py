@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,8 @@ def test_bad_flags_exit_2(args: tuple[str, ...], needle: str) -> None:
 
 
 def test_without_ns2_exit_2_saying_how_to_install_it(tmp_path: Path) -> None:
-    p = _run("--quick", env={"PATH": str(tmp_path)})
+    # Only PATH changes: PYTHONPATH (a worktree's linklab) stays.
+    p = _run("--quick", env={**os.environ, "PATH": str(tmp_path)})
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.strip() == (
         "vs_ns2: error: ns-2's `ns` is not on PATH; install it "
