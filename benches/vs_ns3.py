@@ -797,11 +797,12 @@ TARGET_GRID_GOODPUT = 0.10
 TARGET_GRID_QDELAY = 0.15
 TARGET_GRID_PASS_RATE = 0.90
 NS3_GRID_RESULTS = BENCHES / "results" / "ns3-grid.json"
-# The cells whose ns-3 runs are committed for 10 seeds (15 cells; family F's noise was
-# measured with them). Without `--seeds`, the grid's tally uses seeds 1-10 on both sides for
-# every cell saved there with the arguments the script gives ns-3 today, whichever way each
-# then goes (issue 33, g33p): the target is a mean over >= 3 seeds, and more seeds measure
-# the same mean better. `--seeds N` gives every cell seeds 1..N.
+# The cells whose ns-3 runs are committed for 10 seeds (54 cells: 17 until the fourth session,
+# family F's noise was measured with them; 37 more by the more-seeds rule below). Without
+# `--seeds`, the grid's tally uses seeds 1-10 on both sides for every cell saved there with
+# the arguments the script gives ns-3 today, whichever way each then goes (issue 33, g33p):
+# the target is a mean over >= 3 seeds, and more seeds measure the same mean better.
+# `--seeds N` gives every cell seeds 1..N.
 NS3_GRID_SEEDS10_RESULTS = BENCHES / "results" / "ns3-grid-seeds10.json"
 GRID_MORE_SEEDS = 10
 # Which cells get those 10 seeds (issue 33, g33s; fixed by the lead before any run, from the
