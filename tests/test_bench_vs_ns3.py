@@ -281,8 +281,9 @@ def test_tally_uses_the_committed_ten_seeds_where_there_are_ten() -> None:
     agree counts as agreeing, and the other way round."""
     more = vs.load_grid_results(vs.NS3_GRID_SEEDS10_RESULTS)
     # 14 cells, and since g33u (issue 33) families Q and U: newreno/fq_codel/f16/mss1448/r100/d98
-    # and newreno/pie/f4/mss1448/r100/d18.
-    assert len(more["cells"]) == 17  # and S (g33c)
+    # and newreno/pie/f4/mss1448/r100/d18; S (g33c); since g33s the 37 cells of the more-seeds
+    # rule (docs/benchmarks.md, fifth session).
+    assert len(more["cells"]) == 17 + 37
     cells = vs.grid_cells(list(vs.CCS), list(vs.GRID_QUEUES), vs.GRID_LEVELS, "covering")
     by = vs.grid_cell_seeds(cells, True, None, more)
     ten = sorted(k for k, v in by.items() if v == list(range(1, 11)))
@@ -316,6 +317,40 @@ def test_tally_uses_the_committed_ten_seeds_where_there_are_ten() -> None:
     assert [r["seeds"] for r in per["cells"]] == [10, 10]
     assert per["cells"][0]["ns3"]["n"] == per["cells"][0]["linklab"]["n"] == 10
     assert abs(per["cells"][0]["goodput_rel_diff"] - (1.65 / 1.7 - 1)) < 1e-12
+
+
+def test_more_seeds_rule_selects_wide_intervals_of_cheap_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The more-seeds rule (issue 33, g33s; docs/benchmarks.md, the fifth-session block): a
+    cell judged over 3 seeds whose 95 % interval of the relative difference is wider than
+    that metric's tolerance (goodput 0.10, queueing delay 0.15; strictly wider) and whose ns-3
+    run costs at most 10 CPU-s a seed. `--more-seeds-rule REPORT` prints those cells; a file
+    that is not a grid report exits 2."""
+
+    def row(key: str, g: float | None, q: float | None, cpu: float, seeds: int = 3) -> dict:
+        ns3 = {"n": seeds, "cpu_s": cpu * seeds}
+        return {"key": key, "seeds": seeds, "goodput_rel_diff_ci95": g,
+                "queue_delay_rel_diff_ci95": q, "ns3": ns3}  # fmt: skip
+
+    rep = {"cells": [
+        row("g-wide", 0.1001, 0.01, 1.0),
+        row("q-wide", 0.01, 0.1501, 1.0),
+        row("at-the-tolerance", 0.10, 0.15, 1.0),  # not wider: stays at 3 seeds
+        row("cpu-at-the-cap", 0.5, 0.5, 10.0),
+        row("cpu-over-the-cap", 0.5, 0.5, 10.01),
+        row("ten-seeds-already", 0.5, 0.5, 1.0, seeds=10),
+        row("no-interval", None, None, 1.0),
+    ]}  # fmt: skip
+    assert vs.more_seeds_cells(rep) == ["g-wide", "q-wide", "cpu-at-the-cap"]
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(rep))
+    assert vs.main(["--more-seeds-rule", str(path)]) == 0
+    assert capsys.readouterr().out.split() == ["g-wide", "q-wide", "cpu-at-the-cap"]
+    path.write_text(json.dumps({"runs": []}))
+    assert vs.main(["--more-seeds-rule", str(path)]) == 2
+    assert "not a grid report" in capsys.readouterr().err
+    assert vs.main(["--more-seeds-rule", str(tmp_path / "missing.json")]) == 2
 
 
 def test_quick_grid_against_the_committed_ns3_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,8 @@
 """The ns-3 grid (`benches/vs_ns3.py --grid`, issue 33 item 5) without ns-3: linklab's side of
 ten committed cells, all within the targets, rerun against the committed ns-3 runs
-(`benches/results/ns3-grid.json`, 3 seeds each), with the verdicts docs/benchmarks.md ("The
-grid") records.
+(`benches/results/ns3-grid.json`, 3 seeds each; PIE_NS3_BURST over the 10 seeds of
+`benches/results/ns3-grid-seeds10.json` since issue 33's g33s), with the verdicts
+docs/benchmarks.md ("The grid") records.
 
 Five cells agree within the targets (goodput 10 %, mean queueing delay 15 %), one of them
 NewReno over CoDel at 10 Mbit/s, which agrees since linklab's CoDel target counts the frame
@@ -30,7 +31,7 @@ and agree with them:
 * PIE, 16 NewReno flows over 4 ms (family J): ns-3.44's PIE holds its drop probability at 0
   while the 150-ms burst allowance lasts and arms the allowance after 1.5 s of quiet; with
   RFC 8033's rule linklab's queueing delay was 18 % below ns-3's, with `burst_rule = "ns3"`
-  10 % below.
+  10 % below (over 10 seeds, g33s: 5.3 % below).
 * FQ-CoDel, 16 Westwood+ flows over 4 ms (families I and N): ns-3.44's flow queues are
   CoDelQueueDiscs of their own, which spare a packet while fewer than MinBytes of *that flow*
   wait and reschedule a mark from now; with Linux's rules (the whole qdisc's backlog, the
@@ -41,7 +42,7 @@ A sixth, BBR with one flow over 200 ms (family A): ns-3.44 leaves the recovery f
 without restoring BBR's saved window (part of `loss_window = "ns3"`); with the draft's restore
 linklab's queueing delay was +262 % of ns-3's, with ns-3's rule -10 %.
 
-Time: about 15 s (33 linklab runs, two at a time, on the shared 2-core machine).
+Time: about 17 s (40 linklab runs, two at a time, on the shared 2-core machine).
 """
 
 from __future__ import annotations
@@ -116,8 +117,12 @@ def test_documented_misses_are_grid_cells() -> None:
 
 
 def test_cells_compare_three_seeds_each(report: dict) -> None:
+    """3 seeds a cell, but 10 for PIE_NS3_BURST: its 3-seed interval of the queueing-delay
+    difference (26 %) was wider than the tolerance, so the more-seeds rule (issue 33, g33s)
+    gave it 10 committed ns-3 seeds (benches/results/ns3-grid-seeds10.json)."""
     for r in report.values():
-        assert r["ns3"]["n"] == r["linklab"]["n"] == vs.GRID_SEEDS, r["key"]
+        n = vs.GRID_MORE_SEEDS if r["key"] == PIE_NS3_BURST else vs.GRID_SEEDS
+        assert r["ns3"]["n"] == r["linklab"]["n"] == r["seeds"] == n, r["key"]
 
 
 @pytest.mark.parametrize("key", PASS)
