@@ -1182,6 +1182,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # m_delAckCount = m_delAckMaxCount, "Always respond to first data packet"), then every
         # second one. linklab's `quick_ack_first`, what `profile = "ns3"` selects.
         "quick_ack_first": True,
+        # ns-3.44's pipe (families O4, T; tcp-tx-buffer.cc at ns-3.44: Update 771-864 marks a
+        # retransmitted segment SACKed without clearing its m_retrans flag, BytesInFlight
+        # 1055-1073 = sent - SACKed - lost + retransmitted): a SACKed retransmission stays in
+        # flight until the cumulative ACK covers it or a timeout clears the flags. linklab's
+        # `sacked_rtx_in_pipe`, what `profile = "ns3"` selects.
+        "sacked_rtx_in_pipe": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1408,6 +1414,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cwr_per_echo"] = True
     if st.get("quick_ack_first"):
         tcp["quick_ack_first"] = True
+    if st.get("sacked_rtx_in_pipe"):
+        tcp["sacked_rtx_in_pipe"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1569,6 +1577,11 @@ def grid_mismatches(
         "linklab tcp.quick_ack_first",
         bool(tcp.get("quick_ack_first", False)),
         bool(st.get("quick_ack_first", False)),
+    )
+    same(
+        "linklab tcp.sacked_rtx_in_pipe",
+        bool(tcp.get("sacked_rtx_in_pipe", False)),
+        bool(st.get("sacked_rtx_in_pipe", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
