@@ -449,6 +449,36 @@ mod tests {
         b
     }
 
+    /// `count_sacked_retransmissions` (ns-3.44's `BytesInFlight`): segments
+    /// 0–2 lost and resent at 5 ms, segment 2's resend SACKed. RFC 6675's
+    /// pipe leaves it out (it counts the resends of 0 and 1 and segments 7–9);
+    /// ns-3's keeps it until a timeout at 7 ms clears the flag.
+    #[test]
+    fn ns3_pipe_keeps_a_sacked_retransmission_until_a_timeout() {
+        let mut b = board(10);
+        b.apply_sack(&[(300, 700)]);
+        b.mark_lost(3);
+        let resent = Time::from_millis(5);
+        for idx in [0, 1, 2] {
+            let s = b.get_mut(idx).unwrap();
+            s.tx_count = 2;
+            s.last_sent = resent;
+        }
+        assert!(b.apply_sack(&[(200, 300)]));
+        let rfc = 200 + 300;
+        assert_eq!(b.pipe(300), rfc);
+        b.count_sacked_retransmissions(Some(Time::ZERO));
+        assert_eq!(
+            b.pipe(300),
+            rfc + 100,
+            "the SACKed resend of segment 2 counts"
+        );
+        b.count_sacked_retransmissions(Some(Time::from_millis(7)));
+        assert_eq!(b.pipe(300), rfc, "a timeout after the resend clears it");
+        b.count_sacked_retransmissions(None);
+        assert_eq!(b.pipe(300), rfc);
+    }
+
     #[test]
     fn sack_marks_whole_segments_only() {
         let mut b = board(10);
