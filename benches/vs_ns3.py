@@ -851,7 +851,8 @@ GRID_MISS_FAMILY = {
     "G": "ns-3.44 DCTCP answers loss with cwnd x (1 - alpha/2) (emulated: cc.loss = alpha); "
     "ns-3's first RTO, from its slow-start overshoot in CWR, linklab does not have",
     "T": "open: moved out when the grid took an ns-3.44 emulation (PRR g33e; CUBIC's "
-    "ssthresh from cwnd g33t); not traced",
+    "ssthresh from cwnd g33t); the last cell (newreno/pie/f16/r100/d98) is decided by PIE's "
+    "random first marks in the start-up, its queue built up 2 s later at 25-30 s (g33f)",
     "U": "timeouts then an echo in CA_LOSS (ssthresh 2 segments) in some seeds; agrees over "
     "the 10 ns-3 seeds committed by g33u",
     "O3": "open: long-RTT cells with 4 flows (start-up transients, ns-3's RTO collapses)",
