@@ -108,6 +108,7 @@ REQUIRED = {
     "cc:dctcp:echo=ns3",
     "tcp:quick_ack_first",
     "tcp:rto_resend_lost",
+    "tcp:sacked_rtx_in_pipe",
     "queue:codel:variant=ns3",
     "queue:fq_codel:variant=ns3",
     "flow:count",

@@ -85,3 +85,31 @@ def test_quick_ack_first_skips_the_first_delayed_ack_wait() -> None:
 
     saved = done("") - done("quick_ack_first = true")
     assert 0.18 <= saved <= 0.22, saved
+
+
+def test_sacked_rtx_in_pipe_bad_value_is_one_line_exit_2(cli: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY.replace("[tcp]", "[tcp]\nsacked_rtx_in_pipe = 1"))
+    proc = cli("run", path)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "sacked_rtx_in_pipe" in line, line
+
+
+def test_sacked_rtx_in_pipe_is_the_ns3_profiles_and_moves_a_lossy_run() -> None:
+    # ns-3.44's pipe (issue 33, g33f) keeps SACKed retransmissions in flight. Lossless, the
+    # key changes nothing (nothing is resent); with random loss over a wide window a resend
+    # is lost again now and then, and the resends SACKed behind it while it is open hold
+    # the window, so the run differs (at 5 % here: 29 against 39 retransmissions). The ns3
+    # profile selects the rule: the key set to true on top of it changes nothing. (1 s.)
+    def run(tcp: str, per: float) -> dict:
+        text = TINY.replace("per = 0.0", f"per = {per}").replace('"2s"', '"5s"')
+        return linklab.run(text.replace("[tcp]", f"[tcp]\n{tcp}")).summary["aggregate"]
+
+    assert run("sacked_rtx_in_pipe = true", 0.0) == run("", 0.0)
+    wide = 'rwnd = "1MiB"\ninitial_window = 10'
+    on, off = run(f"{wide}\nsacked_rtx_in_pipe = true", 0.05), run(wide, 0.05)
+    assert on["retransmits"] > 0 and on != off
+    ns3 = 'profile = "ns3"\nrwnd = "1MiB"'
+    assert run(ns3, 0.03) == run(f"{ns3}\nsacked_rtx_in_pipe = true", 0.03)
+    assert run(ns3, 0.03) != run(f"{ns3}\nsacked_rtx_in_pipe = false", 0.03)

@@ -160,6 +160,7 @@ def features(draw: Draw) -> set[str]:
             "cwr_per_echo",
             "quick_ack_first",
             "rto_resend_lost",
+            "sacked_rtx_in_pipe",
         ):
             if table.get(key):
                 found.add(f"tcp:{key}")

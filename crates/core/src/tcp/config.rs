@@ -70,6 +70,7 @@ impl Profile {
                 prr_variant: PrrVariant::Ns3,            // as ns-3.44's TcpPrrRecovery has it
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 rto_resend_lost: true,                   // NextSeg rule 1 in CA_LOSS too
+                sacked_rtx_in_pipe: true,                // TcpTxBuffer keeps m_retrans when SACKed
                 cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
                 idle_restart: IdleRestart::Off,          // CA_EVENT_CWND_RESTART never raised
@@ -140,6 +141,11 @@ pub struct TcpOverlay {
     /// rule from the first segment on (RFC 1122, RFC 5681). Default false
     /// (true with profile "ns3").
     pub quick_ack_first: Option<bool>,
+    /// Count a retransmitted segment that was SACKed in the pipe until the
+    /// cumulative ACK covers it or the next timeout (ns-3.44's
+    /// `TcpTxBuffer::BytesInFlight`); off, RFC 6675's pipe, which counts no
+    /// SACKed byte. Default false (true with profile "ns3").
+    pub sacked_rtx_in_pipe: Option<bool>,
     /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
@@ -323,6 +329,7 @@ impl TcpOverlay {
         set(&mut c.delayed_ack, self.delayed_ack);
         set(&mut c.delack_timeout, self.delack_timeout);
         set(&mut c.quick_ack_first, self.quick_ack_first);
+        set(&mut c.sacked_rtx_in_pipe, self.sacked_rtx_in_pipe);
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
@@ -605,6 +612,7 @@ mod tests {
         assert!(ns3.timestamps && ns3.delayed_ack && ns3.prr && ns3.variant == Variant::Sack);
         assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
         assert!(ns3.quick_ack_first && !TcpConfig::default().quick_ack_first);
+        assert!(ns3.sacked_rtx_in_pipe && !TcpConfig::default().sacked_rtx_in_pipe);
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);

@@ -240,6 +240,13 @@ pub struct TcpConfig {
     /// `TcpSocketBase::ProcessSynRcvd`), and any ACK sent resets it. Off:
     /// RFC 1122/5681's every-second-segment rule from the first segment on.
     pub quick_ack_first: bool,
+    /// A retransmitted segment that is SACKed stays in the pipe (the bytes in
+    /// flight the window is checked against, and the flight an ns-3 cut is
+    /// taken from) until the cumulative ACK covers it or the next timeout:
+    /// ns-3.44's `TcpTxBuffer` never clears the retransmitted flag of a
+    /// SACKed segment (`Update`, `BytesInFlight`). Off: RFC 6675's pipe,
+    /// which counts no SACKed byte, as Linux's `tcp_packets_in_flight`.
+    pub sacked_rtx_in_pipe: bool,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -385,6 +392,7 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_timeout: Time::from_millis(200),
             quick_ack_first: false,
+            sacked_rtx_in_pipe: false,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,

@@ -85,6 +85,12 @@ pub struct Scoreboard {
     popped_erased: u64,
     /// Bytes ever marked lost (a counter: deltas are the losses an ACK found).
     lost_total: u64,
+    /// [`TcpConfig::sacked_rtx_in_pipe`]: a segment retransmitted at or after
+    /// this time (the last timeout) stays in [`pipe`](Self::pipe) once
+    /// SACKed; `None`, RFC 6675's pipe.
+    ///
+    /// [`TcpConfig::sacked_rtx_in_pipe`]: super::TcpConfig::sacked_rtx_in_pipe
+    sacked_rtx_since: Option<Time>,
 }
 
 impl Scoreboard {
@@ -99,7 +105,22 @@ impl Scoreboard {
             popped: 0,
             popped_erased: 0,
             lost_total: 0,
+            sacked_rtx_since: None,
         }
+    }
+
+    /// ns-3.44's pipe (`TcpTxBuffer::BytesInFlight` = sent − SACKed − lost +
+    /// retransmitted, tcp-tx-buffer.cc 1055–1073 at ns-3.44): `Update`
+    /// (771–864) marks a retransmitted segment SACKed without clearing its
+    /// `m_retrans` flag, so it is still counted until the cumulative ACK
+    /// removes it (`RemoveFromCounts`) or a timeout clears every flag
+    /// (`SetSentListLost`). From now on, a SACKed segment retransmitted at or
+    /// after `since` (the last timeout; `Time::ZERO` before any) counts in
+    /// [`pipe`](Self::pipe); `None`: RFC 6675's pipe (and Linux's
+    /// `tcp_sacktag_one`, which takes a SACKed retransmission out of
+    /// `retrans_out`).
+    pub fn count_sacked_retransmissions(&mut self, since: Option<Time>) {
+        self.sacked_rtx_since = since;
     }
 
     /// Change the sender MSS used by the IsLost byte rule.
@@ -302,11 +323,19 @@ impl Scoreboard {
     }
 
     /// RFC 6675 SetPipe: unSACKed bytes not deemed lost, plus unSACKed bytes
-    /// below `high_rxt` (retransmitted in this recovery).
+    /// below `high_rxt` (retransmitted in this recovery); with
+    /// [`count_sacked_retransmissions`](Self::count_sacked_retransmissions),
+    /// also the SACKed retransmissions it names (ns-3.44).
     pub fn pipe(&self, high_rxt: u64) -> u64 {
         let mut pipe = 0;
         for s in &self.segs {
             if s.sacked {
+                if self
+                    .sacked_rtx_since
+                    .is_some_and(|t| s.tx_count > 1 && s.last_sent >= t)
+                {
+                    pipe += u64::from(s.len); // ns-3.44's BytesInFlight
+                }
                 continue;
             }
             if !s.lost {
@@ -418,6 +447,36 @@ mod tests {
             b.push(s);
         }
         b
+    }
+
+    /// `count_sacked_retransmissions` (ns-3.44's `BytesInFlight`): segments
+    /// 0–2 lost and resent at 5 ms, segment 2's resend SACKed. RFC 6675's
+    /// pipe leaves it out (it counts the resends of 0 and 1 and segments 7–9);
+    /// ns-3's keeps it until a timeout at 7 ms clears the flag.
+    #[test]
+    fn ns3_pipe_keeps_a_sacked_retransmission_until_a_timeout() {
+        let mut b = board(10);
+        b.apply_sack(&[(300, 700)]);
+        b.mark_lost(3);
+        let resent = Time::from_millis(5);
+        for idx in [0, 1, 2] {
+            let s = b.get_mut(idx).unwrap();
+            s.tx_count = 2;
+            s.last_sent = resent;
+        }
+        assert!(b.apply_sack(&[(200, 300)]));
+        let rfc = 200 + 300;
+        assert_eq!(b.pipe(300), rfc);
+        b.count_sacked_retransmissions(Some(Time::ZERO));
+        assert_eq!(
+            b.pipe(300),
+            rfc + 100,
+            "the SACKed resend of segment 2 counts"
+        );
+        b.count_sacked_retransmissions(Some(Time::from_millis(7)));
+        assert_eq!(b.pipe(300), rfc, "a timeout after the resend clears it");
+        b.count_sacked_retransmissions(None);
+        assert_eq!(b.pipe(300), rfc);
     }
 
     #[test]

@@ -313,7 +313,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            sb: Scoreboard::new(cfg.mss.max(1)),
+            sb: ns3_pipe_scoreboard(&cfg),
             dupacks: 0,
             lt_bytes: 0,
             prr: Prr::default(),
@@ -1214,6 +1214,10 @@ impl TcpSender {
                 }
                 self.high_rxt = self.snd_una;
                 self.pipe = 0;
+                if self.cfg.sacked_rtx_in_pipe {
+                    // ns-3's `SetSentListLost` clears every retransmitted flag.
+                    self.sb.count_sacked_retransmissions(Some(now));
+                }
                 self.ns2_pipe = 0;
                 self.ns2_after_timeout = self.ns2_rules;
                 self.lt.on_timeout();
@@ -2265,4 +2269,15 @@ impl TcpSender {
             rto_s: self.rtt.rto().as_secs_f64(),
         }
     }
+}
+
+/// The sender's scoreboard; with [`TcpConfig::sacked_rtx_in_pipe`] its pipe
+/// counts SACKed retransmissions as ns-3.44's does (from the start: no
+/// timeout has cleared a flag yet).
+fn ns3_pipe_scoreboard(cfg: &TcpConfig) -> Scoreboard {
+    let mut sb = Scoreboard::new(cfg.mss.max(1));
+    if cfg.sacked_rtx_in_pipe {
+        sb.count_sacked_retransmissions(Some(Time::ZERO));
+    }
+    sb
 }

@@ -3031,3 +3031,72 @@ fn rto_resend_lost_resends_new_data_lost_after_a_timeout() {
     assert!(off >= ms(200), "off: {off:?} {off_rtos:?}");
     assert!(on_rtos.len() >= 2 && off_rtos.len() >= 2);
 }
+
+/// `sacked_rtx_in_pipe` (ns-3.44's `BytesInFlight`, which keeps a SACKed
+/// retransmission in flight until the cumulative ACK): four segments of one
+/// window are lost and resent in fast recovery, the resend of the first is
+/// lost again, so snd_una stays below it until the timeout while the other
+/// three resends are SACKed. The window (ssthresh) is the limit of every
+/// round trip after that: RFC 6675's pipe leaves the SACKed resends out,
+/// ns-3's keeps them in, so each round's burst of new data is three
+/// segments shorter.
+#[test]
+fn sacked_rtx_in_pipe_holds_back_new_data_behind_sacked_resends() {
+    let bursts = |on: bool| {
+        let c = TcpConfig {
+            sacked_rtx_in_pipe: on,
+            initial_window: 10,
+            rwnd: 1 << 20,
+            min_rto: ms(200),
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bytes(400_000), MBPS10, ms(10));
+        h.data_hook = Box::new(|p, n| {
+            let hole = [20_000, 22_000, 24_000, 26_000].contains(&p.seq);
+            if p.payload > 0 && ((hole && n == 1) || (p.seq == 20_000 && n == 2)) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(20)), "on {on}");
+        assert_eq!(h.r.delivered(), 400_000);
+        let rto = h.timeouts_at[0];
+        let resends = |s: u64| h.data_sent.iter().filter(|(_, p)| p.seq == s).count();
+        assert_eq!(
+            (resends(22_000), resends(26_000)),
+            (2, 2),
+            "on {on}: one resend each"
+        );
+        // New data sent after the last resend and before the timeout, in
+        // bursts (one per round trip, separated by the idle wait for ACKs).
+        let last_resend = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.seq == 26_000)
+            .map(|(t, _)| *t)
+            .max()
+            .unwrap();
+        let mut sizes = vec![0usize];
+        let mut prev = last_resend;
+        for (t, _) in h
+            .data_sent
+            .iter()
+            .filter(|(t, p)| p.payload > 0 && *t > last_resend && *t < rto)
+        {
+            if *t - prev > ms(5) {
+                sizes.push(0);
+            }
+            *sizes.last_mut().unwrap() += 1;
+            prev = *t;
+        }
+        assert!(sizes.len() >= 4, "on {on}: {sizes:?}");
+        // The first burst goes before the resends are SACKed; the rest are whole rounds.
+        let whole = &sizes[1..];
+        assert!(whole.iter().all(|&n| n == whole[0]), "on {on}: {sizes:?}");
+        whole[0]
+    };
+    let (on, off) = (bursts(true), bursts(false));
+    assert_eq!(off - on, 3, "a round's burst: on {on}, off {off}");
+}
