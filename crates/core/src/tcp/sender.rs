@@ -1,4 +1,5 @@
-//! The TCP sender: windowing, loss recovery (Reno / NewReno / SACK), RTO, ECN.
+//! The TCP sender: windowing, RTO, ECN; loss recovery (Reno / NewReno /
+//! SACK) through the hooks of its `recovery` module (`tcp/recovery/`).
 
 use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
@@ -11,12 +12,13 @@ use super::rate::{RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::trace::{CwndRow, MssRow, RtoRow, RttRow, SenderTrace};
-use super::{
-    App, CutFlight, IdleRestart, PrrVariant, RtoEstimator, SackRules, TcpConfig, Variant,
-    WindowCuts,
-};
+use super::{App, IdleRestart, PrrVariant, RtoEstimator, TcpConfig, Variant, WindowCuts};
 use crate::packet::{Ecn, FlowId, Kind, NodeId, Packet, Repair, SackBlocks, TcpFlags};
 use crate::time::Time;
+
+#[path = "recovery/mod.rs"]
+mod recovery;
+use recovery::Recovery;
 
 /// What stopped the sender the last time it stopped sending: the three
 /// states of RFC 4898's `SndLimTime*` (§4, `tcpEStatsPerfSndLimTimeRwin`,
@@ -157,28 +159,11 @@ pub struct TcpSender {
     /// PRR's counters of the current recovery (or ECN reduction).
     prr: Prr,
     in_recovery: bool,
-    /// Window the CC chose on entering recovery (deflation target).
-    recovery_cwnd: u64,
-    /// `snd_max` on entering recovery / at the last RTO (exclusive): RFC 6582
-    /// `recover` + 1, RFC 6675 `RecoveryPoint` + 1. Unused by Reno.
-    recover: Option<u64>,
+    /// The loss-recovery rule set and its state (`tcp/recovery/`).
+    rec: Recovery,
     /// Reno with `reno_rto_guard`: `snd_max` at the last RTO (exclusive); no
     /// fast retransmit until `snd_una` passes it.
     rto_guard: Option<u64>,
-    first_partial: bool,
-    /// One past the highest byte retransmitted in this SACK recovery (HighRxt + 1).
-    high_rxt: u64,
-    /// RFC 6675's pipe, recounted on every ACK of a SACK recovery (or of the
-    /// go-back-N after a timeout that kept the scoreboard) and raised by
-    /// every segment sent in it.
-    pipe: u64,
-    /// `sack_rules = "ns2"` (with SACK): ns-2's Sack1 recovery.
-    ns2_rules: bool,
-    /// ns-2's counted `pipe_` in bytes (may go negative), with `ns2_rules`.
-    ns2_pipe: i64,
-    /// ns-2's `timeout_`: since a timeout, no ACK has acknowledged new data
-    /// (duplicate ACKs are ignored), with `ns2_rules`.
-    ns2_after_timeout: bool,
     /// A retransmission that bypasses the window (fast / partial-ACK retransmit).
     rtx_pending: Option<u64>,
     /// The oldest segment was already retransmitted by the timer.
@@ -318,15 +303,8 @@ impl TcpSender {
             lt_bytes: 0,
             prr: Prr::default(),
             in_recovery: false,
-            recovery_cwnd: 0,
-            recover: None,
+            rec: Recovery::new(&cfg),
             rto_guard: None,
-            first_partial: false,
-            high_rxt: 0,
-            pipe: 0,
-            ns2_rules: cfg.variant == Variant::Sack && cfg.sack_rules == SackRules::Ns2,
-            ns2_pipe: 0,
-            ns2_after_timeout: false,
             rtx_pending: None,
             rto_retransmitted: false,
             rtt: match (cfg.rto_tick, cfg.rto_estimator) {
@@ -540,7 +518,7 @@ impl TcpSender {
                 }
             }
             self.dupacks = 0;
-            self.ns2_after_timeout = false;
+            self.rec.ns2_after_timeout = false;
             self.lt_bytes = 0;
             self.rto_retransmitted = false;
             self.lt.clear_reactive();
@@ -602,60 +580,7 @@ impl TcpSender {
                 }
             }
             if self.in_recovery {
-                let full = self.recover.is_none_or(|r| ack >= r);
-                match self.cfg.variant {
-                    Variant::Reno => {
-                        self.win.cwnd = self.recovery_cwnd;
-                        self.in_recovery = false;
-                        self.restart_timer(now);
-                    }
-                    Variant::NewReno if full => {
-                        self.win.cwnd = self.recovery_cwnd;
-                        self.in_recovery = false;
-                        self.restart_timer(now);
-                    }
-                    Variant::NewReno => {
-                        // RFC 6582 §3.2 step 5: partial ACK.
-                        self.rtx_pending = Some(self.snd_una);
-                        let back = if acked >= mss { mss } else { 0 };
-                        self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + back).max(mss);
-                        if self.first_partial {
-                            self.first_partial = false;
-                            self.restart_timer(now);
-                        }
-                    }
-                    Variant::Sack => {
-                        if self.ns2_rules {
-                            // tcp-sack1.cc: one off the pipe per ACK, one more per
-                            // partial ACK (partial_ack_ false), whose timer restart
-                            // also ends the back-off; recover_ = 0 at the end.
-                            let seg = self.seg_size() as i64;
-                            self.ns2_pipe -= if full { seg } else { 2 * seg };
-                            if full {
-                                self.recover = None;
-                            } else {
-                                self.rtt.clear_backoff();
-                            }
-                        }
-                        if full {
-                            self.in_recovery = false;
-                            if self.cfg.prr {
-                                // RFC 6937: leave recovery at the window the CC
-                                // chose; RFC 9937 §6.4: cwnd = ssthresh (the
-                                // same unless LT-TCP's ECN-only mode made no
-                                // congestion response, whose window stays).
-                                self.win.cwnd = if self.cfg.prr_variant == PrrVariant::Rfc9937
-                                    && !self.cfg.lt.ecn_only
-                                {
-                                    self.win.ssthresh.max(mss)
-                                } else {
-                                    self.recovery_cwnd
-                                };
-                            }
-                        }
-                        self.restart_timer(now);
-                    }
-                }
+                self.recovery_on_ack(ack, acked, mss, now);
             } else {
                 // RFC 6675 §2 and §5: an ACK whose SACK blocks cover new data
                 // is a duplicate ACK "regardless of its status as a cumulative
@@ -664,7 +589,7 @@ impl TcpSender {
                 // limited transmit and §5 steps 1–2), as in ns-3.
                 let mut entered = false;
                 // ns-2's Sack1: an ACK of new data is never a duplicate ACK.
-                if newly_sacked && !self.ns2_rules {
+                if newly_sacked && !self.rec.sack1() {
                     self.dupacks = 1;
                     self.lt.reactive_trigger(&self.cfg.lt);
                     if self.sack_loss_detected(dt) && self.may_recover(ack) && !self.ns3_cwr() {
@@ -695,43 +620,7 @@ impl TcpSender {
             }
         } else if ack == self.snd_una && self.snd_una < self.snd_max && pkt.payload == 0 {
             self.cc.on_ack_observed(0, None, now);
-            if self.ns2_rules {
-                self.ns2_dupack(now, pkt, ece, dt);
-            } else {
-                if sack {
-                    sacked_new = self.apply_sack(pkt, now);
-                    self.mark_losses(now);
-                }
-                self.dupacks += 1;
-                self.lt.reactive_trigger(&self.cfg.lt);
-                if !self.in_recovery {
-                    let trigger = match self.cfg.variant {
-                        Variant::Reno | Variant::NewReno => self.dupacks == dt,
-                        Variant::Sack => self.sack_loss_detected(dt),
-                    };
-                    // Re-entry guard. NewReno (RFC 6582 §3.2 step 2): the ACK must
-                    // cover more than `recover` (= snd_max at entry, one past the
-                    // highest byte sent). SACK (RFC 6675 §5): HighACK > RecoveryPoint,
-                    // where RecoveryPoint = HighData is the last byte sent, so an
-                    // ACK equal to `recover` already qualifies (as in ns-3).
-                    let allowed = match self.cfg.variant {
-                        // ns-2's Reno (`reno_rto_guard`): after a timeout, only
-                        // an ACK beyond what had been sent then.
-                        Variant::Reno => self.rto_guard.is_none_or(|r| self.snd_una > r),
-                        Variant::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
-                        Variant::Sack => self.may_recover(self.snd_una),
-                    };
-                    if trigger && allowed && !self.ns3_cwr() {
-                        self.enter_recovery(now);
-                    } else if ece && !self.cfg.cwr_per_echo {
-                        // ns-3 answers an echo only on an ACK of new data
-                        // (tcp-socket-base.cc 1908).
-                        self.ecn_response(now);
-                    }
-                } else if !sack {
-                    self.win.cwnd += mss; // RFC 5681 step 4: inflate
-                }
-            }
+            sacked_new = self.recovery_on_dupack(now, pkt, ece, dt, mss);
         }
         if self.linux_rtt() {
             // A SACKed segment's RTT stands in when no cumulatively acked
@@ -750,9 +639,9 @@ impl TcpSender {
             self.lt
                 .after_ack(&self.cfg.lt, &self.sb, una, max, &mut self.trace, now);
         }
-        let sack_recovery = self.in_recovery && sack && !self.ns2_rules;
+        let sack_recovery = self.in_recovery && sack && !self.rec.sack1();
         if sack_recovery || self.rto_sack_recovery() {
-            self.pipe = self.sb.pipe(self.high_rxt);
+            self.rec.pipe = self.sb.pipe(self.rec.high_rxt);
         }
         let ns3_prr = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Ns3;
         let rfc9937 = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Rfc9937;
@@ -798,9 +687,10 @@ impl TcpSender {
                 // 1782, 2093–2096), the same ACK possibly both.
                 let entered = !recovery_before;
                 if entered && !cwr_before {
-                    self.prr.recover_fs = self.pipe;
+                    self.prr.recover_fs = self.rec.pipe;
                 }
-                let safe = rtx_acked && recovery_before && self.recover.is_some_and(|r| ack < r);
+                let safe =
+                    rtx_acked && recovery_before && self.rec.recover.is_some_and(|r| ack < r);
                 if entered || sacked_new {
                     self.prr_update_ns3(delivered, true, safe);
                 }
@@ -821,7 +711,7 @@ impl TcpSender {
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
             if self.ns3_sack_cwr() {
                 // ns-3's CA_CWR counts `BytesInFlight` (the pipe).
-                self.pipe = self.sb.pipe(self.high_rxt);
+                self.rec.pipe = self.sb.pipe(self.rec.high_rxt);
             }
             if ns3_prr {
                 // ns-3.44: `EnterCwr` → `EnterRecovery` → `DoRecovery(…,
@@ -829,10 +719,10 @@ impl TcpSender {
                 // branch `DoRecovery(…, false)` on every ACK of a segment
                 // or more (2150–2158), the entering ACK included.
                 if !self.ns3_sack_cwr() {
-                    self.pipe = self.cwnd_flight();
+                    self.rec.pipe = self.cwnd_flight();
                 }
                 if !cwr_before {
-                    self.prr.recover_fs = self.pipe;
+                    self.prr.recover_fs = self.rec.pipe;
                     self.prr_update_ns3(delivered, true, false);
                 }
                 if ns3_segs_acked {
@@ -840,7 +730,7 @@ impl TcpSender {
                 }
             } else if delivered > 0 && self.cfg.prr {
                 if !self.ns3_sack_cwr() {
-                    self.pipe = self.cwnd_flight();
+                    self.rec.pipe = self.cwnd_flight();
                 }
                 if rfc9937 {
                     self.prr_update_rfc9937(delivered, safe_ack);
@@ -887,7 +777,7 @@ impl TcpSender {
             None => self.sb.mark_lost(dt),
             Some(r) => {
                 let recovering =
-                    self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp);
+                    self.in_recovery || self.rec.recover.is_some_and(|rp| self.snd_una < rp);
                 let wnd = r.reo_wnd(recovering, self.sb.sacked_count(), dt, self.rtt.smoothed());
                 r.detect_loss(&mut self.sb, now, wnd);
             }
@@ -906,7 +796,7 @@ impl TcpSender {
         let (Some(srtt), Some(rto)) = (self.rtt.smoothed(), self.rto_deadline) else {
             return;
         };
-        if self.snd_una >= self.snd_max || self.recover.is_some_and(|rp| self.snd_una < rp) {
+        if self.snd_una >= self.snd_max || self.rec.recover.is_some_and(|rp| self.snd_una < rp) {
             return;
         }
         let mut pto = srtt + srtt;
@@ -920,63 +810,12 @@ impl TcpSender {
     /// sent − SACKed − lost + retransmitted): with SACK information, RFC
     /// 6675's pipe; without, outstanding bytes less one segment per
     /// duplicate ACK (Linux's SACK emulation for Reno).
-    /// Whether a loss's cut halves ns-3's pipe ([`CutFlight::Pipe`]): with
-    /// SACK and NewReno, whose ns-3 class (`TcpNewReno`, `TcpLinuxReno`)
-    /// halves the bytes in flight; ns-3's CUBIC, DCTCP, Westwood+ and BBR
-    /// cut from cwnd or their own estimate, so their flight stays
-    /// FlightSize.
-    fn ns3_cut_flight(&self) -> bool {
-        self.cfg.cut_flight == CutFlight::Pipe
-            && self.cfg.variant == Variant::Sack
-            && self.cfg.cc.is_newreno()
-    }
-
-    /// ns-3.44's `BytesInFlight()` for [`CutFlight::Pipe`]: the RFC 6675
-    /// pipe over the scoreboard (what is outstanding, less SACKed and lost
-    /// segments, plus retransmitted ones), the data outstanding while
-    /// nothing is SACKed. `head_lost`: count the oldest segment as lost,
-    /// as `EnterRecovery` marks it before it asks.
-    fn ns3_pipe(&self, head_lost: bool) -> u64 {
-        debug_assert!(self.ns3_cut_flight());
-        if self.sb.sacked_count() == 0 {
-            let out = self.snd_nxt - self.snd_una;
-            return if head_lost {
-                out.saturating_sub(self.seg_size())
-            } else {
-                out
-            };
-        }
-        let pipe = self.sb.pipe(self.high_rxt.max(self.snd_una));
-        let head = self
-            .sb
-            .get(0)
-            .filter(|s| head_lost && !s.lost && !s.sacked && s.seq >= self.high_rxt)
-            .map_or(0, |s| u64::from(s.len));
-        pipe - head
-    }
-
     fn bytes_in_flight(&self) -> u64 {
         if self.sb.sacked_count() > 0 {
-            self.sb.pipe(self.high_rxt.max(self.snd_una))
+            self.sb.pipe(self.rec.high_rxt.max(self.snd_una))
         } else {
             (self.snd_nxt - self.snd_una).saturating_sub(u64::from(self.dupacks) * self.win.mss)
         }
-    }
-
-    /// After a timeout that kept the SACK scoreboard, until its recovery
-    /// point: every unSACKed segment sent before the timeout is marked lost
-    /// and the go-back-N resends only those (ns-3 `ReTxTimeout`, Linux's
-    /// CA_Loss), the window checked against the pipe. With RACK too when
-    /// the scoreboard was not kept (every segment is marked lost then), so
-    /// that the retransmissions RACK finds lost again are resent
-    /// ([`TcpSender::resend_rack_lost`]). Not under ns-2's rules, whose
-    /// go-back-N resends SACKed data too.
-    fn rto_sack_recovery(&self) -> bool {
-        (self.cfg.rto_keeps_sack || self.rack.is_some())
-            && self.cfg.variant == Variant::Sack
-            && !self.ns2_rules
-            && !self.in_recovery
-            && self.recover.is_some_and(|r| self.snd_una < r)
     }
 
     /// Whether a resent segment of `len` bytes ending at `end` fits the
@@ -1001,7 +840,7 @@ impl TcpSender {
     /// marked lost (ns-3 `BytesInFlight`: sent − SACKed − lost + retransmitted).
     fn cwnd_flight(&self) -> u64 {
         let flight = if self.rto_sack_recovery() {
-            self.pipe // recounted on every ACK, + each segment sent
+            self.rec.pipe // recounted on every ACK, + each segment sent
         } else {
             self.snd_nxt - self.snd_una
         };
@@ -1028,7 +867,7 @@ impl TcpSender {
             inflight,
             prior_inflight,
             delivered: r.delivered(),
-            in_recovery: self.in_recovery || self.recover.is_some_and(|rp| self.snd_una < rp),
+            in_recovery: self.in_recovery || self.rec.recover.is_some_and(|rp| self.snd_una < rp),
             srtt: self.rtt.smoothed(),
         };
         self.cc.on_rate_sample(&mut self.win, &rs, &ctx);
@@ -1052,46 +891,6 @@ impl TcpSender {
             1.2
         };
         Some(gain * self.win.cwnd as f64 / srtt)
-    }
-
-    /// SACK's re-entry guard at cumulative ACK `ack`: RFC 6675 (HighACK >
-    /// RecoveryPoint, the last byte sent: `ack >= recover`); ns-2's `Sack1`
-    /// (`highest_ack_ > recover_` in packets: `ack > recover`).
-    fn may_recover(&self, ack: u64) -> bool {
-        self.recover
-            .is_none_or(|r| if self.ns2_rules { ack > r } else { ack >= r })
-    }
-
-    /// A duplicate ACK under ns-2's Sack1 rules (`Sack1TcpAgent::recv`):
-    /// ignored after a timeout until new data is acknowledged; counted when
-    /// its SACK blocks tell something new; fast retransmit at exactly the
-    /// `dt`-th, if the re-entry guard allows (else the timer must fire).
-    fn ns2_dupack(&mut self, now: Time, pkt: &Packet, ece: bool, dt: u32) {
-        if self.in_recovery {
-            self.ns2_pipe -= self.seg_size() as i64;
-        }
-        let newly = !self.ns2_after_timeout && self.apply_sack(pkt, now);
-        if newly {
-            self.dupacks += 1;
-            self.lt.reactive_trigger(&self.cfg.lt);
-        }
-        if self.in_recovery {
-            return;
-        }
-        if newly && self.dupacks == dt && self.may_recover(self.snd_una) {
-            self.enter_recovery(now);
-        } else if ece {
-            self.ecn_response(now);
-        }
-    }
-
-    /// Pipe for the sending decision in SACK recovery (bytes; ns-2's may be negative).
-    fn recovery_pipe(&self) -> i64 {
-        if self.ns2_rules {
-            self.ns2_pipe
-        } else {
-            self.pipe as i64
-        }
     }
 
     fn count_timeout(&mut self) {
@@ -1122,7 +921,7 @@ impl TcpSender {
                     self.record_cwnd(now);
                 }
                 if self.in_recovery || self.rto_sack_recovery() {
-                    self.pipe = self.sb.pipe(self.high_rxt);
+                    self.rec.pipe = self.sb.pipe(self.rec.high_rxt);
                 }
             }
             if self.tlp_deadline.is_some_and(|d| d <= now) {
@@ -1166,7 +965,7 @@ impl TcpSender {
                 // window recovery started from, as ns-2 and Linux do.
                 let mut flight = self.snd_nxt - self.snd_una;
                 if self.in_recovery {
-                    flight = flight.min(self.recovery_cwnd);
+                    flight = flight.min(self.rec.recovery_cwnd);
                 }
                 if self.ns3_cut_flight() {
                     // ns-3's `inFlightBeforeRto`.
@@ -1192,7 +991,7 @@ impl TcpSender {
                 self.dupacks = 0;
                 self.rtx_pending = None;
                 if self.cfg.variant != Variant::Reno {
-                    self.recover = Some(self.snd_max);
+                    self.rec.recover = Some(self.snd_max);
                 } else if self.cfg.reno_rto_guard {
                     self.rto_guard = Some(self.snd_max);
                 }
@@ -1212,14 +1011,14 @@ impl TcpSender {
                 } else {
                     self.sb.clear_marks();
                 }
-                self.high_rxt = self.snd_una;
-                self.pipe = 0;
+                self.rec.high_rxt = self.snd_una;
+                self.rec.pipe = 0;
                 if self.cfg.sacked_rtx_in_pipe {
                     // ns-3's `SetSentListLost` clears every retransmitted flag.
                     self.sb.count_sacked_retransmissions(Some(now));
                 }
-                self.ns2_pipe = 0;
-                self.ns2_after_timeout = self.ns2_rules;
+                self.rec.ns2_pipe = 0;
+                self.rec.ns2_after_timeout = self.rec.sack1();
                 self.lt.on_timeout();
                 self.rto_deadline = Some(now + self.rtt.rto());
                 self.record_rto(now, false, fired);
@@ -1375,119 +1174,7 @@ impl TcpSender {
             self.why = Limit::Cwnd;
             return None;
         }
-        if self.ns2_rules {
-            // tcp-sack1.cc send_much: the first hole below the highest SACK not
-            // yet resent (GetNextRetran), else the next segment in order.
-            if let Some(p) = self.send_hole(now) {
-                return Some(p);
-            }
-            return self.send_in_order(now, false);
-        }
-        // RFC 6675 NextSeg rule 1: lost, unSACKed data above HighRxt
-        // (LT-TCP: not in a block that FEC in flight can still rebuild).
-        // With RACK, any segment marked lost (a retransmission RACK found
-        // lost again included).
-        let mut from = if self.rack.is_some() {
-            self.snd_una
-        } else {
-            self.high_rxt
-        };
-        while let Some(idx) = self.sb.next_lost(from, self.rack.is_some()) {
-            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
-            match self.fec_hold(seq, now) {
-                Some(end) => from = end,
-                None => return Some(self.send_segment(idx, now)),
-            }
-        }
-        // Rule 2: new data (pipe already checked).
-        if let Some(p) = self.send_in_order(now, false) {
-            return Some(p);
-        }
-        // Rule 3: unSACKed data above HighRxt and below the highest SACKed byte
-        // (not with RACK: only what it marks lost is resent; not in ns-3's
-        // CA_CWR, tcp-socket-base.cc 3432).
-        if self.rack.is_some() || ns3_cwr {
-            return None;
-        }
-        self.send_hole(now)
-    }
-
-    /// After a timeout with RACK, until the recovery point: the oldest
-    /// segment below `snd_nxt` that RACK marked lost — a retransmission of
-    /// the go-back-N lost again (RFC 8985 §6.2 finds those), or data sent
-    /// after the timeout — goes before the go-back-N continues, within the
-    /// window against the pipe: Linux's CA_Loss retransmits every
-    /// lost-marked segment in sequence order (`tcp_xmit_retransmit_queue`,
-    /// limited by cwnd − `tcp_packets_in_flight`). Sets `why` when the
-    /// window holds it back.
-    fn resend_rack_lost(&mut self, now: Time) -> Option<Packet> {
-        if self.rack.is_none() || !self.rto_sack_recovery() {
-            return None;
-        }
-        self.resend_lowest_lost(now, false)
-    }
-
-    /// The loop both rules above share: the lowest segment below `snd_nxt`
-    /// marked lost (skipping those resent since the timeout when
-    /// `first_sends_only`) that no LT-TCP repair covers, if the window
-    /// allows it (else `why` is set and nothing goes).
-    fn resend_lowest_lost(&mut self, now: Time, first_sends_only: bool) -> Option<Packet> {
-        let mut from = self.snd_una;
-        while let Some(idx) = self.sb.next_lost(from, true) {
-            let (seq, end, len, tx_count) = self
-                .sb
-                .get(idx)
-                .map(|s| (s.seq, s.end(), s.len, s.tx_count))?;
-            if seq >= self.snd_nxt {
-                return None; // the go-back-N's own
-            }
-            if first_sends_only && tx_count > 1 {
-                from = end; // resent since the timeout: its loss waits for the next one
-                continue;
-            }
-            if let Some(end) = self.fec_hold(seq, now) {
-                from = end;
-                continue;
-            }
-            if !self.window_allows(u64::from(len), end, true) {
-                return None;
-            }
-            return Some(self.send_segment(idx, now));
-        }
-        None
-    }
-
-    /// ns-3.44's NextSeg rule 1 outside fast recovery (`rto_resend_lost`):
-    /// after a timeout that kept the scoreboard, until its recovery point, a
-    /// segment first sent after the timeout (never retransmitted) that RFC
-    /// 6675's IsLost marks lost is resent before new data. ns-3's
-    /// `SendPendingData` asks `TcpTxBuffer::NextSeg` in every state, and its
-    /// rule 1 returns the lowest lost segment not flagged `m_retrans` (the
-    /// flags are cleared at the timeout, `SetSentListLost`); the go-back-N's
-    /// own resends are flagged, so one of them lost again still waits for the
-    /// next timeout, as here. Off (RFC 6675 §5.1, which ends loss recovery at
-    /// a timeout), such a segment waits until the recovery point is reached
-    /// or the next timeout. Not with RACK, whose own rule resends what it
-    /// marks lost ([`TcpSender::resend_rack_lost`]).
-    fn resend_lost_after_rto(&mut self, now: Time) -> Option<Packet> {
-        if !self.cfg.rto_resend_lost || self.rack.is_some() || !self.rto_sack_recovery() {
-            return None;
-        }
-        self.resend_lowest_lost(now, true)
-    }
-
-    /// Resend the first unSACKed segment above HighRxt and below the highest
-    /// SACKed byte (LT-TCP: not one that FEC in flight can still rebuild).
-    fn send_hole(&mut self, now: Time) -> Option<Packet> {
-        let mut from = self.high_rxt;
-        loop {
-            let idx = self.sb.next_hole(from)?;
-            let seq = self.sb.get(idx).map_or(from, |s| s.seq);
-            match self.fec_hold(seq, now) {
-                Some(end) => from = end,
-                None => return Some(self.send_segment(idx, now)),
-            }
-        }
+        self.next_seg(now, ns3_cwr)
     }
 
     /// The Tail Loss Probe (RFC 8985 §7.3): a new segment if the
@@ -1531,7 +1218,7 @@ impl TcpSender {
             let idx = self.sb.index_of(self.snd_nxt)?;
             let seg = self.sb.get(idx)?;
             // ns-2 (go-back-N from t_seqno_) resends SACKed data too.
-            if seg.sacked && !self.ns2_rules {
+            if seg.sacked && !self.rec.sack1() {
                 self.snd_nxt = seg.end();
                 continue;
             }
@@ -1644,13 +1331,13 @@ impl TcpSender {
     /// RFC 6937's PRR on one ACK that delivered `delivered` bytes
     /// ([`Prr::rfc6937`]).
     fn prr_update(&mut self, delivered: u64) {
-        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.rec.pipe);
         self.win.cwnd = self.prr.rfc6937(delivered, ssthresh, mss, pipe);
     }
 
     /// RFC 9937's PRR on one ACK ([`Prr::rfc9937`]).
     fn prr_update_rfc9937(&mut self, delivered: u64, safe: bool) {
-        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.rec.pipe);
         if let Some(cwnd) = self.prr.rfc9937(delivered, safe, ssthresh, mss, pipe) {
             self.win.cwnd = cwnd;
         }
@@ -1658,7 +1345,7 @@ impl TcpSender {
 
     /// ns-3.44's PRR for one `DoRecovery` call ([`Prr::ns3`]).
     fn prr_update_ns3(&mut self, delivered: u64, dup: bool, safe: bool) {
-        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.pipe);
+        let (ssthresh, mss, pipe) = (self.win.ssthresh, self.win.mss, self.rec.pipe);
         if let Some(cwnd) = self.prr.ns3(delivered, dup, safe, ssthresh, mss, pipe) {
             self.win.cwnd = cwnd;
         }
@@ -1713,7 +1400,7 @@ impl TcpSender {
         let seg = *seg;
         let retransmit = seg.tx_count > 1;
         let newreno_partial =
-            self.cfg.variant == Variant::NewReno && self.in_recovery && !self.first_partial;
+            self.cfg.variant == Variant::NewReno && self.in_recovery && !self.rec.first_partial;
         if retransmit
             && idx == 0
             && self.cfg.rto_estimator == RtoEstimator::Linux
@@ -1759,13 +1446,13 @@ impl TcpSender {
         }
         let sack_recovery = self.in_recovery && self.cfg.variant == Variant::Sack;
         if sack_recovery || self.rto_sack_recovery() || self.ns3_sack_cwr() {
-            self.pipe += u64::from(seg.len);
+            self.rec.pipe += u64::from(seg.len);
             if retransmit && self.rack.is_none() {
-                self.high_rxt = self.high_rxt.max(seg.end());
+                self.rec.high_rxt = self.rec.high_rxt.max(seg.end());
             }
         }
         if sack_recovery {
-            self.ns2_pipe += i64::from(seg.len);
+            self.rec.ns2_pipe += i64::from(seg.len);
         }
         if sack_recovery || self.cwr {
             self.prr.out += u64::from(seg.len);
@@ -1861,31 +1548,15 @@ impl TcpSender {
         }
         self.last_cut_ecn = false;
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
-        self.recovery_cwnd = self.win.cwnd;
+        self.rec.recovery_cwnd = self.win.cwnd;
         self.in_recovery = true;
         if !std::mem::take(&mut self.cwr) {
             self.prr.start(self.snd_max - self.snd_una);
         }
-        self.first_partial = true;
-        self.recover = Some(self.snd_max);
+        self.rec.first_partial = true;
+        self.rec.recover = Some(self.snd_max);
         self.rtx_pending = Some(self.snd_una);
-        match self.cfg.variant {
-            Variant::Reno | Variant::NewReno => {
-                self.win.cwnd += u64::from(self.cfg.dupack_threshold) * self.win.mss;
-            }
-            Variant::Sack => {
-                if let Some(s) = self.sb.get_mut(0) {
-                    s.lost = true;
-                }
-                self.high_rxt = self.snd_una;
-                self.pipe = self.sb.pipe(self.high_rxt);
-                // ns-2: pipe_ = maxseq_ − highest_ack_ − numdupacks_, and the
-                // fast retransmit goes out without adding to it.
-                let seg = self.seg_size() as i64;
-                let outstanding = (self.snd_max - self.snd_una) as i64;
-                self.ns2_pipe = outstanding - i64::from(self.cfg.dupack_threshold) * seg - seg;
-            }
-        }
+        self.recovery_on_entry();
     }
 
     /// The window cut at a congestion signal: the congestion control's rule
@@ -1922,15 +1593,6 @@ impl TcpSender {
         };
     }
 
-    /// RFC 6675 §5 steps 1–2: DupAcks ≥ DupThresh, or IsLost(HighACK + 1).
-    fn sack_loss_detected(&self, dt: u32) -> bool {
-        if self.rack.is_some() {
-            // RACK-TLP: recovery starts when RACK marks a loss.
-            return self.sb.iter().any(|s| s.lost);
-        }
-        self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost)
-    }
-
     /// ns-3.44's CA_CWR under [`TcpConfig::cwr_per_echo`]: no fast
     /// recovery starts from it (`DupAck`, tcp-socket-base.cc 1737–1830 at
     /// ns-3.44, enters recovery from CA_DISORDER only), so a loss found in
@@ -1938,20 +1600,6 @@ impl TcpSender {
     /// retransmission timer.
     fn ns3_cwr(&self) -> bool {
         self.cfg.cwr_per_echo && self.cwr
-    }
-
-    /// [`Self::ns3_cwr`] with SACK (RFC 6675 rules): the segments the
-    /// scoreboard marks lost are resent in CA_CWR too (ns-3's `NextSeg`
-    /// rule 1 runs in every state, rule 3 only in CA_RECOVERY,
-    /// tcp-socket-base.cc 3432), the window checked against the pipe
-    /// (`BytesInFlight`). Not while a timeout's go-back-N is under way
-    /// (`snd_nxt` behind `snd_max`): that resends every segment marked lost
-    /// at the timeout (ns-3's `ReTxTimeout` marks them, rule 1 resends them).
-    fn ns3_sack_cwr(&self) -> bool {
-        self.ns3_cwr()
-            && self.cfg.variant == Variant::Sack
-            && !self.ns2_rules
-            && self.snd_nxt >= self.snd_max
     }
 
     /// ns-3.44's `EnterCwr` (tcp-socket-base.cc 1652–1676), called by
@@ -1990,7 +1638,7 @@ impl TcpSender {
         }
         let mut flight = self.snd_nxt - self.snd_una + self.lt.fec_pipe();
         if self.in_recovery {
-            flight = flight.min(self.recovery_cwnd);
+            flight = flight.min(self.rec.recovery_cwnd);
         }
         let prior = self.win.cwnd;
         self.cut(Signal::Ecn, flight, now);
@@ -2006,7 +1654,7 @@ impl TcpSender {
         }
         if self.in_recovery {
             // ECN-only: the window recovery returns to is the reduced one.
-            self.recovery_cwnd = self.win.cwnd;
+            self.rec.recovery_cwnd = self.win.cwnd;
         }
         self.ecn_recover = Some(self.snd_max);
         self.last_cut_ecn = true;
