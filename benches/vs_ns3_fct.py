@@ -354,9 +354,17 @@ def linklab_run(
     if seen != len(arr):
         raise vs_ns3.BenchError(f"linklab ran {seen} flows, the arrival list has {len(arr)}")
     agg = r.summary.get("aggregate", {})
+    flow_rtx: list[int] = [0] * len(arr)
+    for row in fct.iter_rows(named=True):
+        flow_rtx[key[(round(row["start_s"], 9), row["size_bytes"], row["workload"])]] = int(
+            row["retransmits"]
+        )
+    (bneck,) = [q for q in r.queues.iter_rows(named=True) if q["link"] == "L->R"]
     return {
         "seed": seed,
         "fct_s": out,
+        "flow_retransmits": flow_rtx,
+        "bottleneck_drops": int(bneck["drops_overflow"]),
         "retransmits": int(fct["retransmits"].sum()),
         "timeouts": int(fct["timeouts"].sum()),
         "events": r.summary.get("events"),
@@ -451,6 +459,76 @@ def perturbed(loads: list[float], seeds: list[int], shift_s: float) -> list[dict
     return out
 
 
+#: A flow "lost its handshake and nothing else": no data segment retransmitted and an FCT of
+#: at least this (the 3 s SYN timer on both sides; no data retransmission, no data timeout).
+HANDSHAKE_FCT_S = 2.9
+
+
+def handshake_losses(fct_s: list[Any], flow_rtx: list[int]) -> tuple[int, int]:
+    """(flows that lost their handshake and nothing else, flows with no data retransmission)
+    of one run: the same rule on both sides (`HANDSHAKE_FCT_S`)."""
+    clean = [x for x, r in zip(fct_s, flow_rtx, strict=True) if r == 0]
+    return sum(x is not None and x >= HANDSHAKE_FCT_S for x in clean), len(clean)
+
+
+def rate_test(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """Two-sided p-value of H0 "the same rate on both sides" for k_a events in n_a trials
+    against k_b in n_b (the comparison of two Poisson rates): given k_a + k_b, k_a is
+    binomial with p = n_a / (n_a + n_b). 1.0 when there is no event."""
+    from scipy.stats import binomtest
+
+    if k_a + k_b == 0:
+        return 1.0
+    return float(binomtest(k_a, k_a + k_b, n_a / (n_a + n_b)).pvalue)
+
+
+def handshakes(loads: list[float], seeds: list[int], saved: dict[str, Any]) -> dict[str, Any]:
+    """Issue 37, the handshake losses: per load (and pooled) the flows of each side that lost
+    their handshake and nothing else among those with no data retransmission (ns-3 from the
+    saved runs that have its per-flow counters, linklab rerun), `rate_test`'s p-value, and the
+    packets dropped at the bottleneck per data segment sent (every saved run)."""
+    out: dict[str, Any] = {"loads": []}
+    pooled = [0, 0, 0, 0]
+    print("load  runs  handshake-only ns-3       linklab            p      "
+          "drops/segment ns-3  linklab   drops-rtx ns-3 / linklab")  # fmt: skip
+    for load in loads:
+        c = [0, 0, 0, 0]
+        seg, drops, rtx, runs = [0, 0], [0, 0], [0, 0], 0
+        for seed in seeds:
+            arr = arrivals(load, seed)
+            n3 = saved["runs"][f"load{load:g}/seed{seed}"]
+            ll = linklab_run(arr, seed)
+            segs = sum(math.ceil(s / settings()["mss"]) for _, s, _ in arr)
+            for i, (d, r) in enumerate(((n3["drops"], n3["retransmits"]),
+                                        (ll["bottleneck_drops"], ll["retransmits"]))):  # fmt: skip
+                seg[i] += segs + r
+                drops[i] += d
+                rtx[i] += r
+            if n3.get("flow_retransmits") is None:
+                continue
+            runs += 1
+            for i, (f, r) in enumerate(((n3["fct_s"], n3["flow_retransmits"]),
+                                        (ll["fct_s"], ll["flow_retransmits"]))):  # fmt: skip
+                k, n = handshake_losses(f, r)
+                c[2 * i] += k
+                c[2 * i + 1] += n
+        pooled = [a + b for a, b in zip(pooled, c, strict=True)]
+        p = rate_test(*c)
+        row = {"load": load, "runs_per_flow": runs, "ns3": c[:2], "linklab": c[2:], "p": p,
+               "drops": drops, "segments": seg, "retransmits": rtx}  # fmt: skip
+        out["loads"].append(row)
+        print(f"{load:<5g} {runs:>4}  {c[0]:>3}/{c[1]:<5} {c[0] / c[1]:.3%}   "
+              f"{c[2]:>3}/{c[3]:<5} {c[2] / c[3]:.3%}   {p:.3f}  "
+              f"{drops[0] / seg[0]:.3%}           {drops[1] / seg[1]:.3%}    "
+              f"{drops[0] - rtx[0]} / {drops[1] - rtx[1]}")  # fmt: skip
+    out["pooled"] = {"ns3": pooled[:2], "linklab": pooled[2:], "p": rate_test(*pooled)}
+    print(
+        f"pooled      {pooled[0]}/{pooled[1]} {pooled[0] / pooled[1]:.3%}   "
+        f"{pooled[2]}/{pooled[3]} {pooled[2] / pooled[3]:.3%}   {out['pooled']['p']:.3f}"
+    )
+    return out
+
+
 def load_results(path: Path = RESULTS) -> dict[str, Any]:
     if not path.exists():
         return {"runs": {}}
@@ -499,6 +577,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="KEY=VALUE",
         help="experiment: a linklab [tcp] key on top of the matched settings",
     )
+    p.add_argument(
+        "--handshakes",
+        action="store_true",
+        help="linklab only: flows that lost their handshake, each side, and the test",
+    )
     return p.parse_args(argv)
 
 
@@ -514,6 +597,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.noise:
         noise(loads, seeds, [int(x) for x in a.noise.split(",")])
+        return 0
+    if a.handshakes:
+        rep = handshakes(loads, seeds, load_results(a.results))
+        if a.json:
+            a.json.write_text(json.dumps(rep, indent=1) + "\n")
         return 0
     ns3_only_saved = a.quick or a.linklab_only
     saved = load_results(a.results)

@@ -62,3 +62,17 @@ def test_quick_against_the_committed_ns3_runs(
     assert sum(r["flows"] for r in load["buckets"]) == 4493
     assert load["speed_ratio_cpu"] > 5
     assert "PASS" in capsys.readouterr().out
+
+
+def test_handshake_rule_and_rate_test() -> None:
+    """`--handshakes` (issue 37): a flow lost its handshake and nothing else when it
+    retransmitted no data segment and took >= 2.9 s; the rate test is the two-sided binomial
+    comparison of two Poisson rates."""
+    k, n = fct.handshake_losses([3.1, 2.95, 0.2, None, 4.0], [0, 0, 0, 0, 3])
+    assert (k, n) == (2, 4)  # the unfinished flow counts in n, the retransmitting one in neither
+    assert fct.rate_test(0, 10, 0, 10) == 1.0
+    assert fct.rate_test(10, 100, 10, 100) == pytest.approx(1.0)
+    # 20 against 5 in equal trials: P(X >= 20 or X <= 5 | 25, 1/2) = 2 * 0.002039 (exact)
+    assert fct.rate_test(20, 1000, 5, 1000) == pytest.approx(0.004077, abs=2e-6)
+    # Unequal trials shift p: 10 of 2000 against 10 of 1000 is not the same as 10 against 10.
+    assert fct.rate_test(10, 2000, 10, 1000) < fct.rate_test(10, 1000, 10, 1000)
