@@ -18,7 +18,7 @@ ratio, and PASS when both are within TARGET_REL of ns-3's. The speed ratio: ns-3
 ``Simulator::Run()`` wall time over linklab's run (the same arrivals, one process after the
 other on this machine).
 
-    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-20, both
+    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-30, both
     python3 benches/vs_ns3_fct.py --quick            # load 0.5, linklab only, vs the JSON
     python3 benches/vs_ns3_fct.py --linklab-only     # every load, vs the committed ns-3 runs
 
@@ -57,25 +57,22 @@ RESULTS = REPO / "benches" / "results" / "ns3-fct.json"
 NATIVE_SRC = REPO / "benches" / "ns3" / "fct_dumbbell.cc"
 
 #: Targets (issue 37), fixed before any run: median and p99 FCT per size bucket within 15 %
-#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-20, the
+#: of ns-3's, over the flows of >= 3 seeds pooled (since 2026-11-28: seeds 1-30, the
 #: Harrell-Davis estimate of each quantile, `quantile`).
 TARGET_REL = 0.15
-#: The buckets whose p99 misses the target (seeds 1-20 pooled, Harrell-Davis; `--quick` checks
-#: load 0.5's). Causes, found by experiment (docs/benchmarks.md, "Flow completion times against
-#: ns-3"): the totals agree (retransmissions within 1.7 % at every load), the medians in
-#: 15 of 15, and at 20 seeds the p99 in 14 of 15. The miss: load 0.5, (10 kB, 100 kB], whose
-#: p99 (ns-3 3.15 s) falls on the ~3 s mode of flows whose SYN was lost (ns-3's 3 s
-#: ConnTimeout, as linklab's `syn_rto`, doubling on both sides) or that timed out twice;
-#: linklab's p99 (2.12 s) falls below it (docs/benchmarks.md: the counts on each side).
-KNOWN_P99_MISSES = {
-    (0.5, "(10kB, 100kB]"),
-}
+#: The buckets whose p99 misses the target (seeds 1-30 pooled, Harrell-Davis; `--quick` checks
+#: load 0.5's): none. Over seeds 1-20 load 0.5's (10 kB, 100 kB] missed (0.734 on the model of
+#: the fifth session's start), its p99 on the ~3 s mode of flows whose handshake was lost; the
+#: rate of lost handshakes does not differ between the simulators (p = 0.43, `--handshakes`),
+#: and over seeds 1-30 the bucket passes (0.871). docs/benchmarks.md, "Flow completion times
+#: against ns-3".
+KNOWN_P99_MISSES: set[tuple[float, str]] = set()
 LOADS = (0.3, 0.5, 0.7)
-#: Seeds 1-20 pooled (3 until 2026-11-28, then 10: a p99 over 60-400 flows is the FCT of
-#: their 1-4 slowest; the remedy, fixed before the new runs, is more seeds and the
-#: Harrell-Davis estimator. 20 from the cost: 46 ns-3 CPU s a seed, ~10 new seeds in the
-#: wall clock a shared 2-core machine at load average 12-13 left; docs/benchmarks.md).
-SEEDS = tuple(range(1, 21))
+#: Seeds 1-30 pooled (3 until 2026-11-28, then 10, then 20: a p99 over 60-400 flows is the
+#: FCT of their 1-4 slowest; the remedy, fixed before the new runs, is more seeds and the
+#: Harrell-Davis estimator. 30 in the fifth session of 2026-11-28, as the fourth's plan
+#: wished; docs/benchmarks.md).
+SEEDS = tuple(range(1, 31))
 PAIRS = 4
 ARRIVAL_S = 600.0  # arrivals in [0, ARRIVAL_S)
 DRAIN_S = 200.0  # the run goes on this long after the last arrival
@@ -247,6 +244,10 @@ def ns3_run(
         "fct_s": fct,
         "flow_retransmits": raw.get("flow_retransmits"),
         "flow_timeouts": raw.get("flow_timeouts"),
+        # The forward bottleneck's drops by kind and each flow's dropped SYNs (since the fifth
+        # session of 2026-11-28; the earlier runs have neither).
+        "drop_kinds": raw.get("drop_kinds"),
+        "flow_syn_drops": raw.get("flow_syn_drops"),
         "retransmits": raw["retransmits"],
         "timeouts": raw["timeouts"],
         "ns3_args": extra or [],
@@ -354,9 +355,17 @@ def linklab_run(
     if seen != len(arr):
         raise vs_ns3.BenchError(f"linklab ran {seen} flows, the arrival list has {len(arr)}")
     agg = r.summary.get("aggregate", {})
+    flow_rtx: list[int] = [0] * len(arr)
+    for row in fct.iter_rows(named=True):
+        flow_rtx[key[(round(row["start_s"], 9), row["size_bytes"], row["workload"])]] = int(
+            row["retransmits"]
+        )
+    (bneck,) = [q for q in r.queues.iter_rows(named=True) if q["link"] == "L->R"]
     return {
         "seed": seed,
         "fct_s": out,
+        "flow_retransmits": flow_rtx,
+        "bottleneck_drops": int(bneck["drops_overflow"]),
         "retransmits": int(fct["retransmits"].sum()),
         "timeouts": int(fct["timeouts"].sum()),
         "events": r.summary.get("events"),
@@ -451,6 +460,76 @@ def perturbed(loads: list[float], seeds: list[int], shift_s: float) -> list[dict
     return out
 
 
+#: A flow "lost its handshake and nothing else": no data segment retransmitted and an FCT of
+#: at least this (the 3 s SYN timer on both sides; no data retransmission, no data timeout).
+HANDSHAKE_FCT_S = 2.9
+
+
+def handshake_losses(fct_s: list[Any], flow_rtx: list[int]) -> tuple[int, int]:
+    """(flows that lost their handshake and nothing else, flows with no data retransmission)
+    of one run: the same rule on both sides (`HANDSHAKE_FCT_S`)."""
+    clean = [x for x, r in zip(fct_s, flow_rtx, strict=True) if r == 0]
+    return sum(x is not None and x >= HANDSHAKE_FCT_S for x in clean), len(clean)
+
+
+def rate_test(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """Two-sided p-value of H0 "the same rate on both sides" for k_a events in n_a trials
+    against k_b in n_b (the comparison of two Poisson rates): given k_a + k_b, k_a is
+    binomial with p = n_a / (n_a + n_b). 1.0 when there is no event."""
+    from scipy.stats import binomtest
+
+    if k_a + k_b == 0:
+        return 1.0
+    return float(binomtest(k_a, k_a + k_b, n_a / (n_a + n_b)).pvalue)
+
+
+def handshakes(loads: list[float], seeds: list[int], saved: dict[str, Any]) -> dict[str, Any]:
+    """Issue 37, the handshake losses: per load (and pooled) the flows of each side that lost
+    their handshake and nothing else among those with no data retransmission (ns-3 from the
+    saved runs that have its per-flow counters, linklab rerun), `rate_test`'s p-value, and the
+    packets dropped at the bottleneck per data segment sent (every saved run)."""
+    out: dict[str, Any] = {"loads": []}
+    pooled = [0, 0, 0, 0]
+    print("load  runs  handshake-only ns-3       linklab            p      "
+          "drops/segment ns-3  linklab   drops-rtx ns-3 / linklab")  # fmt: skip
+    for load in loads:
+        c = [0, 0, 0, 0]
+        seg, drops, rtx, runs = [0, 0], [0, 0], [0, 0], 0
+        for seed in seeds:
+            arr = arrivals(load, seed)
+            n3 = saved["runs"][f"load{load:g}/seed{seed}"]
+            ll = linklab_run(arr, seed)
+            segs = sum(math.ceil(s / settings()["mss"]) for _, s, _ in arr)
+            for i, (d, r) in enumerate(((n3["drops"], n3["retransmits"]),
+                                        (ll["bottleneck_drops"], ll["retransmits"]))):  # fmt: skip
+                seg[i] += segs + r
+                drops[i] += d
+                rtx[i] += r
+            if n3.get("flow_retransmits") is None:
+                continue
+            runs += 1
+            for i, (f, r) in enumerate(((n3["fct_s"], n3["flow_retransmits"]),
+                                        (ll["fct_s"], ll["flow_retransmits"]))):  # fmt: skip
+                k, n = handshake_losses(f, r)
+                c[2 * i] += k
+                c[2 * i + 1] += n
+        pooled = [a + b for a, b in zip(pooled, c, strict=True)]
+        p = rate_test(*c)
+        row = {"load": load, "runs_per_flow": runs, "ns3": c[:2], "linklab": c[2:], "p": p,
+               "drops": drops, "segments": seg, "retransmits": rtx}  # fmt: skip
+        out["loads"].append(row)
+        print(f"{load:<5g} {runs:>4}  {c[0]:>3}/{c[1]:<5} {c[0] / c[1]:.3%}   "
+              f"{c[2]:>3}/{c[3]:<5} {c[2] / c[3]:.3%}   {p:.3f}  "
+              f"{drops[0] / seg[0]:.3%}           {drops[1] / seg[1]:.3%}    "
+              f"{drops[0] - rtx[0]} / {drops[1] - rtx[1]}")  # fmt: skip
+    out["pooled"] = {"ns3": pooled[:2], "linklab": pooled[2:], "p": rate_test(*pooled)}
+    print(
+        f"pooled      {pooled[0]}/{pooled[1]} {pooled[0] / pooled[1]:.3%}   "
+        f"{pooled[2]}/{pooled[3]} {pooled[2] / pooled[3]:.3%}   {out['pooled']['p']:.3f}"
+    )
+    return out
+
+
 def load_results(path: Path = RESULTS) -> dict[str, Any]:
     if not path.exists():
         return {"runs": {}}
@@ -499,6 +578,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="KEY=VALUE",
         help="experiment: a linklab [tcp] key on top of the matched settings",
     )
+    p.add_argument(
+        "--handshakes",
+        action="store_true",
+        help="linklab only: flows that lost their handshake, each side, and the test",
+    )
     return p.parse_args(argv)
 
 
@@ -514,6 +598,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.noise:
         noise(loads, seeds, [int(x) for x in a.noise.split(",")])
+        return 0
+    if a.handshakes:
+        rep = handshakes(loads, seeds, load_results(a.results))
+        if a.json:
+            a.json.write_text(json.dumps(rep, indent=1) + "\n")
         return 0
     ns3_only_saved = a.quick or a.linklab_only
     saved = load_results(a.results)

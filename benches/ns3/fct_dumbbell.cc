@@ -18,7 +18,9 @@
 // own PacketSink (port 10000 + flow index) on its receiver, so that every received byte is
 // counted for its flow.  Flows not complete at --simtime have fct -1.  Per flow also the data
 // segments its sender retransmitted and its retransmission timeouts (entries into CA_LOSS);
-// a lost SYN is neither (ns-3 resends it after ConnTimeout, 3 s, doubling).
+// a lost SYN is neither (ns-3 resends it after ConnTimeout, 3 s, doubling).  The packets
+// the forward bottleneck queue dropped, by kind (SYN, pure ACK, FIN without payload, data),
+// and per flow the SYNs dropped (a flow's packets go to port 10000 + its index).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -53,6 +55,43 @@ static std::vector<Flow> g_flows;
 static int64_t g_traceFlow = -1; // --traceflow: this flow's cwnd, ssthresh, in-flight to stderr
 static uint64_t g_retransmits = 0;
 static uint64_t g_timeouts = 0;
+static uint64_t g_dropSyn = 0, g_dropAck = 0, g_dropFin = 0, g_dropData = 0, g_dropOther = 0;
+static std::vector<uint32_t> g_flowSynDrops;
+
+// A packet the forward bottleneck queue disc dropped: counted by kind.
+static void
+OnQdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    TcpHeader h;
+    if (p->RemoveHeader(h) == 0)
+    {
+        ++g_dropOther;
+        return;
+    }
+    const uint8_t f = h.GetFlags();
+    const uint32_t port = h.GetDestinationPort();
+    if (f & TcpHeader::SYN)
+    {
+        ++g_dropSyn;
+        if (port >= 10000 && port - 10000 < g_flowSynDrops.size())
+        {
+            ++g_flowSynDrops[port - 10000];
+        }
+    }
+    else if (p->GetSize() > 0)
+    {
+        ++g_dropData;
+    }
+    else if (f & TcpHeader::FIN)
+    {
+        ++g_dropFin;
+    }
+    else
+    {
+        ++g_dropAck;
+    }
+}
 
 static void
 OnRx(uint32_t i, Ptr<const Packet> p, const Address&)
@@ -263,6 +302,7 @@ main(int argc, char* argv[])
     TrafficControlHelper tch;
     tch.SetRootQueueDisc("ns3::FifoQueueDisc");
     QueueDiscContainer qdiscs = tch.Install(bdev);
+    qdiscs.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdiscDrop));
 
     Ptr<NetDevice> accessDev;
     Ipv4AddressHelper addr;
@@ -307,6 +347,7 @@ main(int argc, char* argv[])
         Simulator::Schedule(start + NanoSeconds(1), &ConnectSender, i, a);
     }
 
+    g_flowSynDrops.assign(g_flows.size(), 0);
     Simulator::Stop(Seconds(simtime));
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -381,18 +422,32 @@ main(int argc, char* argv[])
         retx += (i ? ", " : "") + std::to_string(g_flows[i].retransmits);
         tos += (i ? ", " : "") + std::to_string(g_flows[i].timeouts);
     }
+    std::string synd = "[";
+    for (size_t i = 0; i < g_flowSynDrops.size(); ++i)
+    {
+        synd += (i ? ", " : "") + std::to_string(g_flowSynDrops[i]);
+    }
     fcts += "]";
     retx += "]";
     tos += "]";
+    synd += "]";
+    char kinds[256];
+    std::snprintf(kinds, sizeof(kinds),
+                  "{\"syn\": %llu, \"pure_ack\": %llu, \"fin\": %llu, \"data\": %llu, "
+                  "\"other\": %llu}",
+                  (unsigned long long)g_dropSyn, (unsigned long long)g_dropAck,
+                  (unsigned long long)g_dropFin, (unsigned long long)g_dropData,
+                  (unsigned long long)g_dropOther);
     std::printf("{\"simulator\": \"ns-3.44 native C++ (wheel libs)\", \"flows\": %zu, "
                 "\"pairs\": %u, \"simtime\": %g, \"seed\": %u, \"wall_s\": %.6f, "
                 "\"events\": %llu, \"retransmits\": %llu, \"timeouts\": %llu, "
                 "\"drops\": %u, \"bottleneck_packets\": %u, \"settings\": %s, \"fct\": %s, "
-                "\"flow_retransmits\": %s, \"flow_timeouts\": %s}\n",
+                "\"flow_retransmits\": %s, \"flow_timeouts\": %s, \"drop_kinds\": %s, "
+                "\"flow_syn_drops\": %s}\n",
                 g_flows.size(), pairs, simtime, seed, wall, (unsigned long long)events,
                 (unsigned long long)g_retransmits, (unsigned long long)g_timeouts,
                 st.nTotalDroppedPackets, st.nTotalEnqueuedPackets, settings.c_str(),
-                fcts.c_str(), retx.c_str(), tos.c_str());
+                fcts.c_str(), retx.c_str(), tos.c_str(), kinds, synd.c_str());
     Simulator::Destroy();
     return 0;
 }
