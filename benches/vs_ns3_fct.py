@@ -64,9 +64,17 @@ TARGET_REL = 0.15
 #: load 0.5's): none. Over seeds 1-20 load 0.5's (10 kB, 100 kB] missed (0.734 on the model of
 #: the fifth session's start), its p99 on the ~3 s mode of flows whose handshake was lost; the
 #: rate of lost handshakes does not differ between the simulators (p = 0.43, `--handshakes`),
-#: and over seeds 1-30 the bucket passes (0.871). docs/benchmarks.md, "Flow completion times
+#: and over seeds 1-30 the bucket passed (0.871). Then the grid took ns-3.44's pipe, which keeps
+#: a SACKed retransmission in flight (`sacked_rtx_in_pipe`, issue 33, g33f; `grid_settings`
+#: sets it here too): with everything else equal it moves load 0.5's (0, 10 kB] p99 0.887 ->
+#: 0.801 and (10 kB, 100 kB] 0.871 -> 0.847 (`--tcp sacked_rtx_in_pipe=false` gives the old
+#: figures), at the noise level of 30 seeds (linklab against itself, odd against even seeds,
+#: is outside the band in 9 of the 15 p99s). docs/benchmarks.md, "Flow completion times
 #: against ns-3".
-KNOWN_P99_MISSES: set[tuple[float, str]] = set()
+KNOWN_P99_MISSES: set[tuple[float, str]] = {
+    (0.5, "(0, 10kB]"),
+    (0.5, "(10kB, 100kB]"),
+}
 LOADS = (0.3, 0.5, 0.7)
 #: Seeds 1-30 pooled (3 until 2026-11-28, then 10, then 20: a p99 over 60-400 flows is the
 #: FCT of their 1-4 slowest; the remedy, fixed before the new runs, is more seeds and the
