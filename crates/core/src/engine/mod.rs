@@ -105,6 +105,8 @@ impl<T: Ord + Copy> EventQueue<T> {
     }
 
     /// Schedule `target` at `time` (clamped to now: the past cannot be scheduled).
+    /// Inline: a wake-up is pushed once per packet-hop, from two call sites.
+    #[inline]
     pub fn push(&mut self, time: Time, target: T) {
         let time = time.max(self.now);
         self.len += 1;
