@@ -173,6 +173,11 @@ impl Delivery<Box<Packet>> {
     }
 }
 
+/// One answer of [`Link::poll_deliver_or_timeout`]: a delivery (its
+/// direction, the packet in its box and what the link knows of the next
+/// pass), or, once nothing more is due, the link's next wake-up.
+pub type WakePass = std::result::Result<(Dir, Delivery<Box<Packet>>, Then), Option<Time>>;
+
 /// What a link knows, right after a delivery of a wake-up pass
 /// ([`Link::poll_deliver_or_timeout`]), of the next pass at the same instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,10 +429,7 @@ pub trait Link: std::fmt::Debug + Send {
     /// two plain directions have nothing more due says
     /// [`Then::Idle`] with its next wake-up, which saves the caller the
     /// second pass per packet-hop.
-    fn poll_deliver_or_timeout(
-        &mut self,
-        now: Time,
-    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>, Then), Option<Time>> {
+    fn poll_deliver_or_timeout(&mut self, now: Time) -> WakePass {
         match self.poll_deliver_boxed(now) {
             Some((d, x)) => Ok((d, x, Then::Poll)),
             None => Err(self.poll_timeout()),

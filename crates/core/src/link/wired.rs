@@ -22,7 +22,7 @@ use super::netem::{Netem, NetemConfig};
 use super::trace::{TraceConfig, TraceFile, TraceServer};
 use super::{
     check_schedule_times, pick, Account, Delivery, Dir, Files, Link, LinkKind, LinkStats, Place,
-    Then,
+    Then, WakePass,
 };
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
@@ -682,10 +682,7 @@ impl Link for WiredLink {
     /// for a→b before a b→a delivery what this pass already read), with the
     /// wake-up the next pass would give (their wires' first arrivals); else
     /// [`Then::Poll`].
-    fn poll_deliver_or_timeout(
-        &mut self,
-        now: Time,
-    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>, Then), Option<Time>> {
+    fn poll_deliver_or_timeout(&mut self, now: Time) -> WakePass {
         let mut next = [None; 2];
         // Direction a→b had nothing due (its wake-up is `next[0]`).
         let mut idle_ab = false;
@@ -696,10 +693,10 @@ impl Link for WiredLink {
                 dir.idle_timeout()
             } else if let Some(x) = dir.poll_deliver_boxed(now) {
                 // After its own pass a plain direction has started what it
-                // could and has no discarded packet waiting (else the
-                // delivery would be that one): only its wire's next arrival
-                // can still be due.
-                let done = dir.plain && dir.wire_head > now;
+                // could: only a packet its AQM discarded at dequeue (the
+                // delivery may be the first of several) or its wire's next
+                // arrival can still be due.
+                let done = dir.plain && dir.queue.dropped_waiting() == 0 && dir.wire_head > now;
                 debug_assert!(!done || dir.nothing_due(now));
                 let then = match d {
                     _ if !done => Then::Poll,
