@@ -32,7 +32,8 @@ const BUCKETS: usize = 65;
 /// in the same bucket in the order they were pushed (a refill keeps the
 /// order), so ties pop first-in first-out, as a (time, insertion number)
 /// heap pops them. Each event moves at most 64 times, in practice once or
-/// twice; a push is a few instructions.
+/// twice; a push is a few instructions. A refill of a bucket that holds one
+/// event pops that event at once (it is the earliest, alone at its time).
 #[derive(Debug)]
 pub struct EventQueue<T: Ord + Copy> {
     /// Events at `last`, in push order; those before `head` have popped.
@@ -104,6 +105,8 @@ impl<T: Ord + Copy> EventQueue<T> {
     }
 
     /// Schedule `target` at `time` (clamped to now: the past cannot be scheduled).
+    /// Inline: a wake-up is pushed once per packet-hop, from two call sites.
+    #[inline]
     pub fn push(&mut self, time: Time, target: T) {
         let time = time.max(self.now);
         self.len += 1;
@@ -130,14 +133,35 @@ impl<T: Ord + Copy> EventQueue<T> {
             // relative to the new `last`, in order.
             self.last = t;
             self.occupied &= !(1 << i);
-            let moved = std::mem::take(&mut self.buckets[i]);
-            for &e in &moved {
-                self.put(e);
+            // The lower buckets and bucket i, borrowed apart: each event
+            // of bucket i differs from the new `last` only below bit i, so
+            // it moves to bucket 0 or to one of 1..=i, never to i + 1.
+            let (lower, rest) = self.buckets.split_at_mut(i);
+            let from = &mut rest[0];
+            if from.len() == 1 {
+                // Alone in its bucket: it is the earliest event (bucket 0 is
+                // empty) and pops at once, without the move.
+                let e = from[0];
+                from.clear();
+                return Some(self.popped_at(e));
+            }
+            for &e in from.iter() {
+                let x = e.time.0 ^ t.0;
+                if x == 0 {
+                    self.now_bucket.push(e);
+                } else {
+                    let b = 63 - x.leading_zeros() as usize;
+                    let bit = 1u64 << b;
+                    let min = &mut self.mins[b];
+                    if self.occupied & bit == 0 || e.time.0 < *min {
+                        *min = e.time.0;
+                    }
+                    self.occupied |= bit;
+                    lower[b].push(e);
+                }
             }
             // Keep the bucket's buffer for later pushes.
-            let mut moved = moved;
-            moved.clear();
-            self.buckets[i] = moved;
+            from.clear();
         } else if self.last > until {
             return None;
         }
@@ -147,10 +171,16 @@ impl<T: Ord + Copy> EventQueue<T> {
             self.now_bucket.clear();
             self.head = 0;
         }
+        Some(self.popped_at(e))
+    }
+
+    /// The clock and counters of a pop of `e`.
+    #[inline]
+    fn popped_at(&mut self, e: Entry<T>) -> (Time, T) {
         self.len -= 1;
         self.now = e.time;
         self.popped += 1;
-        Some((e.time, e.target))
+        (e.time, e.target)
     }
 
     /// Time of the earliest waiting event.
@@ -260,6 +290,32 @@ mod tests {
             order,
             vec![(Time(1), 9), (Time(5), 3), (Time(5), 1), (Time(5), 2)]
         );
+    }
+
+    /// A refill of a bucket with one event pops it at once: the clock, the
+    /// counters and the next pushes are as if it had moved to bucket 0.
+    #[test]
+    fn a_lone_event_pops_from_its_bucket() {
+        let mut q = EventQueue::new();
+        q.push(Time(1 << 40), 1u8);
+        q.push(Time(7), 2);
+        assert_eq!(q.pop_until(Time::MAX), Some((Time(7), 2)));
+        assert_eq!((q.len(), q.now(), q.popped()), (1, Time(7), 1));
+        assert_eq!(q.pop_until(Time::MAX), Some((Time(1 << 40), 1)));
+        assert_eq!((q.len(), q.now(), q.popped()), (0, Time(1 << 40), 2));
+        q.push(Time(1 << 40), 3);
+        q.push(Time((1 << 40) + 1), 4);
+        q.push(Time(1 << 40), 5);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_until(Time::MAX)).collect();
+        assert_eq!(
+            order,
+            vec![
+                (Time(1 << 40), 3),
+                (Time(1 << 40), 5),
+                (Time((1 << 40) + 1), 4)
+            ]
+        );
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -173,6 +173,22 @@ impl Delivery<Box<Packet>> {
     }
 }
 
+/// One answer of [`Link::poll_deliver_or_timeout`]: a delivery (its
+/// direction, the packet in its box and what the link knows of the next
+/// pass), or, once nothing more is due, the link's next wake-up.
+pub type WakePass = std::result::Result<(Dir, Delivery<Box<Packet>>, Then), Option<Time>>;
+
+/// What a link knows, right after a delivery of a wake-up pass
+/// ([`Link::poll_deliver_or_timeout`]), of the next pass at the same instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Then {
+    /// Not known: the caller polls again.
+    Poll,
+    /// Nothing more is due now: if nothing touches the link before, the next
+    /// pass would deliver nothing and answer this wake-up (`None`: none).
+    Idle(Option<Time>),
+}
+
 /// Where a packet held inside a link direction is (the "in transit" part of
 /// the packet account, `docs/metrics.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -406,12 +422,16 @@ pub trait Link: std::fmt::Debug + Send {
     /// ([`Link::poll_timeout`]) from the same look at its directions. By
     /// default the two calls; a wired link reads a plain direction's next
     /// arrival while it checks that nothing is due there.
-    fn poll_deliver_or_timeout(
-        &mut self,
-        now: Time,
-    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+    ///
+    /// With a delivery comes [`Then`]: what the next pass at `now` would
+    /// answer if nothing touches the link in between ([`Then::Poll`]: not
+    /// known, make that pass). By default [`Then::Poll`]; a wired link whose
+    /// two plain directions have nothing more due says
+    /// [`Then::Idle`] with its next wake-up, which saves the caller the
+    /// second pass per packet-hop.
+    fn poll_deliver_or_timeout(&mut self, now: Time) -> WakePass {
         match self.poll_deliver_boxed(now) {
-            Some(x) => Ok(x),
+            Some((d, x)) => Ok((d, x, Then::Poll)),
             None => Err(self.poll_timeout()),
         }
     }

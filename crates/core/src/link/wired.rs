@@ -22,6 +22,7 @@ use super::netem::{Netem, NetemConfig};
 use super::trace::{TraceConfig, TraceFile, TraceServer};
 use super::{
     check_schedule_times, pick, Account, Delivery, Dir, Files, Link, LinkKind, LinkStats, Place,
+    Then, WakePass,
 };
 use crate::aqm::{DropCause, Occupancy, Queue, QueueConfig};
 use crate::channel::{Channel, ChannelConfig, Perfect};
@@ -609,6 +610,15 @@ impl WiredDirection {
     }
 }
 
+/// The earlier of two wake-ups (`None`: none).
+#[inline]
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A wired duplex link: two independent [`WiredDirection`]s.
 #[derive(Debug)]
 pub struct WiredLink {
@@ -637,10 +647,7 @@ impl Link for WiredLink {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        match (self.dirs[0].poll_timeout(), self.dirs[1].poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(self.dirs[0].poll_timeout(), self.dirs[1].poll_timeout())
     }
 
     /// The two directions are independent: an offer to `dir` changes only its wake-up.
@@ -668,25 +675,46 @@ impl Link for WiredLink {
     /// The directions are independent: a direction's state after its own
     /// poll found nothing is what [`Link::poll_timeout`] would read, so its
     /// wake-up is taken then (inline for a plain direction with nothing due).
-    fn poll_deliver_or_timeout(
-        &mut self,
-        now: Time,
-    ) -> std::result::Result<(Dir, Delivery<Box<Packet>>), Option<Time>> {
+    ///
+    /// With a delivery: [`Then::Idle`] when both directions are plain and
+    /// have nothing more due by `now` ([`WiredDirection::nothing_due`]; for
+    /// the delivering direction only its wire's next arrival needs a look,
+    /// for a→b before a b→a delivery what this pass already read), with the
+    /// wake-up the next pass would give (their wires' first arrivals); else
+    /// [`Then::Poll`].
+    fn poll_deliver_or_timeout(&mut self, now: Time) -> WakePass {
         let mut next = [None; 2];
+        // Direction a→b had nothing due (its wake-up is `next[0]`).
+        let mut idle_ab = false;
         for d in Dir::BOTH {
             let dir = &mut self.dirs[d.index()];
             next[d.index()] = if dir.nothing_due(now) {
+                idle_ab = d == Dir::AB;
                 dir.idle_timeout()
             } else if let Some(x) = dir.poll_deliver_boxed(now) {
-                return Ok((d, x));
+                // After its own pass a plain direction has started what it
+                // could: only a packet its AQM discarded at dequeue (the
+                // delivery may be the first of several) or its wire's next
+                // arrival can still be due.
+                let done = dir.plain && dir.queue.dropped_waiting() == 0 && dir.wire_head > now;
+                debug_assert!(!done || dir.nothing_due(now));
+                let then = match d {
+                    _ if !done => Then::Poll,
+                    Dir::AB if self.dirs[1].nothing_due(now) => Then::Idle(earliest(
+                        self.dirs[0].idle_timeout(),
+                        self.dirs[1].idle_timeout(),
+                    )),
+                    Dir::BA if idle_ab => {
+                        Then::Idle(earliest(next[0], self.dirs[1].idle_timeout()))
+                    }
+                    _ => Then::Poll,
+                };
+                return Ok((d, x, then));
             } else {
                 dir.poll_timeout()
             };
         }
-        Err(match next {
-            [Some(a), Some(b)] => Some(a.min(b)),
-            [a, b] => a.or(b),
-        })
+        Err(earliest(next[0], next[1]))
     }
 
     fn occupancy(&self, dir: Dir) -> &Occupancy {
@@ -1309,7 +1337,9 @@ pub(crate) mod tests {
     /// One pass per wake-up (`poll_deliver_or_timeout`) hands over the same
     /// packets in the same order as `poll_deliver_boxed` until `None`, and
     /// then the same next wake-up as `poll_timeout`: two links, one driven
-    /// each way, with a lossy direction and a full queue (drops at arrival).
+    /// each way, with a lossy direction and a full queue (drops at arrival);
+    /// a delivery that says [`Then::Idle`] is the pass's last, and the
+    /// wake-up it gives is the one the pass ends with.
     #[test]
     fn one_pass_per_wake_up_matches_the_polls() {
         let lossy = |seed| {
@@ -1321,7 +1351,7 @@ pub(crate) mod tests {
         let mut a = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
         let mut b = WiredLink::new(lossy(1), link(2_000_000, 1, 2));
         let mut now = Time::ZERO;
-        let (mut seen, mut uid) = (Vec::new(), 0);
+        let (mut seen, mut uid, mut idle) = (Vec::new(), 0, 0);
         for step in 0..400u64 {
             // Offers every 0.7 ms, alternating directions, some in bursts.
             now = now.max(Time::from_micros(700 * step));
@@ -1337,21 +1367,32 @@ pub(crate) mod tests {
                 continue;
             }
             now = t;
+            // A delivery's `Then::Idle` promises the next pass's answer.
+            let mut promised = None;
             let next = loop {
                 match a.poll_deliver_or_timeout(now) {
-                    Ok((d, x)) => {
+                    Ok((d, x, then)) => {
+                        assert_eq!(promised, None, "a delivery after Then::Idle");
                         let (e, y) = b.poll_deliver_boxed(now).expect("the same delivery");
                         assert_eq!((d, x.unboxed()), (e, y.unboxed()));
                         seen.push(d);
+                        if let Then::Idle(n) = then {
+                            promised = Some(n);
+                            idle += 1;
+                        }
                     }
                     Err(next) => break next,
                 }
             };
+            if let Some(n) = promised {
+                assert_eq!(n, next, "Then::Idle at {now:?}");
+            }
             assert!(b.poll_deliver_boxed(now).is_none());
             assert_eq!(next, b.poll_timeout(), "the wake-up at {now:?}");
             assert_eq!(next, a.poll_timeout());
         }
         assert!(seen.contains(&Dir::AB) && seen.contains(&Dir::BA));
+        assert!(idle > 0, "no delivery said Then::Idle");
         assert!(
             a.stats(Dir::AB).lost > 0,
             "the lossy direction lost packets"

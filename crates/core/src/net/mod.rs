@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use crate::aqm::DropCause;
 use crate::capture::{FlowWire, Format, Interface, PcapWriter};
 use crate::engine::{EventQueue, Wakeups};
-use crate::link::{Delivery, Dir, Link};
+use crate::link::{Delivery, Dir, Link, Then};
 use crate::media;
 use crate::metrics::bins::{FlowHistograms, HistogramsConfig};
 use crate::metrics::histogram::Histogram;
@@ -550,6 +550,7 @@ impl NetworkBuilder {
             legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
             servicing: usize::MAX,
+            serviced_touched: false,
             touched: vec![Time::ZERO; links.len()],
             held_queue_rows: Vec::new(),
             queue_rows_final: Time::ZERO,
@@ -597,6 +598,9 @@ pub struct Simulation {
     wake_links: Wakeups,
     /// The link whose wake-up is being served (`usize::MAX`: none).
     servicing: usize,
+    /// Set when the link being serviced is offered a packet (or fed a loss
+    /// rate) while its delivery is processed: its [`Then::Idle`] no longer holds.
+    serviced_touched: bool,
     wake_senders: Wakeups,
     wake_receivers: Wakeups,
     nodes: Vec<String>,
@@ -902,10 +906,11 @@ impl Simulation {
         // One pass: the deliveries due by `now`, then (from the same look at
         // the link, nothing having touched it since) its next wake-up.
         let next = loop {
-            let (dir, d) = match self.links[i].model.poll_deliver_or_timeout(now) {
+            let (dir, d, then) = match self.links[i].model.poll_deliver_or_timeout(now) {
                 Ok(x) => x,
                 Err(next) => break next,
             };
+            self.serviced_touched = false;
             match d {
                 Delivery::Arrived(p) => {
                     self.seen[2 * i + dir.index()].arrived += 1;
@@ -917,6 +922,13 @@ impl Simulation {
                 Delivery::Lost(p, cause) => {
                     self.dropped(&p, cause, now, 2 * i + dir.index());
                     pool::recycle(p);
+                }
+            }
+            // The link said what the next pass would answer, and nothing
+            // offered to it (or fed it) since: that pass is not made.
+            if let Then::Idle(next) = then {
+                if !self.serviced_touched {
+                    break next;
                 }
             }
         };
@@ -1024,6 +1036,7 @@ impl Simulation {
         // what is earlier than the live one).
         let model = &self.links[l].model;
         let next = if l == self.servicing {
+            self.serviced_touched = true;
             model.poll_timeout()
         } else {
             model.poll_timeout_after_enqueue(dir)
@@ -1131,6 +1144,9 @@ impl Simulation {
         if self.traces.is_some() && fd.traced.is_none() {
             // The limit before the first update: rows are changes only.
             fd.traced = link.model.arq_stats(dir, now).map(|st| st.max_dat);
+        }
+        if l == self.servicing {
+            self.serviced_touched = true;
         }
         link.model.on_e2e_loss_rate(now, dir, p);
         if self.traces.is_none() {
