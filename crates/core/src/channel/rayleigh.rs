@@ -92,7 +92,7 @@ fn mean_error_rate(fer: f64, p_good: f64, p_bad: f64) -> f64 {
 }
 
 /// Number of sinusoids per quadrature branch.
-const M: usize = 16;
+pub(crate) const M: usize = 16;
 
 /// Range of the random time origin, in Doppler periods `1/f_d`.
 const ORIGIN_PERIODS: f64 = 1e6;
@@ -143,6 +143,22 @@ impl Sos {
             }
         });
         Sos { sinusoids }
+    }
+
+    /// The generator's 2M terms, the real branch's then the imaginary
+    /// branch's, each as (amplitude, ν in cycles per slot, phase in cycles):
+    /// term n contributes `amp·cos(2π((ν·k).fract() + phase))` to its branch
+    /// in slot k, summed in this order by [`Sos::gain_at`].
+    pub(crate) fn terms(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
+        let re = self
+            .sinusoids
+            .iter()
+            .map(|s| (s.amp_re, s.nu_re, s.phase_re));
+        let im = self
+            .sinusoids
+            .iter()
+            .map(|s| (s.amp_im, s.nu_im, s.phase_im));
+        re.chain(im)
     }
 
     /// The gain (real, imaginary) in slot `k`.

@@ -337,7 +337,7 @@ impl FrameArqLinkConfig {
             in_order: self.in_order.unwrap_or(false),
             delay: self.delay.unwrap_or(Time::ZERO),
             next_slot: 0,
-            frames: HashMap::new(),
+            frames: BTreeMap::new(),
             next_frame: 0,
             rtx: BinaryHeap::new(),
             packets: BTreeMap::new(),
@@ -499,7 +499,7 @@ pub struct FrameArqLink {
     delay: Time,
     /// The next frame slot to process.
     next_slot: u64,
-    frames: HashMap<u64, Frame>,
+    frames: BTreeMap<u64, Frame>,
     next_frame: u64,
     /// Frames waiting to be retransmitted: (earliest slot, frame id).
     rtx: BinaryHeap<Reverse<(u64, u64)>>,

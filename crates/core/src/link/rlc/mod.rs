@@ -842,8 +842,20 @@ impl RlcBearer {
             }
             self.now = self.now.max(t);
             if kind == 0 {
-                let (_, pdu) = self.h[c].air.pop_front().expect("front exists");
-                self.on_air(c, t, pdu);
+                // The TTI's PDUs arrive together: the next arrival of this
+                // direction at the same instant is the next event (a TTI at
+                // `t` sorts after arrivals, only a TTI puts PDUs on the air,
+                // always after `t`), so it skips the search.
+                loop {
+                    let (_, pdu) = self.h[c].air.pop_front().expect("front exists");
+                    self.on_air(c, t, pdu);
+                    let next_same = self.h[c].air.front().is_some_and(|&(t2, _)| t2 == t);
+                    let other_first =
+                        c == 1 && self.h[0].air.front().is_some_and(|&(t0, _)| t0 <= t);
+                    if !next_same || other_first {
+                        break;
+                    }
+                }
             } else {
                 self.run_tti(c, t);
             }
@@ -1055,12 +1067,17 @@ impl RlcBearer {
             last_tx: Time::ZERO,
             state: PduState::Outstanding,
         });
-        self.report_lost(c, t, lost);
+        if !lost.is_empty() {
+            self.report_lost(c, t, lost);
+        }
         sn
     }
 
     /// SDUs FQ-CoDel discarded at `t` in direction `c`: reported lost.
     fn report_lost(&mut self, c: usize, t: Time, lost: Vec<(Packet, DropCause)>) {
+        if lost.is_empty() {
+            return;
+        }
         let dir = Dir::from_index(c);
         self.out.extend(
             lost.into_iter()
@@ -1147,7 +1164,9 @@ impl RlcBearer {
             }
             let mut lost = Vec::new();
             let ready = self.h[c].take_next(t, self.cfg.li_bytes, &mut lost);
-            self.report_lost(c, t, lost);
+            if !lost.is_empty() {
+                self.report_lost(c, t, lost);
+            }
             if !ready {
                 break;
             }

@@ -48,7 +48,12 @@ impl Rx {
         if sn >= self.vr_h {
             gap = sn > self.vr_h;
             let len = (sn + 1 - self.vr_r) as usize;
-            self.rcv.resize(len, false);
+            if len == self.rcv.len() + 1 {
+                // The next in sequence (the common case): one slot.
+                self.rcv.push_back(false);
+            } else {
+                self.rcv.resize(len, false);
+            }
             self.vr_h = sn + 1;
         }
         let i = (sn - self.vr_r) as usize;
