@@ -1204,6 +1204,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # flight until the cumulative ACK covers it or a timeout clears the flags. linklab's
         # `sacked_rtx_in_pipe`, what `profile = "ns3"` selects.
         "sacked_rtx_in_pipe": True,
+        # ns-3.44's partial ACK in SACK recovery (family V, g33v; tcp-socket-base.cc at
+        # ns-3.44, ProcessAck): DoRetransmit unless the new head is a retransmission not
+        # SACKed (IsRetransmittedDataAcked): one segment outside the window and the pacing
+        # timer, NextSeg without rule 3 (lost and never resent, else new data, else the
+        # head). linklab's `partial_ack_resend`, what `profile = "ns3"` selects.
+        "partial_ack_resend": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1432,6 +1438,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["quick_ack_first"] = True
     if st.get("sacked_rtx_in_pipe"):
         tcp["sacked_rtx_in_pipe"] = True
+    if st.get("partial_ack_resend"):
+        tcp["partial_ack_resend"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1598,6 +1606,11 @@ def grid_mismatches(
         "linklab tcp.sacked_rtx_in_pipe",
         bool(tcp.get("sacked_rtx_in_pipe", False)),
         bool(st.get("sacked_rtx_in_pipe", False)),
+    )
+    same(
+        "linklab tcp.partial_ack_resend",
+        bool(tcp.get("partial_ack_resend", False)),
+        bool(st.get("partial_ack_resend", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
