@@ -868,11 +868,13 @@ GRID_MISS_FAMILY = {
     "O4": "open: 16 flows at 100 Mbit/s; its last cells came in with ns-3.44's pipe "
     "(sacked_rtx_in_pipe, g33f)",
     "V": "open: moved out with ns-3.44's pipe, which keeps a SACKed retransmission in flight "
-    "(sacked_rtx_in_pipe, g33f; retransmissions at ns-3's level, not traced); three are "
-    "within their 3-seed noise (95 % intervals of the difference reach the band)",
+    "(sacked_rtx_in_pipe, g33f; retransmissions at ns-3's level, not traced); two are "
+    "within their 3-seed noise (95 % intervals of the difference reach the band); the "
+    "drop-tail cells came in with ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v)",
     "O5": "open: 16 BBR flows, MSS 536, 0.5 BDP of drop-tail at 100 Mbit/s (ns-3 run first "
     "committed 2026-11-28): linklab retransmits 2.2x ns-3's segments, queue +18 % (+21 % "
-    "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed)",
+    "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed); "
+    "in since ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v): -0.8/-10.5 %",
     "N": "near the line (a few points out), or partly family A",
     "W": "10 seeds (g33s): a bad mode (RTO collapse: 19-35 timeouts a run, goodput 5-8 of "
     "10 Mbit/s) in some seeds of both simulators, at different rates (bbr/codel/f16: ns-3 "
@@ -914,8 +916,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/codel/f16/mss1448/r100/d98/q1000p/t30",
-            "cubic/droptail/f16/mss1448/r10/d0/q1bdp/t20",
-            "bbr/droptail/f4/mss1448/r100/d18/q1bdp/t20",
             "westwood/fq_codel/f16/mss1448/r100/d98/q1000p/t30",
         ],
         "V",
@@ -950,12 +950,6 @@ GRID_MISSES = {
             "westwood/codel/f4/mss536/r10/d0/q1000p/t20",
         ],
         "N",
-    ),
-    **dict.fromkeys(
-        [
-            "bbr/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
-        ],
-        "O5",
     ),
     **dict.fromkeys(
         [
@@ -1204,6 +1198,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # flight until the cumulative ACK covers it or a timeout clears the flags. linklab's
         # `sacked_rtx_in_pipe`, what `profile = "ns3"` selects.
         "sacked_rtx_in_pipe": True,
+        # ns-3.44's partial ACK in SACK recovery (family V, g33v; tcp-socket-base.cc at
+        # ns-3.44, ProcessAck): DoRetransmit unless the new head is a retransmission not
+        # SACKed (IsRetransmittedDataAcked): one segment outside the window and the pacing
+        # timer, NextSeg without rule 3 (lost and never resent, else new data, else the
+        # head). linklab's `partial_ack_resend`, what `profile = "ns3"` selects.
+        "partial_ack_resend": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1432,6 +1432,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["quick_ack_first"] = True
     if st.get("sacked_rtx_in_pipe"):
         tcp["sacked_rtx_in_pipe"] = True
+    if st.get("partial_ack_resend"):
+        tcp["partial_ack_resend"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1598,6 +1600,11 @@ def grid_mismatches(
         "linklab tcp.sacked_rtx_in_pipe",
         bool(tcp.get("sacked_rtx_in_pipe", False)),
         bool(st.get("sacked_rtx_in_pipe", False)),
+    )
+    same(
+        "linklab tcp.partial_ack_resend",
+        bool(tcp.get("partial_ack_resend", False)),
+        bool(st.get("partial_ack_resend", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")

@@ -70,10 +70,14 @@ TARGET_REL = 0.15
 #: 0.801 and (10 kB, 100 kB] 0.871 -> 0.847 (`--tcp sacked_rtx_in_pipe=false` gives the old
 #: figures), at the noise level of 30 seeds (linklab against itself, odd against even seeds,
 #: is outside the band in 9 of the 15 p99s). docs/benchmarks.md, "Flow completion times
-#: against ns-3".
+#: against ns-3". Then the grid took ns-3.44's partial-ACK resend in SACK recovery
+#: (`partial_ack_resend`, issue 33, g33v; `grid_settings` sets it here too): with everything
+#: else equal (`--tcp partial_ack_resend=false` gives the figures above) load 0.5's
+#: (0, 10 kB] p99 0.801 -> 1.100 (in), (10 kB, 100 kB] 0.847 -> 0.635, and load 0.7's
+#: (0, 10 kB] 0.878 -> 0.819 (out): still 13 of 15, medians 15 of 15, at the same noise level.
 KNOWN_P99_MISSES: set[tuple[float, str]] = {
-    (0.5, "(0, 10kB]"),
     (0.5, "(10kB, 100kB]"),
+    (0.7, "(0, 10kB]"),
 }
 LOADS = (0.3, 0.5, 0.7)
 #: Seeds 1-30 pooled (3 until 2026-11-28, then 10, then 20: a p99 over 60-400 flows is the

@@ -109,6 +109,7 @@ REQUIRED = {
     "tcp:quick_ack_first",
     "tcp:rto_resend_lost",
     "tcp:sacked_rtx_in_pipe",
+    "tcp:partial_ack_resend",
     "queue:codel:variant=ns3",
     "queue:fq_codel:variant=ns3",
     "flow:count",

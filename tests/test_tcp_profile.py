@@ -65,7 +65,8 @@ def test_ns2_sack_rules_run() -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "bad"), [("quick_ack_first", '"yes"'), ("sacked_rtx_in_pipe", "1")]
+    ("key", "bad"),
+    [("quick_ack_first", '"yes"'), ("sacked_rtx_in_pipe", "1"), ("partial_ack_resend", '"on"')],
 )
 def test_boolean_option_bad_value_is_one_line_exit_2(
     cli: CliRunner, tmp_path: Path, key: str, bad: str

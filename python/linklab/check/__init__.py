@@ -161,6 +161,7 @@ def features(draw: Draw) -> set[str]:
             "quick_ack_first",
             "rto_resend_lost",
             "sacked_rtx_in_pipe",
+            "partial_ack_resend",
         ):
             if table.get(key):
                 found.add(f"tcp:{key}")

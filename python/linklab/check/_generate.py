@@ -390,6 +390,8 @@ def _gen_tcp(c: Chooser) -> tuple[dict[str, Any], dict[str, Any]]:
         t["rto_resend_lost"] = c.chance(0.6)
     if eff["variant"] == "sack" and c.chance(0.15):
         t["sacked_rtx_in_pipe"] = c.chance(0.6)
+    if eff["variant"] == "sack" and c.chance(0.15):
+        t["partial_ack_resend"] = c.chance(0.6)
     if c.chance(0.2):
         t["timestamps"] = c.chance(0.6)
     if c.chance(0.3):

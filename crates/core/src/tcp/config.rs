@@ -71,10 +71,11 @@ impl Profile {
                 rto_keeps_sack: true,                    // ReTxTimeout keeps the scoreboard
                 rto_resend_lost: true,                   // NextSeg rule 1 in CA_LOSS too
                 sacked_rtx_in_pipe: true,                // TcpTxBuffer keeps m_retrans when SACKed
-                cwr_per_echo: true,                      // ECN_ECE_RCVD at every echo
-                cut_flight: CutFlight::Pipe,             // GetSsThresh(BytesInFlight())
-                idle_restart: IdleRestart::Off,          // CA_EVENT_CWND_RESTART never raised
-                rate_sample: RateSampleRule::Ns3,        // TcpRateLinux keeps its sample
+                partial_ack_resend: true, // ProcessAck's DoRetransmit on a partial ACK
+                cwr_per_echo: true,       // ECN_ECE_RCVD at every echo
+                cut_flight: CutFlight::Pipe, // GetSsThresh(BytesInFlight())
+                idle_restart: IdleRestart::Off, // CA_EVENT_CWND_RESTART never raised
+                rate_sample: RateSampleRule::Ns3, // TcpRateLinux keeps its sample
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -146,6 +147,11 @@ pub struct TcpOverlay {
     /// `TcpTxBuffer::BytesInFlight`); off, RFC 6675's pipe, which counts no
     /// SACKed byte. Default false (true with profile "ns3").
     pub sacked_rtx_in_pipe: Option<bool>,
+    /// In SACK recovery, a partial ACK whose new oldest segment was never
+    /// retransmitted sends one segment outside the window (ns-3.44's
+    /// `DoRetransmit` in `ProcessAck`); off, RFC 6675 §5 (B). Default false
+    /// (true with profile "ns3").
+    pub partial_ack_resend: Option<bool>,
     /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
@@ -330,6 +336,7 @@ impl TcpOverlay {
         set(&mut c.delack_timeout, self.delack_timeout);
         set(&mut c.quick_ack_first, self.quick_ack_first);
         set(&mut c.sacked_rtx_in_pipe, self.sacked_rtx_in_pipe);
+        set(&mut c.partial_ack_resend, self.partial_ack_resend);
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
@@ -613,6 +620,7 @@ mod tests {
         assert!(ns3.cwr_per_echo && !TcpConfig::default().cwr_per_echo);
         assert!(ns3.quick_ack_first && !TcpConfig::default().quick_ack_first);
         assert!(ns3.sacked_rtx_in_pipe && !TcpConfig::default().sacked_rtx_in_pipe);
+        assert!(ns3.partial_ack_resend && !TcpConfig::default().partial_ack_resend);
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);

@@ -247,6 +247,15 @@ pub struct TcpConfig {
     /// SACKed segment (`Update`, `BytesInFlight`). Off: RFC 6675's pipe,
     /// which counts no SACKed byte, as Linux's `tcp_packets_in_flight`.
     pub sacked_rtx_in_pipe: bool,
+    /// SACK recovery: a partial ACK whose new oldest segment was never
+    /// retransmitted sends one segment at once, outside the congestion
+    /// window and the pacing timer — the lowest segment marked lost and never
+    /// resent, else new data, else the oldest segment again (ns-3.44's
+    /// `ProcessAck` calls `DoRetransmit` unless `IsRetransmittedDataAcked`;
+    /// `DoRetransmit` asks `NextSeg` without rule 3). Off: RFC 6675 §5 (B),
+    /// where a partial ACK only updates the scoreboard and the pipe, as in
+    /// Linux.
+    pub partial_ack_resend: bool,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -393,6 +402,7 @@ impl Default for TcpConfig {
             delack_timeout: Time::from_millis(200),
             quick_ack_first: false,
             sacked_rtx_in_pipe: false,
+            partial_ack_resend: false,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,

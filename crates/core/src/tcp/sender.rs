@@ -166,6 +166,9 @@ pub struct TcpSender {
     rto_guard: Option<u64>,
     /// A retransmission that bypasses the window (fast / partial-ACK retransmit).
     rtx_pending: Option<u64>,
+    /// [`TcpConfig::partial_ack_resend`]: a partial ACK asked for one
+    /// segment outside the window and the pacing timer.
+    partial_ack_tx: bool,
     /// The oldest segment was already retransmitted by the timer.
     rto_retransmitted: bool,
     rtt: RttEstimator,
@@ -306,6 +309,7 @@ impl TcpSender {
             rec: Recovery::new(&cfg),
             rto_guard: None,
             rtx_pending: None,
+            partial_ack_tx: false,
             rto_retransmitted: false,
             rtt: match (cfg.rto_tick, cfg.rto_estimator) {
                 (Some(tick), _) => RttEstimator::ns2(
@@ -1132,6 +1136,11 @@ impl TcpSender {
     }
 
     fn transmit_data(&mut self, now: Time) -> Option<Packet> {
+        if std::mem::take(&mut self.partial_ack_tx) {
+            if let Some(p) = self.ns3_partial_ack_send(now) {
+                return Some(p);
+            }
+        }
         if self.pacing {
             self.pace_blocked = now < self.next_send;
             if self.pace_blocked {

@@ -3100,3 +3100,54 @@ fn sacked_rtx_in_pipe_holds_back_new_data_behind_sacked_resends() {
     let (on, off) = (bursts(true), bursts(false));
     assert_eq!(off - on, 3, "a round's burst: on {on}, off {off}");
 }
+
+/// `partial_ack_resend` (ns-3.44's `DoRetransmit` on a partial ACK in SACK
+/// recovery): a 10-segment transfer loses its first and its last segment.
+/// The SACKs of segments 1–8 start recovery and resend the first; its ACK
+/// is partial (below the recovery point) and its new oldest segment, the
+/// last one, was never resent and is not IsLost (nothing is SACKed above
+/// it), and there is no new data: with the option the partial ACK resends
+/// it at once and no timeout happens; off (RFC 6675 §5 (B)), NextSeg has
+/// nothing to offer and only the retransmission timer resends it.
+#[test]
+fn partial_ack_resend_resends_the_new_head_at_a_partial_ack() {
+    let run = |on: bool| {
+        let c = TcpConfig {
+            partial_ack_resend: on,
+            initial_window: 10,
+            rwnd: 1 << 20,
+            min_rto: ms(200),
+            ..cfg(Variant::Sack)
+        };
+        let mss = u64::from(c.mss);
+        let mut h = Harness::new(c, App::Bytes(10 * mss), MBPS10, ms(10));
+        h.data_hook = Box::new(move |p, n| {
+            if p.payload > 0 && n == 1 && (p.seq == 0 || p.seq == 9 * mss) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(20)), "on {on}");
+        assert_eq!(h.r.delivered(), 10 * mss);
+        let last: Vec<Time> = h
+            .data_sent
+            .iter()
+            .filter(|(_, p)| p.payload > 0 && p.seq == 9 * mss)
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(last.len(), 2, "on {on}: sent twice");
+        (last[1] - last[0], h.timeouts_at.len())
+    };
+    let (on_gap, on_rtos) = run(true);
+    let (off_gap, off_rtos) = run(false);
+    // On: resent about one round trip (20 ms plus serialisation) after its
+    // loss, no timeout; off: the timer (≥ 200 ms) resends it.
+    assert_eq!(on_rtos, 0, "on: {on_gap:?}");
+    assert!(on_gap < ms(100), "on: {on_gap:?}");
+    assert!(
+        off_rtos >= 1 && off_gap >= ms(200),
+        "off: {off_gap:?} {off_rtos}"
+    );
+}

@@ -16,6 +16,12 @@ impl TcpSender {
     /// control chose (RFC 6937) or at ssthresh (RFC 9937 §6.4); the
     /// retransmission timer restarts on every one.
     pub(in crate::tcp::sender) fn rfc6675_on_ack(&mut self, full: bool, mss: u64, now: Time) {
+        if !full && self.cfg.partial_ack_resend && !self.rec.sack1() {
+            // ns-3.44's `ProcessAck`: `DoRetransmit` unless the new oldest
+            // segment is a retransmission not SACKed
+            // (`IsRetransmittedDataAcked(ack + segment)`).
+            self.partial_ack_tx = self.sb.front().is_some_and(|s| s.tx_count <= 1);
+        }
         if full {
             self.in_recovery = false;
             if self.cfg.prr {
@@ -103,6 +109,31 @@ impl TcpSender {
             return None;
         }
         self.send_hole(now)
+    }
+
+    /// [`TcpConfig::partial_ack_resend`] (ns-3.44's `DoRetransmit` on a
+    /// partial ACK): one segment outside the congestion window — `NextSeg`
+    /// without rule 3: the lowest unSACKed segment marked lost and never
+    /// retransmitted (ns-3's `!m_retrans`), else new data if the receiver
+    /// window allows, else the oldest segment again. Still in SACK recovery
+    /// only (a timeout in between cancels it).
+    ///
+    /// [`TcpConfig::partial_ack_resend`]: crate::tcp::TcpConfig::partial_ack_resend
+    pub(in crate::tcp::sender) fn ns3_partial_ack_send(&mut self, now: Time) -> Option<Packet> {
+        if !self.in_recovery || self.cfg.variant != Variant::Sack || self.snd_una >= self.snd_max {
+            return None;
+        }
+        let lost = self
+            .sb
+            .iter()
+            .position(|s| s.lost && !s.sacked && s.tx_count <= 1);
+        if let Some(idx) = lost {
+            return Some(self.send_segment(idx, now));
+        }
+        if let Some(p) = self.send_in_order(now, false) {
+            return Some(p);
+        }
+        Some(self.send_segment(0, now))
     }
 
     /// RFC 6675 §5 steps 1–2: DupAcks ≥ DupThresh, or IsLost(HighACK + 1).
