@@ -844,9 +844,10 @@ GRID_MISS_FAMILY = {
     "R": "open: moved out with ns-3's whole ECN state machine (cwr_per_echo rules 1-2; not traced)",
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting); "
     "over 10 seeds -12.4 % delay, -18.2 % with ns-3's quick ACK of the first segment (g33c)",
-    "C2": "open: moved out with ns-3's quick ACK of a connection's first data segment "
-    "(quick_ack_first, g33c): start-up-decided cells, not traced; newreno/red/f4/r10/d98 "
-    "agreed over 10 seeds (g33s, +3.4 %) and went out again with ns-3's pipe (g33f, +10.3 %)",
+    "C2": "start-up-decided cells; cubic/red/f1/r10/d18: ns-3.44's TcpCubic CntClamp (one "
+    "segment per 20 acked while m_lastMaxCwnd is 0) after HyStart overflows the queue, RTO; "
+    "linklab's unknown_max_growth, not selected by profile ns3 (g33x1: with it +0.7/-6.3 %); "
+    "newreno/red/f4/r10/d98 (+10.3 %, seeds 1,2,4-7) not traced",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band; the "
     "one-flow RED/PIE cells have a bad mode (a timeout, then an echo in CA_LOSS: ssthresh 2 "
     "segments) in some seeds of both simulators, at different rates and depths (g33u)",
