@@ -844,10 +844,10 @@ GRID_MISS_FAMILY = {
     "R": "open: moved out with ns-3's whole ECN state machine (cwr_per_echo rules 1-2; not traced)",
     "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting); "
     "over 10 seeds -12.4 % delay, -18.2 % with ns-3's quick ACK of the first segment (g33c)",
-    "C2": "start-up-decided cells; cubic/red/f1/r10/d18: ns-3.44's TcpCubic CntClamp (one "
-    "segment per 20 acked while m_lastMaxCwnd is 0) after HyStart overflows the queue, RTO; "
-    "linklab's unknown_max_growth, not selected by profile ns3 (g33x1: with it +0.7/-6.3 %); "
-    "newreno/red/f4/r10/d98 (+10.3 %, seeds 1,2,4-7) not traced",
+    "C2": "start-up-decided cells; cubic/red/f1/r10/d18 came in with ns-3.44's TcpCubic "
+    "CntClamp (unknown_max_growth, now selected by profile ns3 and the grid; g33x1 traced "
+    "it: +8.1/-18.3 -> +0.7/-6.3 %); newreno/red/f4/r10/d98 (+10.3 % over 10 seeds, carried "
+    "by seeds 1, 2, 4-7; ns-3 marks 72-129 packets a run, linklab 22-71) not traced",
     "F": "seed noise: over 10 seeds the interval of the difference reaches the band; the "
     "one-flow RED/PIE cells have a bad mode (a timeout, then an echo in CA_LOSS: ssthresh 2 "
     "segments) in some seeds of both simulators, at different rates and depths (g33u)",
@@ -955,7 +955,6 @@ GRID_MISSES = {
     **dict.fromkeys(
         [
             "newreno/red/f4/mss1448/r10/d98/q0.5bdp/t30",
-            "cubic/red/f1/mss1448/r10/d18/q4bdp/t20",
         ],
         "C2",
     ),
@@ -1222,6 +1221,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # to 1 once W_est reaches cwnd_prior. linklab's CUBIC `alpha_switch = false` (profile
         # "ns3"; family C, g33c).
         st["cubic_alpha_switch"] = False
+        # ... and clamps its count to m_cntClamp (20: one segment per 20 acknowledged at
+        # least) while m_lastMaxCwnd is 0, i.e. before the first reduction (tcp-cubic.cc
+        # 321-324 at ns-3.44), as Linux's bictcp_update does. linklab's CUBIC
+        # `unknown_max_growth = true` (profile "ns3"; family C2, traced by g33x1).
+        st["cubic_unknown_max_growth"] = True
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1409,6 +1413,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"]["ssthresh_from"] = st["cubic_ssthresh_from"]
     if "cubic_alpha_switch" in st:
         tcp["cc"]["alpha_switch"] = st["cubic_alpha_switch"]
+    if "cubic_unknown_max_growth" in st:
+        tcp["cc"]["unknown_max_growth"] = st["cubic_unknown_max_growth"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "dctcp_echo" in st:
@@ -1556,6 +1562,10 @@ def grid_mismatches(
         same("linklab tcp.cc.alpha_switch",
              cc.get("alpha_switch") if isinstance(cc, dict) else None,
              st.get("cubic_alpha_switch"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_unknown_max_growth" in st:
+        same("linklab tcp.cc.unknown_max_growth",
+             cc.get("unknown_max_growth") if isinstance(cc, dict) else None,
+             st.get("cubic_unknown_max_growth"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip

@@ -728,8 +728,9 @@ mod tests {
         assert_eq!((hy(&c), c.abc()), (Some(H::HyStartPlusPlus), false));
         let top = overlay("abc = true").apply(&base);
         assert!(overlay("cc = \"cubic\"").apply(&top).abc());
-        // Linux's tcp_cubic growth rules: with profile "linux" only, but for
-        // the constant Reno-friendly α, which ns-3.44's TcpCubic keeps too.
+        // Linux's tcp_cubic growth rules, which ns-3.44's TcpCubic has too (the
+        // constant Reno-friendly α; `cnt` clamped to 20 while `m_lastMaxCwnd`
+        // is 0, tcp-cubic.cc 321-324).
         let rules = |c: &TcpConfig| match c.resolved_cc() {
             CcConfig::Cubic(k) => (k.alpha_switch, k.unknown_max_growth),
             _ => (None, None),
@@ -739,7 +740,7 @@ mod tests {
         let c = overlay("profile = \"linux\"").apply(&base);
         assert_eq!(rules(&c), (Some(false), Some(true)));
         let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
-        assert_eq!(rules(&c), (Some(false), Some(false)));
+        assert_eq!(rules(&c), (Some(false), Some(true)));
         // ns-3's W_max through a timeout: with profile "ns3" only.
         use crate::tcp::cc::cubic::TimeoutWmax;
         let tw = |c: &TcpConfig| match c.resolved_cc() {

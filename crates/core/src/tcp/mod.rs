@@ -457,8 +457,8 @@ impl TcpConfig {
     /// CUBIC's `hystart` is "classic" with profile "linux", "classic-ns3"
     /// with profile "ns3", else "hystart++"; CUBIC's `alpha_switch` is off
     /// with profiles "linux" and "ns3" (Linux's `tcp_cubic`, ns-3.44's
-    /// `TcpCubic::Update`), its `unknown_max_growth` on with profile "linux"
-    /// only (Linux's `tcp_cubic`), its `timeout_wmax` "ns3" with profile "ns3", else
+    /// `TcpCubic::Update`), its `unknown_max_growth` on with profiles "linux"
+    /// and "ns3" (Linux's `tcp_cubic`, ns-3.44's `m_cntClamp`), its `timeout_wmax` "ns3" with profile "ns3", else
     /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
@@ -521,7 +521,9 @@ impl TcpConfig {
             // `scale` (α = 3(1 − β)/(1 + β)) throughout, as Linux does.
             let ns3 = self.profile == Some(config::Profile::Ns3);
             c.alpha_switch = c.alpha_switch.or(Some(!linux && !ns3));
-            c.unknown_max_growth = c.unknown_max_growth.or(Some(linux));
+            // ns-3.44's `TcpCubic::Update` clamps `cnt` to `m_cntClamp` (20)
+            // while `m_lastMaxCwnd` is 0, as Linux's `bictcp_update` does.
+            c.unknown_max_growth = c.unknown_max_growth.or(Some(linux || ns3));
             c.timeout_wmax =
                 c.timeout_wmax
                     .or(Some(if self.profile == Some(config::Profile::Ns3) {
