@@ -1278,6 +1278,13 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         k = max(1, min(qdisc, math.ceil(bdp_pkts / 7)))
         st["dctcp_k"] = k
         st["red_minth"], st["red_maxth"], st["red_wq"] = float(k), float(3 * k), 1.0
+    if cell.queue in ("red", "dctcp"):
+        # ns-3.44's RedQueueDisc resets m_count at an early action only (family C2, g33c2;
+        # red-queue-disc.cc DoEnqueue at ns-3.44): a forced drop resets it only with
+        # Ns1Compat (ns-2's condition inverted) and an arrival the full internal queue
+        # refuses leaves it, where ns-2's red.cc resets it at both. linklab's RED
+        # `count_reset = "ns3"`.
+        st["red_count_reset"] = "ns3"
     if cell.queue in ("red", "dctcp", "pie"):
         st["mean_pkt_size"] = pkt
     if cell.queue == "pie":
@@ -1369,6 +1376,8 @@ def linklab_grid_queue(st: dict[str, Any]) -> dict[str, Any]:
             "ns2": True,
             "idle": "ns2",
         }
+        if "red_count_reset" in st:
+            out["count_reset"] = st["red_count_reset"]
         if q == "dctcp":
             out["hard_drop"] = False
         return out
@@ -1650,6 +1659,8 @@ def grid_mismatches(
             same("linklab red mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
             same("linklab red hard_drop", lq.get("hard_drop", True), q == "red")
             same("linklab red ns2", (lq.get("ns2"), lq.get("idle")), (True, "ns2"))
+            same("linklab red count_reset", lq.get("count_reset", "ns2"),
+                 st.get("red_count_reset", "ns2"))  # fmt: skip
         if q == "pie":
             same("linklab pie mean_pkt_size", lq.get("mean_pkt_size"), st["mean_pkt_size"])
             same("linklab pie burst_rule", lq.get("burst_rule"), st.get("pie_burst_rule"))
