@@ -833,7 +833,8 @@ GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
     "with them and ns-3's send quantum emulated what is left is open; bbr/red/f1/r100/d0 "
     "(ns-3's RTO collapse, 16-17 timeouts a run on both sides) moved out with BBR's "
-    "loss_window ns3 (g33m: 14.7 -> 17.3 Mbit/s, ns-3 14.9)",
+    "loss_window ns3 (g33m: 14.7 -> 17.3 Mbit/s, ns-3 14.9), in again with RED's count_reset "
+    "ns3 (g33c2, 10 seeds: +10.9 -> +9.3 %)",
     "C": "ns-3.44 PRR (issue #1350), emulated since g33e (prr_variant ns3); the f1 r100 d0 "
     "cell in since g33c (ns-3's constant Reno-friendly alpha, its quick first ACK)",
     "D": "Westwood+ estimator: ns-3's emulated (filter ns3); the last cell (westwood/red/f1) "
