@@ -112,6 +112,7 @@ REQUIRED = {
     "tcp:partial_ack_resend",
     "queue:codel:variant=ns3",
     "queue:fq_codel:variant=ns3",
+    "queue:red:count_reset=ns3",
     "flow:count",
     "flow:start_jitter",
     "flow:bytes",

@@ -78,6 +78,17 @@ def test_codel_with_ecn_marks_instead_of_dropping() -> None:
         ('{ kind = "fq_codel", flows = 0 }', "links[1].queue.flows", "out of range"),
         ('{ kind = "codel", variant = "rfc" }', "links[1].queue.variant", '"linux" or "ns3"'),
         ('{ kind = "fq_codel", variant = "ns-3" }', "links[1].queue.variant", '"linux" or "ns3"'),
+        # RED's ns-3.44 count rule belongs to ns-2's decision rules (docs/models/red.md).
+        (
+            '{ kind = "red", minth = 5, maxth = 15, count_reset = "ns3" }',
+            "links[1].queue.count_reset",
+            "set ns2 = true",
+        ),
+        (
+            '{ kind = "red", minth = 5, maxth = 15, ns2 = true, count_reset = "ns-3" }',
+            "links[1].queue.count_reset",
+            '"ns2" or "ns3"',
+        ),
         (
             '{ kind = "pie", mark_ecn_threshold = 1.5 }',
             "links[1].queue.mark_ecn_threshold",

@@ -176,6 +176,8 @@ def features(draw: Draw) -> set[str]:
             found.add(f"queue:{q.get('kind', 'droptail')}")
             if "variant" in q:
                 found.add(f"queue:{q.get('kind')}:variant={q['variant']}")
+            if q.get("ns2") and q.get("count_reset") == "ns3":
+                found.add("queue:red:count_reset=ns3")
             limit = str(q.get("limit", ""))
             found.add(
                 "limit:"

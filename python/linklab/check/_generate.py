@@ -583,6 +583,9 @@ def _queue(
                 q["mean_pkt_size"] = c.pick([500, 40, 1000, 1500, 9000])
             if c.chance(0.15):
                 q["idle"] = c.pick(["fractional", "ns2"])
+            if q.get("ns2") and c.chance(0.3):
+                # What resets count under ns-2's rules: ns-2's red.cc or ns-3.44's.
+                q["count_reset"] = c.pick(["ns2", "ns3"])
         else:
             q["alpha"] = max(1, c.int(1, max(1, minth)))
             q["tr"] = fmt_time(c.log(0.01, 2.0, 0.2))

@@ -96,6 +96,13 @@ pub struct RedConfig {
     /// `count·pb ≥ 2`. Default false (Floyd & Jacobson's Figure 2).
     #[serde(default)]
     pub ns2: bool,
+    /// Under the ns-2 rules (`ns2 = true`), what resets `count` besides an
+    /// early action: `"ns2"` — a forced action and an arrival that finds the
+    /// queue full too (ns-2's `red.cc` with `ns1_compat_` off); `"ns3"` —
+    /// nothing else (ns-3.44's `RedQueueDisc`, see [`CountReset::Ns3`]).
+    /// Default `"ns2"`.
+    #[serde(default)]
+    pub count_reset: CountReset,
     /// Discard the oldest waiting packet instead of the arrival (for a radio
     /// bearer's buffer: the first SDU whose transmission has not started, as
     /// Slope Based Discard does), in the early and the forced region; an
@@ -114,6 +121,26 @@ pub enum IdleDecay {
     Fractional,
     /// ns-2: `m = int(idle / s)`, whole packets only.
     Ns2,
+}
+
+/// Under the ns-2 rules, the events that reset RED's `count` besides an early
+/// action (`count_reset`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CountReset {
+    /// ns-2's `red.cc`: a forced drop (`avg` in the forced region, or an
+    /// arrival that finds the queue full) resets `count` too, unless
+    /// `ns1_compat_`.
+    #[default]
+    Ns2,
+    /// ns-3.44's `RedQueueDisc` (`src/traffic-control/model/red-queue-disc.cc`,
+    /// `DoEnqueue`): `m_count` is reset by an early action (`DropEarly`) and
+    /// set to 1 at the first crossing only; a forced action resets it only
+    /// with `Ns1Compat` (off by default: ns-2's condition inverted), and an
+    /// arrival refused by the full internal queue leaves it (the limit is the
+    /// internal queue's, after RED's decision). So while the queue overflows
+    /// `count` keeps growing and marks go on.
+    Ns3,
 }
 
 /// The defaults of [`RedConfig`] for keys not written.
@@ -155,6 +182,7 @@ impl Default for RedConfig {
             link_rate_bps: 1_500_000,
             idle: IdleDecay::Fractional,
             ns2: false,
+            count_reset: CountReset::Ns2,
             drop_front: false,
         }
     }
@@ -290,6 +318,13 @@ impl AqmConfig for RedConfig {
                 "is out of range; allowed: ≥ 1 byte",
             ));
         }
+        if self.count_reset == CountReset::Ns3 && !self.ns2 {
+            return Err(ConfigError::new(
+                "count_reset",
+                "ns3",
+                "applies to ns-2's decision rules only; set ns2 = true (or count_reset = \"ns2\")",
+            ));
+        }
         if self.link_rate_bps == 0 {
             return Err(ConfigError::at_key("", "the link rate must be positive"));
         }
@@ -351,12 +386,13 @@ impl Red {
     fn ns2_decide(&mut self, q: &QueueView, pkt: &Packet, rng: &mut Rng) -> Verdict {
         let verdict = self.ns2_verdict(q, pkt, rng);
         // An arrival that finds the queue full is a forced drop in ns-2 (the
-        // queue drops it here, as overflow): it resets `count` too.
+        // queue drops it here, as overflow): it resets `count` too — not in
+        // ns-3.44 (`count_reset = "ns3"`).
         let full = match q.limit {
             Limit::Packets(n) => q.packets >= n,
             Limit::Bytes(b) => q.bytes + u64::from(pkt.size()) > b,
         };
-        if full {
+        if full && self.cfg.count_reset == CountReset::Ns2 {
             self.count = 0;
         }
         verdict
@@ -370,7 +406,9 @@ impl Red {
             return Verdict::Accept;
         }
         if avg >= self.cfg.forced_th() {
-            self.count = 0;
+            if self.cfg.count_reset == CountReset::Ns2 {
+                self.count = 0;
+            }
             return self.act(pkt, DropCause::AqmForced);
         }
         if !self.old {
@@ -529,6 +567,86 @@ mod tests {
             gaps[1..].iter().max().unwrap(),
         );
         assert!(*lo >= 20 && *hi <= 40, "gaps {lo}..{hi}");
+    }
+
+    /// ns-3.44's `RedQueueDisc` (`count_reset = "ns3"`): neither an arrival
+    /// that finds the queue full nor a forced action resets `count`; ns-2's
+    /// rules reset it at both. While the queue overflows at a steady average
+    /// in the gentle region, ns-2's rules therefore never act (every other
+    /// arrival is refused and `count` never reaches `1/pb`), ns-3's do.
+    #[test]
+    fn ns3_count_reset_keeps_count_through_overflow_and_forced_drops() {
+        let base = RedConfig {
+            instantaneous: true,
+            ns2: true,
+            ecn: true,
+            ..RedConfig::new(5.0, 15.0)
+        };
+        let ns3 = RedConfig {
+            count_reset: CountReset::Ns3,
+            ..base.clone()
+        };
+        let p = pkt(500, Ecn::Ect0);
+        let full = QueueView {
+            packets: 20,
+            bytes: 10_000,
+            limit: Limit::Packets(20),
+        };
+        let room = QueueView {
+            packets: 19,
+            bytes: 9_500,
+            limit: Limit::Packets(20),
+        };
+        for (cfg, after_full) in [(&base, 0), (&ns3, 3)] {
+            let mut red = Red::new(cfg.clone());
+            let mut rng = Rng::stream(1, "red");
+            // The first crossing sets count = 1; then count 2 (pb·count < 1 at
+            // avg 19: pb = 0.02 + 0.98·4/15 ≈ 0.28, so no action yet).
+            red.on_arrival(Time::ZERO, &room, &p, &mut rng);
+            red.on_arrival(Time::ZERO, &room, &p, &mut rng);
+            assert_eq!(red.count, 2);
+            red.on_arrival(Time::ZERO, &full, &p, &mut rng);
+            assert_eq!(red.count, after_full, "{:?}", cfg.count_reset);
+            // Forced region (avg ≥ 2·maxth): acted on; count reset by ns-2 only.
+            let forced = QueueView {
+                packets: 30,
+                bytes: 15_000,
+                limit: Limit::Packets(40),
+            };
+            let mut red = Red::new(cfg.clone());
+            red.on_arrival(Time::ZERO, &room, &p, &mut rng);
+            red.on_arrival(Time::ZERO, &room, &p, &mut rng);
+            assert_eq!(
+                red.on_arrival(Time::ZERO, &forced, &pkt(500, Ecn::NotEct), &mut rng),
+                Verdict::Drop(DropCause::AqmForced)
+            );
+            assert_eq!(red.count, if after_full == 0 { 0 } else { 3 });
+        }
+        // Alternating full / not full at avg 19 (every other arrival refused,
+        // as in a slow-start overflow): ns-2's rules never mark, ns-3's do.
+        let marks = |cfg: &RedConfig| {
+            let mut red = Red::new(cfg.clone());
+            let mut rng = Rng::stream(7, "red");
+            (0..2_000)
+                .filter(|i| {
+                    let v = if i % 2 == 0 { &room } else { &full };
+                    red.on_arrival(Time::ZERO, v, &p, &mut rng) == Verdict::Mark
+                })
+                .count()
+        };
+        assert_eq!(marks(&base), 0);
+        let m = marks(&ns3);
+        // With count growing by one an arrival, pa = pb/(2 − count·pb) from
+        // count 4 (count·pb ≥ 1): an action every 4–7 arrivals, 2 000/7 at least.
+        assert!(m > 2_000 / 7, "ns-3 rules marked {m}");
+        // count_reset = "ns3" belongs to the ns-2 rules.
+        let bad = RedConfig {
+            ns2: false,
+            ..ns3.clone()
+        };
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("count_reset") && e.contains("ns2 = true"), "{e}");
+        assert!(ns3.validate().is_ok());
     }
 
     #[test]
