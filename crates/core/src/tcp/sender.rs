@@ -446,6 +446,8 @@ impl TcpSender {
         // inside a fast recovery (`m_isRetransDataAcked`).
         let (recovery_before, cwr_before) = (self.in_recovery, self.cwr);
         let mut sacked_new = false;
+        // ns-3's CA_CWR ended on this ACK (a new echo may start the next).
+        let mut cwr_exited = false;
         let mut rtx_acked = false;
         // For RFC 9937's PRR: the loss marks before the ACK (SafeACK: "no
         // further loss indicated") and the bytes SACKed before that it
@@ -508,6 +510,7 @@ impl TcpSender {
                 // the reduced one.
                 self.cwr = false;
                 self.win.cwnd = self.cwr_target;
+                cwr_exited = true;
             }
             if ece && self.cfg.cwr_per_echo {
                 // ns-3.44 (`ReceivedAck`, tcp-socket-base.cc 1908–1924;
@@ -721,11 +724,15 @@ impl TcpSender {
                 // ns-3.44: `EnterCwr` → `EnterRecovery` → `DoRecovery(…,
                 // true)` (RecoverFS the pipe), then `ProcessAck`'s CA_CWR
                 // branch `DoRecovery(…, false)` on every ACK of a segment
-                // or more (2150–2158), the entering ACK included.
+                // or more (2150–2158), the entering ACK included — also
+                // the ACK that ends one CWR (1896–1907: CA_OPEN, cwnd =
+                // ssthresh) and, carrying a new echo, enters the next
+                // (1912–1922): PRR's entry sets cwnd = pipe + sndcnt there
+                // too, not the ended reduction's ssthresh (issue 33, g33i).
                 if !self.ns3_sack_cwr() {
                     self.rec.pipe = self.cwnd_flight();
                 }
-                if !cwr_before {
+                if !cwr_before || cwr_exited {
                     self.prr.recover_fs = self.rec.pipe;
                     self.prr_update_ns3(delivered, true, false);
                 }

@@ -3151,3 +3151,71 @@ fn partial_ack_resend_resends_the_new_head_at_a_partial_ack() {
         "off: {off_gap:?} {off_rtos}"
     );
 }
+
+/// ns-3.44's CA_CWR under its PRR (`prr_variant = "ns3"`, `cwr_per_echo`):
+/// the ACK that ends one reduction (`ack > m_recover`: CA_OPEN, cwnd =
+/// ssthresh, tcp-socket-base.cc 1896–1907) and carries a new echo enters the
+/// next one (`EnterCwr`, 1912–1922), whose `EnterRecovery` runs PRR's entry
+/// `DoRecovery(…, true)` (tcp-prr-recovery.cc: RecoverFS = the pipe,
+/// DeliveredData + one segment) before `ProcessAck`'s `DoRecovery(…, false)`
+/// — so cwnd = pipe + sndcnt of both calls, as at a first entry, not the
+/// ended reduction's ssthresh (issue 33, g33i: ns-3's flows locked in
+/// back-to-back CWR).
+#[test]
+fn ns3_cwr_reentered_on_the_ack_that_ends_one_runs_prrs_entry() {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        initial_window: 10,
+        variant: Variant::Sack,
+        prr: true,
+        prr_variant: PrrVariant::Ns3,
+        cwr_per_echo: true,
+        ..TcpConfig::default()
+    };
+    let mut s = TcpSender::new(c, FlowId(1), NodeId(0), NodeId(1), App::Bulk);
+    let t0 = Time::ZERO;
+    s.start(t0);
+    assert_eq!(new_segments(&mut s, t0).len(), 10);
+    let ece = |ack: u64| {
+        let mut p = ack_pkt(ack, &[]);
+        p.flags.set(TcpFlags::ECE);
+        p
+    };
+    // ns-3's PRR (tcp-prr-recovery.cc), one ACK: the entry call, then the
+    // CA_CWR branch's; cwnd = pipe + sndcnt.
+    let prr_entry = |pipe: u64, ssthresh: u64, delivered: u64| -> u64 {
+        let first = delivered + 1000; // isDupAck, prrDelivered 0 < RecoverFS
+        let both = first + delivered;
+        let sndcnt = if pipe > ssthresh {
+            (both * ssthresh).div_ceil(pipe)
+        } else {
+            (both).min(ssthresh - pipe)
+        };
+        pipe + sndcnt.max(1000)
+    };
+    // The first echo (ACK 2000): pipe 8000, ssthresh 4000, m_recover 10000.
+    let t1 = ms(20);
+    s.on_packet(t1, &ece(2000));
+    assert_eq!(s.ssthresh(), 4000);
+    assert_eq!(s.cwnd(), prr_entry(8000, 4000, 2000));
+    let mut snd_nxt = 10_000 + 1000 * new_segments(&mut s, t1).len() as u64;
+    // Echoes of marks before the CWR segment: still in the reduction.
+    let mut ack = 2000;
+    while ack < 10_000 {
+        ack += 2000;
+        s.on_packet(t1, &ece(ack));
+        snd_nxt += 1000 * new_segments(&mut s, t1).len() as u64;
+    }
+    assert_eq!(s.ssthresh(), 4000, "one reduction per window");
+    // ACK 12000 > m_recover with ECE: the reduction ends and the next starts
+    // on the same ACK.
+    s.on_packet(t1, &ece(12_000));
+    let pipe = snd_nxt - 12_000;
+    let ssthresh = (pipe / 2).max(2000);
+    assert_eq!(s.ssthresh(), ssthresh, "pipe {pipe}");
+    assert_eq!(s.stats().ecn_reductions, 2);
+    assert_eq!(s.cwnd(), prr_entry(pipe, ssthresh, 2000), "pipe {pipe}");
+}
