@@ -1448,6 +1448,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["sacked_rtx_in_pipe"] = True
     if st.get("partial_ack_resend"):
         tcp["partial_ack_resend"] = True
+    # ns-3's socket send buffer (the twin's SndBufSize = --bufsize; family O3, g33o3): a
+    # sender that has sent all of it marks its rate samples app-limited
+    # (TcpRateLinux::CalculateAppLimited at the write that fills it). linklab's `send_buffer`.
+    tcp["send_buffer"] = f"{st['buffer_bytes']}B"
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1619,6 +1623,7 @@ def grid_mismatches(
         bool(tcp.get("sacked_rtx_in_pipe", False)),
         bool(st.get("sacked_rtx_in_pipe", False)),
     )
+    same("linklab tcp.send_buffer", _quantity(tcp.get("send_buffer")), float(st["buffer_bytes"]))
     same(
         "linklab tcp.partial_ack_resend",
         bool(tcp.get("partial_ack_resend", False)),
