@@ -868,11 +868,16 @@ GRID_MISS_FAMILY = {
     "random first marks in the start-up, its queue built up 2 s later at 25-30 s (g33f)",
     "U": "timeouts then an echo in CA_LOSS (ssthresh 2 segments) in some seeds; agrees over "
     "the 10 ns-3 seeds committed by g33u",
-    "O3": "open: long-RTT start-up transients; bbr/red/f1/mss536 (g33x2): the whole gap is "
-    "at 5-10 s and only with ECN (off on both sides: -2.8/+6.3 %): ns-3's BBR stays in "
-    "start-up through its first timeout (pacing 26 Mbit/s until 5.78 s), refills the queue "
-    "and times out again; why its full-pipe check does not fire is open. cubic/red/f4: "
-    "carried by the seeds with the most timeouts on each side",
+    "O3": "bbr/red/f1/mss536 explained (g33o3), a linklab model gap: in the ECN start-up "
+    "(no fast recovery in CWR) ns-3's sender sends its whole 1 MB SndBufSize past the first "
+    "hole, the write that fills it marks the rate samples app-limited (CalculateAppLimited, "
+    "as Linux's tcp_rate_check_app_limited), BBR's full-pipe check skips rounds 11-20 and "
+    "STARTUP lasts through the RTO; with an 8 MB SndBufSize ns-3 gives linklab's queue "
+    "(13.2 ms, seeds 1-3); linklab's send_buffer (set by the grid) now marks the same "
+    "rounds, -19.6 -> -18.5 % only: its first clean sample after them is 3.7 Mbit/s where "
+    "ns-3's is 9.08 (open). "
+    "cubic/red/f4: not that (8 MB: bit-identical), carried by the seeds with the most "
+    "timeouts on each side",
     "O4": "open: 16 flows at 100 Mbit/s; its last cells came in with ns-3.44's pipe "
     "(sacked_rtx_in_pipe, g33f)",
     "V": "open: moved out with ns-3.44's pipe, which keeps a SACKed retransmission in flight "
@@ -1439,6 +1444,10 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["sacked_rtx_in_pipe"] = True
     if st.get("partial_ack_resend"):
         tcp["partial_ack_resend"] = True
+    # ns-3's socket send buffer (the twin's SndBufSize = --bufsize; family O3, g33o3): a
+    # sender that has sent all of it marks its rate samples app-limited
+    # (TcpRateLinux::CalculateAppLimited at the write that fills it). linklab's `send_buffer`.
+    tcp["send_buffer"] = f"{st['buffer_bytes']}B"
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1610,6 +1619,7 @@ def grid_mismatches(
         bool(tcp.get("sacked_rtx_in_pipe", False)),
         bool(st.get("sacked_rtx_in_pipe", False)),
     )
+    same("linklab tcp.send_buffer", _quantity(tcp.get("send_buffer")), float(st["buffer_bytes"]))
     same(
         "linklab tcp.partial_ack_resend",
         bool(tcp.get("partial_ack_resend", False)),

@@ -25,6 +25,10 @@
 // The JSON line carries a "settings" object read back from the built objects (devices,
 // channels, queue disc, a sender's and a receiver's socket), so that the caller can check
 // that ns-3 ran what it asked for, and the data retransmissions of every sender.
+//
+// Diagnostics (off by default; the default output is unchanged): --sndbuf=BYTES sets
+// SndBufSize alone (0: --bufsize), an A/B switch; --bbrstate=1 with --trace and --cc=bbr adds
+// a "bbr" line of TcpBbr's state after every ACK a sender processes (see TraceBbrRx).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -93,6 +97,94 @@ TraceTx(std::string ctx, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpS
     }
 }
 
+namespace
+{
+// --bbrstate=1 (with --trace and --cc=bbr): after every ACK a sender processes, one line
+// "T bbr NODE state filled round_start round_count full_bw_count full_bw max_bw rs_app_limited
+// rs_rate rs_prior_delivered delivered cong_state" (rates bit/s) from TcpBbr's private
+// members, read through the friend classes ns-3.44 declares for its own tests (TcpSocketBase's
+// `TcpGeneralTest`, TcpBbr's `TcpBbrCheckGainValuesTest`); the rate sample is the last one
+// the socket's TcpRateLinux traced ("TcpRateSampleUpdated"). A diagnostic: off by default.
+static bool g_bbrState = false;
+static std::map<const TcpSocketBase*, TcpRateOps::TcpRateSample> g_lastSample;
+} // namespace
+
+namespace ns3
+{
+class TcpGeneralTest
+{
+  public:
+    static Ptr<TcpCongestionOps> Cc(const TcpSocketBase* s)
+    {
+        return s->m_congestionControl;
+    }
+
+    static Ptr<TcpRateOps> Rate(const TcpSocketBase* s)
+    {
+        return s->m_rateOps;
+    }
+
+    static int CongState(const TcpSocketBase* s)
+    {
+        return (int)s->m_tcb->m_congState.Get();
+    }
+};
+} // namespace ns3
+
+class TcpBbrCheckGainValuesTest
+{
+  public:
+    static void Log(std::string id, const TcpSocketBase* s)
+    {
+        auto* bbr = dynamic_cast<TcpBbr*>(PeekPointer(TcpGeneralTest::Cc(s)));
+        if (!bbr || !g_trace)
+        {
+            return;
+        }
+        const TcpRateOps::TcpRateSample& rs = g_lastSample[s];
+        std::fprintf(g_trace,
+                     "%.9f bbr %s %d %d %d %u %u %llu %llu %d %llu %u %llu %d\n",
+                     Simulator::Now().GetSeconds(),
+                     id.c_str(),
+                     (int)bbr->m_state,
+                     (int)bbr->m_isPipeFilled,
+                     (int)bbr->m_roundStart,
+                     bbr->m_roundCount,
+                     bbr->m_fullBandwidthCount,
+                     (unsigned long long)bbr->m_fullBandwidth.GetBitRate(),
+                     (unsigned long long)bbr->m_maxBwFilter.GetBest().GetBitRate(),
+                     (int)rs.m_isAppLimited,
+                     (unsigned long long)rs.m_deliveryRate.GetBitRate(),
+                     rs.m_priorDelivered,
+                     (unsigned long long)bbr->m_delivered,
+                     TcpGeneralTest::CongState(s));
+    }
+};
+
+namespace
+{
+void
+OnRateSample(const TcpSocketBase* s, const TcpRateOps::TcpRateSample& rs)
+{
+    g_lastSample[s] = rs;
+}
+
+void
+TraceBbrRx(std::string id, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase> s)
+{
+    const TcpSocketBase* raw = PeekPointer(s);
+    if (!g_lastSample.count(raw))
+    {
+        g_lastSample[raw] = TcpRateOps::TcpRateSample();
+        TcpGeneralTest::Rate(raw)->TraceConnectWithoutContext(
+            "TcpRateSampleUpdated", MakeBoundCallback(&OnRateSample, raw));
+    }
+    // After the ACK's processing (this trace fires before it).
+    Simulator::ScheduleNow(&TcpBbrCheckGainValuesTest::Log, id, raw);
+}
+
+} // namespace
+
 // --trace: a data packet the bottleneck queue disc dropped (its TCP sequence number).
 static void
 TraceQdiscDrop(Ptr<const QueueDiscItem> item)
@@ -157,6 +249,10 @@ ConnectSender(uint32_t node)
                                       MakeBoundCallback(&TraceSsth, id));
         Config::ConnectWithoutContext(base + "PacingRate", MakeBoundCallback(&TracePacing, id));
         Config::ConnectWithoutContext(base + "Tx", MakeBoundCallback(&TraceTx, id));
+        if (g_bbrState)
+        {
+            Config::ConnectWithoutContext(base + "Rx", MakeBoundCallback(&TraceBbrRx, id));
+        }
     }
 }
 
@@ -269,6 +365,7 @@ main(int argc, char* argv[])
     double accessMbps = 100.0;
     double accessDelayMs = 1.0;
     uint32_t bufsize = 1 << 20;
+    uint32_t sndbuf = 0;
     double minth = 0.0;
     double maxth = 0.0;
     uint32_t meanpkt = 500;
@@ -290,10 +387,14 @@ main(int argc, char* argv[])
     cmd.AddValue("accessrate", "access link rate, Mbit/s", accessMbps);
     cmd.AddValue("accessdelay", "access link one-way delay, ms", accessDelayMs);
     cmd.AddValue("bufsize", "TCP SndBufSize and RcvBufSize, bytes", bufsize);
+    cmd.AddValue("sndbuf", "TCP SndBufSize alone, bytes (0: --bufsize; an A/B switch)", sndbuf);
     cmd.AddValue("minth", "RED MinTh, packets (0: 75, or K for --queue=dctcp)", minth);
     cmd.AddValue("maxth", "RED MaxTh, packets (0: 225, or 3K for --queue=dctcp)", maxth);
     cmd.AddValue("meanpkt", "RED and PIE MeanPktSize, bytes", meanpkt);
     cmd.AddValue("trace", "write cwnd/ssthresh of every sender and the L->R wait here", trace);
+    cmd.AddValue("bbrstate",
+                 "with --trace and --cc=bbr: a line of TcpBbr's state after every ACK",
+                 g_bbrState);
     cmd.Parse(argc, argv);
 
     const std::map<std::string, std::string> ccs = {{"newreno", "ns3::TcpNewReno"},
@@ -347,7 +448,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(TypeId::LookupByName(ccs.at(cc))));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segsize));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(bufsize));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sndbuf ? sndbuf : bufsize));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(bufsize));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));

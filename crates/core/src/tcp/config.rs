@@ -152,6 +152,11 @@ pub struct TcpOverlay {
     /// `DoRetransmit` in `ProcessAck`); off, RFC 6675 §5 (B). Default false
     /// (true with profile "ns3").
     pub partial_ack_resend: Option<bool>,
+    /// The socket's send buffer: bytes or a size ("1MiB"), 1 B to 1 GiB
+    /// (ns-3's `SndBufSize`, Linux's `sk_sndbuf`). A sender that has sent
+    /// all of it, with less than the window in flight, marks its rate samples
+    /// application-limited. Default unbounded.
+    pub send_buffer: Option<Bytes>,
     /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
@@ -337,6 +342,9 @@ impl TcpOverlay {
         set(&mut c.quick_ack_first, self.quick_ack_first);
         set(&mut c.sacked_rtx_in_pipe, self.sacked_rtx_in_pipe);
         set(&mut c.partial_ack_resend, self.partial_ack_resend);
+        if let Some(b) = self.send_buffer {
+            c.send_buffer = Some(b.get());
+        }
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
@@ -417,6 +425,9 @@ impl TcpConfig {
         check_range("mss", self.mss, 1, MSS_MAX)?;
         check_range("initial_window", self.initial_window, 1, 10)?;
         check_range("rwnd", self.rwnd, 1, 1 << 30)?;
+        if let Some(b) = self.send_buffer {
+            check_range("send_buffer", b, 1, 1 << 30)?;
+        }
         check_range("dupack_threshold", self.dupack_threshold, 1, 1000)?;
         if self.min_rto == Time::ZERO || self.min_rto > self.max_rto {
             return Err(ConfigError::new(
@@ -752,6 +763,26 @@ mod tests {
         assert_eq!(tw(&c), Some(TimeoutWmax::Rfc9438));
         let c = overlay("cc = { kind = \"cubic\", timeout_wmax = \"ns3\" }").apply(&base);
         assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
+    }
+
+    /// `send_buffer`: a size or bytes, unbounded by default and under every
+    /// profile; 0 and more than 1 GiB are rejected with the key named.
+    #[test]
+    fn send_buffer_reads_sizes_and_rejects_zero() {
+        let base = TcpConfig::default();
+        assert_eq!(base.send_buffer, None);
+        assert_eq!(overlay("profile = \"ns3\"").apply(&base).send_buffer, None);
+        let c = overlay("send_buffer = \"1MiB\"").apply(&base);
+        assert_eq!(c.send_buffer, Some(1 << 20));
+        assert!(c.validate().is_ok());
+        for bad in ["send_buffer = \"0B\"", "send_buffer = \"2GiB\""] {
+            let e = overlay(bad)
+                .apply(&base)
+                .validate()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("send_buffer"), "{bad}: {e}");
+        }
     }
 
     /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and

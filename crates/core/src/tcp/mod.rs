@@ -256,6 +256,15 @@ pub struct TcpConfig {
     /// where a partial ACK only updates the scoreboard and the pipe, as in
     /// Linux.
     pub partial_ack_resend: bool,
+    /// The socket's send buffer, bytes: the application's data held from
+    /// `snd_una` on, sent or not (ns-3's `TcpSocket::SndBufSize`, Linux's
+    /// `sk_sndbuf`). A sender that has sent all of it, with less than the
+    /// window in flight, marks its rate samples application-limited once per
+    /// opening of the buffer (the application's write that filled it: ns-3.44's
+    /// `TcpRateLinux::CalculateAppLimited` from `TcpSocketBase::Send`, Linux's
+    /// `tcp_rate_check_app_limited` from `tcp_sendmsg`). `None`: unbounded,
+    /// the application's data is always there.
+    pub send_buffer: Option<u64>,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -403,6 +412,7 @@ impl Default for TcpConfig {
             quick_ack_first: false,
             sacked_rtx_in_pipe: false,
             partial_ack_resend: false,
+            send_buffer: None,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,

@@ -149,6 +149,10 @@ pub struct TcpSender {
     /// The application will offer more than `app_end` later (a rate-capped
     /// or on/off application): the transfer is not complete at `app_end`.
     app_open: bool,
+    /// [`TcpConfig::send_buffer`]: the `snd_una` at which the sender last
+    /// marked itself application-limited at the buffer's end (one mark per
+    /// opening of the buffer: the application writes only into freed space).
+    sndbuf_mark_una: Option<u64>,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
@@ -298,6 +302,7 @@ impl TcpSender {
                 App::Bytes(n) => Some(n),
             },
             app_open: false,
+            sndbuf_mark_una: None,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -1227,6 +1232,26 @@ impl TcpSender {
         self.lt.hold(seq, now, guard, &self.sb)
     }
 
+    /// [`TcpConfig::send_buffer`]: the buffer's data is all sent (less than
+    /// a segment of it left). Marks the
+    /// rate samples application-limited once per opening of the buffer, if
+    /// less than the window is in flight (ns-3.44's `CalculateAppLimited`,
+    /// Linux's `tcp_rate_check_app_limited`).
+    fn send_buffer_full(&mut self) {
+        self.why = Limit::Sender;
+        if self.rate.is_none() || self.sndbuf_mark_una == Some(self.snd_una) {
+            return;
+        }
+        let inflight = self.bytes_in_flight();
+        if inflight >= self.win.cwnd {
+            return;
+        }
+        self.sndbuf_mark_una = Some(self.snd_una);
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_app_limited(inflight);
+        }
+    }
+
     /// Go-back-N retransmission at `snd_nxt`, else new data, if the windows
     /// allow (`check_cwnd`: flight + segment ≤ cwnd; rwnd always).
     fn send_in_order(&mut self, now: Time, check_cwnd: bool) -> Option<Packet> {
@@ -1244,6 +1269,13 @@ impl TcpSender {
             return Some(self.send_segment(idx, now));
         }
         let limit = self.app_end.unwrap_or(u64::MAX);
+        if let Some(buf) = self.cfg.send_buffer {
+            // Less than a full segment left in the buffer to send.
+            if limit > self.snd_max && self.snd_max + u64::from(self.cfg.mss) > self.snd_una + buf {
+                self.send_buffer_full();
+                return None;
+            }
+        }
         if limit <= self.snd_max {
             // Nothing more to send: the application limits the flow.
             if self.rate.is_some() {

@@ -3218,4 +3218,41 @@ fn ns3_cwr_reentered_on_the_ack_that_ends_one_runs_prrs_entry() {
     assert_eq!(s.ssthresh(), ssthresh, "pipe {pipe}");
     assert_eq!(s.stats().ecn_reductions, 2);
     assert_eq!(s.cwnd(), prr_entry(pipe, ssthresh, 2000), "pipe {pipe}");
+/// `send_buffer` (ns-3's `SndBufSize`, Linux's `sk_sndbuf`): the bulk
+/// application's data is held from `snd_una` on, so at most the buffer is
+/// outstanding — the initial window of 10 segments sends 8 with an
+/// 8-segment buffer — and the stop counts as sender-limited (RFC 4898), not
+/// as the receive window's. (Its rate-sample mark, which only BBR reads, is
+/// checked on the grid's O3 cell: docs/benchmarks.md, g33o3.)
+#[test]
+fn send_buffer_holds_the_outstanding_data_and_limits_the_sender() {
+    let run = |buf: Option<u64>| {
+        let c = TcpConfig {
+            initial_window: 10,
+            rwnd: 1 << 20,
+            send_buffer: buf.map(|n| n * 1000),
+            ..cfg(Variant::Sack)
+        };
+        let mss = u64::from(c.mss);
+        let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+        h.start();
+        let mut most = 0;
+        for i in 1..=100 {
+            h.run_until(ms(10 * i));
+            most = most.max(h.s.snd_max() - h.s.snd_una());
+        }
+        let first = h
+            .data_sent
+            .iter()
+            .filter(|(t, p)| p.payload > 0 && *t < ms(25))
+            .count();
+        (most / mss, first, h.s.send_limits(ms(1000)).sender_s)
+    };
+    let (most, first, sender_s) = run(Some(8));
+    assert!(most <= 8, "outstanding {most} segments");
+    assert_eq!(first, 8);
+    assert!(sender_s > 0.5, "sender-limited {sender_s} s");
+    let (most, first, sender_s) = run(None);
+    assert!(most > 8 && first == 10, "unbounded: {most} {first}");
+    assert!(sender_s < 0.1, "unbounded: sender-limited {sender_s} s");
 }
