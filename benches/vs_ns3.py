@@ -1208,6 +1208,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # timer, NextSeg without rule 3 (lost and never resent, else new data, else the
         # head). linklab's `partial_ack_resend`, what `profile = "ns3"` selects.
         "partial_ack_resend": True,
+        # ns-3.44's RTT from the timestamp echo (family N, g33n; tcp-option-ts.cc
+        # NowToTsValue/ElapsedTimeFromTsValue, tcp-socket-base.cc CalculateRttSample at
+        # ns-3.44): TSval in whole milliseconds, the sample the whole milliseconds since (1 us
+        # for 0), for the SRTT, the RTO and Westwood+'s m_minRtt alike. linklab's `ts_rtt_ms`,
+        # what `profile = "ns3"` selects.
+        "ts_rtt_ms": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1445,6 +1451,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["sacked_rtx_in_pipe"] = True
     if st.get("partial_ack_resend"):
         tcp["partial_ack_resend"] = True
+    if st.get("ts_rtt_ms"):
+        tcp["ts_rtt_ms"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1620,6 +1628,11 @@ def grid_mismatches(
         "linklab tcp.partial_ack_resend",
         bool(tcp.get("partial_ack_resend", False)),
         bool(st.get("partial_ack_resend", False)),
+    )
+    same(
+        "linklab tcp.ts_rtt_ms",
+        bool(tcp.get("ts_rtt_ms", False)),
+        bool(st.get("ts_rtt_ms", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")
