@@ -880,7 +880,9 @@ GRID_MISS_FAMILY = {
     "committed 2026-11-28): linklab retransmits 2.2x ns-3's segments, queue +18 % (+21 % "
     "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed); "
     "in since ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v): -0.8/-10.5 %",
-    "N": "near the line (a few points out), or partly family A",
+    "N": "near the line (a few points out), or partly family A; the two BBR cells at "
+    "r100/d18 went out (-10.5 -> -16.8 %, +7.1 -> +15.9 % delay, 3 seeds) with ns-3's 1 ms "
+    "timestamp RTT (`ts_rtt_ms`, g33n), not traced",
     "W": "10 seeds (g33s): a bad mode (RTO collapse: 19-35 timeouts a run, goodput 5-8 of "
     "10 Mbit/s) in some seeds of both simulators, at different rates (bbr/codel/f16: ns-3 "
     "4 of 10 seeds, linklab 1, and 1 milder); the 10-seed interval still reaches the band",
@@ -952,7 +954,8 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "westwood/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
+            "bbr/codel/f4/mss1448/r100/d18/q1000p/t20",
         ],
         "N",
     ),
