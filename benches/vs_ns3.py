@@ -888,7 +888,9 @@ GRID_MISS_FAMILY = {
     "committed 2026-11-28): linklab retransmits 2.2x ns-3's segments, queue +18 % (+21 % "
     "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed); "
     "in since ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v): -0.8/-10.5 %",
-    "N": "near the line (a few points out), or partly family A",
+    "N": "near the line (a few points out), or partly family A; the two BBR cells at "
+    "r100/d18 went out (-10.5 -> -16.8 %, +7.1 -> +15.9 % delay, 3 seeds) with ns-3's 1 ms "
+    "timestamp RTT (`ts_rtt_ms`, g33n), not traced",
     "W": "10 seeds (g33s): a bad mode (RTO collapse: 19-35 timeouts a run, goodput 5-8 of "
     "10 Mbit/s) in some seeds of both simulators, at different rates (bbr/codel/f16: ns-3 "
     "4 of 10 seeds, linklab 1, and 1 milder); the 10-seed interval still reaches the band",
@@ -948,7 +950,8 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "westwood/codel/f4/mss536/r10/d0/q1000p/t20",
+            "bbr/droptail/f16/mss536/r100/d18/q0.5bdp/t20",
+            "bbr/codel/f4/mss1448/r100/d18/q1000p/t20",
         ],
         "N",
     ),
@@ -1198,6 +1201,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # timer, NextSeg without rule 3 (lost and never resent, else new data, else the
         # head). linklab's `partial_ack_resend`, what `profile = "ns3"` selects.
         "partial_ack_resend": True,
+        # ns-3.44's RTT from the timestamp echo (family N, g33n; tcp-option-ts.cc
+        # NowToTsValue/ElapsedTimeFromTsValue, tcp-socket-base.cc CalculateRttSample at
+        # ns-3.44): TSval in whole milliseconds, the sample the whole milliseconds since (1 us
+        # for 0), for the SRTT, the RTO and Westwood+'s m_minRtt alike. linklab's `ts_rtt_ms`,
+        # what `profile = "ns3"` selects.
+        "ts_rtt_ms": True,
     }
     if cell.cc == "cubic":
         st["hystart"] = "classic-ns3"
@@ -1448,6 +1457,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
     # sender that has sent all of it marks its rate samples app-limited
     # (TcpRateLinux::CalculateAppLimited at the write that fills it). linklab's `send_buffer`.
     tcp["send_buffer"] = f"{st['buffer_bytes']}B"
+    if st.get("ts_rtt_ms"):
+        tcp["ts_rtt_ms"] = True
     if "prr_variant" in st:
         tcp["prr_variant"] = st["prr_variant"]
     if "cut_flight" in st:
@@ -1624,6 +1635,11 @@ def grid_mismatches(
         "linklab tcp.partial_ack_resend",
         bool(tcp.get("partial_ack_resend", False)),
         bool(st.get("partial_ack_resend", False)),
+    )
+    same(
+        "linklab tcp.ts_rtt_ms",
+        bool(tcp.get("ts_rtt_ms", False)),
+        bool(st.get("ts_rtt_ms", False)),
     )
     same("linklab tcp.ecn", tcp.get("ecn"), st["ecn"])
     same("linklab tcp.variant", tcp.get("variant"), "sack")

@@ -50,6 +50,7 @@ def test_bad_profile_is_one_line_exit_2(cli: CliRunner, tmp_path: Path) -> None:
         ('quick_ack_first = "yes"', ("quick_ack_first",)),
         ("sacked_rtx_in_pipe = 1", ("sacked_rtx_in_pipe",)),
         ('partial_ack_resend = "on"', ("partial_ack_resend",)),
+        ('ts_rtt_ms = "1ms"', ("ts_rtt_ms",)),
     ],
 )
 def test_bad_tcp_values_are_one_line_exit_2(

@@ -72,6 +72,7 @@ impl Profile {
                 rto_resend_lost: true,                   // NextSeg rule 1 in CA_LOSS too
                 sacked_rtx_in_pipe: true,                // TcpTxBuffer keeps m_retrans when SACKed
                 partial_ack_resend: true, // ProcessAck's DoRetransmit on a partial ACK
+                ts_rtt_ms: true,          // TcpOptionTS: RTT in whole ms from the echo
                 cwr_per_echo: true,       // ECN_ECE_RCVD at every echo
                 cut_flight: CutFlight::Pipe, // GetSsThresh(BytesInFlight())
                 idle_restart: IdleRestart::Off, // CA_EVENT_CWND_RESTART never raised
@@ -157,6 +158,10 @@ pub struct TcpOverlay {
     /// all of it, with less than the window in flight, marks its rate samples
     /// application-limited. Default unbounded.
     pub send_buffer: Option<Bytes>,
+    /// With timestamps, RTT samples from the echo on a 1 ms clock (whole
+    /// ms, 1 µs for 0: ns-3.44's `TcpOptionTS`); off, the exact time since
+    /// the echoed segment was sent. Default false (true with profile "ns3").
+    pub ts_rtt_ms: Option<bool>,
     /// Minimum RTO, > 0 and at most max_rto. Default "1s" (RFC 6298).
     pub min_rto: Option<Time>,
     /// Maximum RTO. Default "60s".
@@ -345,6 +350,7 @@ impl TcpOverlay {
         if let Some(b) = self.send_buffer {
             c.send_buffer = Some(b.get());
         }
+        set(&mut c.ts_rtt_ms, self.ts_rtt_ms);
         set(&mut c.min_rto, self.min_rto);
         set(&mut c.max_rto, self.max_rto);
         set(&mut c.rto_estimator, self.rto_estimator);
@@ -632,6 +638,7 @@ mod tests {
         assert!(ns3.quick_ack_first && !TcpConfig::default().quick_ack_first);
         assert!(ns3.sacked_rtx_in_pipe && !TcpConfig::default().sacked_rtx_in_pipe);
         assert!(ns3.partial_ack_resend && !TcpConfig::default().partial_ack_resend);
+        assert!(ns3.ts_rtt_ms && !TcpConfig::default().ts_rtt_ms);
         assert_eq!(ns3.prr_variant, PrrVariant::Ns3);
         assert_eq!(ns3.cut_flight, CutFlight::Pipe);
         assert_eq!(TcpConfig::default().cut_flight, CutFlight::FlightSize);

@@ -265,6 +265,16 @@ pub struct TcpConfig {
     /// `tcp_rate_check_app_limited` from `tcp_sendmsg`). `None`: unbounded,
     /// the application's data is always there.
     pub send_buffer: Option<u64>,
+    /// With `timestamps`, take the RTT of a timestamp echo on a 1 ms clock:
+    /// whole milliseconds between the echoed TSval and now, each read as
+    /// `floor(t / 1 ms)`, and 1 µs where the two are equal — ns-3.44's
+    /// `TcpOptionTS` (`NowToTsValue`, `ElapsedTimeFromTsValue`) and
+    /// `CalculateRttSample`; every sample the sender takes (SRTT, RTO, the
+    /// congestion control's, the handshake's) is that one. Off: the exact
+    /// time since the echoed segment was sent, as Linux measures RTT from its
+    /// microsecond send stamps. Not used by `rto_estimator = "linux"` nor
+    /// ns-2's `rto_tick` (their own samples).
+    pub ts_rtt_ms: bool,
     /// Lower bound of the RTO.
     pub min_rto: Time,
     /// Upper bound of the RTO (also caps the exponential back-off).
@@ -413,6 +423,7 @@ impl Default for TcpConfig {
             sacked_rtx_in_pipe: false,
             partial_ack_resend: false,
             send_buffer: None,
+            ts_rtt_ms: false,
             min_rto: Time::from_secs(1),
             max_rto: Time::from_secs(60),
             rto_estimator: RtoEstimator::Rfc6298,

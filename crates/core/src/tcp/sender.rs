@@ -431,7 +431,7 @@ impl TcpSender {
                 };
                 if let Some(at) = sent {
                     self.rtt_sample(at, now);
-                    self.cc.on_handshake_rtt(now.saturating_sub(at));
+                    self.cc.on_handshake_rtt(self.echo_rtt(at, now));
                 }
                 self.check_complete(now);
             }
@@ -564,7 +564,7 @@ impl TcpSender {
             } else if let Some(at) = sent {
                 self.rtt_sample(at, now);
             }
-            let sample = sent.map(|at| now.saturating_sub(at));
+            let sample = sent.map(|at| self.echo_rtt(at, now));
             rtt_sample = sample;
             self.cc.on_ack_numbers(ack, self.snd_max);
             self.cc.on_ack_observed(acked, sample, now);
@@ -1796,15 +1796,30 @@ impl TcpSender {
     /// Feed the RTT of a segment sent at `sent` to the estimator: a
     /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
     /// interval between the two instants (ns-2's clock counts its ticks).
+    /// The RTT of a segment sent at `sent` and acknowledged at `now`: exact,
+    /// or with `ts_rtt_ms` (and timestamps, outside Linux's and ns-2's
+    /// estimators) on ns-3.44's 1 ms timestamp clock ([`ns3_ts_rtt`]).
+    fn echo_rtt(&self, sent: Time, now: Time) -> Time {
+        if self.cfg.ts_rtt_ms
+            && self.cfg.timestamps
+            && !self.linux_rtt()
+            && self.cfg.rto_tick.is_none()
+        {
+            ns3_ts_rtt(sent, now)
+        } else {
+            now.saturating_sub(sent)
+        }
+    }
+
     fn rtt_sample(&mut self, sent: Time, now: Time) {
-        let r = now.saturating_sub(sent);
+        let r = self.echo_rtt(sent, now);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         if let Some(rack) = self.rack.as_deref_mut() {
             rack.on_rtt_sample(r);
         }
         self.rtt.set_sequence(self.snd_una, self.snd_max);
         if self.cfg.timestamps {
-            self.rtt.sample(now.saturating_sub(sent));
+            self.rtt.sample(r);
         } else {
             self.rtt.sample_between(sent, now);
         }
@@ -1976,4 +1991,17 @@ fn ns3_pipe_scoreboard(cfg: &TcpConfig) -> Scoreboard {
         sb.count_sacked_retransmissions(Some(Time::ZERO));
     }
     sb
+}
+
+/// ns-3.44's RTT from a timestamp echo: TSval is the send time in whole
+/// milliseconds (`TcpOptionTS::NowToTsValue`, `GetMilliSeconds`, truncated),
+/// the sample the whole milliseconds between it and now
+/// (`ElapsedTimeFromTsValue`), and a sample of 0 is taken as 1 µs
+/// (`CalculateRttSample`).
+pub(crate) fn ns3_ts_rtt(sent: Time, now: Time) -> Time {
+    let ms = |t: Time| t.as_nanos() / 1_000_000;
+    match ms(now).saturating_sub(ms(sent)) {
+        0 => Time::from_micros(1),
+        d => Time::from_millis(d),
+    }
 }

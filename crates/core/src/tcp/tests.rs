@@ -955,6 +955,41 @@ fn timestamps_rtt_from_echo_and_header_bytes() {
     }
 }
 
+/// `ts_rtt_ms` (ns-3.44's `TcpOptionTS`): the RTT of an echo is the whole
+/// milliseconds between the TSval (the send time truncated to ms) and now,
+/// 1 µs where they are equal.
+#[test]
+fn ns3_ts_rtt_counts_whole_milliseconds() {
+    use super::sender::ns3_ts_rtt;
+    let us = Time::from_micros;
+    assert_eq!(ns3_ts_rtt(us(0), us(20_431)), ms(20));
+    assert_eq!(ns3_ts_rtt(us(20_431), us(40_999)), ms(20));
+    assert_eq!(ns3_ts_rtt(us(20_999), us(41_000)), ms(21));
+    assert_eq!(ns3_ts_rtt(us(5_100), us(5_900)), us(1));
+    assert_eq!(ns3_ts_rtt(us(5_900), us(6_100)), ms(1));
+}
+
+/// Over a 20.4-ms round trip the handshake and the one data segment both
+/// give 20 ms with `ts_rtt_ms`, so the SRTT is exactly 20 ms; without it
+/// the exact samples (20.0x and 20.8 ms) give none of whole milliseconds.
+#[test]
+fn ts_rtt_ms_feeds_the_srtt_whole_milliseconds() {
+    let srtt = |on: bool| {
+        let c = TcpConfig {
+            timestamps: true,
+            ts_rtt_ms: on,
+            ..cfg(Variant::Sack)
+        };
+        let mut h = Harness::new(c, App::Bytes(1000), MBPS10, ms(10));
+        h.start();
+        assert!(h.run_to_completion(Time::from_secs(5)));
+        h.s.srtt().unwrap()
+    };
+    assert_eq!(srtt(true), ms(20));
+    let exact = srtt(false);
+    assert!(exact > ms(20) && exact < ms(21), "{exact}");
+}
+
 #[test]
 fn no_timestamps_no_echo_on_data() {
     let mut h = Harness::new(cfg(Variant::Sack), App::Bytes(20_000), MBPS10, ms(10));
