@@ -282,8 +282,9 @@ def test_tally_uses_the_committed_ten_seeds_where_there_are_ten() -> None:
     more = vs.load_grid_results(vs.NS3_GRID_SEEDS10_RESULTS)
     # 14 cells, and since g33u (issue 33) families Q and U: newreno/fq_codel/f16/mss1448/r100/d98
     # and newreno/pie/f4/mss1448/r100/d18; S (g33c); since g33s the 37 cells of the more-seeds
-    # rule (docs/benchmarks.md, fifth session).
-    assert len(more["cells"]) == 17 + 37
+    # rule (docs/benchmarks.md, fifth session); since g33v2 six of the 15 its second tier
+    # selects (the sixth-session block; the other nine not run yet).
+    assert len(more["cells"]) == 17 + 37 + 6
     cells = vs.grid_cells(list(vs.CCS), list(vs.GRID_QUEUES), vs.GRID_LEVELS, "covering")
     by = vs.grid_cell_seeds(cells, True, None, more)
     ten = sorted(k for k, v in by.items() if v == list(range(1, 11)))
@@ -325,8 +326,9 @@ def test_more_seeds_rule_selects_wide_intervals_of_cheap_cells(
     """The more-seeds rule (issue 33, g33s; docs/benchmarks.md, the fifth-session block): a
     cell judged over 3 seeds whose 95 % interval of the relative difference is wider than
     that metric's tolerance (goodput 0.10, queueing delay 0.15; strictly wider) and whose ns-3
-    run costs at most 10 CPU-s a seed. `--more-seeds-rule REPORT` prints those cells; a file
-    that is not a grid report exits 2."""
+    run costs at most 10 CPU-s a seed (first tier), or 20 (second tier, g33v2: the first's
+    cells and the wide ones up to 20). `--more-seeds-rule REPORT` prints the second tier's
+    cells; a file that is not a grid report exits 2."""
 
     def row(key: str, g: float | None, q: float | None, cpu: float, seeds: int = 3) -> dict:
         ns3 = {"n": seeds, "cpu_s": cpu * seeds}
@@ -341,12 +343,20 @@ def test_more_seeds_rule_selects_wide_intervals_of_cheap_cells(
         row("cpu-over-the-cap", 0.5, 0.5, 10.01),
         row("ten-seeds-already", 0.5, 0.5, 1.0, seeds=10),
         row("no-interval", None, None, 1.0),
+        row("cpu-at-the-cap2", 0.5, 0.01, 20.0),
+        row("cpu-over-the-cap2", 0.5, 0.5, 20.01),
+        row("narrow-at-the-cap2", 0.05, 0.05, 20.0),
     ]}  # fmt: skip
+    assert vs.MORE_SEEDS_NS3_CPU_CAP_S == 10.0 and vs.MORE_SEEDS_NS3_CPU_CAP2_S == 20.0
     assert vs.more_seeds_cells(rep) == ["g-wide", "q-wide", "cpu-at-the-cap"]
+    tier2 = ["g-wide", "q-wide", "cpu-at-the-cap", "cpu-over-the-cap", "cpu-at-the-cap2"]
+    assert vs.more_seeds_cells(rep, vs.MORE_SEEDS_NS3_CPU_CAP2_S) == tier2
+    with pytest.raises(ValueError, match="cap_s must be > 0"):
+        vs.more_seeds_cells(rep, 0.0)
     path = tmp_path / "grid.json"
     path.write_text(json.dumps(rep))
     assert vs.main(["--more-seeds-rule", str(path)]) == 0
-    assert capsys.readouterr().out.split() == ["g-wide", "q-wide", "cpu-at-the-cap"]
+    assert capsys.readouterr().out.split() == tier2
     path.write_text(json.dumps({"runs": []}))
     assert vs.main(["--more-seeds-rule", str(path)]) == 2
     assert "not a grid report" in capsys.readouterr().err
