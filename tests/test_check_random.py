@@ -408,6 +408,19 @@ def test_command_small_batch() -> None:
     assert "failures: none" in r.stdout and "coverage: " in r.stdout
 
 
+def test_command_only_keeps_the_draws_with_a_name() -> None:
+    # --only: the first N draws that use every name given, the others passed over.
+    from linklab.check import check_random, draw_at, features
+
+    report = check_random(2, seed=5, jobs=1, only=frozenset({"topology:rlc", "queue:pie"}))
+    assert report.draws == 2 and report.outcomes["ok"] == 2, report
+    kept = [i for i in range(report.last_index + 1)
+            if {"topology:rlc", "queue:pie"} <= features(draw_at(5, i))]  # fmt: skip
+    assert len(kept) == 2 and kept[-1] == report.last_index
+    assert report.skipped == report.last_index + 1 - 2
+    assert report.labels == {"rlc": 2}
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -422,6 +435,9 @@ def test_command_small_batch() -> None:
         ["--replay", "does-not-exist.toml"],
         ["--draws", "3", "--out", __file__],
         ["--draws", "3", "--bogus"],
+        ["--draws", "3", "--only", "frame"],
+        ["--draws", "3", "--only", "bogus:x"],
+        ["--draws", "1", "--only", "queue:bogus"],
         ["frobnicate", "--quick"],
         ["envelopes", "--jobs", "0"],
     ],

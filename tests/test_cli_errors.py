@@ -43,6 +43,28 @@ def test_malformed_pcap(cli: CliRunner, tiny: Path, bad: str) -> None:
     assert_bad_input(cli("run", tiny, "--pcap", bad), "--pcap", "LINK:FILE")
 
 
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["run", "TINY", "--trace", ""], "--trace"),
+        (["run", "TINY", "--trace", " "], "--trace"),
+        (["sweep", "TINY", "--param", "per=0", "--out", ""], "--out"),
+        (["schema", "-o", ""], "--output"),
+        (["plot", "sw", "--x", "per", "--y", "goodput_bps", "-o", ""], "--output"),
+        (["plot-trace", "tr", "-o", ""], "--output"),
+        (["report", "sw", "-o", ""], "--output"),
+        (["reproduce", "wipemu", "--quick", "--out", ""], "--out"),
+    ],
+)
+def test_empty_output_path(cli: CliRunner, tiny: Path, args: list[str], flag: str) -> None:
+    """An empty output path meant the current directory: 'run --trace ""' and
+    'sweep --out ""' wrote (and overwrote) their files there (issue 33 soak)."""
+    before = sorted(p.name for p in tiny.parent.iterdir())
+    argv = [str(tiny) if a == "TINY" else a for a in args]
+    assert_bad_input(cli(*argv), flag, "non-empty path")
+    assert sorted(p.name for p in tiny.parent.iterdir()) == before
+
+
 # --- scenario file errors ---------------------------------------------------
 
 

@@ -75,6 +75,8 @@ def test_codel_with_ecn_marks_instead_of_dropping() -> None:
         ('{ kind = "codel", interval = "2ms" }', "links[1].queue.interval", "interval > target"),
         ('{ kind = "codel", minth = 5 }', "links[1].queue.minth", "unknown key"),
         ('{ kind = "pie", tupdate = "0s" }', "links[1].queue.tupdate", "positive"),
+        # "1ns" was accepted and the run never ended (issue 33 soak).
+        ('{ kind = "pie", tupdate = "1ns" }', "links[1].queue.tupdate", '"1us"'),
         ('{ kind = "fq_codel", flows = 0 }', "links[1].queue.flows", "out of range"),
         ('{ kind = "codel", variant = "rfc" }', "links[1].queue.variant", '"linux" or "ns3"'),
         ('{ kind = "fq_codel", variant = "ns-3" }', "links[1].queue.variant", '"linux" or "ns3"'),

@@ -116,6 +116,14 @@ def test_model_emodel_command(cli: CliRunner) -> None:
     assert_bad_input(cli("model", "emodel", "--set", "x=1"), "--set", "telr")
 
 
+@pytest.mark.parametrize("setting", ["telr=1e300", "telr=-1e300", "slr=1e300", "nc=1e300"])
+def test_model_emodel_extreme_input_is_refused_not_nan(cli: CliRunner, setting: str) -> None:
+    # Finite but extreme G.107 inputs overflowed the formulas into inf - inf:
+    # the command printed R and MOS "nan" with exit 0 (found by hand, issue 33).
+    name = setting.split("=")[0]
+    assert_bad_input(cli("model", "emodel", "--set", setting), f"--set {name}", "G.107")
+
+
 @pytest.mark.parametrize(
     "entry,path",
     [

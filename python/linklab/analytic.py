@@ -367,6 +367,20 @@ def emodel(
     except ValueError as e:
         name, _, why = str(e).partition(": ")
         raise EModelError(name, f"{name} = {given.get(name)!r}: {why}") from None
+    if not all(math.isfinite(float(v)) for v in r.values()):
+        # Finite but extreme inputs (e.g. telr = 1e300) overflow G.107's formulas
+        # into inf - inf: name the first given input without which the rating is
+        # finite, rather than return NaN.
+        culprit = next(
+            (n for n in inputs if math.isfinite(float(_core.emodel(
+                [(k, v) for k, v in given.items() if k != n])["r"]))),
+            next(iter(inputs), "ta"),
+        )  # fmt: skip
+        raise EModelError(
+            culprit,
+            f"{culprit} = {given.get(culprit)!r}: the E-model's rating is not a finite "
+            "number with it; allowed: a value within G.107 Table 3's permitted range",
+        )
     return {"codec": codec, **{k: float(v) for k, v in r.items()}}
 
 

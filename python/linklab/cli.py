@@ -91,6 +91,20 @@ def _seed(text: str) -> int:
         ) from None
 
 
+def _out_path(flag: str, what: str) -> Callable[[str], str]:
+    """An output path flag: an empty (or blank) path is refused; it meant the
+    current directory, where a run or sweep wrote (and overwrote) its files."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(
+                f"invalid {flag} {short_repr(text)}; allowed: a non-empty path of {what}"
+            )
+        return text
+
+    return parse
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
@@ -203,7 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the link directions whose name matches PATTERN (shell-style, e.g. "
         "'L->*'; repeatable)",
     )
-    run.add_argument("--trace", metavar="DIR", help="write Parquet traces into DIR")
+    run.add_argument(
+        "--trace",
+        type=_out_path("--trace", "a directory"),
+        metavar="DIR",
+        help="write Parquet traces into DIR",
+    )
     run.add_argument(
         "--histograms",
         action="store_true",
@@ -236,7 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the JSON Schema of scenario files",
         description="Print (or write) the JSON Schema of scenario files.",
     )
-    schema.add_argument("-o", "--output", metavar="FILE", help="write the schema to FILE")
+    schema.add_argument(
+        "-o",
+        "--output",
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="write the schema to FILE",
+    )
     schema.set_defaults(func=_cmd_schema)
     _add_sweep_parser(sub)
     _add_plot_parsers(sub)
@@ -999,7 +1024,7 @@ def _add_reproduce_parser(sub: Any) -> None:
     rep.add_argument("--quick", action="store_true",
                      help="a subset, few short replications: indicative verdicts")  # fmt: skip
     _add_format(rep, "the results")
-    rep.add_argument("--out", default=None, metavar="DIR",
+    rep.add_argument("--out", default=None, type=_out_path("--out", "a directory"), metavar="DIR",
                      help="output directory (default out/NAME)")  # fmt: skip
     rep.add_argument("--jobs", type=_positive_int("--jobs"), metavar="N", help="worker processes")
     rep.add_argument(
@@ -1076,7 +1101,13 @@ def _add_sweep_parser(sub: Any) -> None:
         help="keep only the per-object metric columns matching this shell-style pattern, "
              "e.g. 'flow[*].goodput_bps' or 'monitor.*' (repeatable; the run-level metrics "
              "are always kept; default: every column)")  # fmt: skip
-    sweep.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    sweep.add_argument(
+        "--out",
+        required=True,
+        type=_out_path("--out", "a directory"),
+        metavar="DIR",
+        help="output directory",
+    )
     _add_format(sweep, "the summary rows")
     sweep.set_defaults(func=_cmd_sweep)
 
@@ -1229,7 +1260,14 @@ def _add_plot_parsers(sub: Any) -> None:
         help="keep only sweep points with this parameter value (repeatable)",
     )
     plot.add_argument("--scatter", action="store_true", help="metric vs metric per configuration")
-    plot.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    plot.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="FILE.png or FILE.svg",
+    )
     plot.set_defaults(func=_cmd_plot)
 
     trace = sub.add_parser(
@@ -1246,7 +1284,14 @@ def _add_plot_parsers(sub: Any) -> None:
                        help="queue of this link direction, e.g. 'L->R' (repeatable)")  # fmt: skip
     trace.add_argument("--flow", dest="flows", action="append", metavar="ID",
                        help="only this flow id (repeatable)")  # fmt: skip
-    trace.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    trace.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="FILE.png or FILE.svg",
+    )
     trace.set_defaults(func=_cmd_plot_trace)
 
     fct = sub.add_parser(
@@ -1259,7 +1304,14 @@ def _add_plot_parsers(sub: Any) -> None:
         ),
     )
     fct.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
-    fct.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    fct.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="FILE.png or FILE.svg",
+    )
     fct.set_defaults(func=_cmd_plot_fct)
 
     report = sub.add_parser(
@@ -1272,7 +1324,14 @@ def _add_plot_parsers(sub: Any) -> None:
         ),
     )
     report.add_argument("dir", metavar="DIR", help="sweep directory (from 'linklab sweep')")
-    report.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.html")
+    report.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="FILE.html",
+    )
     report.set_defaults(func=_cmd_report)
 
 
@@ -1560,9 +1619,17 @@ def _add_emulate_parser(sub: Any) -> None:
         "--duration", type=_duration, metavar="T", help="run this long (default: the scenario's)"
     )
     _add_format(emu, "the summary")
-    emu.add_argument("--trace", metavar="DIR", help="write tcp_info.parquet into DIR")
     emu.add_argument(
-        "--record", metavar="DIR", help="store every arrival and decision in DIR for --replay"
+        "--trace",
+        type=_out_path("--trace", "a directory"),
+        metavar="DIR",
+        help="write tcp_info.parquet into DIR",
+    )
+    emu.add_argument(
+        "--record",
+        type=_out_path("--record", "a directory"),
+        metavar="DIR",
+        help="store every arrival and decision in DIR for --replay",
     )
     emu.add_argument(
         "--replay",

@@ -77,6 +77,27 @@ def _seed(text: str) -> int:
     return value
 
 
+#: The families of coverage names (``linklab.check.features``), for ``--only``.
+FAMILIES = (
+    "allocation", "cc", "channel", "fec", "flow", "frame", "limit", "link", "loss", "lt",
+    "media", "monitor", "netem", "overhead", "queue", "rate", "rlc", "size", "tcp",
+    "topology", "workload",
+)  # fmt: skip
+
+
+def _coverage_name(text: str) -> str:
+    family = text.split(":", 1)[0]
+    if family not in FAMILIES or (
+        ":" not in text and family not in ("monitor", "netem", "overhead")
+    ):
+        raise argparse.ArgumentTypeError(
+            f"--only {text!r} is not allowed; allowed: a coverage name FAMILY:VALUE as "
+            f"--coverage prints it, FAMILY one of {', '.join(FAMILIES)} "
+            "(e.g. topology:frame, queue:pie)"
+        )
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
@@ -152,6 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(linklab.check.KNOWN_BUGS), as the test suite's batch does",
     )
     p.add_argument(
+        "--only",
+        type=_coverage_name,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check only draws that use NAME, a coverage name as --coverage prints it "
+        "(e.g. topology:frame, queue:pie, link:rlc_am, cc:bbr); repeat to require several; "
+        "--draws N then counts the draws checked",
+    )
+    p.add_argument(
         "--coverage", action="store_true", help="also print how often each model family was drawn"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -210,8 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             shrink_budget_s=args.shrink_time,
             first=args.first,
             avoid=frozenset(check.KNOWN_BUGS) if args.avoid_known else frozenset(),
+            only=frozenset(args.only),
             progress=note,
         )
+        if args.only and report.draws == 0:
+            raise UsageError(
+                f"--only {' '.join(args.only)}: none of draws {args.first}…{report.last_index} "
+                "of the batch has that; allowed: names that --coverage prints"
+            )
         print(check.render(report))
         if args.coverage:
             print(check.coverage(report))

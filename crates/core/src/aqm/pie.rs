@@ -170,6 +170,17 @@ impl AqmConfig for PieConfig {
                 ));
             }
         }
+        // Every update runs (the RFC's timer, caught up when the queue next sees
+        // PIE): a run costs duration / tupdate updates, and "1ns" made a 2 s run
+        // two billion of them (it never ended). One update per microsecond at
+        // most is as many as a 10 Gbit/s link has packets.
+        if self.tupdate < MIN_TUPDATE {
+            return Err(ConfigError::new(
+                "tupdate",
+                format!("\"{}ns\"", self.tupdate.as_nanos()),
+                "is below 1 µs; allowed: an update period of at least \"1us\" (RFC 8033: 15 ms)",
+            ));
+        }
         for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if !(v >= 0.0 && v.is_finite()) {
                 return Err(ConfigError::new(
@@ -193,6 +204,9 @@ impl AqmConfig for PieConfig {
         Box::new(Pie::new(self.clone()))
     }
 }
+
+/// The shortest update period `tupdate` accepted (1 µs).
+pub const MIN_TUPDATE: Time = Time::from_nanos(1_000);
 
 /// PIE's state (RFC 8033 §4).
 #[derive(Clone, Debug)]
@@ -656,6 +670,20 @@ mod tests {
             }),
             "tupdate"
         );
+        // "1ns" passed and the run never ended (issue 33 soak).
+        assert_eq!(
+            bad(PieConfig {
+                tupdate: Time::from_nanos(999),
+                ..PieConfig::default()
+            }),
+            "tupdate"
+        );
+        assert!(PieConfig {
+            tupdate: MIN_TUPDATE,
+            ..PieConfig::default()
+        }
+        .validate_under(Limit::Packets(10))
+        .is_ok());
         assert_eq!(
             bad(PieConfig {
                 mark_ecn_threshold: 2.0,

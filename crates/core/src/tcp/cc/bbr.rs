@@ -201,11 +201,15 @@ impl CcModel for BbrConfig {
             return bad(
                 "high_gain",
                 self.high_gain.to_string(),
-                "allowed: above 1, at most 10",
+                "is out of range; allowed: above 1, at most 10",
             );
         }
         if !(1.0..=10.0).contains(&self.cwnd_gain) {
-            return bad("cwnd_gain", self.cwnd_gain.to_string(), "allowed: 1 to 10");
+            return bad(
+                "cwnd_gain",
+                self.cwnd_gain.to_string(),
+                "is out of range; allowed: 1 to 10",
+            );
         }
         crate::config::check_range("bw_rounds", self.bw_rounds, 1, 1000)?;
         crate::config::check_range("min_cwnd_segments", self.min_cwnd_segments, 1, 100)?;
@@ -220,7 +224,7 @@ impl CcModel for BbrConfig {
             return bad(
                 "pacing_margin",
                 self.pacing_margin.to_string(),
-                "allowed: 0 to 0.5",
+                "is out of range; allowed: 0 to 0.5",
             );
         }
         Ok(())
