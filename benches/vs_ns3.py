@@ -841,7 +841,8 @@ GRID_MISS_FAMILY = {
     "with them and ns-3's send quantum emulated what is left is open; bbr/red/f1/r100/d0 "
     "(ns-3's RTO collapse, 16-17 timeouts a run on both sides) moved out with BBR's "
     "loss_window ns3 (g33m: 14.7 -> 17.3 Mbit/s, ns-3 14.9), in again with RED's count_reset "
-    "ns3 (g33c2, 10 seeds: +10.9 -> +9.3 %)",
+    "ns3 (g33c2, 10 seeds: +10.9 -> +9.3 %), out again with ns-3's whole-millisecond "
+    "timestamp RTT (ts_rtt_ms, g33n; merged tree +16.2 %, +8.1 % without it)",
     "C": "ns-3.44 PRR (issue #1350), emulated since g33e (prr_variant ns3); the f1 r100 d0 "
     "cell in since g33c (ns-3's constant Reno-friendly alpha, its quick first ACK)",
     "D": "Westwood+ estimator: ns-3's emulated (filter ns3); the last cell (westwood/red/f1) "
@@ -872,37 +873,16 @@ GRID_MISS_FAMILY = {
     "ns-3's first RTO, from its slow-start overshoot in CWR, linklab does not have",
     "T": "open: moved out when the grid took an ns-3.44 emulation (PRR g33e; CUBIC's "
     "ssthresh from cwnd g33t); the last cell (newreno/pie/f16/r100/d98) is decided by PIE's "
-    "random first marks in the start-up, its queue built up 2 s later at 25-30 s (g33f)",
+    "random first marks in the start-up, its queue built up 2 s later at 25-30 s (g33f); "
+    "in over 10 seeds (the more-seeds rule's second tier, g33v2: -5.9/-3.1 %)",
     "U": "timeouts then an echo in CA_LOSS (ssthresh 2 segments) in some seeds; agrees over "
     "the 10 ns-3 seeds committed by g33u",
-    "O3": "bbr/red/f1/mss536 explained (g33o3), a linklab model gap: in the ECN start-up "
-    "(no fast recovery in CWR) ns-3's sender sends its whole 1 MB SndBufSize past the first "
-    "hole, the write that fills it marks the rate samples app-limited (CalculateAppLimited, "
-    "as Linux's tcp_rate_check_app_limited), BBR's full-pipe check skips rounds 11-20 and "
-    "STARTUP lasts through the RTO; with an 8 MB SndBufSize ns-3 gives linklab's queue "
-    "(13.2 ms, seeds 1-3); linklab's send_buffer (set by the grid) now marks the same "
-    "rounds, -19.6 -> -18.5 % only: its first clean sample after them is 3.7 Mbit/s where "
-    "ns-3's is 9.08 (open). "
-    "cubic/red/f4: not that (8 MB: bit-identical), carried by the seeds with the most "
-    "timeouts on each side",
-    "O4": "open: 16 flows at 100 Mbit/s; its last cells came in with ns-3.44's pipe "
-    "(sacked_rtx_in_pipe, g33f)",
-    "V": "moved out with ns-3.44's pipe, which keeps a SACKed retransmission in flight "
-    "(sacked_rtx_in_pipe, g33f); the drop-tail cells came in with ns-3.44's partial-ACK "
-    "DoRetransmit (partial_ack_resend, g33v), the codel and fq_codel cells over 10 seeds "
-    "(the more-seeds rule's second tier, g33v2): their 3-seed misses were the random start "
-    "times, which decide whether the 16 flows' joint slow-start overshoot overflows the "
-    "1000-packet limit (with ns-3's start times linklab drops the same packets)",
-    "O5": "open: 16 BBR flows, MSS 536, 0.5 BDP of drop-tail at 100 Mbit/s (ns-3 run first "
-    "committed 2026-11-28): linklab retransmits 2.2x ns-3's segments, queue +18 % (+21 % "
-    "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed); "
-    "in since ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v): -0.8/-10.5 %",
-    "N": "near the line (a few points out), or partly family A; the two BBR cells at "
-    "r100/d18 went out (-10.5 -> -16.8 %, +7.1 -> +15.9 % delay, 3 seeds) with ns-3's 1 ms "
-    "timestamp RTT (`ts_rtt_ms`, g33n), not traced",
-    "W": "10 seeds (g33s): a bad mode (RTO collapse: 19-35 timeouts a run, goodput 5-8 of "
-    "10 Mbit/s) in some seeds of both simulators, at different rates (bbr/codel/f16: ns-3 "
-    "4 of 10 seeds, linklab 1, and 1 milder); the 10-seed interval still reaches the band",
+    "O3": "bbr/red/f1/mss536 explained (g33o3): in the ECN start-up (no fast recovery in "
+    "CWR) ns-3's sender sends its whole 1 MB SndBufSize past the first hole and the write "
+    "that fills it marks the rate samples app-limited (CalculateAppLimited), so BBR's "
+    "full-pipe check skips ten rounds (ns-3 with an 8 MB buffer: 13.2 ms, linklab's level); "
+    "linklab's send_buffer models it, but its first clean sample after the timeout measures "
+    "3.7 Mbit/s against ns-3's 9.1 (not traced); cubic/red/f4 came in with count_reset ns3",
     "I": "FQ-CoDel: ns-3's rules modelled (variant ns3); the last cell "
     "(newreno/fq_codel/f16/r10/d0) came in with ns-3.44's PRR entry on the ACK that ends one "
     "CWR and starts the next (g33i: its flows locked in back-to-back CWR, -21.6 -> -3.3 %)",
@@ -910,9 +890,9 @@ GRID_MISS_FAMILY = {
 GRID_MISSES = {
     **dict.fromkeys(
         [
-            "newreno/pie/f16/mss1448/r100/d98/q1000p/t30",
+            "bbr/red/f1/mss1448/r100/d0/q0.5bdp/t20",
         ],
-        "T",
+        "A",
     ),
     **dict.fromkeys(
         [

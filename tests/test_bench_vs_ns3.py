@@ -282,9 +282,9 @@ def test_tally_uses_the_committed_ten_seeds_where_there_are_ten() -> None:
     more = vs.load_grid_results(vs.NS3_GRID_SEEDS10_RESULTS)
     # 14 cells, and since g33u (issue 33) families Q and U: newreno/fq_codel/f16/mss1448/r100/d98
     # and newreno/pie/f4/mss1448/r100/d18; S (g33c); since g33s the 37 cells of the more-seeds
-    # rule (docs/benchmarks.md, fifth session); since g33v2 six of the 15 its second tier
-    # selects (the sixth-session block; the other nine not run yet).
-    assert len(more["cells"]) == 17 + 37 + 6
+    # rule (docs/benchmarks.md, fifth session); since g33v2 the 15 its second tier selects
+    # (six run by g33v2, the other nine by the lead the same session; sixth-session block).
+    assert len(more["cells"]) == 17 + 37 + 15
     cells = vs.grid_cells(list(vs.CCS), list(vs.GRID_QUEUES), vs.GRID_LEVELS, "covering")
     by = vs.grid_cell_seeds(cells, True, None, more)
     ten = sorted(k for k, v in by.items() if v == list(range(1, 11)))
