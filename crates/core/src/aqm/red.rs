@@ -285,6 +285,12 @@ pub struct Red {
     idle_since: Time,
     /// Transmission time of a `mean_pkt_size` packet, seconds.
     s: f64,
+    /// The last idle decay computed: (`m`, `(1 - wq)^m`). Under ns-2's
+    /// decay `m` is a whole number of packet times and often repeats (a
+    /// queue that empties between the packets of a flow), so this one-entry
+    /// memo saves those arrivals the `powf` call; the same `m` gives the
+    /// same bits either way.
+    decay_memo: (f64, f64),
 }
 
 impl AqmConfig for RedConfig {
@@ -351,6 +357,7 @@ impl Red {
             idle: true,
             idle_since: Time::ZERO,
             s,
+            decay_memo: (0.0, 1.0),
         }
     }
 
@@ -375,11 +382,23 @@ impl Red {
             let idle_for = now.saturating_sub(self.idle_since).as_secs_f64();
             let mut m = idle_for / self.s;
             if self.cfg.idle == IdleDecay::Ns2 {
-                m = m.floor();
+                m = floor_nonnegative(m);
             }
-            self.avg *= (1.0 - w).powf(m);
+            self.avg *= self.decay(w, m);
         }
         self.avg = (1.0 - w) * self.avg + w * q;
+    }
+
+    /// `(1 - w)^m`, from [`Red::decay_memo`] when `m` repeats.
+    #[inline]
+    fn decay(&mut self, w: f64, m: f64) -> f64 {
+        let (last, factor) = self.decay_memo;
+        if m == last {
+            return factor;
+        }
+        let factor = (1.0 - w).powf(m);
+        self.decay_memo = (m, factor);
+        factor
     }
 
     /// ns-2's decision on an arrival (`ns2`), the average already updated.
@@ -432,6 +451,20 @@ impl Red {
         } else {
             Verdict::Drop(cause)
         }
+    }
+}
+
+/// `m.floor()` for a finite `m >= 0` without the libm call (the build's
+/// target has no `roundsd`): below 2^52 the truncating cast is the floor,
+/// and from 2^52 up every `f64` is a whole number already.
+#[inline]
+fn floor_nonnegative(m: f64) -> f64 {
+    debug_assert!(m >= 0.0, "idle periods are not negative: {m}");
+    const WHOLE: f64 = 4_503_599_627_370_496.0; // 2^52
+    if m < WHOLE {
+        (m as u64) as f64
+    } else {
+        m
     }
 }
 
@@ -1178,5 +1211,43 @@ mod tests {
         };
         assert_eq!(first(true), Some(Verdict::Mark));
         assert_eq!(first(false), Some(Verdict::DropFront(DropCause::AqmEarly)));
+    }
+
+    /// `floor_nonnegative` is `f64::floor` bit for bit over the values an
+    /// idle period gives (0, fractions, whole numbers, and the range from
+    /// 2^52 up where every `f64` is whole).
+    #[test]
+    fn floor_nonnegative_is_floor() {
+        let big = 4_503_599_627_370_496.0; // 2^52
+        for m in [
+            0.0,
+            0.25,
+            0.999_999_999_999,
+            1.0,
+            10.25,
+            12_345.678,
+            big - 0.5,
+            big,
+            big + 2.0,
+            1e300,
+            f64::INFINITY,
+        ] {
+            assert_eq!(floor_nonnegative(m).to_bits(), m.floor().to_bits(), "{m}");
+        }
+    }
+
+    /// The decay memo returns `powf`'s own bits: for a repeated `m`, for a
+    /// new one after it, and for `m = 0` (the memo's initial entry).
+    #[test]
+    fn decay_memo_gives_powf_bits() {
+        let mut red = Red::new(RedConfig::default());
+        let w = 0.002;
+        for m in [0.0, 3.0, 3.0, 10.25, 3.0, 0.0, 0.0] {
+            assert_eq!(
+                red.decay(w, m).to_bits(),
+                (1.0 - w).powf(m).to_bits(),
+                "{m}"
+            );
+        }
     }
 }

@@ -448,7 +448,8 @@ impl WiredDirection {
             } else {
                 Delivery::Arrived(pkt)
             };
-            self.count(&d);
+            // No FEC and no netem here: nothing to copy but the counters.
+            self.tally(&d);
             return Some(d);
         }
         loop {
@@ -517,6 +518,18 @@ impl WiredDirection {
     /// Count a delivery in the link's counters (and copy the FEC counters).
     /// By reference: the delivery (a 120-byte packet) is not moved twice.
     fn count<P: std::borrow::Borrow<Packet>>(&mut self, d: &Delivery<P>) {
+        self.tally(d);
+        if let Some(f) = &self.fec {
+            self.stats.fec = Some(f.stats.clone());
+        }
+        if let Some(n) = &self.netem {
+            self.stats.netem = Some(n.stats().clone());
+        }
+    }
+
+    /// The delivery in the packet and byte counters only.
+    #[inline]
+    fn tally<P: std::borrow::Borrow<Packet>>(&mut self, d: &Delivery<P>) {
         match d {
             Delivery::Lost(_, c) => {
                 self.stats.lost += 1;
@@ -526,12 +539,6 @@ impl WiredDirection {
                 self.stats.rx_packets += 1;
                 self.stats.rx_bytes += u64::from(p.borrow().size());
             }
-        }
-        if let Some(f) = &self.fec {
-            self.stats.fec = Some(f.stats.clone());
-        }
-        if let Some(n) = &self.netem {
-            self.stats.netem = Some(n.stats().clone());
         }
     }
 
