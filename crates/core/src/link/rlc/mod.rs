@@ -1433,7 +1433,9 @@ impl RlcBearer {
         }
         p.state = PduState::Acked;
         let (a, b) = (p.first_sdu, p.last_sdu);
-        h.tx.retx.remove(&sn);
+        if !h.tx.retx.is_empty() {
+            h.tx.retx.remove(&sn);
+        }
         for id in a..=b {
             // A front-dropped SDU may sit between two SDUs sharing this PDU.
             let Some(s) = h
