@@ -29,6 +29,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::rayleigh::{Sos, M};
+use super::sos_bank::SosBank;
+#[cfg(test)]
+use super::sos_bank::ANCHOR_EVERY;
 use crate::config::{ConfigError, Decibel, Frequency, Length, Result, Speed};
 use crate::rng::{Keyed, Rng};
 use crate::time::Time;
@@ -216,136 +219,32 @@ pub struct FrameChannel {
 }
 
 /// One tap: its amplitude and its rotation at the bin (its generator's
-/// sinusoids are in [`Rotors`]).
+/// sinusoids are in the [`SosBank`]).
 #[derive(Clone, Debug)]
 struct TapGen {
     amp: f64,
     rot: (f64, f64),
 }
 
-/// Frames between two exact evaluations ("anchors") of the fast-fading
-/// sinusoids: frame k's value is the exact one at the anchor
-/// k₀ = k − (k mod `ANCHOR_EVERY`) rotated k − k₀ times (see [`Rotors`]).
-/// Measured (docs/models/frame-arq.md, "Cost"): a phasor rotated 64 times
-/// is within 1·10⁻¹⁴ of its exact value; over 2·10⁶ frames the complex gain
-/// differs from the exact evaluation by at most 2.3·10⁻¹⁰, a difference that
-/// grows with k because the exact evaluation rounds ν·k to f64 (half an ulp
-/// of ν·k), not because of the recurrence.
-pub const ANCHOR_EVERY: u64 = 64;
-
-/// Terms of one tap's generator: 2M sinusoids (real branch, then imaginary).
-const TERMS: usize = 2 * M;
-
-/// Every tap's sum-of-sinusoids, term by term, as unit phasors advanced one
-/// frame at a time: term j is `amp_j·cos θ_j(k)` with θ_j(k) = 2π(ν_j k +
-/// φ_j), and z_j(k) = e^{iθ_j(k)} satisfies z_j(k + 1) = z_j(k)·e^{i2πν_j},
-/// a complex multiply (four multiplies, two adds) instead of a cosine. At
-/// each anchor (every [`ANCHOR_EVERY`] frames) z is set from the exact phase
-/// (`sin`/`cos` of the expression [`Sos::gain_at`] takes the cosine of), so
-/// the rounding error of the recurrence stays bounded, an anchor frame's
-/// value is bit-identical to the exact evaluation's, and the value of frame
-/// k depends on k alone, not on which frames were visited before (a jump
-/// re-anchors and rotates forward within its block).
-#[derive(Clone, Debug)]
-struct Rotors {
-    /// One block of TERMS terms per tap.
-    taps: Vec<TapTerms>,
-    /// The frame z holds; `None` before the first anchor.
-    at: Option<u64>,
-}
-
-/// One tap's terms, as [`Sos::terms`] gives them, in fixed-size arrays (the
-/// step's loop has no bounds checks and vectorises).
-#[derive(Clone, Debug)]
-struct TapTerms {
-    /// e^{iθ(k)} at frame `at`.
-    zr: [f64; TERMS],
-    zi: [f64; TERMS],
-    /// e^{i2πν}: the rotation per frame.
-    wr: [f64; TERMS],
-    wi: [f64; TERMS],
-    /// Amplitude, ν (cycles per frame), phase (cycles).
-    amp: [f64; TERMS],
-    nu: [f64; TERMS],
-    phase: [f64; TERMS],
-}
-
-impl Rotors {
-    fn new(gens: &[Sos]) -> Rotors {
-        let taps = gens
-            .iter()
-            .map(|sos| {
-                let mut t = TapTerms {
-                    zr: [0.0; TERMS],
-                    zi: [0.0; TERMS],
-                    wr: [0.0; TERMS],
-                    wi: [0.0; TERMS],
-                    amp: [0.0; TERMS],
-                    nu: [0.0; TERMS],
-                    phase: [0.0; TERMS],
-                };
-                for (j, (amp, nu, phase)) in sos.terms().enumerate() {
-                    let (s, c) = (2.0 * std::f64::consts::PI * nu).sin_cos();
-                    (t.amp[j], t.nu[j], t.phase[j]) = (amp, nu, phase);
-                    (t.wr[j], t.wi[j]) = (c, s);
-                }
-                t
-            })
-            .collect();
-        Rotors { taps, at: None }
-    }
-
-    /// z at frame `k` from the exact phase.
-    fn anchor(&mut self, k: u64) {
-        let t = k as f64;
-        for tap in &mut self.taps {
-            for j in 0..TERMS {
-                let theta = 2.0 * std::f64::consts::PI * ((tap.nu[j] * t).fract() + tap.phase[j]);
-                (tap.zi[j], tap.zr[j]) = theta.sin_cos();
-            }
-        }
-        self.at = Some(k);
-    }
-
-    /// z one frame on.
-    fn step(&mut self) {
-        for tap in &mut self.taps {
-            for j in 0..TERMS {
-                let (a, b) = (tap.zr[j], tap.zi[j]);
-                tap.zr[j] = a * tap.wr[j] - b * tap.wi[j];
-                tap.zi[j] = a * tap.wi[j] + b * tap.wr[j];
-            }
+/// The bank of every tap's 2M sinusoids, each weighted onto the bin's gain:
+/// tap i contributes amp_i·(A_i + jB_i)·(rc_i + j·rs_i), A_i and B_i its real
+/// and imaginary branch (Σ a_n cos θ_n, Σ b_n cos θ'_n), so a real-branch term
+/// weighs (amp_i·a_n·rc_i, amp_i·a_n·rs_i) on (Re h, Im h) and an
+/// imaginary-branch term (−amp_i·b_n·rs_i, amp_i·b_n·rc_i).
+fn bank(taps: &[TapGen], gens: &[Sos]) -> SosBank {
+    let mut terms = Vec::new();
+    for (tap, sos) in taps.iter().zip(gens) {
+        let (rc, rs) = tap.rot;
+        for (j, (a, nu, phase)) in sos.terms().enumerate() {
+            let w = tap.amp * a;
+            terms.push(if j < M {
+                (nu, phase, w * rc, w * rs)
+            } else {
+                (nu, phase, -w * rs, w * rc)
+            });
         }
     }
-
-    /// Bring z to frame `k`: forward within the current block, else from
-    /// the anchor of `k`'s block.
-    fn seek(&mut self, k: u64) {
-        let at = match self.at {
-            Some(at) if at <= k && at / ANCHOR_EVERY == k / ANCHOR_EVERY => at,
-            _ => {
-                let k0 = k - k % ANCHOR_EVERY;
-                self.anchor(k0);
-                k0
-            }
-        };
-        for _ in at..k {
-            self.step();
-        }
-        self.at = Some(k);
-    }
-
-    /// Tap `i`'s gain (real, imaginary) at the current frame, summed in
-    /// [`Sos::gain_at`]'s order.
-    fn tap(&self, i: usize) -> (f64, f64) {
-        let t = &self.taps[i];
-        let (mut re, mut im) = (0.0, 0.0);
-        for n in 0..M {
-            re += t.amp[n] * t.zr[n];
-            im += t.amp[M + n] * t.zr[M + n];
-        }
-        (re, im)
-    }
+    SosBank::new(terms)
 }
 
 /// The channel of a frame link, sampled frame by frame (see the module).
@@ -353,9 +252,10 @@ impl Rotors {
 pub struct FadingChannel {
     mean: f64,
     nmse: f64,
+    bank: SosBank,
+    /// The taps and generators themselves (for the exact evaluation in tests).
+    #[cfg(test)]
     taps: Vec<TapGen>,
-    rotors: Rotors,
-    /// The generators themselves (for the exact evaluation in tests).
     #[cfg(test)]
     gens: Vec<Sos>,
     /// Shadowing: σ, pole, frames per sample, the two samples around the
@@ -378,7 +278,7 @@ impl FadingChannel {
         let mut fade_rng = Rng::stream(seed, &format!("{name}/fading"));
         let bin = cfg.bin.map_or(0.0, Frequency::hz);
         let mut gens = Vec::new();
-        let taps = cfg
+        let taps: Vec<TapGen> = cfg
             .taps()
             .into_iter()
             .map(|(delay, p)| {
@@ -390,7 +290,7 @@ impl FadingChannel {
                 }
             })
             .collect();
-        let rotors = Rotors::new(&gens);
+        let bank = bank(&taps, &gens);
         let (sigma, pole, every) = cfg.shadow();
         let mut shadow_rng = Rng::stream(seed, &format!("{name}/shadowing"));
         let first = sigma * shadow_rng.normal();
@@ -398,8 +298,9 @@ impl FadingChannel {
         FadingChannel {
             mean: cfg.mean_snr(),
             nmse: cfg.nmse(),
+            bank,
+            #[cfg(test)]
             taps,
-            rotors,
             #[cfg(test)]
             gens,
             sigma,
@@ -445,16 +346,9 @@ impl FadingChannel {
         }
     }
 
-    /// The bin's complex gain h at frame `k` (the rotation recurrence).
+    /// The bin's complex gain h at frame `k` (the recurrence of [`SosBank`]).
     fn h(&mut self, k: u64) -> (f64, f64) {
-        self.rotors.seek(k);
-        let (mut re, mut im) = (0.0, 0.0);
-        for (i, tap) in self.taps.iter().enumerate() {
-            let (a, b) = self.rotors.tap(i);
-            re += tap.amp * (a * tap.rot.0 - b * tap.rot.1);
-            im += tap.amp * (a * tap.rot.1 + b * tap.rot.0);
-        }
-        (re, im)
+        self.bank.at(k)
     }
 
     /// h at frame `k` from a cosine per sinusoid ([`Sos::gain_at`]): what
@@ -616,9 +510,10 @@ mod tests {
         let mut ch = channel(0.0, false);
         let err = max_error(&mut ch, 0..200_000);
         assert!(err < 1e-9, "max |Δh| {err:e}");
-        // Anchor frames are the exact evaluation, bit for bit.
+        // Anchor frames are the bank's exact evaluation (a cosine per term,
+        // the same sums), bit for bit.
         for k in (0..200_000).step_by(ANCHOR_EVERY as usize * 7) {
-            assert_eq!(ch.h(k), ch.h_exact(k));
+            assert_eq!(ch.h(k), ch.bank.exact(k));
         }
     }
 

@@ -18,6 +18,7 @@ mod bernoulli;
 pub mod fading;
 mod gilbert_elliott;
 mod rayleigh;
+mod sos_bank;
 
 pub use bernoulli::{Bernoulli, BernoulliConfig};
 pub use gilbert_elliott::{GilbertElliott, GilbertElliottConfig};

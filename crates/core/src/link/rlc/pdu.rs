@@ -52,8 +52,10 @@ pub(crate) enum AirPdu {
         last_sdu: u64,
         poll: bool,
     },
-    /// A STATUS PDU for the sender of the opposite direction.
-    Status(StatusPdu),
+    /// A STATUS PDU for the sender of the opposite direction (boxed: at
+    /// most one a TTI, and the air queue's entries stay small for the data
+    /// PDUs, 40 bytes with their arrival time instead of 72).
+    Status(Box<StatusPdu>),
     /// A STATUS PDU carrying an MRW SUFI (sender → receiver): discard every
     /// PDU below `sn_mrw` and every SDU up to `last_sdu` (SN_MRW_LENGTH and
     /// N_LENGTH, §9.2.2.11).

@@ -44,6 +44,15 @@ impl Rx {
         if sn < self.vr_r {
             return (false, false);
         }
+        if sn == self.vr_r && self.vr_h == self.vr_r {
+            // The next in sequence with nothing outstanding (the common
+            // case): received and slid past at once, the bitmap untouched
+            // (it is empty: it covers vr_r..vr_h).
+            debug_assert!(self.rcv.is_empty());
+            self.vr_r += 1;
+            self.vr_h = self.vr_r;
+            return (true, false);
+        }
         let mut gap = false;
         if sn >= self.vr_h {
             gap = sn > self.vr_h;
@@ -119,6 +128,26 @@ impl Rx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_order_fast_path_keeps_the_window() {
+        let mut rx = Rx::default();
+        for sn in 0..5 {
+            assert_eq!(rx.receive(sn), (true, false));
+        }
+        assert_eq!((rx.vr_r, rx.vr_h), (5, 5));
+        assert_eq!(rx.receive(3), (false, false));
+        assert_eq!(rx.receive(7), (true, true));
+        assert_eq!(rx.receive(5), (true, false));
+        assert_eq!((rx.vr_r, rx.vr_h), (6, 8));
+        assert!(rx.has(5) && !rx.has(6) && rx.has(7) && !rx.has(8));
+        assert_eq!(rx.ack_info(4).missing, vec![(6, 1)]);
+        assert_eq!(rx.receive(6), (true, false));
+        assert_eq!((rx.vr_r, rx.vr_h), (8, 8));
+        assert_eq!(rx.receive(8), (true, false));
+        let a = rx.ack_info(4);
+        assert_eq!((a.lsn, a.missing.len()), (9, 0));
+    }
 
     #[test]
     fn window_and_status_runs() {

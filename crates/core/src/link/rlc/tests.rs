@@ -1377,3 +1377,21 @@ fn scalar_keys_read_numbers_as_written() {
     let e = read("max_dat = 4.5").unwrap_err();
     assert!(e.allowed.contains("not allowed"), "{e}");
 }
+
+#[test]
+fn window_poll_threshold_is_the_float_rule() {
+    // J ≥ w·tx_window in floating point, for every whole J, is J ≥ the
+    // precomputed ceiling.
+    for tx_window in [1u32, 2, 7, 128, 511, 1000, 2047] {
+        for w in [1e-9, 0.1, 0.25, 1.0 / 3.0, 0.5, 0.7, 0.999, 1.0] {
+            let at = poll_window_pdus(w, tx_window);
+            for j in 0..=u64::from(tx_window) + 1 {
+                assert_eq!(
+                    j as f64 >= w * f64::from(tx_window),
+                    j >= at,
+                    "w {w} window {tx_window} J {j}"
+                );
+            }
+        }
+    }
+}
