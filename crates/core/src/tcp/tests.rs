@@ -3253,6 +3253,8 @@ fn ns3_cwr_reentered_on_the_ack_that_ends_one_runs_prrs_entry() {
     assert_eq!(s.ssthresh(), ssthresh, "pipe {pipe}");
     assert_eq!(s.stats().ecn_reductions, 2);
     assert_eq!(s.cwnd(), prr_entry(pipe, ssthresh, 2000), "pipe {pipe}");
+}
+
 /// `send_buffer` (ns-3's `SndBufSize`, Linux's `sk_sndbuf`): the bulk
 /// application's data is held from `snd_una` on, so at most the buffer is
 /// outstanding — the initial window of 10 segments sends 8 with an
