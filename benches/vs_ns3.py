@@ -883,6 +883,24 @@ GRID_MISS_FAMILY = {
     "full-pipe check skips ten rounds (ns-3 with an 8 MB buffer: 13.2 ms, linklab's level); "
     "linklab's send_buffer models it, but its first clean sample after the timeout measures "
     "3.7 Mbit/s against ns-3's 9.1 (not traced); cubic/red/f4 came in with count_reset ns3",
+    "O4": "open: 16 flows at 100 Mbit/s; its last cells came in with ns-3.44's pipe "
+    "(sacked_rtx_in_pipe, g33f)",
+    "V": "moved out with ns-3.44's pipe, which keeps a SACKed retransmission in flight "
+    "(sacked_rtx_in_pipe, g33f); the drop-tail cells came in with ns-3.44's partial-ACK "
+    "DoRetransmit (partial_ack_resend, g33v), the codel and fq_codel cells over 10 seeds "
+    "(the more-seeds rule's second tier, g33v2): their 3-seed misses were the random start "
+    "times, which decide whether the 16 flows' joint slow-start overshoot overflows the "
+    "1000-packet limit (with ns-3's start times linklab drops the same packets)",
+    "O5": "open: 16 BBR flows, MSS 536, 0.5 BDP of drop-tail at 100 Mbit/s (ns-3 run first "
+    "committed 2026-11-28): linklab retransmits 2.2x ns-3's segments, queue +18 % (+21 % "
+    "with g33m's rto_resend_lost and loss_window; not traced: 370-470 s of ns-3 CPU a seed); "
+    "in since ns-3.44's partial-ACK DoRetransmit (partial_ack_resend, g33v): -0.8/-10.5 %",
+    "N": "near the line (a few points out), or partly family A; the two BBR cells at "
+    "r100/d18 went out (-10.5 -> -16.8 %, +7.1 -> +15.9 % delay, 3 seeds) with ns-3's 1 ms "
+    "timestamp RTT (`ts_rtt_ms`, g33n), not traced",
+    "W": "10 seeds (g33s): a bad mode (RTO collapse: 19-35 timeouts a run, goodput 5-8 of "
+    "10 Mbit/s) in some seeds of both simulators, at different rates (bbr/codel/f16: ns-3 "
+    "4 of 10 seeds, linklab 1, and 1 milder); the 10-seed interval still reaches the band",
     "I": "FQ-CoDel: ns-3's rules modelled (variant ns3); the last cell "
     "(newreno/fq_codel/f16/r10/d0) came in with ns-3.44's PRR entry on the ACK that ends one "
     "CWR and starts the next (g33i: its flows locked in back-to-back CWR, -21.6 -> -3.3 %)",
