@@ -105,6 +105,18 @@ def _out_path(flag: str, what: str) -> Callable[[str], str]:
     return parse
 
 
+def _plot_output(p: argparse.ArgumentParser) -> None:
+    """The plot commands' required ``-o/--output FILE.png|FILE.svg``."""
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=_out_path("--output", "a file"),
+        metavar="FILE",
+        help="FILE.png or FILE.svg",
+    )
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
@@ -1260,14 +1272,7 @@ def _add_plot_parsers(sub: Any) -> None:
         help="keep only sweep points with this parameter value (repeatable)",
     )
     plot.add_argument("--scatter", action="store_true", help="metric vs metric per configuration")
-    plot.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        type=_out_path("--output", "a file"),
-        metavar="FILE",
-        help="FILE.png or FILE.svg",
-    )
+    _plot_output(plot)
     plot.set_defaults(func=_cmd_plot)
 
     trace = sub.add_parser(
@@ -1284,14 +1289,7 @@ def _add_plot_parsers(sub: Any) -> None:
                        help="queue of this link direction, e.g. 'L->R' (repeatable)")  # fmt: skip
     trace.add_argument("--flow", dest="flows", action="append", metavar="ID",
                        help="only this flow id (repeatable)")  # fmt: skip
-    trace.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        type=_out_path("--output", "a file"),
-        metavar="FILE",
-        help="FILE.png or FILE.svg",
-    )
+    _plot_output(trace)
     trace.set_defaults(func=_cmd_plot_trace)
 
     fct = sub.add_parser(
@@ -1304,14 +1302,7 @@ def _add_plot_parsers(sub: Any) -> None:
         ),
     )
     fct.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
-    fct.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        type=_out_path("--output", "a file"),
-        metavar="FILE",
-        help="FILE.png or FILE.svg",
-    )
+    _plot_output(fct)
     fct.set_defaults(func=_cmd_plot_fct)
 
     report = sub.add_parser(
