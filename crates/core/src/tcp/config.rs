@@ -489,6 +489,15 @@ impl TcpConfig {
                 format!("bytes is smaller than one segment (mss {})", self.mss),
             ));
         }
+        if let Some(b) = self.send_buffer.filter(|&b| b < u64::from(self.mss)) {
+            // The sender sends whole segments only: a smaller buffer would
+            // never let one out.
+            return Err(ConfigError::new(
+                "send_buffer",
+                b.to_string(),
+                format!("bytes is smaller than one segment (mss {})", self.mss),
+            ));
+        }
         if self.rack && self.variant != Variant::Sack {
             return Err(ConfigError::new(
                 "rack",
@@ -773,7 +782,8 @@ mod tests {
     }
 
     /// `send_buffer`: a size or bytes, unbounded by default and under every
-    /// profile; 0 and more than 1 GiB are rejected with the key named.
+    /// profile; 0, less than one segment and more than 1 GiB are rejected
+    /// with the key named.
     #[test]
     fn send_buffer_reads_sizes_and_rejects_zero() {
         let base = TcpConfig::default();
@@ -782,7 +792,11 @@ mod tests {
         let c = overlay("send_buffer = \"1MiB\"").apply(&base);
         assert_eq!(c.send_buffer, Some(1 << 20));
         assert!(c.validate().is_ok());
-        for bad in ["send_buffer = \"0B\"", "send_buffer = \"2GiB\""] {
+        for bad in [
+            "send_buffer = \"0B\"",
+            "send_buffer = \"100B\"",
+            "send_buffer = \"2GiB\"",
+        ] {
             let e = overlay(bad)
                 .apply(&base)
                 .validate()

@@ -1793,9 +1793,6 @@ impl TcpSender {
         self.cfg.rto_estimator == RtoEstimator::Linux && self.cfg.rto_tick.is_none()
     }
 
-    /// Feed the RTT of a segment sent at `sent` to the estimator: a
-    /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
-    /// interval between the two instants (ns-2's clock counts its ticks).
     /// The RTT of a segment sent at `sent` and acknowledged at `now`: exact,
     /// or with `ts_rtt_ms` (and timestamps, outside Linux's and ns-2's
     /// estimators) on ns-3.44's 1 ms timestamp clock ([`ns3_ts_rtt`]).
@@ -1811,6 +1808,9 @@ impl TcpSender {
         }
     }
 
+    /// Feed the RTT of a segment sent at `sent` to the estimator: a
+    /// timestamp echo as a duration (ns-2's clock rounds it), otherwise as the
+    /// interval between the two instants (ns-2's clock counts its ticks).
     fn rtt_sample(&mut self, sent: Time, now: Time) {
         let r = self.echo_rtt(sent, now);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
