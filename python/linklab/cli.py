@@ -105,15 +105,15 @@ def _out_path(flag: str, what: str) -> Callable[[str], str]:
     return parse
 
 
-def _plot_output(p: argparse.ArgumentParser) -> None:
-    """The plot commands' required ``-o/--output FILE.png|FILE.svg``."""
+def _output_file(p: argparse.ArgumentParser, help: str = "FILE.png or FILE.svg") -> None:
+    """The required ``-o/--output FILE`` of the plot and report commands."""
     p.add_argument(
         "-o",
         "--output",
         required=True,
         type=_out_path("--output", "a file"),
         metavar="FILE",
-        help="FILE.png or FILE.svg",
+        help=help,
     )
 
 
@@ -1272,7 +1272,7 @@ def _add_plot_parsers(sub: Any) -> None:
         help="keep only sweep points with this parameter value (repeatable)",
     )
     plot.add_argument("--scatter", action="store_true", help="metric vs metric per configuration")
-    _plot_output(plot)
+    _output_file(plot)
     plot.set_defaults(func=_cmd_plot)
 
     trace = sub.add_parser(
@@ -1289,7 +1289,7 @@ def _add_plot_parsers(sub: Any) -> None:
                        help="queue of this link direction, e.g. 'L->R' (repeatable)")  # fmt: skip
     trace.add_argument("--flow", dest="flows", action="append", metavar="ID",
                        help="only this flow id (repeatable)")  # fmt: skip
-    _plot_output(trace)
+    _output_file(trace)
     trace.set_defaults(func=_cmd_plot_trace)
 
     fct = sub.add_parser(
@@ -1302,7 +1302,7 @@ def _add_plot_parsers(sub: Any) -> None:
         ),
     )
     fct.add_argument("dir", metavar="TRACEDIR", help="directory from 'linklab run --trace'")
-    _plot_output(fct)
+    _output_file(fct)
     fct.set_defaults(func=_cmd_plot_fct)
 
     report = sub.add_parser(
@@ -1315,14 +1315,7 @@ def _add_plot_parsers(sub: Any) -> None:
         ),
     )
     report.add_argument("dir", metavar="DIR", help="sweep directory (from 'linklab sweep')")
-    report.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        type=_out_path("--output", "a file"),
-        metavar="FILE",
-        help="FILE.html",
-    )
+    _output_file(report, help="FILE.html")
     report.set_defaults(func=_cmd_report)
 
 
