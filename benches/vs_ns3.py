@@ -834,7 +834,7 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-J and P found by experiment, O1, O3, O4, Q, R and S open. `--grid` prints a
+# family: A-J, P and S found by experiment, O1, O3, O4, Q and R open. `--grid` prints a
 # miss's family beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
@@ -851,8 +851,11 @@ GRID_MISS_FAMILY = {
     "no recovery from CA_CWR (a loss in it waits for the RTO)",
     "Q": "start-up overshoot, seed noise: agrees over the 10 ns-3 seeds committed by g33u",
     "R": "open: moved out with ns-3's whole ECN state machine (cwr_per_echo rules 1-2; not traced)",
-    "S": "open: moved out of the band with ns-3's CUBIC start-up (classic HyStart, byte counting); "
-    "over 10 seeds -12.4 % delay, -18.2 % with ns-3's quick ACK of the first segment (g33c)",
+    "S": "seed-level chance (g33s, seventh session): the start times decide whether the first "
+    "flow's late HyStart exit (893-911 segments) meets the others' slow starts and overflows "
+    "FQ-CoDel's 1000 packets (drops, one RTO, 6.5-6.9 ms); ns-3 in 2 of its 10 seeds, linklab "
+    "in none (4 of 50 and 5 of 100 over more seeds; means -5.1 %); with ns-3's start times "
+    "linklab -8.2 %, -2.8 % with a 1-packet device queue (not modelled; an experiment)",
     "C2": "start-up-decided cells; cubic/red/f1/r10/d18 came in with ns-3.44's TcpCubic "
     "CntClamp (unknown_max_growth, now selected by profile ns3 and the grid; g33x1 traced "
     "it: +8.1/-18.3 -> +0.7/-6.3 %); newreno/red/f4/r10/d98 with ns-3.44's RED count, "
