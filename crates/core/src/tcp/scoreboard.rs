@@ -271,9 +271,9 @@ impl Scoreboard {
         self.segs.front()
     }
 
-    /// Iterate oldest first.
+    /// Iterate oldest first (each segment yielded counts as visited).
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
-        self.segs.iter()
+        self.segs.iter().inspect(|_| self.visit(1))
     }
 
     /// Index of the segment containing byte `seq`.
@@ -501,41 +501,60 @@ impl Scoreboard {
         {
             return; // not enough SACKed above anything
         }
+        // Walking down from the highest SACKed segment (nothing above it
+        // counts anything), the SACKed segment at which the counts reach the
+        // rule: every unSACKed segment below it is lost, none above it. With
+        // a threshold of 0, every unSACKed segment is.
         let (mut count, mut bytes) = (0u32, 0u64);
-        // Nothing above the highest SACKed segment counts anything (with a
-        // threshold of 0, everything unSACKed is lost).
         let mut idx = match self.top_index() {
             Some(top) if dupthresh > 0 => top + 1,
             _ => self.segs.len(),
         };
-        while idx > 0 {
+        let reached = loop {
+            if dupthresh == 0 {
+                break Some(idx);
+            }
+            if idx == 0 {
+                break None;
+            }
             idx -= 1;
             self.visit(1);
             let s = &self.segs[idx];
             if s.sacked {
                 count += 1;
                 bytes += u64::from(s.len);
-            } else if count >= dupthresh || bytes > byte_limit {
-                // Everything unSACKed from here down is lost (below
-                // `lost_mark`, it is already).
-                let upto = s.end();
-                let mut i = self.first_at_or_above(self.lost_mark);
-                while i <= idx {
-                    self.visit(1);
-                    let s = &mut self.segs[i];
-                    if !s.sacked && !s.lost {
-                        s.lost = true;
-                        let len = u64::from(s.len);
-                        self.lost_total += len;
-                        self.lost_unsacked_bytes += len;
-                        self.lost_count += 1;
-                    }
-                    i += 1;
+                if count >= dupthresh || bytes > byte_limit {
+                    break Some(idx);
                 }
-                self.lost_mark = self.lost_mark.max(upto);
-                return;
             }
+        };
+        let Some(upto) = reached else {
+            return;
+        };
+        // Mark the unSACKed segments below `upto` (below `lost_mark` they
+        // are marked already), skipping SACKed runs.
+        let mut i = self.first_at_or_above(self.lost_mark);
+        loop {
+            i = self.skip_sacked(i);
+            if i >= upto {
+                break;
+            }
+            self.visit(1);
+            let s = &mut self.segs[i];
+            if !s.lost {
+                s.lost = true;
+                let len = u64::from(s.len);
+                self.lost_total += len;
+                self.lost_unsacked_bytes += len;
+                self.lost_count += 1;
+            }
+            i += 1;
         }
+        let mark = self
+            .segs
+            .get(upto)
+            .map_or_else(|| self.segs.back().map_or(0, |s| s.end()), |s| s.seq);
+        self.lost_mark = self.lost_mark.max(mark);
     }
 
     /// RFC 6675 SetPipe: unSACKed bytes not deemed lost, plus unSACKed bytes
@@ -983,6 +1002,225 @@ mod tests {
                     proptest::prop_assert_eq!(b.index_of(s.end() - 1), Some(i));
                 }
                 proptest::prop_assert_eq!(b.index_of(top), None);
+            }
+        }
+    }
+
+    /// The scoreboard as it was before the kept counts (issue 33, F9): every
+    /// rule by a scan of the whole window, the reference the incremental
+    /// one must match mark for mark.
+    #[derive(Default)]
+    struct Naive {
+        segs: Vec<Segment>,
+        since: Option<Time>,
+        lost_total: u64,
+    }
+
+    impl Naive {
+        fn apply_sack(&mut self, blocks: &[(u64, u64)]) -> bool {
+            let mut any = false;
+            for &(start, end) in blocks {
+                for s in &mut self.segs {
+                    if start <= s.seq && s.end() <= end && !s.sacked {
+                        s.sacked = true;
+                        s.ever_sacked = true;
+                        any = true;
+                    }
+                }
+            }
+            if any {
+                let top = self.segs.iter().rposition(|s| s.sacked).unwrap_or(0);
+                for s in &mut self.segs[..top] {
+                    s.hole |= !s.sacked;
+                }
+            }
+            any
+        }
+        fn mark_lost(&mut self, dupthresh: u32, mss: u64) {
+            for i in 0..self.segs.len() {
+                let above = &self.segs[i + 1..];
+                let count = above.iter().filter(|s| s.sacked).count() as u64;
+                let bytes: u64 = above
+                    .iter()
+                    .filter(|s| s.sacked)
+                    .map(|s| u64::from(s.len))
+                    .sum();
+                let limit = u64::from(dupthresh.saturating_sub(1)) * mss;
+                let s = &mut self.segs[i];
+                if !s.sacked && !s.lost && (count >= u64::from(dupthresh) || bytes > limit) {
+                    s.lost = true;
+                    self.lost_total += u64::from(s.len);
+                }
+            }
+        }
+        fn pipe(&self, high_rxt: u64) -> u64 {
+            let mut pipe = 0;
+            for s in &self.segs {
+                let len = u64::from(s.len);
+                if s.sacked {
+                    if self
+                        .since
+                        .is_some_and(|t| s.tx_count > 1 && s.last_sent >= t)
+                    {
+                        pipe += len;
+                    }
+                    continue;
+                }
+                pipe += len * u64::from(!s.lost) + len * u64::from(s.seq < high_rxt);
+            }
+            pipe
+        }
+        fn start(&self, from: u64) -> Option<usize> {
+            match self
+                .segs
+                .iter()
+                .position(|s| s.seq <= from && from < s.end())
+            {
+                Some(i) => Some(i),
+                None if self.segs.first().is_some_and(|f| from < f.seq) => Some(0),
+                None => None,
+            }
+        }
+        fn next_lost(&self, from: u64, scattered: bool) -> Option<usize> {
+            for i in self.start(from)?..self.segs.len() {
+                let s = &self.segs[i];
+                if !s.sacked {
+                    if s.lost && s.seq >= from {
+                        return Some(i);
+                    }
+                    if !s.lost && !scattered {
+                        return None;
+                    }
+                }
+            }
+            None
+        }
+        fn next_hole(&self, from: u64) -> Option<usize> {
+            let top = self.segs.iter().rposition(|s| s.sacked)?;
+            (self.start(from)?..top).find(|&i| !self.segs[i].sacked && self.segs[i].seq >= from)
+        }
+    }
+
+    proptest::proptest! {
+        /// The kept counts, watermarks and SACKed-run hints against a full
+        /// recount and against the whole-window rules, over random sends,
+        /// ACKs, SACK blocks, loss marks, resends (RACK's clearing of a loss
+        /// mark included), timeouts (SACK marks cleared or kept) and ns-3's
+        /// SACKed-retransmission rule: every mark, the pipe, NextSeg's rules
+        /// 1 and 3 and the holes agree after every operation.
+        #[test]
+        fn incremental_scoreboard_matches_a_full_recount(
+            ops in proptest::collection::vec((0u8..11, 0u64..4000, 0u64..1500, 0u64..4000), 1..120),
+        ) {
+            let mss = 100u32;
+            let mut b = Scoreboard::new(mss);
+            let mut n = Naive::default();
+            let (mut now, mut next_seq) = (0u64, 0u64);
+            for (op, x, w, y) in ops {
+                now += 1;
+                let t = Time::from_millis(now);
+                let snd_max = next_seq;
+                let first = b.front().map_or(snd_max, |s| s.seq);
+                let span = snd_max - first + 1;
+                match op {
+                    0 | 1 => {
+                        // Send new segments of 1..=mss bytes (mostly full).
+                        for k in 0..=(w % 8) {
+                            let len = if (x + k) % 5 == 0 { (x % 100) as u32 + 1 } else { mss };
+                            let mut s = Segment::new(next_seq, len, t);
+                            next_seq += u64::from(len);
+                            s.tx_count = 1;
+                            b.push(s);
+                            n.segs.push(s);
+                        }
+                    }
+                    2 | 3 => {
+                        let start = first + x % span;
+                        let blocks = [(start, start + w), (first + y % span, first + y % span + w / 2)];
+                        let got = b.apply_sack(&blocks);
+                        proptest::prop_assert_eq!(got, n.apply_sack(&blocks));
+                    }
+                    4 => {
+                        let ack = first + (x % span).min(w);
+                        b.ack(ack);
+                        n.segs.retain(|s| s.end() > ack);
+                    }
+                    5 => {
+                        let dt = (w % 4) as u32 + 1;
+                        b.mark_lost(dt);
+                        n.mark_lost(dt, u64::from(mss));
+                    }
+                    6 if !b.is_empty() => {
+                        // A resend; with RACK its loss mark is cleared.
+                        let idx = (x as usize) % b.len();
+                        let rack = w % 2 == 0;
+                        let f = |s: &mut Segment| {
+                            s.tx_count += 1;
+                            s.last_sent = t;
+                            if rack {
+                                s.lost = false;
+                            }
+                        };
+                        b.update(idx, f);
+                        f(&mut n.segs[idx]);
+                    }
+                    7 => {
+                        if w % 3 == 0 {
+                            b.clear_marks();
+                            for s in &mut n.segs {
+                                s.sacked = false;
+                                s.lost = false;
+                            }
+                        }
+                        if w % 3 != 1 {
+                            b.mark_unsacked_lost();
+                            for s in n.segs.iter_mut().filter(|s| !s.sacked && !s.lost) {
+                                s.lost = true;
+                                n.lost_total += u64::from(s.len);
+                            }
+                        }
+                        let since = (w % 2 == 0).then_some(Time::from_millis(now.saturating_sub(y % 5)));
+                        b.count_sacked_retransmissions(since);
+                        n.since = since;
+                    }
+                    8 if !b.is_empty() => {
+                        let idx = (x as usize) % b.len();
+                        b.mark_segment_lost(idx);
+                        let s = &mut n.segs[idx];
+                        if !s.lost && !s.sacked {
+                            s.lost = true;
+                            n.lost_total += u64::from(s.len);
+                        }
+                    }
+                    9 if !b.is_empty() => {
+                        // Recovery entry: the head taken for lost.
+                        b.update(0, |s| s.lost = true);
+                        n.segs[0].lost = true;
+                    }
+                    _ => {}
+                }
+                if let Err(e) = b.check_counts() {
+                    return Err(proptest::test_runner::TestCaseError::fail(e));
+                }
+                let segs: Vec<Segment> = b.iter().copied().collect();
+                proptest::prop_assert_eq!(segs.len(), n.segs.len());
+                for (a, r) in segs.iter().zip(&n.segs) {
+                    proptest::prop_assert_eq!(
+                        (a.seq, a.sacked, a.lost, a.hole, a.ever_sacked, a.tx_count),
+                        (r.seq, r.sacked, r.lost, r.hole, r.ever_sacked, r.tx_count)
+                    );
+                }
+                proptest::prop_assert_eq!(b.lost_total(), n.lost_total);
+                proptest::prop_assert_eq!(b.any_lost(), n.segs.iter().any(|s| s.lost));
+                for from in [x % (next_seq + 2), y % (next_seq + 2), first] {
+                    proptest::prop_assert_eq!(b.pipe(from), n.pipe(from));
+                    proptest::prop_assert_eq!(b.next_lost(from, false), n.next_lost(from, false));
+                    proptest::prop_assert_eq!(b.next_lost(from, true), n.next_lost(from, true));
+                    proptest::prop_assert_eq!(b.next_hole(from), n.next_hole(from));
+                }
+                if let Err(e) = b.check_counts() {
+                    return Err(proptest::test_runner::TestCaseError::fail(e));
+                }
             }
         }
     }

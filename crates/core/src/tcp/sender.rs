@@ -768,6 +768,12 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
+    /// The scoreboard (tests bound the work its searches do per ACK).
+    #[cfg(test)]
+    pub(crate) fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+
     /// Apply the SACK blocks of `pkt`, feeding the rate sampler the segments
     /// they newly deliver; whether anything was newly SACKed.
     fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
