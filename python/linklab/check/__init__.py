@@ -173,6 +173,8 @@ def features(draw: Draw) -> set[str]:
             "rto_resend_lost",
             "sacked_rtx_in_pipe",
             "partial_ack_resend",
+            "ts_rtt_ms",
+            "send_buffer",
         ):
             if table.get(key):
                 found.add(f"tcp:{key}")

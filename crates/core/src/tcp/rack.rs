@@ -199,10 +199,11 @@ mod tests {
         sb.apply_sack_visit(&[(1000, 2000)], |s| r.on_delivered(s, true, MS(51)));
         assert!(r.detect_loss(&mut sb, MS(70), Time::ZERO));
         // Retransmit 0 at 100 ms (no longer marked lost: in flight again).
-        let s = sb.get_mut(0).unwrap();
-        s.tx_count = 2;
-        s.last_sent = MS(100);
-        s.lost = false;
+        sb.update(0, |s| {
+            s.tx_count = 2;
+            s.last_sent = MS(100);
+            s.lost = false;
+        });
         let mut n = Segment::new(2000, 1000, MS(101));
         n.tx_count = 1;
         sb.push(n);
@@ -233,9 +234,10 @@ mod tests {
             let mut n = Segment::new(2000, 1000, MS(320));
             n.tx_count = 1;
             sb.push(n);
-            let s = sb.get_mut(0).unwrap();
-            s.tx_count = 2;
-            s.last_sent = MS(400);
+            sb.update(0, |s| {
+                s.tx_count = 2;
+                s.last_sent = MS(400);
+            });
             sb.apply_sack_visit(&[(0, 2000)], |s| r.on_delivered(s, true, MS(708)));
             r.detect_loss(&mut sb, MS(708), Time::ZERO);
             (r.min_rtt(), sb.get(2).unwrap().lost)

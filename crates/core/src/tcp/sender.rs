@@ -768,6 +768,12 @@ impl TcpSender {
         self.record_cwnd(now);
     }
 
+    /// The scoreboard (tests bound the work its searches do per ACK).
+    #[cfg(test)]
+    pub(crate) fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+
     /// Apply the SACK blocks of `pkt`, feeding the rate sampler the segments
     /// they newly deliver; whether anything was newly SACKed.
     fn apply_sack(&mut self, pkt: &Packet, now: Time) -> bool {
@@ -1425,27 +1431,29 @@ impl TcpSender {
         } else {
             None
         };
+        self.order += 1;
+        let (rate, order, rack) = (&mut self.rate, self.order, self.rack.is_some());
         let seg = self
             .sb
-            .get_mut(idx)
+            .update(idx, |seg| {
+                if let Some(r) = rate.as_deref_mut() {
+                    seg.tx = r.on_send(now, inflight);
+                }
+                seg.tx_count += 1;
+                seg.last_sent = now;
+                if rack && seg.tx_count > 1 {
+                    // RACK: a retransmitted segment is in flight again until
+                    // RACK finds it lost again.
+                    seg.lost = false;
+                }
+                seg.order = order;
+                *seg
+            })
             .expect("segment index within scoreboard");
-        if let Some(r) = self.rate.as_deref_mut() {
-            seg.tx = r.on_send(now, inflight);
-        }
         if let Some(rate) = pace.filter(|&r| r > 0.0) {
             let gap = Time::from_secs_f64(f64::from(seg.len) / rate);
             self.next_send = self.next_send.max(now) + gap;
         }
-        seg.tx_count += 1;
-        seg.last_sent = now;
-        if self.rack.is_some() && seg.tx_count > 1 {
-            // RACK: a retransmitted segment is in flight again until RACK
-            // finds it lost again.
-            seg.lost = false;
-        }
-        self.order += 1;
-        seg.order = self.order;
-        let seg = *seg;
         let retransmit = seg.tx_count > 1;
         let newreno_partial =
             self.cfg.variant == Variant::NewReno && self.in_recovery && !self.rec.first_partial;

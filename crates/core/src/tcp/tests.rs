@@ -3293,3 +3293,84 @@ fn send_buffer_holds_the_outstanding_data_and_limits_the_sender() {
     assert!(most > 8 && first == 10, "unbounded: {most} {first}");
     assert!(sender_s < 0.1, "unbounded: sender-limited {sender_s} s");
 }
+
+/// Finding F9 (docs/checking.md): with a receive window of thousands of
+/// segments, early drops scattered through the window and one resend lost
+/// (it waits for the RTO while SACK recovery keeps sending new data), the
+/// scoreboard grows to thousands of segments. The work of its searches per
+/// event (an ACK and the sends it releases, or a timer) must not grow with
+/// it: F9's run scanned the whole scoreboard three times per ACK (pipe, the
+/// hole marks, IsLost), O(n²) per run.
+#[test]
+fn sack_scoreboard_work_per_ack_does_not_grow_with_the_window() {
+    // RFC 6675 as it is, then with the ns-3.44 options that touch the
+    // scoreboard: the timeout keeps the SACK marks, SACKed resends stay in
+    // the pipe, lost segments are resent after the timeout, PRR.
+    let ns3 = |c: &mut TcpConfig| {
+        c.rto_keeps_sack = true;
+        c.sacked_rtx_in_pipe = true;
+        c.rto_resend_lost = true;
+        c.prr = true;
+        c.prr_variant = PrrVariant::Ns3;
+        c.cut_flight = CutFlight::Pipe;
+        c.partial_ack_resend = true;
+    };
+    for (name, f) in [("rfc6675", None), ("ns3", Some(ns3))] {
+        let mut c = cfg(Variant::Sack);
+        c.rwnd = 100_000_000;
+        if let Some(f) = f {
+            f(&mut c);
+        }
+        let (acks, mean, big, max_len) = scoreboard_work(c);
+        eprintln!("{name}: {acks} ACKs, mean {mean:.1}, {big} big, max {max_len}");
+        assert!(
+            max_len > 10_000,
+            "{name}: the scoreboard grew to {max_len} segments"
+        );
+        // Measured: 15 085 ACKs (RFC 6675), 14.9 segments a mean (the SACK
+        // blocks' walks, IsLost's count of DupThresh SACKed segments), 20
+        // ACKs at 100–999; one ACK after the timeout (36 000) catches the
+        // hole and IsLost marks up over the window once (the timeout
+        // cleared them). ns-3's options: 12.7 a mean. IsLost's walk down
+        // the SACKed run above the last hole, before it stopped at
+        // DupThresh, made 5 383 a mean.
+        assert!(mean < 40.0, "{name}: {mean:.1} segments visited per ACK");
+        assert!(
+            big * 100 < acks,
+            "{name}: {big} of {acks} ACKs visited 1000 segments or more"
+        );
+    }
+}
+
+/// [`sack_scoreboard_work_per_ack_does_not_grow_with_the_window`]'s run: the
+/// ACKs, the mean segments visited per ACK, the ACKs that visited 1000 or
+/// more, the largest scoreboard.
+fn scoreboard_work(c: TcpConfig) -> (u64, f64, u64, usize) {
+    let mut h = Harness::new(c, App::Bulk, 100_000_000, ms(10));
+    h.data_hook = Box::new(|p, n| {
+        let seg = p.seq / 1000;
+        let scattered = (2000..4000).contains(&seg) && seg % 97 == 13;
+        if p.payload > 0 && ((n == 1 && scattered) || (seg == 2049 && n <= 2)) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    let (mut max_len, mut acks, mut visits, mut big) = (0usize, 0u64, 0u64, 0u64);
+    loop {
+        let (v0, a0) = (h.s.scoreboard().visited(), h.acks_arrived.len());
+        if !h.step(ms(1500)) {
+            break;
+        }
+        let v = h.s.scoreboard().visited() - v0;
+        if h.acks_arrived.len() > a0 {
+            acks += 1;
+            visits += v;
+            big += u64::from(v >= 1000);
+        }
+        max_len = max_len.max(h.s.scoreboard().len());
+    }
+    assert_eq!(h.s.stats().timeouts, 1, "the lost resend waits for the RTO");
+    (acks, visits as f64 / acks as f64, big, max_len)
+}

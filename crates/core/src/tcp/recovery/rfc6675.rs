@@ -69,9 +69,7 @@ impl TcpSender {
     /// Entering SACK recovery: the oldest segment taken for lost (the fast
     /// retransmit), HighRxt at snd_una, the pipe counted.
     pub(in crate::tcp::sender) fn rfc6675_on_entry(&mut self) {
-        if let Some(s) = self.sb.get_mut(0) {
-            s.lost = true;
-        }
+        self.sb.update(0, |s| s.lost = true);
         self.rec.high_rxt = self.snd_una;
         self.rec.pipe = self.sb.pipe(self.rec.high_rxt);
     }
@@ -140,7 +138,7 @@ impl TcpSender {
     pub(in crate::tcp::sender) fn sack_loss_detected(&self, dt: u32) -> bool {
         if self.rack.is_some() {
             // RACK-TLP: recovery starts when RACK marks a loss.
-            return self.sb.iter().any(|s| s.lost);
+            return self.sb.any_lost();
         }
         self.dupacks >= dt || self.sb.front().is_some_and(|s| s.lost)
     }
