@@ -1234,6 +1234,12 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
         # `profile = "ns3"` selects.
         st["rate_sample"] = "ns3"
+        # ns-3.44's ReceivedAck hands the rate sample the absolute change of the bytes marked
+        # lost and not SACKed (tcp-socket-base.cc 1853, 1944-1946 at ns-3.44), so an ACK that
+        # delivers a lost segment's retransmission reports a loss: TcpBbr ends its 5/4 phase
+        # on it (first divergence after each RTO in bbr/red/f1/r100/d0, g33bbr). linklab's
+        # `rate_losses = "ns3"`, what `profile = "ns3"` selects.
+        st["rate_losses"] = "ns3"
         # ns-3.44's TcpBbr sends one segment per quantum (SetSendQuantum) and its InFlight
         # is gain x BDP + 3 segments (+ 2 in the 5/4 phase): BBR's `send_quantum = "ns3"`.
         st["bbr_send_quantum"] = "ns3"
@@ -1441,6 +1447,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["rto_resend_lost"] = True
     if "rate_sample" in st:
         tcp["rate_sample"] = st["rate_sample"]
+    if "rate_losses" in st:
+        tcp["rate_losses"] = st["rate_losses"]
     if "westwood_filter" in st:
         tcp["cc"] = {"kind": st["cc"], "filter": st["westwood_filter"]}
     if st.get("abc"):
@@ -1604,6 +1612,8 @@ def grid_mismatches(
              st.get("bbr_loss_window"))  # fmt: skip
     same("linklab tcp.rate_sample", tcp.get("rate_sample", "linux"),
          st.get("rate_sample", "linux"))  # fmt: skip
+    same("linklab tcp.rate_losses", tcp.get("rate_losses", "linux"),
+         st.get("rate_losses", "linux"))  # fmt: skip
     same(
         "linklab tcp.rto_resend_lost",
         bool(tcp.get("rto_resend_lost", False)),
