@@ -192,6 +192,9 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
     assert st.get("bbr_loss_window") == ("ns3" if rate_sample else None)
     doc = vs.linklab_grid_doc(SCENARIO, st)
     assert doc["tcp"].get("rate_sample") == rate_sample
+    # ns-3.44's loss count of a rate sample (`rate_losses = "ns3"`, g33bbr) with it.
+    assert st.get("rate_losses") == rate_sample
+    assert doc["tcp"].get("rate_losses") == rate_sample
     cc = doc["tcp"]["cc"]
     assert (cc.get("loss") if isinstance(cc, dict) else None) == dctcp_loss
     # ns-3.44's DCTCP receiver echo (`cc.echo = "ns3"`, families G/P/O4) with it.
@@ -204,6 +207,9 @@ def test_grid_gives_linklab_ns3s_rate_samples_and_dctcp_loss(
     assert vs.grid_mismatches(st, None, doc) == []
     bad = json.loads(json.dumps(doc))
     bad["tcp"]["rate_sample"] = "ns3" if rate_sample is None else "linux"
+    assert vs.grid_mismatches(st, None, bad)
+    bad = json.loads(json.dumps(doc))
+    bad["tcp"]["rate_losses"] = "ns3" if rate_sample is None else "linux"
     assert vs.grid_mismatches(st, None, bad)
     for k, v in (
         ("loss", "halve"),

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lt::MSS_MAX;
-use super::rate::RateSampleRule;
+use super::rate::{RateLosses, RateSampleRule};
 use super::{
     Bin, CcConfig, CutFlight, EstimatorSide, IdleRestart, LtConfig, PrrVariant, ReactiveLimit,
     RtoEstimator, SackRules, TcpConfig, Variant, WindowCuts,
@@ -77,6 +77,7 @@ impl Profile {
                 cut_flight: CutFlight::Pipe, // GetSsThresh(BytesInFlight())
                 idle_restart: IdleRestart::Off, // CA_EVENT_CWND_RESTART never raised
                 rate_sample: RateSampleRule::Ns3, // TcpRateLinux keeps its sample
+                rate_losses: RateLosses::Ns3, // |GetLost() change| over the ACK
                 ..d
             },
             Profile::Linux => TcpConfig {
@@ -257,6 +258,12 @@ pub struct TcpOverlay {
     /// only packets sent before the sample's). Default "linux" ("ns3" with
     /// profile "ns3").
     pub rate_sample: Option<RateSampleRule>,
+    /// The bytes a rate sample counts as lost (BBR): "linux" (those the ACK
+    /// newly marks lost) or "ns3" (ns-3.44's `ReceivedAck`: the absolute
+    /// change of the bytes marked lost and not SACKed, so an ACK that
+    /// delivers a lost segment's retransmission counts it too). Default
+    /// "linux" ("ns3" with profile "ns3").
+    pub rate_losses: Option<RateLosses>,
     /// SACK recovery rules: "rfc6675" or "ns2" (ns-2.35's Sack1; not with
     /// rack or prr). Default "rfc6675" ("ns2" with profile "ns2").
     pub sack_rules: Option<SackRules>,
@@ -382,6 +389,7 @@ impl TcpOverlay {
         set(&mut c.cut_flight, self.cut_flight);
         set(&mut c.idle_restart, self.idle_restart);
         set(&mut c.rate_sample, self.rate_sample);
+        set(&mut c.rate_losses, self.rate_losses);
         set(&mut c.reno_rto_guard, self.reno_rto_guard);
         set(&mut c.sack_rules, self.sack_rules);
         if self.window_cuts.is_none() && self.cc.is_some() && !c.cc.is_newreno() {
@@ -806,6 +814,23 @@ mod tests {
         }
     }
 
+    /// Profile "ns3" selects ns-3.44's loss count of a rate sample; none
+    /// (and "linux") Linux's; the key given wins.
+    #[test]
+    fn rate_losses_follow_the_profile() {
+        use crate::tcp::rate::RateLosses as L;
+        let base = TcpConfig::default();
+        assert_eq!(overlay("cc = \"bbr\"").apply(&base).rate_losses, L::Linux);
+        let c = overlay("profile = \"linux\"").apply(&base);
+        assert_eq!(c.rate_losses, L::Linux);
+        let c = overlay("profile = \"ns3\"").apply(&base);
+        assert_eq!(c.rate_losses, L::Ns3);
+        let c = overlay("profile = \"ns3\"\nrate_losses = \"linux\"").apply(&base);
+        assert_eq!(c.rate_losses, L::Linux);
+        let c = overlay("rate_losses = \"ns3\"").apply(&base);
+        assert_eq!(c.rate_losses, L::Ns3);
+    }
+
     /// Profile "ns3" selects ns-3.44's rate samples, BBR's send quantum and
     /// DCTCP's loss response; without a profile (and with "linux") Linux's,
     /// the draft's and RFC 8257's; keys given win.
@@ -903,6 +928,10 @@ mod tests {
             "{e}"
         );
         let e = toml::from_str::<TcpOverlay>("rate_sample = \"bsd\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("linux") && e.contains("ns3"), "{e}");
+        let e = toml::from_str::<TcpOverlay>("rate_losses = \"abs\"")
             .unwrap_err()
             .to_string();
         assert!(e.contains("linux") && e.contains("ns3"), "{e}");

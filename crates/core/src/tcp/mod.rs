@@ -390,6 +390,11 @@ pub struct TcpConfig {
     /// ns-3.44's `TcpRateLinux`, which keeps it across ACKs
     /// ([`rate::RateSampleRule`]).
     pub rate_sample: rate::RateSampleRule,
+    /// The bytes an ACK's rate sample counts as lost ([`rate::RateLosses`]):
+    /// those it newly marks lost (Linux), or the absolute change of the bytes
+    /// marked lost and not SACKed (ns-3.44), which an ACK delivering a lost
+    /// segment's retransmission changes too.
+    pub rate_losses: rate::RateLosses,
     /// The rules of SACK loss recovery (with `variant = "sack"`).
     pub sack_rules: SackRules,
     /// The window arithmetic at a congestion signal (NewReno only for the
@@ -448,6 +453,7 @@ impl Default for TcpConfig {
             cut_flight: CutFlight::FlightSize,
             idle_restart: IdleRestart::Rfc5681,
             rate_sample: rate::RateSampleRule::Linux,
+            rate_losses: rate::RateLosses::Linux,
             sack_rules: SackRules::Rfc6675,
             window_cuts: WindowCuts::Rfc5681,
             rack: false,

@@ -35,6 +35,27 @@ pub enum RateSampleRule {
     Ns3,
 }
 
+/// `[tcp] rate_losses`: the bytes an ACK's rate sample counts as lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateLosses {
+    /// Linux (`tcp_ack`: `rs.losses = tp->lost - prior lost`, a counter of
+    /// every byte ever marked lost) and the draft: the bytes the ACK newly
+    /// marks lost.
+    #[default]
+    Linux,
+    /// ns-3.44's `TcpSocketBase::ReceivedAck` (tcp-socket-base.cc 1853 and
+    /// 1944–1946 at tag ns-3.44): the absolute change of
+    /// `TcpTxBuffer::GetLost` over the ACK — the bytes now marked lost and
+    /// not SACKed (`m_lostOut`), which falls when a lost segment (or its
+    /// retransmission) is SACKed or cumulatively acknowledged
+    /// (`RemoveFromCounts`, `Update`). An ACK that delivers a lost
+    /// segment's retransmission therefore reports that many bytes lost:
+    /// `TcpBbr` ends its 5/4 phase on it (`IsNextCyclePhase`) and, in fast
+    /// recovery, takes it out of the window (`ModulateCwndForRecovery`).
+    Ns3,
+}
+
 /// What a packet remembers of the connection when it is sent (`P.delivered`,
 /// `P.delivered_time`, `P.first_sent_time`, `P.is_app_limited`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

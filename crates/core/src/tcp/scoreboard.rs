@@ -721,6 +721,21 @@ impl Scoreboard {
         }
     }
 
+    /// Bytes marked lost and not SACKed now (ns-3.44's
+    /// `TcpTxBuffer::GetLost`, `m_lostOut`: a SACK or the cumulative ACK
+    /// takes a segment out; its retransmission does not).
+    pub fn lost_out(&self) -> u64 {
+        debug_assert_eq!(
+            self.lost_unsacked_bytes,
+            self.segs
+                .iter()
+                .filter(|s| s.lost && !s.sacked)
+                .map(|s| u64::from(s.len))
+                .sum::<u64>()
+        );
+        self.lost_unsacked_bytes
+    }
+
     /// Bytes ever marked lost by [`mark_lost`](Self::mark_lost) (a counter).
     pub fn lost_total(&self) -> u64 {
         self.lost_total
@@ -853,6 +868,26 @@ mod tests {
         assert_eq!(b.pipe(300), rfc, "a timeout after the resend clears it");
         b.count_sacked_retransmissions(None);
         assert_eq!(b.pipe(300), rfc);
+    }
+
+    /// `lost_out` (ns-3.44's `GetLost`): lost, un-SACKed bytes now. It
+    /// falls when a lost segment's resend is SACKed or cumulatively
+    /// acknowledged — not when it is resent — where `lost_total` only
+    /// counts up.
+    #[test]
+    fn lost_out_falls_as_lost_segments_are_delivered() {
+        let mut b = board(10);
+        b.apply_sack(&[(300, 700)]);
+        b.mark_lost(3);
+        assert_eq!((b.lost_out(), b.lost_total()), (300, 300));
+        b.get_mut(0).unwrap().tx_count = 2; // resent: still lost
+        assert_eq!(b.lost_out(), 300);
+        assert!(b.apply_sack(&[(200, 300)])); // segment 2's resend SACKed
+        assert_eq!((b.lost_out(), b.lost_total()), (200, 300));
+        b.ack(100); // segment 0's resend acknowledged
+        assert_eq!((b.lost_out(), b.lost_total()), (100, 300));
+        b.ack(700);
+        assert_eq!((b.lost_out(), b.lost_total()), (0, 300));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::lt_sender::LtSender;
 use super::ns3_ecn::Ns3EceState;
 use super::prr::Prr;
 use super::rack::Rack;
-use super::rate::{RateSampleRule, RateSampler};
+use super::rate::{RateLosses, RateSampleRule, RateSampler};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment};
 use super::trace::{CwndRow, MssRow, RtoRow, RttRow, SenderTrace};
@@ -460,7 +460,7 @@ impl TcpSender {
         let lost_marks_before = self.sb.lost_total();
         let mut sacked_cum_acked = 0u64;
         let (inflight_before, lost_before) = if self.rate.is_some() {
-            (self.bytes_in_flight(), self.sb.lost_total())
+            (self.bytes_in_flight(), self.rate_lost_count())
         } else {
             (0, 0)
         };
@@ -512,9 +512,14 @@ impl TcpSender {
                 // Linux's `tcp_end_cwnd_reduction` once something above
                 // `high_seq` is acknowledged (ns-3: `ack > m_recover`,
                 // tcp-socket-base.cc 1895–1906 at ns-3.44): the window is
-                // the reduced one.
+                // the reduced one — unless the congestion control sets the
+                // window itself (BBR): Linux returns first for a
+                // `cong_control` algorithm, ns-3.44 sets cwnd = ssthresh
+                // only `if (!m_congestionControl->HasCongControl())` (1902).
                 self.cwr = false;
-                self.win.cwnd = self.cwr_target;
+                if !self.cc.wants_rate_samples() {
+                    self.win.cwnd = self.cwr_target;
+                }
                 cwr_exited = true;
             }
             if ece && self.cfg.cwr_per_echo {
@@ -869,13 +874,26 @@ impl TcpSender {
         flight + self.lt.fec_pipe()
     }
 
+    /// The loss count an ACK's rate sample is the change of
+    /// (`rate_losses`): bytes ever marked lost, or (ns-3.44) bytes marked
+    /// lost and not SACKed now.
+    fn rate_lost_count(&self) -> u64 {
+        match self.cfg.rate_losses {
+            RateLosses::Linux => self.sb.lost_total(),
+            RateLosses::Ns3 => self.sb.lost_out(),
+        }
+    }
+
     /// Hand the congestion control this ACK's rate sample; its window stands.
     fn rate_sample(&mut self, now: Time, prior_inflight: u64, lost_before: u64, rtt: Option<Time>) {
         let inflight = self.bytes_in_flight();
         let Some(r) = self.rate.as_deref_mut() else {
             return;
         };
-        let losses = self.sb.lost_total().saturating_sub(lost_before);
+        let losses = match self.cfg.rate_losses {
+            RateLosses::Linux => self.sb.lost_total().saturating_sub(lost_before),
+            RateLosses::Ns3 => self.sb.lost_out().abs_diff(lost_before),
+        };
         // Linux screens samples by its windowed minimum RTT, which linklab's
         // default sampler does not (draft-cheng leaves it optional); ns-3's
         // rule screens by its least smoothed RTT.

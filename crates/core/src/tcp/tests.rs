@@ -3374,3 +3374,66 @@ fn scoreboard_work(c: TcpConfig) -> (u64, f64, u64, usize) {
     assert_eq!(h.s.stats().timeouts, 1, "the lost resend waits for the RTO");
     (acks, visits as f64 / acks as f64, big, max_len)
 }
+
+/// The end of a CWR (`cwr_per_echo`, ns-3.44's CA_CWR) leaves the window of a
+/// congestion control that sets its own (BBR) alone: ns-3.44 sets cwnd =
+/// ssthresh at `ack > m_recover` only `if (!m_congestionControl->
+/// HasCongControl())` (tcp-socket-base.cc 1896–1907), and Linux's
+/// `tcp_end_cwnd_reduction` returns at once for a `cong_control` algorithm.
+/// linklab set BBR's window back to its value at the echo (issue 33,
+/// g33bbr). BBR in Startup, one mark in its second round: the ACK that ends
+/// the CWR grows the window like any other.
+#[test]
+fn bbr_window_survives_the_end_of_an_ns3_cwr() {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        variant: Variant::Sack,
+        cwr_per_echo: true,
+        cc: cc::CcConfig::Bbr(Default::default()),
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.s.set_trace(true);
+    h.data_hook = Box::new(|p, n| {
+        if n == 1 && p.seq == 12_000 {
+            Fate::Mark
+        } else {
+            Fate::Deliver
+        }
+    });
+    h.start();
+    h.run_until(ms(150));
+    assert_eq!(h.s.stats().ecn_reductions, 1, "one CWR");
+    assert_eq!(h.s.stats().retransmits, 0);
+    let t_ece = h
+        .acks_arrived
+        .iter()
+        .find(|(_, a)| a.flags.has(TcpFlags::ECE))
+        .map(|(t, _)| *t)
+        .unwrap();
+    let recover = h
+        .data_sent
+        .iter()
+        .filter(|(t, _)| *t <= t_ece)
+        .map(|(_, p)| p.seq + u64::from(p.payload))
+        .max()
+        .unwrap();
+    let t_end = h
+        .acks_arrived
+        .iter()
+        .find(|(_, a)| a.ack > recover)
+        .map(|(t, _)| *t)
+        .unwrap();
+    let trace = h.s.take_cwnd_trace();
+    let at = |t: Time| trace.iter().rev().find(|r| r.0 <= t).map(|r| r.1).unwrap();
+    let (at_echo, before_end) = (at(t_ece), at(t_end - Time::from_nanos(1)));
+    assert!(before_end > at_echo, "Startup grew the window in the CWR");
+    assert!(
+        at(t_end) >= before_end,
+        "the CWR's end cut BBR's window: {before_end} -> {} (at the echo {at_echo})",
+        at(t_end)
+    );
+}
