@@ -512,9 +512,14 @@ impl TcpSender {
                 // Linux's `tcp_end_cwnd_reduction` once something above
                 // `high_seq` is acknowledged (ns-3: `ack > m_recover`,
                 // tcp-socket-base.cc 1895–1906 at ns-3.44): the window is
-                // the reduced one.
+                // the reduced one — unless the congestion control sets the
+                // window itself on every ACK (BBR): Linux returns first for
+                // a `cong_control` algorithm, ns-3 sets cwnd = ssthresh only
+                // `if (!m_congestionControl->HasCongControl())` (1902).
                 self.cwr = false;
-                self.win.cwnd = self.cwr_target;
+                if !self.cc.wants_rate_samples() {
+                    self.win.cwnd = self.cwr_target;
+                }
                 cwr_exited = true;
             }
             if ece && self.cfg.cwr_per_echo {

@@ -3293,3 +3293,47 @@ fn send_buffer_holds_the_outstanding_data_and_limits_the_sender() {
     assert!(most > 8 && first == 10, "unbounded: {most} {first}");
     assert!(sender_s < 0.1, "unbounded: sender-limited {sender_s} s");
 }
+
+/// A congestion control that sets the window itself on every ACK (BBR) keeps
+/// it when ns-3's CA_CWR ends (`cwr_per_echo`): ns-3.44 sets cwnd = ssthresh
+/// there only `if (!m_congestionControl->HasCongControl())`
+/// (tcp-socket-base.cc 1902) and Linux's `tcp_end_cwnd_reduction` returns
+/// first for a `cong_control` algorithm. linklab set the window from the
+/// echo's entry, cutting BBR's STARTUP window (issue 33, O3: the grid's
+/// bbr/red/f1/mss536/r10/d98, seed 1, 186 kB → 6.4 kB a round after its
+/// timeout, the ACK-clock gap that made its first clean rate sample 3.7
+/// Mbit/s). An echo in the second round, whose reduction ends a round later:
+/// BBR's STARTUP window never shrinks over the first four rounds.
+#[test]
+fn bbr_window_is_not_reset_when_ns3s_cwr_ends() {
+    let c = TcpConfig {
+        mss: 1000,
+        rwnd: 10_000_000,
+        ecn: true,
+        handshake: false,
+        initial_window: 10,
+        variant: Variant::Sack,
+        cwr_per_echo: true,
+        rate_sample: rate::RateSampleRule::Ns3,
+        cc: CcConfig::Bbr(Default::default()),
+        ..TcpConfig::default()
+    };
+    let mut h = Harness::new(c, App::Bulk, MBPS10, ms(10));
+    h.data_hook = Box::new(|p, n| match n {
+        1 if p.seq == 12_000 => Fate::Mark,
+        _ => Fate::Deliver,
+    });
+    h.start();
+    let (mut last, mut low, mut steps) = (h.s.cwnd(), u64::MAX, 0);
+    while h.step(ms(80)) {
+        let w = h.s.cwnd();
+        if w < last {
+            low = low.min(w);
+        }
+        last = w;
+        steps += 1;
+    }
+    assert_eq!(h.s.stats().ecn_reductions, 1, "one echo, one CA_CWR");
+    assert!(steps > 50 && last > 40_000, "STARTUP grew: {last} B");
+    assert_eq!(low, u64::MAX, "the window fell to {low} B");
+}
