@@ -834,7 +834,7 @@ def _grid_q(queue: str, bdp: str) -> str:
 
 
 # The grid's misses and their causes as docs/benchmarks.md ("The grid") records them, by
-# family: A-J, P and S found by experiment, O1, O3, O4, Q and R open. `--grid` prints a
+# family: A-J, O3, P and S found by experiment, O1, O4, Q and R open. `--grid` prints a
 # miss's family beside it; a miss without one is new and needs a cause.
 GRID_MISS_FAMILY = {
     "A": "ns-3's BBR rate samples reused across ACKs (bandwidth overestimated, standing queue); "
@@ -886,15 +886,13 @@ GRID_MISS_FAMILY = {
     "in over 10 seeds (the more-seeds rule's second tier, g33v2: -5.9/-3.1 %)",
     "U": "timeouts then an echo in CA_LOSS (ssthresh 2 segments) in some seeds; agrees over "
     "the 10 ns-3 seeds committed by g33u",
-    "O3": "bbr/red/f1/mss536 explained (g33o3): in the ECN start-up (no fast recovery in "
-    "CWR) ns-3's sender sends its whole 1 MB SndBufSize past the first hole and the write "
-    "that fills it marks the rate samples app-limited (CalculateAppLimited), so BBR's "
-    "full-pipe check skips ten rounds (ns-3 with an 8 MB buffer: 13.2 ms, linklab's level); "
-    "linklab's send_buffer models it, but its first clean sample after the timeout measures "
-    "3.7 Mbit/s against ns-3's 9.1 (not traced); cubic/red/f4 came in with count_reset ns3; "
-    "bbr/red/f1/mss536 came in (10 seeds: +0.8/-18.1 -> +3.3/-3.7 %) when the end of an "
-    "ns-3 CWR stopped resetting BBR's window to its value at the echo (g33bbr: ns-3 does "
-    "it only without HasCongControl, Linux not for cong_control)",
+    "O3": "bbr/red/f1/mss536 explained (g33o3, g33o3b, g33bbr): in the ECN start-up (no fast "
+    "recovery in CWR) ns-3's sender sends its whole 1 MB SndBufSize past the first hole and "
+    "the write that fills it marks the rate samples app-limited (CalculateAppLimited), so "
+    "BBR's full-pipe check skips ten rounds (send_buffer models it); in since g33o3b: "
+    "linklab's end of ns-3's CA_CWR (cwr_per_echo) set BBR's window to the one at the echo, "
+    "which ns-3 (HasCongControl) and Linux (cong_control) leave alone (a linklab bug: "
+    "-18.1 -> -3.7 % over 10 seeds); cubic/red/f4 came in with count_reset ns3",
     "O4": "open: 16 flows at 100 Mbit/s; its last cells came in with ns-3.44's pipe "
     "(sacked_rtx_in_pipe, g33f)",
     "V": "moved out with ns-3.44's pipe, which keeps a SACKed retransmission in flight "
