@@ -880,7 +880,7 @@ mod tests {
         b.apply_sack(&[(300, 700)]);
         b.mark_lost(3);
         assert_eq!((b.lost_out(), b.lost_total()), (300, 300));
-        b.get_mut(0).unwrap().tx_count = 2; // resent: still lost
+        b.update(0, |s| s.tx_count = 2).unwrap(); // resent: still lost
         assert_eq!(b.lost_out(), 300);
         assert!(b.apply_sack(&[(200, 300)])); // segment 2's resend SACKed
         assert_eq!((b.lost_out(), b.lost_total()), (200, 300));
