@@ -241,7 +241,10 @@ impl Wakeups {
     }
 
     /// Schedule component `i` at `at` if that is earlier than its live wake-up.
-    #[inline]
+    /// Always inline: it runs about 2.3 times per packet-hop (after every
+    /// link service, offer and TCP flush), and the call with its six
+    /// arguments and five saved registers cost as much as the test itself.
+    #[inline(always)]
     pub fn schedule<T: Ord + Copy>(
         &mut self,
         q: &mut EventQueue<T>,
