@@ -144,8 +144,9 @@ impl<T: Ord + Copy> EventQueue<T> {
     }
 
     /// Schedule `target` at `time` (clamped to now: the past cannot be scheduled).
-    /// Inline: a wake-up is pushed once per packet-hop, from two call sites.
-    #[inline]
+    /// Always inline: a wake-up is pushed once per packet-hop, from
+    /// [`Wakeups::schedule`] (inline at its call sites).
+    #[inline(always)]
     pub fn push(&mut self, time: Time, target: T) {
         let time = time.max(self.now);
         self.len += 1;
