@@ -194,7 +194,32 @@ impl WiredDirection {
 
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
     /// packet already sent (seq, attempt), or a first transmission.
+    ///
+    /// Inline for a plain direction (no FEC, netem or trace) with no rate
+    /// step still to come and no `immediate` rate changes, once per
+    /// packet-hop: what [`WiredDirection::transmit_slow`] does for it.
+    #[inline]
     fn transmit(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
+        if !(self.plain && !self.cfg.immediate && self.next_step >= self.cfg.schedule.len()) {
+            return self.transmit_slow(start, pkt, retry);
+        }
+        debug_assert!(self.fec.is_none() && self.server.is_none() && retry.is_none());
+        let size = u64::from(pkt.size());
+        let wire = size + u64::from(self.cfg.overhead_bytes);
+        let lost = !self.perfect && {
+            self.channel.advance(start);
+            self.channel.unit_error()
+        };
+        let end = start + self.tx_time(wire, self.rate_bps);
+        self.busy_until = end;
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += size;
+        self.wire_push(end + self.cfg.delay, pkt, lost);
+    }
+
+    /// [`WiredDirection::transmit`]'s general case.
+    #[inline(never)]
+    fn transmit_slow(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
         while let Some(&(at, bps)) = self.cfg.schedule.get(self.next_step) {
             if at > start {
                 break;
