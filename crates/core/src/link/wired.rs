@@ -194,7 +194,32 @@ impl WiredDirection {
 
     /// Start the transmission of `pkt` at `start`: attempt `retry` of a
     /// packet already sent (seq, attempt), or a first transmission.
+    ///
+    /// Inline for a plain direction (no FEC, netem or trace) with no rate
+    /// step still to come and no `immediate` rate changes, once per
+    /// packet-hop: what [`WiredDirection::transmit_slow`] does for it.
+    #[inline]
     fn transmit(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
+        if !(self.plain && !self.cfg.immediate && self.next_step >= self.cfg.schedule.len()) {
+            return self.transmit_slow(start, pkt, retry);
+        }
+        debug_assert!(self.fec.is_none() && self.server.is_none() && retry.is_none());
+        let size = u64::from(pkt.size());
+        let wire = size + u64::from(self.cfg.overhead_bytes);
+        let lost = !self.perfect && {
+            self.channel.advance(start);
+            self.channel.unit_error()
+        };
+        let end = start + self.tx_time(wire, self.rate_bps);
+        self.busy_until = end;
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += size;
+        self.wire_push(end + self.cfg.delay, pkt, lost);
+    }
+
+    /// [`WiredDirection::transmit`]'s general case.
+    #[inline(never)]
+    fn transmit_slow(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
         while let Some(&(at, bps)) = self.cfg.schedule.get(self.next_step) {
             if at > start {
                 break;
@@ -483,6 +508,39 @@ impl WiredDirection {
         }
     }
 
+    /// [`WiredDirection::poll_deliver_boxed`], inline for a plain direction
+    /// (no FEC, netem or trace): the same steps without the call (a wake-up
+    /// pass makes one to two per packet-hop).
+    #[inline]
+    fn poll_deliver_fast(&mut self, now: Time) -> Option<Delivery<Box<Packet>>> {
+        if !self.plain {
+            return self.poll_deliver_boxed(now);
+        }
+        self.advance(now);
+        if self.queue.dropped_waiting() != 0 {
+            return self.take_dropped_boxed();
+        }
+        if self.wire_head > now {
+            return None;
+        }
+        let (_, pkt, lost) = self.wire_pop()?;
+        let d = if lost {
+            Delivery::Lost(pkt, DropCause::LinkLoss)
+        } else {
+            Delivery::Arrived(pkt)
+        };
+        self.tally(&d);
+        Some(d)
+    }
+
+    /// A packet the AQM discarded at dequeue, as a loss in a pooled box.
+    #[cold]
+    #[inline(never)]
+    fn take_dropped_boxed(&mut self) -> Option<Delivery<Box<Packet>>> {
+        let (p, c) = self.queue.take_dropped()?;
+        Some(Delivery::Lost(pool::boxed(p), c))
+    }
+
     /// The next packet out of the netem stage by `now`: packets leave the
     /// wire into the stage at their arrival times, and the stage's outputs
     /// are taken in time order with them (an output due at an arrival's
@@ -672,7 +730,7 @@ impl Link for WiredLink {
             if dir.nothing_due(now) {
                 continue;
             }
-            if let Some(x) = dir.poll_deliver_boxed(now) {
+            if let Some(x) = dir.poll_deliver_fast(now) {
                 return Some((d, x));
             }
         }
@@ -698,7 +756,7 @@ impl Link for WiredLink {
             next[d.index()] = if dir.nothing_due(now) {
                 idle_ab = d == Dir::AB;
                 dir.idle_timeout()
-            } else if let Some(x) = dir.poll_deliver_boxed(now) {
+            } else if let Some(x) = dir.poll_deliver_fast(now) {
                 // After its own pass a plain direction has started what it
                 // could: only a packet its AQM discarded at dequeue (the
                 // delivery may be the first of several) or its wire's next
