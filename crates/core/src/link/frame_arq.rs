@@ -346,6 +346,9 @@ impl FrameArqLinkConfig {
             out: VecDeque::new(),
             stats: LinkStats::default(),
             counters: Counters::default(),
+            ahead_log: VecDeque::new(),
+            ahead_ch: None,
+            frame_pass: true,
             nominal,
         })
     }
@@ -511,6 +514,16 @@ pub struct FrameArqLink {
     out: VecDeque<(Time, Packet)>,
     stats: LinkStats,
     counters: Counters,
+    /// The frame pass ([`FrameArqLink::pass`]): the counters before each
+    /// slot sent ahead of its time, with the slot's start (for
+    /// [`Link::arq_stats`] at an earlier instant).
+    ahead_log: VecDeque<(Time, Counters)>,
+    /// The channel of the slot the pass stopped at (the next slot to send,
+    /// whatever happens before it), evaluated once.
+    ahead_ch: Option<(u64, FrameChannel)>,
+    /// The frame pass is on (tests turn it off to compare with one wake-up
+    /// per frame).
+    frame_pass: bool,
     nominal: u64,
 }
 
@@ -525,9 +538,92 @@ impl FrameArqLink {
         (u128::from(t.0) * u128::from(self.frame_rate)).div_ceil(1_000_000_000) as u64
     }
 
-    /// Frame counters so far.
+    /// Frame counters so far (the slots sent ahead included).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// Frame counters of the slots that start by `now`.
+    fn counters_at(&self, now: Time) -> &Counters {
+        self.ahead_log
+            .iter()
+            .find(|(t, _)| *t > now)
+            .map_or(&self.counters, |(_, c)| c)
+    }
+
+    /// The frame pass: send the slots after `now` whose frames nothing
+    /// outside the link can change, and which finish no packet, now instead
+    /// of one wake-up each (issue 38). Slot k is such a slot when it carries a
+    /// retransmission due by k or the next piece of the packet being cut
+    /// (neither waits for the queue, and an arriving packet never goes
+    /// before them), and its frame, sent, leaves every packet's state
+    /// (open, done, released) as it was. The pass stops at the first other
+    /// slot, which is then the link's next wake-up as before: one that takes
+    /// a packet from the queue, an idle one, or one whose frame finishes a
+    /// packet (its channel kept for it). Each slot is sent exactly as at its
+    /// own time (its channel and draws depend on k alone, the residual-error
+    /// draws come in slot order), so only the counters run ahead; they are
+    /// logged per slot, and [`Link::arq_stats`] reads them as of its instant.
+    fn pass(&mut self, now: Time) {
+        while self.ahead_log.front().is_some_and(|(t, _)| *t <= now) {
+            self.ahead_log.pop_front();
+        }
+        loop {
+            let k = self.next_slot;
+            let rtx_due = matches!(self.rtx.peek(), Some(Reverse((due, _))) if *due <= k);
+            if !rtx_due && self.seg.is_none() {
+                return;
+            }
+            let t = self.slot_time(k);
+            if t <= now || self.ahead_ch.is_some() {
+                return;
+            }
+            let ch = self.channel.at(k);
+            if self.finishes_packet(k, &ch) {
+                self.ahead_ch = Some((k, ch));
+                return;
+            }
+            self.ahead_log.push_back((t, self.counters.clone()));
+            self.send(k, ch);
+            self.next_slot = k + 1;
+        }
+    }
+
+    /// Whether the frame slot `k` sends (a retransmission due or the next
+    /// piece of the packet being cut), on channel `ch`, finishes its packet.
+    fn finishes_packet(&self, k: u64, ch: &FrameChannel) -> bool {
+        let (m, last, sent) = match self.rtx.peek() {
+            Some(Reverse((due, id))) if *due <= k => {
+                let f = &self.frames[id];
+                let m = match (&self.mode, self.retx_modulation) {
+                    (Mode::Adaptive(t), RetxModulation::Rechoose) => {
+                        let m = t.choose(ch.predicted, ch.local_mean);
+                        if f.bits > m.bits() * self.symbols {
+                            // Split: the rest stays open.
+                            return false;
+                        }
+                        m
+                    }
+                    _ => self.fitting(f.bits),
+                };
+                let p = &self.packets[&f.packet];
+                (m, p.segmented && p.open == 1, f.sent + 1)
+            }
+            _ => {
+                let Some((pid, off)) = self.seg else {
+                    return false;
+                };
+                let m = match &self.mode {
+                    Mode::Fixed(m) => *m,
+                    Mode::Adaptive(t) => t.choose(ch.predicted, ch.local_mean),
+                };
+                let p = &self.packets[&pid];
+                let total = p.pkt.size() * 8;
+                let bits = (m.bits() * self.symbols).min(total - off);
+                (m, off + bits >= total && p.open == 0, 1)
+            }
+        };
+        last && (sent > self.limit || self.draws.uniform(k, 0) < m.frame_success(ch.snr, self.qam8))
     }
 
     fn has_new(&self) -> bool {
@@ -570,8 +666,19 @@ impl FrameArqLink {
 
     /// Send one frame in slot `k`.
     fn slot(&mut self, k: u64) {
+        let ch = match self.ahead_ch.take() {
+            Some((j, ch)) => {
+                debug_assert_eq!(j, k, "the pass stopped at the next slot");
+                ch
+            }
+            None => self.channel.at(k),
+        };
+        self.send(k, ch);
+    }
+
+    /// Send one frame in slot `k` on channel `ch`.
+    fn send(&mut self, k: u64, ch: FrameChannel) {
         let t = self.slot_time(k);
-        let ch = self.channel.at(k);
         let (id, m) = match self.rtx.peek() {
             Some(Reverse((due, id))) if *due <= k => {
                 let id = *id;
@@ -809,7 +916,11 @@ impl Link for FrameArqLink {
             self.stats.rx_bytes += u64::from(pkt.size());
             return Some((Dir::AB, Delivery::Arrived(pkt)));
         }
-        self.uplink.poll_deliver(now).map(|d| (Dir::BA, d))
+        let up = self.uplink.poll_deliver(now).map(|d| (Dir::BA, d));
+        if up.is_none() && self.frame_pass {
+            self.pass(now);
+        }
+        up
     }
 
     fn occupancy(&self, dir: Dir) -> &Occupancy {
@@ -893,11 +1004,11 @@ impl Link for FrameArqLink {
         }
     }
 
-    fn arq_stats(&self, dir: Dir, _now: Time) -> Option<ArqStats> {
+    fn arq_stats(&self, dir: Dir, now: Time) -> Option<ArqStats> {
         if dir == Dir::BA {
             return None;
         }
-        let c = &self.counters;
+        let c = self.counters_at(now);
         let mut counters = vec![
             ("frames", c.frames),
             ("retransmissions", c.retransmissions),
