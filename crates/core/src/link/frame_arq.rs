@@ -37,7 +37,7 @@
 //! flagged. See `docs/models/frame-arq.md`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use schemars::JsonSchema;
@@ -337,10 +337,10 @@ impl FrameArqLinkConfig {
             in_order: self.in_order.unwrap_or(false),
             delay: self.delay.unwrap_or(Time::ZERO),
             next_slot: 0,
-            frames: BTreeMap::new(),
+            frames: Slab::default(),
             next_frame: 0,
             rtx: BinaryHeap::new(),
-            packets: BTreeMap::new(),
+            packets: Slab::default(),
             next_packet: 0,
             seg: None,
             out: VecDeque::new(),
@@ -443,6 +443,95 @@ enum Mode {
     Adaptive(Arc<LevelTable>),
 }
 
+/// Frames or packets in flight by id: ids are handed out in increasing order
+/// and each is inserted once, so they sit in a ring from the oldest open id
+/// (`base`) on; the map is read by id and in id order only (what the
+/// `BTreeMap` it replaces gave, without its node walks).
+#[derive(Debug)]
+struct Slab<T> {
+    base: u64,
+    items: VecDeque<Option<T>>,
+    len: usize,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            base: 0,
+            items: VecDeque::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    /// Insert `v` as `id`, which must be above every id inserted before.
+    fn insert(&mut self, id: u64, v: T) {
+        if self.items.is_empty() {
+            self.base = id;
+        }
+        debug_assert!(id >= self.base + self.items.len() as u64, "ids increase");
+        while self.base + (self.items.len() as u64) < id {
+            self.items.push_back(None);
+        }
+        self.items.push_back(Some(v));
+        self.len += 1;
+    }
+
+    fn index(&self, id: u64) -> Option<usize> {
+        id.checked_sub(self.base)
+            .map(|i| i as usize)
+            .filter(|&i| i < self.items.len())
+    }
+
+    fn get(&self, id: &u64) -> Option<&T> {
+        self.index(*id).and_then(|i| self.items[i].as_ref())
+    }
+
+    fn get_mut(&mut self, id: &u64) -> Option<&mut T> {
+        self.index(*id).and_then(|i| self.items[i].as_mut())
+    }
+
+    fn remove(&mut self, id: &u64) -> Option<T> {
+        let v = self.index(*id).and_then(|i| self.items[i].take())?;
+        self.len -= 1;
+        while self.items.front().is_some_and(Option::is_none) {
+            self.items.pop_front();
+            self.base += 1;
+        }
+        Some(v)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// (id, item) in increasing id order.
+    fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
+        let base = self.base;
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, v)| v.as_ref().map(|v| (base + i as u64, v)))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
+
+    fn first_key_value(&self) -> Option<(u64, &T)> {
+        self.iter().next()
+    }
+}
+
+impl<T> std::ops::Index<&u64> for Slab<T> {
+    type Output = T;
+
+    fn index(&self, id: &u64) -> &T {
+        self.get(id).expect("id in flight")
+    }
+}
+
 /// A frame on its way: the part of a packet it carries.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
@@ -502,11 +591,11 @@ pub struct FrameArqLink {
     delay: Time,
     /// The next frame slot to process.
     next_slot: u64,
-    frames: BTreeMap<u64, Frame>,
+    frames: Slab<Frame>,
     next_frame: u64,
     /// Frames waiting to be retransmitted: (earliest slot, frame id).
     rtx: BinaryHeap<Reverse<(u64, u64)>>,
-    packets: BTreeMap<u64, PacketState>,
+    packets: Slab<PacketState>,
     next_packet: u64,
     /// The packet being cut into frames and the bits already cut.
     seg: Option<(u64, u32)>,
@@ -530,7 +619,11 @@ pub struct FrameArqLink {
 impl FrameArqLink {
     /// Start of frame slot `k`.
     fn slot_time(&self, k: u64) -> Time {
-        Time((u128::from(k) * 1_000_000_000 / u128::from(self.frame_rate)) as u64)
+        // The same integer quotient in 64 bits while k·10⁹ fits (k < 1.8·10¹⁰).
+        match k.checked_mul(1_000_000_000) {
+            Some(n) => Time(n / self.frame_rate),
+            None => Time((u128::from(k) * 1_000_000_000 / u128::from(self.frame_rate)) as u64),
+        }
     }
 
     /// The first slot starting at or after `t`.
@@ -849,8 +942,11 @@ impl FrameArqLink {
         p.header_hit |= header;
         if p.segmented && p.open == 0 {
             p.done = Some(end);
+            // Only a packet just done can be released now: every other done
+            // one went when it was done, or waits (in order) for an earlier
+            // one that is still open.
+            self.release(end);
         }
-        self.release(end);
     }
 
     /// Move finished packets to the far end.
@@ -860,12 +956,12 @@ impl FrameArqLink {
                 self.packets
                     .first_key_value()
                     .filter(|(_, p)| p.done.is_some())
-                    .map(|(k, _)| *k)
+                    .map(|(k, _)| k)
             } else {
                 self.packets
                     .iter()
                     .find(|(_, p)| p.done.is_some())
-                    .map(|(k, _)| *k)
+                    .map(|(k, _)| k)
             };
             let Some(id) = next else { break };
             let p = self.packets.remove(&id).expect("finished packet");

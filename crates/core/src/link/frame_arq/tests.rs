@@ -340,3 +340,31 @@ fn the_frame_pass_sends_every_frame_as_at_its_own_slot() {
         );
     }
 }
+
+#[test]
+fn the_slab_keeps_ids_and_their_order() {
+    let mut s: Slab<u32> = Slab::default();
+    for id in [3u64, 4, 5, 8] {
+        s.insert(id, id as u32 * 10);
+    }
+    assert_eq!(s.len(), 4);
+    assert_eq!(s.get(&6), None);
+    assert_eq!(s[&8], 80);
+    assert_eq!(s.remove(&4), Some(40));
+    assert_eq!(s.remove(&4), None);
+    assert_eq!(
+        s.iter().collect::<Vec<_>>(),
+        vec![(3, &30), (5, &50), (8, &80)]
+    );
+    assert_eq!(s.remove(&3), Some(30));
+    assert_eq!(s.first_key_value(), Some((5, &50)));
+    *s.get_mut(&5).unwrap() += 1;
+    assert_eq!(s.values().copied().collect::<Vec<_>>(), vec![51, 80]);
+    assert_eq!(
+        (s.remove(&5), s.remove(&8), s.len()),
+        (Some(51), Some(80), 0)
+    );
+    assert_eq!(s.get(&2), None);
+    s.insert(20, 1);
+    assert_eq!(s.iter().collect::<Vec<_>>(), vec![(20, &1)]);
+}
