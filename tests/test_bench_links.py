@@ -41,9 +41,11 @@ def test_links_quick_reports_every_kind() -> None:
         assert r["run_s"] > 0 and r["hops_per_s"] > 0, (kind, r)
         assert r["deterministic"], (kind, r)
     assert rows["wired"]["vs_wired"] == 1.0
-    # The frame link works frame by frame (5 000 frames/s of 50 bytes at 16-QAM):
-    # several events per hop, where a wired link has about one.
-    assert rows["frame_arq"]["events_per_hop"] > 5 > 1.1 > rows["wired"]["events_per_hop"]
+    # The frame link sends 5 000 frames/s of 50 bytes at 16-QAM (about 8 per hop), but
+    # the frames of a packet in one pass (issue 38): a wake-up for a packet's dequeue
+    # and one for the frame that finishes it, not one per frame (9.7 events per hop).
+    assert 1.1 < rows["frame_arq"]["events_per_hop"] < 2 < 5
+    assert rows["wired"]["events_per_hop"] < 1.1
 
 
 @pytest.mark.parametrize(

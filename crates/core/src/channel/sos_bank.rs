@@ -28,7 +28,12 @@
 //!
 //! The sums run over four lanes (the loops vectorise); the order is fixed,
 //! so the values are the same on every run and platform (IEEE multiply and
-//! add, no FMA contraction in Rust), and only the anchors call libm.
+//! add, no FMA contraction in Rust), and only the anchors call libm. Where
+//! the processor has AVX the loops take the four lanes in one register (the
+//! same operations lane by lane, so the same bits), and a bank whose blocks
+//! each weigh on one output only (a fading channel without a frequency
+//! rotation) skips the other output's additions of exact zeros, which change
+//! no bit (see [`SosBank::new`]).
 
 use std::f64::consts::PI;
 
@@ -68,6 +73,7 @@ mod v2 {
     };
 
     #[derive(Clone, Copy, Debug)]
+    #[repr(transparent)]
     pub(super) struct V2(__m128d);
 
     impl V2 {
@@ -138,8 +144,10 @@ mod v2 {
 use v2::V2;
 
 /// Four terms' recurrence state and weights, together in memory (one
-/// pointer walks the loop), as two pairs of lanes: lanes 0–1, then 2–3.
+/// pointer walks the loop), as two pairs of lanes: lanes 0–1, then 2–3
+/// (so each `[V2; 2]` is the four lanes in order, as the AVX loops load them).
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
 struct Block {
     /// cos θ at two consecutive slots: `c[par]` the current, `c[1 − par]`
     /// the one before (see [`SosBank::par`]).
@@ -176,6 +184,11 @@ pub(crate) struct SosBank {
     par: usize,
     /// The slot the current row holds; `None` before the first anchor.
     at: Option<u64>,
+    /// `Some(n)`: blocks `..n` weigh on the real output only and the rest on
+    /// the imaginary one only (see [`SosBank::new`]); `None`: every block on both.
+    re_only: Option<usize>,
+    /// The four-lane (AVX) loops may run on this processor.
+    avx: bool,
 }
 
 impl SosBank {
@@ -195,8 +208,29 @@ impl SosBank {
             blocks: Vec::new(),
             par: 0,
             at: None,
+            re_only: None,
+            avx: avx(),
         };
-        for chunk in terms.chunks_exact(LANES) {
+        // A block whose four terms weigh on one output only (all of its weights
+        // on the other are ±0: the taps of a channel without a frequency
+        // rotation) adds exact zeros to the other output's lanes; a lane sum
+        // starts at +0 and is never −0 (x + y rounds an exact zero to +0), so
+        // such additions leave every sum's bits as they are and are skipped:
+        // the blocks are kept real-only first, then imaginary-only, each part
+        // in its original order (each sum sees its terms in the same order).
+        let chunks: Vec<&[(f64, f64, f64, f64)]> = terms.chunks_exact(LANES).collect();
+        let zero = |c: &[(f64, f64, f64, f64)], re: bool| {
+            c.iter().all(|t| if re { t.2 == 0.0 } else { t.3 == 0.0 })
+        };
+        let order: Vec<&[(f64, f64, f64, f64)]> =
+            if chunks.iter().all(|c| zero(c, true) || zero(c, false)) {
+                let (re, im): (Vec<_>, Vec<_>) = chunks.iter().partition(|c| zero(c, false));
+                b.re_only = Some(re.len());
+                re.into_iter().chain(im).collect()
+            } else {
+                chunks
+            };
+        for chunk in order {
             let (mut two_cos, mut cr, mut ci) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
             for (l, &(nu, phase, r, i)) in chunk.iter().enumerate() {
                 let (s, c) = (2.0 * PI * nu).sin_cos();
@@ -257,6 +291,13 @@ impl SosBank {
     /// One slot on, without the sums.
     fn step(&mut self) {
         let (cur, prev) = (self.par, 1 - self.par);
+        #[cfg(target_arch = "x86_64")]
+        if self.avx {
+            // SAFETY: the processor has AVX (checked when the bank was made).
+            unsafe { v4::step(&mut self.blocks, cur) };
+            self.par = prev;
+            return;
+        }
         for b in &mut self.blocks {
             for h in 0..2 {
                 b.c[prev][h] = b.two_cos[h].mul(b.c[cur][h]).sub(b.c[prev][h]);
@@ -270,6 +311,16 @@ impl SosBank {
     /// [`SosBank::exact`].
     fn step_sum(&mut self) -> (f64, f64) {
         let (cur, prev) = (self.par, 1 - self.par);
+        if let Some(n) = self.re_only {
+            self.par = prev;
+            let (re, im) = self.blocks.split_at_mut(n);
+            #[cfg(target_arch = "x86_64")]
+            if self.avx {
+                // SAFETY: the processor has AVX (checked when the bank was made).
+                return unsafe { (v4::step_sum(re, cur, true), v4::step_sum(im, cur, false)) };
+            }
+            return (step_sum_one(re, cur, true), step_sum_one(im, cur, false));
+        }
         let (mut re, mut im) = ([V2::zero(); 2], [V2::zero(); 2]);
         for b in &mut self.blocks {
             for h in 0..2 {
@@ -285,6 +336,10 @@ impl SosBank {
 
     /// The sums at the current slot.
     fn sum(&self) -> (f64, f64) {
+        if let Some(n) = self.re_only {
+            let (re, im) = self.blocks.split_at(n);
+            return (sum_one(re, self.par, true), sum_one(im, self.par, false));
+        }
         let (mut re, mut im) = ([V2::zero(); 2], [V2::zero(); 2]);
         for b in &self.blocks {
             for h in 0..2 {
@@ -321,6 +376,109 @@ impl SosBank {
             .flat_map(|b| unpair(b.cr).into_iter().chain(unpair(b.ci)))
             .map(f64::abs)
             .sum()
+    }
+}
+
+/// Whether the four-lane loops may run here (AVX, detected at run time).
+fn avx() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One slot on for `blocks` that weigh on one output only (the real one
+/// when `re`), and that output's sum at the new slot.
+fn step_sum_one(blocks: &mut [Block], cur: usize, re: bool) -> f64 {
+    let prev = 1 - cur;
+    let mut acc = [V2::zero(); 2];
+    for b in blocks {
+        let w = if re { b.cr } else { b.ci };
+        for h in 0..2 {
+            let next = b.two_cos[h].mul(b.c[cur][h]).sub(b.c[prev][h]);
+            b.c[prev][h] = next;
+            acc[h] = acc[h].add(w[h].mul(next));
+        }
+    }
+    lanes(unpair(acc))
+}
+
+/// The sum of `blocks` (weighing on one output only) at row `par`.
+fn sum_one(blocks: &[Block], par: usize, re: bool) -> f64 {
+    let mut acc = [V2::zero(); 2];
+    for b in blocks {
+        let w = if re { b.cr } else { b.ci };
+        for h in 0..2 {
+            acc[h] = acc[h].add(w[h].mul(b.c[par][h]));
+        }
+    }
+    lanes(unpair(acc))
+}
+
+/// The loops on four lanes at once (AVX): each operation is the same IEEE
+/// operation on each lane as the pairs' (no FMA), so the bits are the same.
+#[cfg(target_arch = "x86_64")]
+mod v4 {
+    use std::arch::x86_64::{
+        _mm256_add_pd, _mm256_load_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_store_pd,
+        _mm256_storeu_pd, _mm256_sub_pd,
+    };
+
+    use super::{lanes, Block};
+
+    /// Lanes 0–3 of a `[V2; 2]` (32-byte aligned in a `Block`).
+    macro_rules! at {
+        ($x:expr) => {
+            $x.as_ptr().cast::<f64>()
+        };
+    }
+
+    /// [`super::SosBank::step`] on four lanes.
+    ///
+    /// # Safety
+    /// The processor must have AVX.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn step(blocks: &mut [Block], cur: usize) {
+        let prev = 1 - cur;
+        for b in blocks {
+            let next = _mm256_sub_pd(
+                _mm256_mul_pd(
+                    _mm256_load_pd(at!(b.two_cos)),
+                    _mm256_load_pd(at!(b.c[cur])),
+                ),
+                _mm256_load_pd(at!(b.c[prev])),
+            );
+            _mm256_store_pd(b.c[prev].as_mut_ptr().cast::<f64>(), next);
+        }
+    }
+
+    /// [`super::step_sum_one`] on four lanes.
+    ///
+    /// # Safety
+    /// The processor must have AVX.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn step_sum(blocks: &mut [Block], cur: usize, re: bool) -> f64 {
+        let prev = 1 - cur;
+        let mut acc = _mm256_setzero_pd();
+        for b in blocks {
+            let next = _mm256_sub_pd(
+                _mm256_mul_pd(
+                    _mm256_load_pd(at!(b.two_cos)),
+                    _mm256_load_pd(at!(b.c[cur])),
+                ),
+                _mm256_load_pd(at!(b.c[prev])),
+            );
+            _mm256_store_pd(b.c[prev].as_mut_ptr().cast::<f64>(), next);
+            let w = if re { at!(b.cr) } else { at!(b.ci) };
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_load_pd(w), next));
+        }
+        let mut out = [0.0; 4];
+        _mm256_storeu_pd(out.as_mut_ptr(), acc);
+        lanes(out)
     }
 }
 
@@ -383,6 +541,55 @@ mod tests {
                 worst = worst.max((a - c).abs()).max((b2 - d).abs());
             }
             assert!(worst < bound, "{n} terms: {worst:e} vs {bound:e}");
+        }
+    }
+
+    #[test]
+    fn one_sided_blocks_and_four_lanes_keep_the_bits() {
+        // Terms laid out as the fading channel's without a rotation: blocks of
+        // four on the real output only, then on the imaginary one (weights
+        // ±0 on the other), and a mixed bank that keeps the general loop.
+        let mut rng = Rng::stream(11, "sided");
+        let terms: Vec<(f64, f64, f64, f64)> = (0..96)
+            .map(|j| {
+                let (nu, phase, w) = (
+                    0.01 * (2.0 * rng.uniform() - 1.0),
+                    rng.uniform(),
+                    rng.normal(),
+                );
+                if (j / 16) % 2 == 0 {
+                    (nu, phase, w, if j % 3 == 0 { -0.0 } else { 0.0 })
+                } else {
+                    (nu, phase, -0.0 * w, w)
+                }
+            })
+            .collect();
+        let fast = SosBank::new(terms.iter().copied());
+        assert_eq!(fast.re_only, Some(12));
+        // The partitioned bank on four lanes (where the processor has AVX),
+        // on pairs, and the general loop over the partitioned blocks.
+        let mut variants = vec![fast.clone(), fast.clone(), fast];
+        variants[1].avx = false;
+        (variants[2].re_only, variants[2].avx) = (None, false);
+        // The reference: the general loop over the blocks in their original
+        // order (one term weighing on both outputs defeats the partition;
+        // it adds 1e-300 times a cosine, which moves no bit of these sums).
+        let mut mixed = terms;
+        mixed.push((0.0, 0.0, 1e-300, 1e-300));
+        let mut reference = SosBank::new(mixed);
+        assert_eq!(reference.re_only, None);
+        let mut k = 0;
+        for gap in [0u64, 1, 1, 1, 5, 1, 130, 1, 1, 2, 300, 1, 1, 1, 127, 1] {
+            k += gap;
+            let (a, b) = reference.at(k);
+            for v in &mut variants {
+                let (c, d) = v.at(k);
+                assert_eq!(
+                    (c.to_bits(), d.to_bits()),
+                    (a.to_bits(), b.to_bits()),
+                    "slot {k}"
+                );
+            }
         }
     }
 

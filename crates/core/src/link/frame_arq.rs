@@ -37,7 +37,7 @@
 //! flagged. See `docs/models/frame-arq.md`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use schemars::JsonSchema;
@@ -337,15 +337,18 @@ impl FrameArqLinkConfig {
             in_order: self.in_order.unwrap_or(false),
             delay: self.delay.unwrap_or(Time::ZERO),
             next_slot: 0,
-            frames: BTreeMap::new(),
+            frames: Slab::default(),
             next_frame: 0,
             rtx: BinaryHeap::new(),
-            packets: BTreeMap::new(),
+            packets: Slab::default(),
             next_packet: 0,
             seg: None,
             out: VecDeque::new(),
             stats: LinkStats::default(),
             counters: Counters::default(),
+            ahead_log: VecDeque::new(),
+            ahead_ch: None,
+            frame_pass: true,
             nominal,
         })
     }
@@ -440,6 +443,95 @@ enum Mode {
     Adaptive(Arc<LevelTable>),
 }
 
+/// Frames or packets in flight by id: ids are handed out in increasing order
+/// and each is inserted once, so they sit in a ring from the oldest open id
+/// (`base`) on; the map is read by id and in id order only (what the
+/// `BTreeMap` it replaces gave, without its node walks).
+#[derive(Debug)]
+struct Slab<T> {
+    base: u64,
+    items: VecDeque<Option<T>>,
+    len: usize,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab {
+            base: 0,
+            items: VecDeque::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    /// Insert `v` as `id`, which must be above every id inserted before.
+    fn insert(&mut self, id: u64, v: T) {
+        if self.items.is_empty() {
+            self.base = id;
+        }
+        debug_assert!(id >= self.base + self.items.len() as u64, "ids increase");
+        while self.base + (self.items.len() as u64) < id {
+            self.items.push_back(None);
+        }
+        self.items.push_back(Some(v));
+        self.len += 1;
+    }
+
+    fn index(&self, id: u64) -> Option<usize> {
+        id.checked_sub(self.base)
+            .map(|i| i as usize)
+            .filter(|&i| i < self.items.len())
+    }
+
+    fn get(&self, id: &u64) -> Option<&T> {
+        self.index(*id).and_then(|i| self.items[i].as_ref())
+    }
+
+    fn get_mut(&mut self, id: &u64) -> Option<&mut T> {
+        self.index(*id).and_then(|i| self.items[i].as_mut())
+    }
+
+    fn remove(&mut self, id: &u64) -> Option<T> {
+        let v = self.index(*id).and_then(|i| self.items[i].take())?;
+        self.len -= 1;
+        while self.items.front().is_some_and(Option::is_none) {
+            self.items.pop_front();
+            self.base += 1;
+        }
+        Some(v)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// (id, item) in increasing id order.
+    fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
+        let base = self.base;
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, v)| v.as_ref().map(|v| (base + i as u64, v)))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
+
+    fn first_key_value(&self) -> Option<(u64, &T)> {
+        self.iter().next()
+    }
+}
+
+impl<T> std::ops::Index<&u64> for Slab<T> {
+    type Output = T;
+
+    fn index(&self, id: &u64) -> &T {
+        self.get(id).expect("id in flight")
+    }
+}
+
 /// A frame on its way: the part of a packet it carries.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
@@ -499,11 +591,11 @@ pub struct FrameArqLink {
     delay: Time,
     /// The next frame slot to process.
     next_slot: u64,
-    frames: BTreeMap<u64, Frame>,
+    frames: Slab<Frame>,
     next_frame: u64,
     /// Frames waiting to be retransmitted: (earliest slot, frame id).
     rtx: BinaryHeap<Reverse<(u64, u64)>>,
-    packets: BTreeMap<u64, PacketState>,
+    packets: Slab<PacketState>,
     next_packet: u64,
     /// The packet being cut into frames and the bits already cut.
     seg: Option<(u64, u32)>,
@@ -511,13 +603,27 @@ pub struct FrameArqLink {
     out: VecDeque<(Time, Packet)>,
     stats: LinkStats,
     counters: Counters,
+    /// The frame pass ([`FrameArqLink::pass`]): the counters before each
+    /// slot sent ahead of its time, with the slot's start (for
+    /// [`Link::arq_stats`] at an earlier instant).
+    ahead_log: VecDeque<(Time, Counters)>,
+    /// The channel of the slot the pass stopped at (the next slot to send,
+    /// whatever happens before it), evaluated once.
+    ahead_ch: Option<(u64, FrameChannel)>,
+    /// The frame pass is on (tests turn it off to compare with one wake-up
+    /// per frame).
+    frame_pass: bool,
     nominal: u64,
 }
 
 impl FrameArqLink {
     /// Start of frame slot `k`.
     fn slot_time(&self, k: u64) -> Time {
-        Time((u128::from(k) * 1_000_000_000 / u128::from(self.frame_rate)) as u64)
+        // The same integer quotient in 64 bits while k·10⁹ fits (k < 1.8·10¹⁰).
+        match k.checked_mul(1_000_000_000) {
+            Some(n) => Time(n / self.frame_rate),
+            None => Time((u128::from(k) * 1_000_000_000 / u128::from(self.frame_rate)) as u64),
+        }
     }
 
     /// The first slot starting at or after `t`.
@@ -525,9 +631,92 @@ impl FrameArqLink {
         (u128::from(t.0) * u128::from(self.frame_rate)).div_ceil(1_000_000_000) as u64
     }
 
-    /// Frame counters so far.
+    /// Frame counters so far (the slots sent ahead included).
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// Frame counters of the slots that start by `now`.
+    fn counters_at(&self, now: Time) -> &Counters {
+        self.ahead_log
+            .iter()
+            .find(|(t, _)| *t > now)
+            .map_or(&self.counters, |(_, c)| c)
+    }
+
+    /// The frame pass: send the slots after `now` whose frames nothing
+    /// outside the link can change, and which finish no packet, now instead
+    /// of one wake-up each (issue 38). Slot k is such a slot when it carries a
+    /// retransmission due by k or the next piece of the packet being cut
+    /// (neither waits for the queue, and an arriving packet never goes
+    /// before them), and its frame, sent, leaves every packet's state
+    /// (open, done, released) as it was. The pass stops at the first other
+    /// slot, which is then the link's next wake-up as before: one that takes
+    /// a packet from the queue, an idle one, or one whose frame finishes a
+    /// packet (its channel kept for it). Each slot is sent exactly as at its
+    /// own time (its channel and draws depend on k alone, the residual-error
+    /// draws come in slot order), so only the counters run ahead; they are
+    /// logged per slot, and [`Link::arq_stats`] reads them as of its instant.
+    fn pass(&mut self, now: Time) {
+        while self.ahead_log.front().is_some_and(|(t, _)| *t <= now) {
+            self.ahead_log.pop_front();
+        }
+        loop {
+            let k = self.next_slot;
+            let rtx_due = matches!(self.rtx.peek(), Some(Reverse((due, _))) if *due <= k);
+            if !rtx_due && self.seg.is_none() {
+                return;
+            }
+            let t = self.slot_time(k);
+            if t <= now || self.ahead_ch.is_some() {
+                return;
+            }
+            let ch = self.channel.at(k);
+            if self.finishes_packet(k, &ch) {
+                self.ahead_ch = Some((k, ch));
+                return;
+            }
+            self.ahead_log.push_back((t, self.counters.clone()));
+            self.send(k, ch);
+            self.next_slot = k + 1;
+        }
+    }
+
+    /// Whether the frame slot `k` sends (a retransmission due or the next
+    /// piece of the packet being cut), on channel `ch`, finishes its packet.
+    fn finishes_packet(&self, k: u64, ch: &FrameChannel) -> bool {
+        let (m, last, sent) = match self.rtx.peek() {
+            Some(Reverse((due, id))) if *due <= k => {
+                let f = &self.frames[id];
+                let m = match (&self.mode, self.retx_modulation) {
+                    (Mode::Adaptive(t), RetxModulation::Rechoose) => {
+                        let m = t.choose(ch.predicted, ch.local_mean);
+                        if f.bits > m.bits() * self.symbols {
+                            // Split: the rest stays open.
+                            return false;
+                        }
+                        m
+                    }
+                    _ => self.fitting(f.bits),
+                };
+                let p = &self.packets[&f.packet];
+                (m, p.segmented && p.open == 1, f.sent + 1)
+            }
+            _ => {
+                let Some((pid, off)) = self.seg else {
+                    return false;
+                };
+                let m = match &self.mode {
+                    Mode::Fixed(m) => *m,
+                    Mode::Adaptive(t) => t.choose(ch.predicted, ch.local_mean),
+                };
+                let p = &self.packets[&pid];
+                let total = p.pkt.size() * 8;
+                let bits = (m.bits() * self.symbols).min(total - off);
+                (m, off + bits >= total && p.open == 0, 1)
+            }
+        };
+        last && (sent > self.limit || self.draws.uniform(k, 0) < m.frame_success(ch.snr, self.qam8))
     }
 
     fn has_new(&self) -> bool {
@@ -570,8 +759,19 @@ impl FrameArqLink {
 
     /// Send one frame in slot `k`.
     fn slot(&mut self, k: u64) {
+        let ch = match self.ahead_ch.take() {
+            Some((j, ch)) => {
+                debug_assert_eq!(j, k, "the pass stopped at the next slot");
+                ch
+            }
+            None => self.channel.at(k),
+        };
+        self.send(k, ch);
+    }
+
+    /// Send one frame in slot `k` on channel `ch`.
+    fn send(&mut self, k: u64, ch: FrameChannel) {
         let t = self.slot_time(k);
-        let ch = self.channel.at(k);
         let (id, m) = match self.rtx.peek() {
             Some(Reverse((due, id))) if *due <= k => {
                 let id = *id;
@@ -742,8 +942,11 @@ impl FrameArqLink {
         p.header_hit |= header;
         if p.segmented && p.open == 0 {
             p.done = Some(end);
+            // Only a packet just done can be released now: every other done
+            // one went when it was done, or waits (in order) for an earlier
+            // one that is still open.
+            self.release(end);
         }
-        self.release(end);
     }
 
     /// Move finished packets to the far end.
@@ -753,12 +956,12 @@ impl FrameArqLink {
                 self.packets
                     .first_key_value()
                     .filter(|(_, p)| p.done.is_some())
-                    .map(|(k, _)| *k)
+                    .map(|(k, _)| k)
             } else {
                 self.packets
                     .iter()
                     .find(|(_, p)| p.done.is_some())
-                    .map(|(k, _)| *k)
+                    .map(|(k, _)| k)
             };
             let Some(id) = next else { break };
             let p = self.packets.remove(&id).expect("finished packet");
@@ -809,7 +1012,11 @@ impl Link for FrameArqLink {
             self.stats.rx_bytes += u64::from(pkt.size());
             return Some((Dir::AB, Delivery::Arrived(pkt)));
         }
-        self.uplink.poll_deliver(now).map(|d| (Dir::BA, d))
+        let up = self.uplink.poll_deliver(now).map(|d| (Dir::BA, d));
+        if up.is_none() && self.frame_pass {
+            self.pass(now);
+        }
+        up
     }
 
     fn occupancy(&self, dir: Dir) -> &Occupancy {
@@ -893,11 +1100,11 @@ impl Link for FrameArqLink {
         }
     }
 
-    fn arq_stats(&self, dir: Dir, _now: Time) -> Option<ArqStats> {
+    fn arq_stats(&self, dir: Dir, now: Time) -> Option<ArqStats> {
         if dir == Dir::BA {
             return None;
         }
-        let c = &self.counters;
+        let c = self.counters_at(now);
         let mut counters = vec![
             ("frames", c.frames),
             ("retransmissions", c.retransmissions),
