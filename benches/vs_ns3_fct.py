@@ -12,13 +12,14 @@ simulators read: ns-3's ``benches/ns3/fct_dumbbell.cc`` starts one ``BulkSend`` 
 (``arrivals = { kind = "trace" }``, one workload per sender/receiver pair). A flow's FCT is,
 on both sides, the time its receiver delivered its last byte in order minus its start.
 
-Per load and size bucket (linklab's default edges 10 kB, 100 kB, 1 MB, 10 MB), over the flows
-of all seeds pooled: median and p99 FCT of each simulator (Harrell-Davis estimates), their
-ratio, and PASS when both are within TARGET_REL of ns-3's. The speed ratio: ns-3's
+Per load and size bucket (linklab's default edges 10 kB, 100 kB, 1 MB, 10 MB): the median FCT
+of each simulator over the flows of all seeds pooled and its p99 as the median over the seeds
+of each seed's p99 (Harrell-Davis estimates; `p99_per_seed`), their ratio, and PASS when both
+are within TARGET_REL of ns-3's. The speed ratio: ns-3's
 ``Simulator::Run()`` wall time over linklab's run (the same arrivals, one process after the
 other on this machine).
 
-    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-30, both
+    python3 benches/vs_ns3_fct.py                    # loads 0.3,0.5,0.7 x seeds 1-50, both
     python3 benches/vs_ns3_fct.py --quick            # load 0.5, linklab only, vs the JSON
     python3 benches/vs_ns3_fct.py --linklab-only     # every load, vs the committed ns-3 runs
 
@@ -368,15 +369,19 @@ def linklab_run(
         raise vs_ns3.BenchError(f"linklab ran {seen} flows, the arrival list has {len(arr)}")
     agg = r.summary.get("aggregate", {})
     flow_rtx: list[int] = [0] * len(arr)
+    flow_hs: list[int] = [0] * len(arr)
     for row in fct.iter_rows(named=True):
-        flow_rtx[key[(round(row["start_s"], 9), row["size_bytes"], row["workload"])]] = int(
-            row["retransmits"]
-        )
+        i = key[(round(row["start_s"], 9), row["size_bytes"], row["workload"])]
+        flow_rtx[i] = int(row["retransmits"])
+        flow_hs[i] = int(row["handshake_drops"])
     (bneck,) = [q for q in r.queues.iter_rows(named=True) if q["link"] == "L->R"]
     return {
         "seed": seed,
         "fct_s": out,
         "flow_retransmits": flow_rtx,
+        # Each flow's dropped SYNs / SYN-ACKs (the fct table's `handshake_drops`; ns-3's
+        # twin counts the SYNs its forward bottleneck drops, `flow_syn_drops`).
+        "flow_handshake_drops": flow_hs,
         "bottleneck_drops": int(bneck["drops_overflow"]),
         "retransmits": int(fct["retransmits"].sum()),
         "timeouts": int(fct["timeouts"].sum()),
@@ -391,14 +396,35 @@ def linklab_run(
 # ---- comparison ------------------------------------------------------------------------------
 
 
+def median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def p99_per_seed(per_seed: list[list[float]]) -> float:
+    """The judged p99 (issue 37's rule of 2026-11-28, seventh session, fixed before its runs):
+    the median over the seeds of each seed's Harrell-Davis p99 of the bucket (a seed with no
+    flow in the bucket left out). Its split-half self-noise on linklab is the smallest of
+    the estimators measured (docs/benchmarks.md, "The p99 rule"): a pooled p99 is the FCT of
+    the few slowest flows of the pool, which in the heavy buckets come from one or two
+    extreme runs; this takes one value per run and the middle of them."""
+    return median([quantile(xs, 0.99) for xs in per_seed if xs])
+
+
 def compare(
     per_seed: list[tuple[list[tuple[float, int, int]], list[Any], list[Any]]],
 ) -> list[dict[str, Any]]:
-    """Per bucket: pooled flows of every seed; median and p99 FCT of each side."""
+    """Per bucket, every seed's flows: the median FCT of each side over the flows of all seeds
+    pooled, and the p99 by `p99_per_seed` (the pooled p99 beside it, not judged)."""
     rows = []
     for b in range(len(BUCKETS) + 1):
         ns, ll, unfinished = [], [], [0, 0]
+        ns_seed: list[list[float]] = []
+        ll_seed: list[list[float]] = []
         for arr, f3, fl in per_seed:
+            ns_seed.append([])
+            ll_seed.append([])
             for (_, size, _), x3, xl in zip(arr, f3, fl, strict=True):
                 if bucket_of(size) != b:
                     continue
@@ -408,6 +434,8 @@ def compare(
                     continue
                 ns.append(x3)
                 ll.append(xl)
+                ns_seed[-1].append(x3)
+                ll_seed[-1].append(xl)
         row: dict[str, Any] = {
             "bucket": bucket_label(b),
             "flows": len(ns),
@@ -416,7 +444,12 @@ def compare(
         }
         if ns:
             for q, name in ((0.5, "p50"), (0.99, "p99")):
-                a, c = quantile(ns, q), quantile(ll, q)
+                if name == "p99":
+                    a, c = p99_per_seed(ns_seed), p99_per_seed(ll_seed)
+                    # The pooled Harrell-Davis p99 (judged until the seventh session).
+                    row["p99_pooled_ratio"] = quantile(ll, q) / quantile(ns, q)
+                else:
+                    a, c = quantile(ns, q), quantile(ll, q)
                 row[f"ns3_{name}_s"] = a
                 row[f"linklab_{name}_s"] = c
                 row[f"{name}_ratio"] = c / a
@@ -429,12 +462,14 @@ def compare(
 
 
 def bucket_quantiles(runs: list[tuple[list[tuple[float, int, int]], list[Any]]]) -> list[Any]:
-    """Per bucket (p50, p99, flows) of one simulator's finished flows, seeds pooled."""
+    """Per bucket (p50, p99, flows) of one simulator's finished flows: the p50 over the seeds'
+    flows pooled, the p99 by `p99_per_seed` (the judged estimators)."""
     out = []
     for b in range(len(BUCKETS) + 1):
-        xs = [x for arr, f in runs for (_, s, _), x in zip(arr, f, strict=True)
-              if bucket_of(s) == b and x is not None]  # fmt: skip
-        out.append((quantile(xs, 0.5), quantile(xs, 0.99), len(xs)) if xs else None)
+        per = [[x for (_, s, _), x in zip(arr, f, strict=True)
+                if bucket_of(s) == b and x is not None] for arr, f in runs]  # fmt: skip
+        xs = [x for p in per for x in p]
+        out.append((quantile(xs, 0.5), p99_per_seed(per), len(xs)) if xs else None)
     return out
 
 
@@ -507,6 +542,9 @@ def handshakes(loads: list[float], seeds: list[int], saved: dict[str, Any]) -> d
     for load in loads:
         c = [0, 0, 0, 0]
         seg, drops, rtx, runs = [0, 0], [0, 0], [0, 0], 0
+        # Flows by handshake segments dropped (0, 1, 2, 3+), ns-3 and linklab, over the runs
+        # with ns-3's per-flow SYN drops.
+        syn, syn_runs = [[0] * 4, [0] * 4], 0
         for seed in seeds:
             arr = arrivals(load, seed)
             n3 = saved["runs"][f"load{load:g}/seed{seed}"]
@@ -517,6 +555,11 @@ def handshakes(loads: list[float], seeds: list[int], saved: dict[str, Any]) -> d
                 seg[i] += segs + r
                 drops[i] += d
                 rtx[i] += r
+            if n3.get("flow_syn_drops") is not None:
+                syn_runs += 1
+                for i, f in enumerate((n3["flow_syn_drops"], ll["flow_handshake_drops"])):
+                    for k in f:
+                        syn[i][min(k, 3)] += 1
             if n3.get("flow_retransmits") is None:
                 continue
             runs += 1
@@ -529,12 +572,33 @@ def handshakes(loads: list[float], seeds: list[int], saved: dict[str, Any]) -> d
         p = rate_test(*c)
         row = {"load": load, "runs_per_flow": runs, "ns3": c[:2], "linklab": c[2:], "p": p,
                "drops": drops, "segments": seg, "retransmits": rtx}  # fmt: skip
+        if syn_runs:
+            d3, dl = (sum(k * n for k, n in enumerate(h)) for h in syn)
+            n3f, nlf = sum(syn[0]), sum(syn[1])
+            row["syn_drops"] = {"runs": syn_runs, "ns3_flows_by_drops": syn[0],
+                                "linklab_flows_by_drops": syn[1], "ns3": d3, "linklab": dl,
+                                "p": rate_test(d3, n3f, dl, nlf)}  # fmt: skip
         out["loads"].append(row)
         print(f"{load:<5g} {runs:>4}  {c[0]:>3}/{c[1]:<5} {c[0] / c[1]:.3%}   "
               f"{c[2]:>3}/{c[3]:<5} {c[2] / c[3]:.3%}   {p:.3f}  "
               f"{drops[0] / seg[0]:.3%}           {drops[1] / seg[1]:.3%}    "
               f"{drops[0] - rtx[0]} / {drops[1] - rtx[1]}")  # fmt: skip
     out["pooled"] = {"ns3": pooled[:2], "linklab": pooled[2:], "p": rate_test(*pooled)}
+    with_syn = [x["syn_drops"] for x in out["loads"] if "syn_drops" in x]
+    if with_syn:
+        print("handshake segments dropped per flow (0, 1, 2, 3+ drops), runs with ns-3's counts:")
+        for x in out["loads"]:
+            if "syn_drops" in x:
+                y = x["syn_drops"]
+                print(f"{x['load']:<5g} {y['runs']:>4}  ns-3 {y['ns3_flows_by_drops']} = "
+                      f"{y['ns3']}  linklab {y['linklab_flows_by_drops']} = {y['linklab']}  "
+                      f"p {y['p']:.3f}")  # fmt: skip
+        d3, dl = sum(y["ns3"] for y in with_syn), sum(y["linklab"] for y in with_syn)
+        n = sum(sum(y["ns3_flows_by_drops"]) for y in with_syn)
+        out["pooled"]["syn_drops"] = {"ns3": d3, "linklab": dl, "flows": n,
+                                      "p": rate_test(d3, n, dl, n)}  # fmt: skip
+        p = out["pooled"]["syn_drops"]["p"]
+        print(f"pooled: ns-3 {d3}, linklab {dl} of {n} flows, p {p:.3f}")
     print(
         f"pooled      {pooled[0]}/{pooled[1]} {pooled[0] / pooled[1]:.3%}   "
         f"{pooled[2]}/{pooled[3]} {pooled[2] / pooled[3]:.3%}   {out['pooled']['p']:.3f}"

@@ -48,9 +48,10 @@ def test_fct_table_and_summary_agree() -> None:
     fct = r.fct
     assert list(fct.columns) == [
         "workload", "flow", "from", "to", "size_bytes", "start_s", "fct_s", "ideal_s",
-        "slowdown", "retransmits", "timeouts",
+        "slowdown", "retransmits", "timeouts", "handshake_drops",
     ]  # fmt: skip
     assert fct.height == s["arrivals"] == w["flows_started"]
+    assert int(fct["handshake_drops"].sum()) == s["handshake_drops"]
     done = fct.drop_nulls("fct_s")
     assert done.height == s["completed"] == s["arrivals"]  # arrivals stop 5 s early
     assert sorted(fct["flow"].to_list()) == list(range(fct.height))

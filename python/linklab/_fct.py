@@ -1,8 +1,8 @@
 """The ``fct`` table of a workload run and the text table of its summary.
 
 ``Result.fct`` is the run's ``fct`` table (one row per workload flow: size, start,
-FCT, slowdown, retransmissions, timeouts; ``docs/metrics.md``), and :func:`render`
-the text table ``linklab run`` prints from the summary's ``workloads`` object. The
+FCT, slowdown, retransmissions, timeouts, dropped SYNs/SYN-ACKs; ``docs/metrics.md``), and
+:func:`render` the text table ``linklab run`` prints from the summary's ``workloads`` object. The
 figures are in :mod:`linklab.workloads`.
 """
 
@@ -30,6 +30,7 @@ FCT_COLUMNS: dict[str, str] = {
     "slowdown": "Float64",
     "retransmits": "UInt64",
     "timeouts": "UInt64",
+    "handshake_drops": "UInt64",
 }
 
 

@@ -239,6 +239,7 @@ impl Simulation {
             metrics: FlowMetrics::new(),
             job: Some(job),
             pacer: None,
+            handshake_drops: 0,
             spec: FlowSpec {
                 name,
                 src: a,
@@ -298,11 +299,12 @@ impl Simulation {
         }
         let st = slot.sender.stats();
         let (rtx, rto) = (st.retransmits, st.timeouts);
+        let hs = slot.handshake_drops;
         self.flows[f].job = None;
         self.free.push(f as u32);
         if let Some(plan) = self.work.as_mut() {
             plan.alive -= 1;
-            plan.finish(job, rtx, rto);
+            plan.finish(job, rtx, rto, hs);
         }
     }
 
@@ -318,11 +320,12 @@ impl Simulation {
         }
         let st = slot.sender.stats();
         let counts = (st.retransmits - job.counts0.0, st.timeouts - job.counts0.1);
+        let hs = slot.handshake_drops_of(&job);
         let now = self.now();
         let Some(plan) = self.work.as_mut() else {
             return;
         };
-        plan.finish(job, counts.0, counts.1);
+        plan.finish(job, counts.0, counts.1, hs);
         let pool = plan.pools.entry((job.workload, job.pair)).or_default();
         match pool.waiting.pop_front() {
             Some(next) => {
@@ -376,6 +379,7 @@ impl Simulation {
                     job,
                     st.retransmits - job.counts0.0,
                     st.timeouts - job.counts0.1,
+                    slot.handshake_drops_of(&job),
                 );
             }
         }
@@ -387,7 +391,7 @@ impl Simulation {
             .collect();
         plan.waiting = 0;
         for job in waiting {
-            plan.finish(job, 0, 0);
+            plan.finish(job, 0, 0, 0);
         }
     }
 
@@ -478,6 +482,10 @@ impl Simulation {
                 (
                     "timeouts".into(),
                     Column::U64(rows.iter().map(|r| r.timeouts).collect()),
+                ),
+                (
+                    "handshake_drops".into(),
+                    Column::U64(rows.iter().map(|r| r.handshake_drops).collect()),
                 ),
             ],
         })

@@ -17,7 +17,7 @@ use crate::media;
 use crate::metrics::bins::{FlowHistograms, HistogramsConfig};
 use crate::metrics::histogram::Histogram;
 use crate::metrics::Traces;
-use crate::packet::{pool, FlowId, Kind, NodeId, Packet};
+use crate::packet::{pool, FlowId, Kind, NodeId, Packet, TcpFlags};
 use crate::tcp::{App, ReceiverLossDetector, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::Time;
 use crate::workload::{Job, Plan};
@@ -158,6 +158,22 @@ struct FlowSlot {
     job: Option<Job>,
     /// Its application's rate cap and on/off periods, if paced.
     pacer: Option<Box<app::Pacer>>,
+    /// Handshake segments (SYN, SYN-ACK) of its connection dropped in the
+    /// network.
+    handshake_drops: u64,
+}
+
+impl FlowSlot {
+    /// The handshake drops a workload flow `job` on this slot's connection
+    /// is charged: all of them for the connection's first flow (`base` 0),
+    /// none for a later flow of a persistent connection.
+    fn handshake_drops_of(&self, job: &crate::workload::Job) -> u64 {
+        if job.base == 0 {
+            self.handshake_drops
+        } else {
+            0
+        }
+    }
 }
 
 impl FlowMetrics {
@@ -447,6 +463,7 @@ impl NetworkBuilder {
                 metrics: FlowMetrics::new(),
                 job: None,
                 pacer: None,
+                handshake_drops: 0,
                 spec,
             })
             .collect();
@@ -1053,6 +1070,11 @@ impl Simulation {
             self.media_legs[m].drop(code, cause);
         } else if let Some(legs) = self.legs.get_mut(p.flow.0 as usize) {
             legs[account::leg_index(p)].drop(code, cause);
+            if p.flags.has(TcpFlags::SYN) {
+                if let Some(slot) = self.flows.get_mut(p.flow.0 as usize) {
+                    slot.handshake_drops += 1;
+                }
+            }
         }
         if self.is_workload(p.flow) {
             self.maybe_retire(p.flow.0 as usize);

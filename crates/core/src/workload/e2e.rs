@@ -467,3 +467,60 @@ fn persistent_with_pacing_or_pool_without_it_is_refused() {
     let e = err("connection = \"kept\"\n");
     assert_eq!(e.path, "workloads[0].connection", "{e}");
 }
+
+fn u64s(out: &crate::api::RunOutput, name: &str) -> Vec<u64> {
+    let crate::metrics::Column::U64(v) = column(out, name) else {
+        panic!("{name} is not a u64 column")
+    };
+    v.clone()
+}
+
+#[test]
+fn handshake_drops_are_counted_per_flow() {
+    // One-segment flows, one a second, each alone on a 10 Mbit/s, 5 ms link
+    // that loses 20 % of the packets in each direction: some lose a SYN or a
+    // SYN-ACK. Each such drop costs the client one expiry of its SYN timer
+    // (the receiver answers every SYN, and has no timer of its own), so a
+    // flow that retransmitted no data segment (no data timeout) has exactly
+    // as many timeouts as handshake drops; and its FCT is at least the
+    // backed-off SYN timers (1 s, 2 s, ...) those drops cost.
+    let text = "duration = \"200s\"\n\
+         [[links]]\na = \"S\"\nb = \"D\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         ab = { loss = 0.2 }\nba = { loss = 0.2 }\n\
+         [[workloads]]\nfrom = \"S\"\nto = \"D\"\nstop = \"150s\"\n\
+         arrivals = { kind = \"deterministic\", rate = 1 }\nsize = { kind = \"fixed\", bytes = 1000 }\n";
+    let out = run(text, 7);
+    let (hs, rtx, rto) = (
+        u64s(&out, "handshake_drops"),
+        u64s(&out, "retransmits"),
+        u64s(&out, "timeouts"),
+    );
+    let fct = fcts(&out);
+    assert_eq!(hs.len(), 150);
+    let mut clean_with_drops = 0;
+    for i in 0..hs.len() {
+        if rtx[i] == 0 {
+            assert_eq!(hs[i], rto[i], "flow {i}: handshake drops vs timeouts");
+            if hs[i] > 0 {
+                clean_with_drops += 1;
+                let timers = ((1u64 << hs[i]) - 1) as f64; // 1 + 2 + ... seconds
+                assert!(
+                    fct[i] >= timers,
+                    "flow {i}: {} drops, FCT {}",
+                    hs[i],
+                    fct[i]
+                );
+            }
+        }
+    }
+    // At 20 % per packet, ~36 % of the handshakes lose a SYN or SYN-ACK.
+    let total: u64 = hs.iter().sum();
+    assert!((25..=120).contains(&total), "handshake drops {total}");
+    assert!(clean_with_drops >= 10, "{clean_with_drops}");
+    // Flows whose handshake went through at the first try were charged none.
+    let none = hs.iter().filter(|&&x| x == 0).count();
+    assert!(none >= 75, "{none}");
+    // The summary's total is the column's sum.
+    let w = out.summary.network.workloads.as_ref().unwrap();
+    assert_eq!(w.workloads[0].handshake_drops, total);
+}

@@ -109,6 +109,8 @@ pub struct Source {
     pub offered_bytes: u64,
     /// Flows whose last byte reached the receiver.
     pub completed: u64,
+    /// Handshake segments (SYN, SYN-ACK) of its flows dropped in the network.
+    pub handshake_drops: u64,
     /// Per bucket (index 0: all flows), FCT (ns) and slowdown (×10⁶).
     hists: Vec<(Histogram, Histogram)>,
 }
@@ -166,6 +168,7 @@ impl Source {
             k: 0,
             arrivals: 0,
             rejected: 0,
+            handshake_drops: 0,
             offered_bytes: 0,
             completed: 0,
         }
@@ -345,6 +348,9 @@ pub struct Record {
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Handshake segments (SYN, SYN-ACK) of the flow's connection dropped
+    /// in the network (0 for a later flow of a persistent connection).
+    pub handshake_drops: u64,
 }
 
 /// Builds the empty-path run of one workload's TCP (by index) between one
@@ -429,7 +435,7 @@ pub struct Plan {
 
 impl Plan {
     /// Measure the flow `job` that ended with these counters.
-    pub fn finish(&mut self, job: Job, retransmits: u64, timeouts: u64) {
+    pub fn finish(&mut self, job: Job, retransmits: u64, timeouts: u64, handshake_drops: u64) {
         let ideal = match job.delivered_at {
             Some(at) => {
                 let fct = at.saturating_sub(job.start);
@@ -439,11 +445,13 @@ impl Plan {
             }
             None => None,
         };
+        self.sources[job.workload as usize].handshake_drops += handshake_drops;
         self.records.push(Record {
             job,
             ideal,
             retransmits,
             timeouts,
+            handshake_drops,
         });
     }
 
@@ -487,6 +495,7 @@ impl Plan {
                         rejected: s.rejected,
                         completed: s.completed,
                         unfinished: s.arrivals - s.completed,
+                        handshake_drops: s.handshake_drops,
                         offered_bytes: s.offered_bytes,
                         mean_size_bytes: s.mean_size(),
                         rate_per_s: s.rate(),
@@ -562,6 +571,9 @@ pub struct WorkloadSummary {
     pub completed: u64,
     /// Flows not complete at the end.
     pub unfinished: u64,
+    /// Handshake segments (SYN, SYN-ACK) of its flows dropped in the network
+    /// (the sum of the `fct` table's `handshake_drops`).
+    pub handshake_drops: u64,
     /// Bytes the started flows asked for.
     pub offered_bytes: u64,
     /// Mean of the size distribution, bytes.
