@@ -76,16 +76,20 @@ TARGET_REL = 0.15
 #: else equal (`--tcp partial_ack_resend=false` gives the figures above) load 0.5's
 #: (0, 10 kB] p99 0.801 -> 1.100 (in), (10 kB, 100 kB] 0.847 -> 0.635, and load 0.7's
 #: (0, 10 kB] 0.878 -> 0.819 (out): still 13 of 15, medians 15 of 15, at the same noise level.
+#: Seventh session (g37p's rule, committed before its runs: the median over 50 seeds of the
+#: per-seed Harrell-Davis p99): p99 14 of 15, medians 15 of 15; the miss left is load 0.5's
+#: (10 kB, 100 kB] at 0.716 (ns-3 2.62 s, linklab 1.87 s): with ~88 flows a seed in the bucket
+#: a seed's p99 is its slowest flow or two, i.e. whether a handshake was lost (3 s), so the
+#: median over seeds sits between the two modes; not traced further.
 KNOWN_P99_MISSES: set[tuple[float, str]] = {
     (0.5, "(10kB, 100kB]"),
-    (0.7, "(0, 10kB]"),
 }
 LOADS = (0.3, 0.5, 0.7)
 #: Seeds 1-30 pooled (3 until 2026-11-28, then 10, then 20: a p99 over 60-400 flows is the
 #: FCT of their 1-4 slowest; the remedy, fixed before the new runs, is more seeds and the
 #: Harrell-Davis estimator. 30 in the fifth session of 2026-11-28, as the fourth's plan
 #: wished; docs/benchmarks.md).
-SEEDS = tuple(range(1, 31))
+SEEDS = tuple(range(1, 51))
 PAIRS = 4
 ARRIVAL_S = 600.0  # arrivals in [0, ARRIVAL_S)
 DRAIN_S = 200.0  # the run goes on this long after the last arrival
