@@ -467,15 +467,7 @@ impl WiredDirection {
             if self.wire_head > now {
                 return None;
             }
-            let (_, pkt, lost) = self.wire_pop()?;
-            let d = if lost {
-                Delivery::Lost(pkt, DropCause::LinkLoss)
-            } else {
-                Delivery::Arrived(pkt)
-            };
-            // No FEC and no netem here: nothing to copy but the counters.
-            self.tally(&d);
-            return Some(d);
+            return self.deliver_plain();
         }
         loop {
             if let Some((p, c)) = self.queue.take_dropped() {
@@ -523,6 +515,13 @@ impl WiredDirection {
         if self.wire_head > now {
             return None;
         }
+        self.deliver_plain()
+    }
+
+    /// A plain direction's next arrival off the wire, due now, counted. No
+    /// FEC and no netem here: nothing to copy but the counters.
+    #[inline(always)]
+    fn deliver_plain(&mut self) -> Option<Delivery<Box<Packet>>> {
         let (_, pkt, lost) = self.wire_pop()?;
         let d = if lost {
             Delivery::Lost(pkt, DropCause::LinkLoss)
