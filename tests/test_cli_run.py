@@ -205,3 +205,21 @@ def test_pcapng_by_suffix(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
 def test_pcap_same_link_twice(cli: CliRunner, tiny: Path, tmp_path: Path) -> None:
     proc = cli("run", tiny, "--pcap", f"A->B:{tmp_path / 'x.pcap'}", "--pcap", "A->B:y.pcapng")
     assert proc.returncode == 2 and "given twice" in proc.stderr, proc.stderr
+
+
+def test_run_does_not_import_the_reproductions(tmp_path: Path) -> None:
+    """`linklab run` builds `reproduce` bare: the reproductions' modules (~5 MiB, ~60 ms of
+    imports) stay out of a run's process; `linklab reproduce` still gets its names."""
+    code = (
+        "import sys, linklab.cli as c; s = c.main(['run', sys.argv[1], '--json']);"
+        "print(s, 'linklab.reproduce' in sys.modules)"
+    )
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY)
+    run = [sys.executable, "-c", code, str(scenario)]
+    proc = subprocess.run(run, env=cli_env(), capture_output=True, text=True)
+    assert _ok(proc).strip().splitlines()[-1] == "0 False"
+    code = "import linklab.cli as c; c.main(['reproduce', '--help'])"
+    run = [sys.executable, "-c", code]
+    proc = subprocess.run(run, env=cli_env(), capture_output=True, text=True)
+    assert "wipemu" in _ok(proc) and "--experiments" in proc.stdout
