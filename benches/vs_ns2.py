@@ -8,7 +8,9 @@ linklab on the same set-up under ``[tcp] profile = "ns2"`` (the lt-tcp reproduct
 ``ns2 DelAck`` scenario), one run at a time, and prints goodput (mean over seeds), the
 event loop's wall time of each (ns-2: ``$ns run``; linklab: the core's ``wall_time_s``), the
 speed-up, linklab's packet-hops per wall-second of its run phase (``hops_per_s``,
-docs/metrics.md) and the peak RSS of each process. See docs/benchmarks.md.
+docs/metrics.md), each whole process's wall time (start to exit: interpreter start-up,
+set-up, run, output; linklab's is a Python process that imports linklab) with its ratio,
+and the peak RSS of each process. See docs/benchmarks.md.
 
     python3 benches/vs_ns2.py --quick
     python3 benches/vs_ns2.py --per 0,0.1,0.3 --seeds 3 --duration 1000 [--json]
@@ -25,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,25 +49,29 @@ print(json.dumps({"goodput_mbit": a["goodput_bps"] / 1e6, "run_s": s["wall_time_
 """
 
 
-def run_child(cmd: list[str]) -> tuple[str, float]:
-    """Run ``cmd`` to completion; its stdout and peak RSS in MiB (from wait4)."""
+def run_child(cmd: list[str]) -> tuple[str, float, float]:
+    """Run ``cmd`` to completion; its stdout, peak RSS in MiB (from wait4) and wall seconds
+    from start to exit (the whole process: start-up, set-up, run, output)."""
+    start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise RuntimeError(f"{Path(cmd[0]).name} exited with {code}: {err.strip()[-300:]}")
-    return out, usage.ru_maxrss / 1024
+    return out, usage.ru_maxrss / 1024, wall
 
 
 def one(per: float, seed: int, duration: int) -> dict[str, Any]:
     """ns-2 and linklab on one (PER, seed)."""
-    out, ns_rss = run_child(["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"])
+    ns_cmd = ["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"]
+    out, ns_rss, ns_proc = run_child(ns_cmd)
     ns = parse_output(out)
     child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s"]
-    out, ll_rss = run_child(child)
+    out, ll_rss, ll_proc = run_child(child)
     ll = json.loads(out.strip().splitlines()[-1])
     return {
         "per": per,
@@ -72,12 +79,14 @@ def one(per: float, seed: int, duration: int) -> dict[str, Any]:
         "ns2_goodput_mbit": ns["delivered"] * NS2_PAYLOAD * 8 / duration / 1e6,
         "ns2_run_s": ns["run_us"] / 1e6,
         "ns2_rss_mib": ns_rss,
+        "ns2_process_s": ns_proc,
         "linklab_goodput_mbit": ll["goodput_mbit"],
         "linklab_run_s": ll["run_s"],
         "linklab_events": ll["events"],
         "linklab_hops": ll["hops"],
         "linklab_hops_per_s": ll["hops_per_s"],
         "linklab_rss_mib": ll_rss,
+        "linklab_process_s": ll_proc,
     }
 
 
@@ -132,12 +141,15 @@ def main(argv: list[str] | None = None) -> int:
             return statistics.fmean(r[key] for r in rs)
 
         ns_run, ll_run = mean("ns2_run_s"), mean("linklab_run_s")
+        ns_proc, ll_proc = mean("ns2_process_s"), mean("linklab_process_s")
         summary.append({
             "per": per, "seeds": len(rs), "duration_s": a.duration,
             "ns2_goodput_mbit": mean("ns2_goodput_mbit"),
             "linklab_goodput_mbit": mean("linklab_goodput_mbit"),
             "ns2_run_s": ns_run, "linklab_run_s": ll_run,
             "speedup": ns_run / ll_run if ll_run > 0 else float("nan"),
+            "ns2_process_s": ns_proc, "linklab_process_s": ll_proc,
+            "process_speedup": ns_proc / ll_proc,
             # Packet-hops (docs/metrics.md) over the run phases' wall seconds.
             "linklab_hops_per_s": sum(r["linklab_hops"] for r in rs) / sum(
                 r["linklab_hops"] / r["linklab_hops_per_s"] for r in rs
@@ -150,14 +162,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"linklab vs ns-2.35, TCP-SACK dumbbell (10 flows, {a.duration} s, seeds 1-{a.seeds})")
     head = ("PER", "goodput ns-2", "linklab", "diff", "run s ns-2", "linklab", "speed-up",
-            "ll M hops/s", "RSS MiB ns-2", "linklab")  # fmt: skip
+            "ll M hops/s", "proc s ns-2", "linklab", "proc x", "RSS MiB ns-2",
+            "linklab")  # fmt: skip
     print("  ".join(f"{h:>12}" for h in head))
     for s in summary:
         diff = (s["linklab_goodput_mbit"] / s["ns2_goodput_mbit"] - 1) * 100
         cells = (f"{s['per']:.0%}", f"{s['ns2_goodput_mbit']:.4g}",
                  f"{s['linklab_goodput_mbit']:.4g}", f"{diff:+.1f} %", f"{s['ns2_run_s']:.3f}",
                  f"{s['linklab_run_s']:.3f}", f"{s['speedup']:.2f}x",
-                 f"{s['linklab_hops_per_s'] / 1e6:.2f}",
+                 f"{s['linklab_hops_per_s'] / 1e6:.2f}", f"{s['ns2_process_s']:.3f}",
+                 f"{s['linklab_process_s']:.3f}", f"{s['process_speedup']:.2f}x",
                  f"{s['ns2_rss_mib']:.0f}", f"{s['linklab_rss_mib']:.0f}")  # fmt: skip
         print("  ".join(f"{c:>12}" for c in cells))
     return 0

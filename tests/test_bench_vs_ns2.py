@@ -32,6 +32,9 @@ def test_quick_runs_both_simulators_side_by_side() -> None:
         assert s["ns2_run_s"] > 0 and s["linklab_run_s"] > 0 and s["speedup"] > 0
         assert s["ns2_rss_mib"] > 1 and s["linklab_rss_mib"] > 1
         assert s["linklab_hops_per_s"] > 0
+        # A whole process includes its event loop.
+        assert s["ns2_process_s"] > s["ns2_run_s"] and s["linklab_process_s"] > s["linklab_run_s"]
+        assert s["process_speedup"] == pytest.approx(s["ns2_process_s"] / s["linklab_process_s"])
     # Every delivered data packet crossed the dumbbell's three links (ACKs and lost
     # packets add more): the hop count is at least three per delivered payload.
     for r in out["rows"]:
