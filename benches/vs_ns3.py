@@ -414,16 +414,25 @@ def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
                 "hard_drop": False, "mean_pkt_size": 500, "ns2": True}  # fmt: skip
     if q == "droptail":
         return {"limit": limit}
+    # ns-3.44's own rules where they depart from the RFCs and Linux, as the grid gives them
+    # (grid_settings): PIE's burst allowance, CoDel's MinBytes exemption on the flow
+    # queue's bytes with its mark timing and FQ-CoDel's new-flow rule, MinBytes and the
+    # quantum at the device MTU.
     if q == "pie":  # dumbbell.cc sets PieQueueDisc::MeanPktSize to the 500-byte packets
-        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500}
-    return {"kind": q, "limit": limit, "ecn": ecn}
+        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500, "burst_rule": "ns3"}
+    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{MTU_B}B", "variant": "ns3"}
+    if q == "fq_codel":
+        out["quantum"] = f"{MTU_B}B"
+    return out
 
 
 def linklab_overlay(scenario: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
     """``scenario`` (the parsed SCENARIO) with ``[tcp] cc`` and the bottleneck's queue of
-    ``model``; the other links and every other key unchanged."""
+    ``model``, under ``[tcp] profile = "ns3"`` (ns-3.44's departures from the RFCs, which
+    the scenario's own keys override); the other links and every other key unchanged."""
     out = json.loads(json.dumps(scenario))
     out.setdefault("tcp", {})["ecn"] = bool(model["ecn"])
+    out["tcp"]["profile"] = "ns3"
     if model.get("recovery") == "classic":
         out["tcp"]["prr"] = False
     if model["cc"] != "newreno":

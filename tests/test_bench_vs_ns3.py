@@ -388,3 +388,21 @@ def test_quick_grid_against_the_committed_ns3_runs(capsys: pytest.CaptureFixture
     assert cubic["key"] == vs.QUICK_CELLS[1] and cubic["pass"]
     assert abs(cubic["queue_delay_rel_diff"]) <= vs.TARGET_GRID_QDELAY
     assert rep["misses"] == [] and cubic["key"] not in vs.GRID_MISSES
+
+
+@pytest.mark.parametrize("queue", ["codel", "fq_codel", "pie"])
+def test_overlay_gives_ns3s_own_rules(queue: str) -> None:
+    """The --cc/--queue rows run under ns-3.44's departures, as the grid's cells do: TCP's
+    through `profile = "ns3"` (the scenario's keys still override it), the AQMs' through
+    their `variant`/`burst_rule` (an FQ-CoDel without them queued 42 % less than ns-3)."""
+    out = vs.linklab_overlay(SCENARIO, _model(queue=queue, cc="cubic"))
+    assert out["tcp"]["profile"] == "ns3" and out["tcp"]["mss"] == SCENARIO["tcp"]["mss"]
+    q = out["links"][1]["queue"]
+    if queue == "pie":
+        assert q["burst_rule"] == "ns3"
+    else:
+        assert q["variant"] == "ns3" and q["mtu"] == f"{vs.MTU_B}B"
+        assert (q.get("quantum") == f"{vs.MTU_B}B") == (queue == "fq_codel")
+    res = linklab.run(out, params={"flows": 2, "duration": "2s"}, seed=1)
+    (s,) = [s for s in res.summary["queues"] if s["link"] == vs.BOTTLENECK]
+    assert s["kind"] == queue and s["arrivals"] > 0
