@@ -50,4 +50,8 @@ impl Aqm for DropTail {
     fn on_arrival(&mut self, _now: Time, _q: &QueueView, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
         Verdict::Accept
     }
+
+    fn is_passive(&self) -> bool {
+        true
+    }
 }

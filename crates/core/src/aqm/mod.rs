@@ -338,6 +338,11 @@ pub trait Aqm: Debug + Send {
     /// Slotted links (the RLC) tick once per TTI; a plain [`Queue`] ticks
     /// before each arrival, so timers there resolve at arrivals.
     fn on_tick(&mut self, _now: Time, _q: &QueueView) {}
+    /// Whether the policy accepts every arrival and keeps no state (drop-tail):
+    /// a [`Queue`] then makes none of the calls above, only its limit decides.
+    fn is_passive(&self) -> bool {
+        false
+    }
     /// Whether the policy decides at dequeue from each packet's sojourn time
     /// (CoDel): the queue then stamps arrivals and asks [`Aqm::on_dequeue`].
     fn wants_sojourn(&self) -> bool {
@@ -529,6 +534,9 @@ pub struct Queue {
     dropped: VecDeque<(Packet, DropCause)>,
     /// Per-flow queues instead of `pkts` (FQ-CoDel).
     fq: Option<Box<FqCodel>>,
+    /// The policy is [`Aqm::is_passive`]: its calls are skipped (two or
+    /// three dynamic calls per packet on every drop-tail queue).
+    passive: bool,
 }
 
 impl Queue {
@@ -538,6 +546,7 @@ impl Queue {
             pkts: VecDeque::new(),
             limit,
             stamps: aqm.wants_sojourn().then(VecDeque::new),
+            passive: aqm.is_passive(),
             aqm,
             rng,
             occ: Occupancy::default(),
@@ -708,8 +717,12 @@ impl Queue {
     fn admit(&mut self, now: Time, pkt: &mut Packet) -> Result<Verdict, DropCause> {
         self.occ.stats_mut().arrivals += 1;
         let view = self.view();
-        self.aqm.on_tick(now, &view);
-        let verdict = self.aqm.on_arrival(now, &view, pkt, &mut self.rng);
+        let verdict = if self.passive {
+            Verdict::Accept
+        } else {
+            self.aqm.on_tick(now, &view);
+            self.aqm.on_arrival(now, &view, pkt, &mut self.rng)
+        };
         let full = match self.limit {
             Limit::Packets(n) => view.packets >= n,
             Limit::Bytes(b) => view.bytes + u64::from(pkt.size()) > b,
@@ -764,7 +777,9 @@ impl Queue {
         }
         self.occ.pass(now, u64::from(pkt.size()));
         self.occ.stats_mut().departures += 1;
-        self.aqm.on_departure(now, &self.view());
+        if !self.passive {
+            self.aqm.on_departure(now, &self.view());
+        }
         Ok(pkt)
     }
 
@@ -808,7 +823,9 @@ impl Queue {
                 }
             }
             self.occ.stats_mut().departures += 1;
-            self.aqm.on_departure(now, &view);
+            if !self.passive {
+                self.aqm.on_departure(now, &view);
+            }
             return Some(pkt);
         }
     }
@@ -839,6 +856,16 @@ mod tests {
     #[test]
     fn droptail_packet_limit() {
         let mut q = Queue::new(Limit::Packets(2), Box::new(DropTail), Rng::stream(1, "q"));
+        // Drop-tail is passive: the queue skips its calls, its limit alone decides.
+        assert!(
+            q.passive
+                && !Queue::new(
+                    Limit::Packets(2),
+                    Box::new(FrontDropper),
+                    Rng::stream(1, "q")
+                )
+                .passive
+        );
         assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
         assert!(q.enqueue(Time::ZERO, pkt(100)).is_none());
         let (_, c) = q.enqueue(Time::ZERO, pkt(100)).unwrap();
