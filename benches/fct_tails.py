@@ -56,14 +56,19 @@ def linklab_flows(load: float, seed: int) -> list[tuple[float, int, int, int]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    from scipy.stats import fisher_exact
-
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (the docs-commands test parses documented commands with it)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--load", type=float, default=0.5)
     p.add_argument("--bucket", type=int, default=1, help="0-based (1: (10 kB, 100 kB])")
     p.add_argument("--seeds", default="1-50", help="A-B")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from scipy.stats import fisher_exact
+
+    a = parse_args(argv)
     lo, hi = (int(x) for x in a.seeds.split("-"))
     saved = v.load_results()["runs"]
     p3s, pls, slowest = [], [], [Counter(), Counter()]
