@@ -76,3 +76,20 @@ def test_handshake_rule_and_rate_test() -> None:
     assert fct.rate_test(20, 1000, 5, 1000) == pytest.approx(0.004077, abs=2e-6)
     # Unequal trials shift p: 10 of 2000 against 10 of 1000 is not the same as 10 against 10.
     assert fct.rate_test(10, 2000, 10, 1000) < fct.rate_test(10, 1000, 10, 1000)
+
+
+def test_fct_tails_classes_and_one_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    """`benches/fct_tails.py` (issue 37, eighth session): the flow classes, and one seed of
+    load 0.5 against its committed ns-3 run, which now carries every flow's SYN drops."""
+    tails = load_bench("fct_tails")
+    assert tails.flow_class(0, 0, 1) == "H" and tails.flow_class(9, 2, 1) == "H"
+    assert tails.flow_class(2, 1, 0) == "R" and tails.flow_class(8, 0, 0) == "L"
+    assert tails.flow_class(7, 0, 0) == "r" and tails.flow_class(0, 0, 0) == "0"
+    saved = json.loads(fct.RESULTS.read_text())["runs"]
+    assert all(saved[f"load0.5/seed{s}"]["flow_syn_drops"] is not None for s in fct.SEEDS)
+    assert tails.main(["--seeds", "33-33"]) == 0
+    out = capsys.readouterr().out
+    # Seed 33, flow 110 (27 241 bytes): ns-3's retransmission at its timeout was dropped
+    # and a second timeout, 2 s later, resent it (3.26 s); linklab's got through (1.28 s).
+    assert "3.26R#110(2)" in out
+    assert "no lost handshake: >= 2.9 s ns-3 1 of" in out and ", linklab 0 of" in out
