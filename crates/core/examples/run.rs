@@ -31,6 +31,7 @@ fn main() {
             let t1 = Instant::now();
             while !run.advance(u64::MAX) {}
             let t2 = Instant::now();
+            let hwm_run = peak_rss_kib();
             let output = match run.finish() {
                 Ok(o) => o,
                 Err(e) => {
@@ -39,7 +40,15 @@ fn main() {
                 }
             };
             let t3 = Instant::now();
+            let hwm_finish = peak_rss_kib();
             let s = &output.summary.to_json();
+            // Peak RSS (Linux VmHWM) at the run's end, after the typed summary, and after its JSON tree.
+            eprintln!(
+                "peak RSS KiB: run {} summary {} json {}",
+                hwm_run,
+                hwm_finish,
+                peak_rss_kib()
+            );
             let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
             let mut out = std::io::stdout().lock();
             // Write errors (a closed pipe) are ignored: this is a dev tool.
@@ -63,4 +72,16 @@ fn main() {
             std::process::exit(2)
         }
     }
+}
+
+/// The process's peak resident set so far, KiB (Linux `VmHWM`; 0 elsewhere).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
