@@ -503,7 +503,7 @@ impl WiredDirection {
     /// [`WiredDirection::poll_deliver_boxed`], inline for a plain direction
     /// (no FEC, netem or trace): the same steps without the call (a wake-up
     /// pass makes one to two per packet-hop).
-    #[inline]
+    #[inline(always)]
     fn poll_deliver_fast(&mut self, now: Time) -> Option<Delivery<Box<Packet>>> {
         if !self.plain {
             return self.poll_deliver_boxed(now);

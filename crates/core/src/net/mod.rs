@@ -581,6 +581,7 @@ impl NetworkBuilder {
             taps: Vec::new(),
             flows,
             next_uid: 0,
+            spare: Vec::new(),
             traces: None,
             end: Time::ZERO,
             feeds,
@@ -594,6 +595,9 @@ impl NetworkBuilder {
         })
     }
 }
+
+/// Boxes a network keeps for reuse at most (`Simulation::spare`).
+const SPARE: usize = 1024;
 
 /// A network with its flows, ready to run.
 pub struct Simulation {
@@ -632,6 +636,11 @@ pub struct Simulation {
     taps: Vec<[Vec<(u32, u32)>; 4]>,
     flows: Vec<FlowSlot>,
     next_uid: u64,
+    /// Packet boxes freed at their destination, reused by the next packet a
+    /// sender or receiver emits: the pool of `packet::pool` without its
+    /// thread-local access (a call and a borrow check per hop).
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Packet>>,
     traces: Option<Traces>,
     end: Time,
     feeds: Vec<Feed>,
@@ -954,6 +963,29 @@ impl Simulation {
             .schedule(&mut self.queue, i, next, Target::Link(i as u32));
     }
 
+    /// `b` kept for the next packet emitted here (at most `SPARE` boxes;
+    /// the rest go back to the thread's pool).
+    #[inline(always)]
+    fn spare_box(&mut self, b: Box<Packet>) {
+        if self.spare.len() < SPARE {
+            self.spare.push(b);
+        } else {
+            pool::recycle(b);
+        }
+    }
+
+    /// `p` in a box: a spare one of this network's, else the thread pool's.
+    #[inline(always)]
+    fn boxed(&mut self, p: Packet) -> Box<Packet> {
+        match self.spare.pop() {
+            Some(mut b) => {
+                *b = p;
+                b
+            }
+            None => pool::boxed(p),
+        }
+    }
+
     /// Packet `p` arrives at `node`: forwarded on in its box, or received
     /// (then the box goes back to the pool).
     fn arrive(&mut self, node: NodeId, p: Box<Packet>, now: Time) {
@@ -962,7 +994,7 @@ impl Simulation {
             return;
         }
         self.receive(&p, now);
-        pool::recycle(p);
+        self.spare_box(p);
     }
 
     /// Packet `p` has reached its destination.
@@ -1112,7 +1144,8 @@ impl Simulation {
             self.next_uid += 1;
             self.legs[f][account::leg_index(&p)].sent += 1;
             let src = self.flows[f].spec.src;
-            self.forward(src, pool::boxed(p), now);
+            let b = self.boxed(p);
+            self.forward(src, b, now);
         }
         let next = self.flows[f].sender.poll_timeout();
         self.wake_senders
@@ -1200,7 +1233,8 @@ impl Simulation {
                 t.media(now, m as u32, "sent", p.seq);
             }
             let src = self.media[m].spec.src;
-            self.forward(src, pool::boxed(p), now);
+            let b = self.boxed(p);
+            self.forward(src, b, now);
         }
         let next = self.media[m].source.poll_timeout();
         self.wake_media
@@ -1213,7 +1247,8 @@ impl Simulation {
             self.next_uid += 1;
             self.legs[f][account::leg_index(&p)].sent += 1;
             let dst = self.flows[f].spec.dst;
-            self.forward(dst, pool::boxed(p), now);
+            let b = self.boxed(p);
+            self.forward(dst, b, now);
         }
         let next = self.flows[f].receiver.poll_timeout();
         self.wake_receivers
