@@ -285,17 +285,16 @@ pub struct Red {
     idle_since: Time,
     /// Transmission time of a `mean_pkt_size` packet, seconds.
     s: f64,
-    /// The last idle decay computed: (`m`, `(1 - wq)^m`), for an `m` the
-    /// table below does not hold; the same `m` gives the same bits either way.
+    /// The last idle decay computed: (`m`, `(1 - wq)^m`); the same `m` gives
+    /// the same bits either way.
     decay_memo: (f64, f64),
-    /// `(1 - w)^m` for the whole `m` below [`DECAY_TABLE`], each computed by
-    /// `powf` on its first use (NaN until then), for `w` = `decay_table_w`.
+    /// `(1 - wq)^m` for the whole `m` below [`DECAY_TABLE`], each computed by
+    /// `powf` on its first use (NaN until then).
     /// Under ns-2's decay `m` is a whole number of packet times and takes
     /// few values (the ns-2 LT-TCP set-up at PER 0.1: 95 357 decays, 110
     /// values, 99.4 % of them below 64), so nearly every idle decay is a
     /// lookup instead of a `powf` call (issue 38).
     decay_table: [f64; DECAY_TABLE],
-    decay_table_w: f64,
 }
 
 /// How many whole `m` the idle-decay table holds.
@@ -367,7 +366,6 @@ impl Red {
             s,
             decay_memo: (0.0, 1.0),
             decay_table: [f64::NAN; DECAY_TABLE],
-            decay_table_w: f64::NAN,
         }
     }
 
@@ -394,16 +392,17 @@ impl Red {
             if self.cfg.idle == IdleDecay::Ns2 {
                 m = floor_nonnegative(m);
             }
-            self.avg *= self.decay(w, m);
+            self.avg *= self.decay(m);
         }
         self.avg = (1.0 - w) * self.avg + w * q;
     }
 
-    /// `(1 - w)^m`: from [`Red::decay_memo`] when `m` repeats, else from
+    /// `(1 - wq)^m`: from [`Red::decay_memo`] when `m` repeats, else from
     /// [`Red::decay_table`] for a whole `m` below [`DECAY_TABLE`]; the bits
     /// of `powf` always.
     #[inline]
-    fn decay(&mut self, w: f64, m: f64) -> f64 {
+    fn decay(&mut self, m: f64) -> f64 {
+        let w = self.cfg.wq;
         let (last, factor) = self.decay_memo;
         if m == last {
             return factor;
@@ -412,10 +411,6 @@ impl Red {
         // exactly for the whole `m` the table serves.
         let i = m as usize;
         let factor = if i < DECAY_TABLE && i as f64 == m {
-            if w.to_bits() != self.decay_table_w.to_bits() {
-                self.decay_table = [f64::NAN; DECAY_TABLE];
-                self.decay_table_w = w;
-            }
             if self.decay_table[i].is_nan() {
                 self.decay_table[i] = (1.0 - w).powf(m);
             }
@@ -1266,23 +1261,22 @@ mod tests {
     /// new one after it, and for `m = 0` (the memo's initial entry).
     #[test]
     fn decay_memo_gives_powf_bits() {
-        let mut red = Red::new(RedConfig::default());
-        let w = 0.002;
-        for m in [0.0, 3.0, 3.0, 10.25, 3.0, 0.0, 0.0, 63.0, 64.0, 64.0, 1e9] {
-            assert_eq!(
-                red.decay(w, m).to_bits(),
-                (1.0 - w).powf(m).to_bits(),
-                "{m}"
-            );
-        }
-        // Every whole m of the table, twice (computed, then looked up), and
-        // after a change of w the table answers for the new w.
-        for w in [0.002, 0.5, 0.002] {
-            for _ in 0..2 {
-                for i in 0..DECAY_TABLE + 2 {
-                    let m = i as f64;
-                    assert_eq!(red.decay(w, m).to_bits(), (1.0 - w).powf(m).to_bits());
-                }
+        for w in [0.002, 0.5] {
+            let mut red = Red::new(RedConfig {
+                wq: w,
+                ..RedConfig::default()
+            });
+            let ms = [0.0, 3.0, 3.0, 10.25, 3.0, 0.0, 0.0, 63.0, 64.0, 64.0, 1e9];
+            // ... then every whole m of the table, twice (computed, then looked up).
+            let whole = (0..DECAY_TABLE + 2)
+                .chain(0..DECAY_TABLE + 2)
+                .map(|i| i as f64);
+            for m in ms.into_iter().chain(whole) {
+                assert_eq!(
+                    red.decay(m).to_bits(),
+                    (1.0 - w).powf(m).to_bits(),
+                    "w {w} m {m}"
+                );
             }
         }
     }
