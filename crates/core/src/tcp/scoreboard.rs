@@ -282,6 +282,15 @@ impl Scoreboard {
         if seq < first.seq {
             return None;
         }
+        // The segments tile the sequence space and nearly all have the
+        // oldest one's length: try the index that length gives, checked,
+        // before the binary search (the same answer: one segment holds `seq`).
+        let guess = ((seq - first.seq) / u64::from(first.len.max(1))) as usize;
+        if let Some(s) = self.segs.get(guess) {
+            if s.seq <= seq && seq < s.end() {
+                return Some(guess);
+            }
+        }
         let idx = self.segs.partition_point(|s| s.end() <= seq);
         let s = self.segs.get(idx)?;
         debug_assert!(s.seq <= seq && seq < s.end());
@@ -290,6 +299,19 @@ impl Scoreboard {
 
     /// Index of the first segment starting at or above `seq` (`len()` if none).
     fn first_at_or_above(&self, seq: u64) -> usize {
+        // As in `index_of`: the index the oldest segment's length gives, if
+        // it is the first at or above `seq` (the previous one starts below).
+        if let Some(first) = self.segs.front() {
+            if seq <= first.seq {
+                return 0;
+            }
+            let guess = (seq - first.seq).div_ceil(u64::from(first.len.max(1))) as usize;
+            if let Some(s) = self.segs.get(guess) {
+                if s.seq >= seq && self.segs[guess - 1].seq < seq {
+                    return guess;
+                }
+            }
+        }
         self.segs.partition_point(|s| s.seq < seq)
     }
 
@@ -934,6 +956,34 @@ mod tests {
         assert_eq!(b.sacked_count(), 0);
         assert_eq!(b.index_of(450), Some(0));
         assert_eq!(b.index_of(350), None);
+    }
+
+    #[test]
+    fn guessed_indexes_match_the_binary_search() {
+        // Uniform sizes (the guess hits), mixed ones (it misses and falls
+        // back), a short oldest segment, and after ACKs shift the front.
+        for lens in [
+            vec![100u32; 12],
+            vec![100, 100, 40, 40, 40, 250, 100, 100, 7, 100],
+            vec![30, 100, 100, 100, 100, 100],
+        ] {
+            let mut b = Scoreboard::new(100);
+            let mut seq = 1_000;
+            for &len in &lens {
+                b.push(Segment::new(seq, len, Time::ZERO));
+                seq += u64::from(len);
+            }
+            for ack in [0, 1_100, 1_240] {
+                b.ack(ack);
+                for q in 900..seq + 150 {
+                    let want = b.segs.partition_point(|s| s.end() <= q);
+                    let want = (q >= b.segs[0].seq && want < b.segs.len()).then_some(want);
+                    assert_eq!(b.index_of(q), want, "index_of({q}) {lens:?}");
+                    let at = b.segs.partition_point(|s| s.seq < q);
+                    assert_eq!(b.first_at_or_above(q), at, "first_at_or_above({q})");
+                }
+            }
+        }
     }
 
     #[test]

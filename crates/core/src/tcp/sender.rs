@@ -1129,11 +1129,10 @@ impl TcpSender {
             }
             Phase::Established => {
                 self.why = Limit::Sender;
-                let p = self.transmit_data(now);
-                if p.is_none() {
+                self.transmit_data(now).or_else(|| {
                     self.stopped(now);
-                }
-                p
+                    None
+                })
             }
         }
     }
