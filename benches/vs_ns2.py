@@ -13,7 +13,7 @@ set-up, run, output; linklab's is a Python process that imports linklab) with it
 and the peak RSS of each process. See docs/benchmarks.md.
 
     python3 benches/vs_ns2.py --quick
-    python3 benches/vs_ns2.py --per 0,0.1,0.3 --seeds 3 --duration 1000 [--json]
+    python3 benches/vs_ns2.py --per 0,0.1,0.3 --seeds 3 --duration 1000 [--repeat 5] [--json]
 
 Exit status: 0 done, 2 bad flags or no ns-2 (one ``vs_ns2: error:`` line).
 """
@@ -65,29 +65,45 @@ def run_child(cmd: list[str]) -> tuple[str, float, float]:
     return out, usage.ru_maxrss / 1024, wall
 
 
-def one(per: float, seed: int, duration: int) -> dict[str, Any]:
-    """ns-2 and linklab on one (PER, seed)."""
+def one(per: float, seed: int, duration: int, repeat: int = 1) -> dict[str, Any]:
+    """ns-2 and linklab on one (PER, seed), the pair run ``repeat`` times in turn: each time
+    field is the median over the repeats (both simulators are deterministic, so the other
+    fields are the same every time; runs of 0.1-1 s are as short as the machine's stray
+    disturbances, which the median leaves out), with every repeat's value kept in ``*_all``."""
     ns_cmd = ["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"]
-    out, ns_rss, ns_proc = run_child(ns_cmd)
-    ns = parse_output(out)
     child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s"]
-    out, ll_rss, ll_proc = run_child(child)
-    ll = json.loads(out.strip().splitlines()[-1])
-    return {
+    times: dict[str, list[float]] = {
+        k: [] for k in ("ns2_run_s", "ns2_process_s", "linklab_run_s", "linklab_process_s")
+    }
+    for _ in range(repeat):
+        out, ns_rss, ns_proc = run_child(ns_cmd)
+        ns = parse_output(out)
+        times["ns2_run_s"].append(ns["run_us"] / 1e6)
+        times["ns2_process_s"].append(ns_proc)
+        out, ll_rss, ll_proc = run_child(child)
+        ll = json.loads(out.strip().splitlines()[-1])
+        times["linklab_run_s"].append(ll["run_s"])
+        times["linklab_process_s"].append(ll_proc)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    row = {
         "per": per,
         "seed": seed,
         "ns2_goodput_mbit": ns["delivered"] * NS2_PAYLOAD * 8 / duration / 1e6,
-        "ns2_run_s": ns["run_us"] / 1e6,
+        "ns2_run_s": med["ns2_run_s"],
         "ns2_rss_mib": ns_rss,
-        "ns2_process_s": ns_proc,
+        "ns2_process_s": med["ns2_process_s"],
         "linklab_goodput_mbit": ll["goodput_mbit"],
-        "linklab_run_s": ll["run_s"],
+        "linklab_run_s": med["linklab_run_s"],
         "linklab_events": ll["events"],
         "linklab_hops": ll["hops"],
-        "linklab_hops_per_s": ll["hops_per_s"],
+        # The run phase's hops over its median wall time.
+        "linklab_hops_per_s": ll["hops"] / med["linklab_run_s"],
         "linklab_rss_mib": ll_rss,
-        "linklab_process_s": ll_proc,
+        "linklab_process_s": med["linklab_process_s"],
     }
+    if repeat > 1:
+        row.update({f"{k}_all": v for k, v in times.items()})
+    return row
 
 
 def pers(text: str) -> list[float]:
@@ -118,6 +134,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--per", type=pers, default=[0.0, 0.1, 0.3], help="PERs (default 0,0.1,0.3)")
     p.add_argument("--seeds", type=positive, default=3, help="seeds 1..N (default 3)")
     p.add_argument("--duration", type=positive, default=1000, help="simulated s (default 1000)")
+    p.add_argument(
+        "--repeat", type=positive, default=1,
+        help="run each (PER, seed) pair N times in turn; times are the medians (default 1)",
+    )  # fmt: skip
     p.add_argument("--quick", action="store_true", help="PER 0 and 0.1, 1 seed of 20 s")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     a = p.parse_args(argv)
@@ -132,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vs_ns2: error: ns-2's `ns` is not on PATH; install it ({NS2_INSTALL})",
               file=sys.stderr)  # fmt: skip
         return 2
-    rows = [one(per, seed, a.duration) for per in a.per for seed in range(1, a.seeds + 1)]
+    rows = [one(per, seed, a.duration, a.repeat) for per in a.per for seed in range(1, a.seeds + 1)]
     summary = []
     for per in a.per:
         rs = [r for r in rows if r["per"] == per]

@@ -32,6 +32,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -533,6 +534,22 @@ def mean_ci(xs: list[float]) -> tuple[float, float]:
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
     t = T95[n - 2] if n - 1 <= len(T95) else 1.960
     return m, t * sd / math.sqrt(n)
+
+
+def median_of_repeats(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One simulator's repeats of one (PER, seed), as one run: ``run_wall_s`` and
+    ``process_wall_s`` the medians over the repeats (every value kept in ``*_all``), the
+    rest from the first repeat (the runs are deterministic: the same every time), and
+    linklab's ``hops_per_s`` its hops over the median run time."""
+    first = dict(runs[0])
+    if len(runs) == 1:
+        return first
+    for k in ("run_wall_s", "process_wall_s"):
+        xs = [r[k] for r in runs]
+        first[k], first[f"{k}_all"] = statistics.median(xs), xs
+    if first.get("hops") and first.get("hops_per_s"):
+        first["hops_per_s"] = first["hops"] / first["run_wall_s"]
+    return first
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -2322,6 +2339,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--per", type=parse_per, help="comma list (0,0.01,0.1; not in the grid)")
     p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run both simulators on each (PER, seed) N times in turn and take each side's "
+        "median time (default 1; a saved ns-3 run counts once; not in the grid)",
+    )
+    p.add_argument(
         "--quick",
         action="store_true",
         help="2 flows x 5 s, one seed (smoke run); with --grid: the cells of QUICK_CELLS",
@@ -2453,9 +2478,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         or a.show_cell
         or any(len(x or ()) > 1 for x in (a.flows, a.cc, a.queue, a.qlimit))
     )
+    if a.repeat < 1:
+        p.error(f"--repeat must be >= 1, not {a.repeat}")
     if a.grid:
         if a.per is not None:
             p.error("--per is not a grid factor (the grid runs PER 0)")
+        if a.repeat != 1:
+            p.error("--repeat is not for the grid (its runs are compared by their results)")
         if a.jobs < 1:
             p.error(f"--jobs must be >= 1, not {a.jobs}")
         if a.seeds is not None and a.seeds < 1:
@@ -2564,12 +2593,24 @@ def main(argv: list[str] | None = None) -> int:
         for per in a.per:
             for seed in seeds:
                 key = cache_key(a.flows, a.simtime, per, seed, cfg["model"])
-                if key in cache:
-                    r = cache[key]
-                else:
-                    if ns3 is None:
-                        ns3 = make_ns3_runner(a.ns3_venv, a.ns3_impl, a.rebuild)
-                    r = ns3.run(a.flows, a.simtime, per, seed, cfg["model"])
+                # --repeat: the two simulators in turn, a.repeat times (a saved ns-3 run
+                # once); each side's times are its medians (median_of_repeats).
+                ns_reps: list[dict[str, Any]] = [cache[key]] if key in cache else []
+                ll_reps: list[dict[str, Any]] = []
+                for _ in range(a.repeat):
+                    if key not in cache:
+                        if ns3 is None:
+                            ns3 = make_ns3_runner(a.ns3_venv, a.ns3_impl, a.rebuild)
+                        ns_reps.append(ns3.run(a.flows, a.simtime, per, seed, cfg["model"]))
+                    if ll is not None:
+                        try:
+                            ll_reps.append(ll.run(a.flows, a.simtime, per, seed))
+                        except BenchError as e:
+                            linklab_error, ll = str(e), None
+                            ll_runs.clear()
+                            ll_reps.clear()
+                            log(f"[linklab] {e}\n[linklab] continuing with ns-3 only")
+                r = median_of_repeats(ns_reps)
                 ns3_runs.append(r)
                 msg = (
                     f"[ns-3 {r['impl']}] per={per:g} seed={seed}: "
@@ -2579,14 +2620,8 @@ def main(argv: list[str] | None = None) -> int:
                 if key in cache:
                     msg += " (cached)"
                 log(msg)
-                if ll is not None:
-                    try:
-                        q = ll.run(a.flows, a.simtime, per, seed)
-                    except BenchError as e:
-                        linklab_error, ll = str(e), None
-                        ll_runs.clear()
-                        log(f"[linklab] {e}\n[linklab] continuing with ns-3 only")
-                        continue
+                if ll_reps:
+                    q = median_of_repeats(ll_reps)
                     ll_runs.append(q)
                     log(
                         f"[linklab] per={per:g} seed={seed}: "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -45,9 +46,24 @@ def test_quick_runs_both_simulators_side_by_side() -> None:
     assert s0["linklab_goodput_mbit"] == pytest.approx(s0["ns2_goodput_mbit"], rel=0.02)
 
 
+def test_repeat_takes_the_median_of_each_side() -> None:
+    p = _run("--per", "0", "--seeds", "1", "--duration", "5", "--repeat", "3", "--json")
+    assert p.returncode == 0, p.stderr
+    (r,) = json.loads(p.stdout)["rows"]
+    for k in ("ns2_run_s", "ns2_process_s", "linklab_run_s", "linklab_process_s"):
+        assert len(r[f"{k}_all"]) == 3 and all(x > 0 for x in r[f"{k}_all"])
+        assert r[k] == statistics.median(r[f"{k}_all"])
+    assert r["linklab_hops_per_s"] == pytest.approx(r["linklab_hops"] / r["linklab_run_s"])
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(("--per", "0.1,x"), "--per"), (("--per", "1.5"), "[0, 1)"), (("--seeds", "0"), "--seeds")],
+    [
+        (("--per", "0.1,x"), "--per"),
+        (("--per", "1.5"), "[0, 1)"),
+        (("--seeds", "0"), "--seeds"),
+        (("--repeat", "0"), "--repeat"),
+    ],
 )
 def test_bad_flags_exit_2(args: tuple[str, ...], needle: str) -> None:
     p = _run(*args)

@@ -71,8 +71,46 @@ def test_classic_recovery_is_its_own_model(tmp_path: Path) -> None:
     assert "classic recovery" in vs.model_label(classic)
 
 
+def test_median_of_repeats() -> None:
+    runs = [
+        {"run_wall_s": w, "process_wall_s": p, "hops": 1000, "hops_per_s": 1000 / w, "x": 7}
+        for w, p in ((0.2, 1.0), (0.1, 3.0), (0.5, 2.0))
+    ]
+    m = vs.median_of_repeats(runs)
+    assert (m["run_wall_s"], m["process_wall_s"], m["x"]) == (0.2, 2.0, 7)
+    assert m["run_wall_s_all"] == [0.2, 0.1, 0.5] and m["hops_per_s"] == 1000 / 0.2
+    assert vs.median_of_repeats(runs[:1]) == runs[0]
+
+
+def test_repeat_runs_linklab_n_times_against_a_saved_ns3_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = vs.parse_args(["--quick", "--per=0", "--repeat=3"])
+    model = vs.model_of(args)
+    saved = {"sim": "ns-3", "impl": "native", "flows": 2, "simtime": 5.0, "per": 0.0,
+             "seed": 1, "goodput_bps": 9.0e6, "run_wall_s": 1.0, "process_wall_s": 1.5,
+             "peak_rss_kib": 4096, "rx_packets": 1} | model  # fmt: skip
+    path = tmp_path / "ns3.json"
+    path.write_text(json.dumps({"runs": [saved]}))
+    code = vs.main(["--quick", "--per=0", "--repeat=3", "--ns3-from", str(path), "--json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code in (0, 1) and rep["linklab_error"] is None
+    (ll,) = rep["linklab_runs"]
+    assert len(ll["run_wall_s_all"]) == 3 and ll["run_wall_s"] in ll["run_wall_s_all"]
+    (ns,) = rep["ns3_runs"]
+    assert ns["run_wall_s"] == 1.0 and "run_wall_s_all" not in ns  # saved: once
+    assert rep["rows"][0]["speedup_run"] == pytest.approx(1.0 / ll["run_wall_s"])
+
+
 def test_bad_bench_flags_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["--qlimit=0"], ["--cc=vegas"], ["--queue=sfq"], ["--recovery=fack"]):
+    for argv in (
+        ["--qlimit=0"],
+        ["--cc=vegas"],
+        ["--queue=sfq"],
+        ["--recovery=fack"],
+        ["--repeat=0"],
+        ["--grid", "--repeat=2"],
+    ):
         with pytest.raises(SystemExit) as e:
             vs.parse_args(argv)
         assert e.value.code == 2
