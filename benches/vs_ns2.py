@@ -27,21 +27,24 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from linklab.reproduce.lt_tcp import NS2_PAYLOAD
+from linklab._scenario import to_toml
+from linklab.reproduce.lt_tcp import NS2_PAYLOAD, _ns2
 from linklab.reproduce.ns2_peer import NS2_INSTALL, SCRIPTS, parse_output
 
 TCL = SCRIPTS / "lt_tcp.tcl"
 
-# The script that runs linklab in a child process (its own peak RSS), printing one JSON line.
+# The script that runs linklab in a child process (its own peak RSS), printing one JSON line:
+# the scenario file SCENARIO writes, as ns-2 runs its script file (the child imports linklab
+# alone, not the reproductions that build the scenario).
 CHILD = """
 import json, sys, linklab
-from linklab.reproduce.lt_tcp import _ns2
-per, seed, dur = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-r = linklab.run(_ns2("sack", delack=True), seed=seed, params={"per": per, "duration": dur})
+per, seed, dur, path = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+r = linklab.run(path, seed=seed, params={"per": per, "duration": dur})
 a = r.summary["aggregate"]
 s = r.summary
 print(json.dumps({"goodput_mbit": a["goodput_bps"] / 1e6, "run_s": s["wall_time_s"],
@@ -65,13 +68,25 @@ def run_child(cmd: list[str]) -> tuple[str, float, float]:
     return out, usage.ru_maxrss / 1024, wall
 
 
-def one(per: float, seed: int, duration: int, repeat: int = 1) -> dict[str, Any]:
+def write_scenario(directory: Path) -> Path:
+    """The lt-tcp reproduction's ``ns2 DelAck`` scenario (TCP-SACK under ``[tcp] profile =
+    "ns2"`` with ns-2's delayed-ACK sink) as a TOML file in ``directory``."""
+    path = directory / "vs_ns2.toml"
+    path.write_text(to_toml(_ns2("sack", delack=True)))
+    return path
+
+
+def one(per: float, seed: int, duration: int, repeat: int = 1,
+        scenario: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """ns-2 and linklab on one (PER, seed), the pair run ``repeat`` times in turn: each time
     field is the median over the repeats (both simulators are deterministic, so the other
     fields are the same every time; runs of 0.1-1 s are as short as the machine's stray
     disturbances, which the median leaves out), with every repeat's value kept in ``*_all``."""
     ns_cmd = ["ns", str(TCL), f"per={per}", f"seed={seed}", f"duration={duration}"]
-    child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s"]
+    if scenario is None:
+        with tempfile.TemporaryDirectory() as d:
+            return one(per, seed, duration, repeat, write_scenario(Path(d)))
+    child = [sys.executable, "-c", CHILD, str(per), str(seed), f"{duration}s", str(scenario)]
     times: dict[str, list[float]] = {
         k: [] for k in ("ns2_run_s", "ns2_process_s", "linklab_run_s", "linklab_process_s")
     }
@@ -152,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vs_ns2: error: ns-2's `ns` is not on PATH; install it ({NS2_INSTALL})",
               file=sys.stderr)  # fmt: skip
         return 2
-    rows = [one(per, seed, a.duration, a.repeat) for per in a.per for seed in range(1, a.seeds + 1)]
+    with tempfile.TemporaryDirectory() as d:
+        path = write_scenario(Path(d))
+        rows = [one(per, seed, a.duration, a.repeat, path)
+                for per in a.per for seed in range(1, a.seeds + 1)]  # fmt: skip
     summary = []
     for per in a.per:
         rs = [r for r in rows if r["per"] == per]
