@@ -17,7 +17,19 @@ fn main() {
         ("FlowSpec", size_of::<linklab_core::net::FlowSpec>()),
         ("NetLink", size_of::<linklab_core::net::NetLink>()),
         ("Packet", size_of::<linklab_core::Packet>()),
+        ("WiredLink", size_of::<linklab_core::link::WiredLink>()),
+        (
+            "WiredDirection",
+            size_of::<linklab_core::link::WiredDirection>(),
+        ),
+        ("WiredConfig", size_of::<linklab_core::link::WiredConfig>()),
+        ("LinkStats", size_of::<linklab_core::link::LinkStats>()),
+        ("Queue", size_of::<linklab_core::aqm::Queue>()),
+        ("Occupancy", size_of::<linklab_core::aqm::Occupancy>()),
+        ("QueueStats", size_of::<linklab_core::aqm::QueueStats>()),
+        ("Red", size_of::<linklab_core::aqm::red::Red>()),
+        ("RedConfig", size_of::<linklab_core::aqm::red::RedConfig>()),
     ] {
-        println!("{name:12} {size:6} bytes");
+        println!("{name:14} {size:6} bytes");
     }
 }

@@ -108,6 +108,7 @@ impl QueueConfig {
     pub fn build(&self, rate_bps: u64, rng: Rng) -> Result<Queue> {
         let mut q = Queue::new(self.limit(), self.aqm(rate_bps, self.limit())?, rng);
         q.fq = self.model().flow_queues().map(Box::new);
+        q.fifo = q.fifo_now();
         Ok(q)
     }
 }
@@ -363,13 +364,23 @@ pub trait Aqm: Debug + Send {
     fn on_empty(&mut self, _now: Time) {}
 }
 
-/// Counters every queue reports.
+/// Counters every queue reports. `repr(C)`, the fields a packet updates
+/// first (inside an [`Occupancy`], one cache line with its state).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct QueueStats {
+    /// Time integral of occupancy in packets (packet·ns).
+    pub area_packets: u128,
+    /// Time integral of occupancy in bytes (byte·ns).
+    pub area_bytes: u128,
     /// Packets offered to the queue.
     pub arrivals: u64,
     /// Packets that left for transmission.
     pub departures: u64,
+    /// Largest occupancy seen, packets.
+    pub max_packets: u32,
+    /// Packets marked CE.
+    pub ecn_marks: u64,
     /// Packets dropped because the queue was full.
     pub drops_overflow: u64,
     /// Packets dropped early by the AQM.
@@ -378,14 +389,6 @@ pub struct QueueStats {
     pub drops_aqm_forced: u64,
     /// Packets discarded by the link's ARQ after too many transmissions (RLC MaxDAT).
     pub drops_link_arq: u64,
-    /// Packets marked CE.
-    pub ecn_marks: u64,
-    /// Largest occupancy seen, packets.
-    pub max_packets: u32,
-    /// Time integral of occupancy in packets (packet·ns).
-    pub area_packets: u128,
-    /// Time integral of occupancy in bytes (byte·ns).
-    pub area_bytes: u128,
 }
 
 impl QueueStats {
@@ -417,16 +420,42 @@ pub type OccupancySample = (Time, u32, u64);
 /// Occupancy bookkeeping shared by every buffer (a [`Queue`], an RLC SDU
 /// buffer): counters, the time integral of occupancy, and an optional trace
 /// of every change.
+///
+/// `repr(C)` in two cache lines: the state and the counters a packet
+/// updates first, the recordings (off unless asked for) behind one pointer.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct Occupancy {
     packets: u32,
     bytes: u64,
     last_change: Time,
+    /// The trace and the busy watch, when either is on.
+    rec: Option<Box<Recordings>>,
     stats: QueueStats,
+}
+
+/// What an [`Occupancy`] records when asked.
+#[derive(Clone, Debug, Default)]
+struct Recordings {
+    /// Every change ([`Occupancy::enable_trace`]).
     trace: Option<Vec<OccupancySample>>,
     /// Instants the buffer became non-empty (true) or empty (false), when
     /// watched ([`Occupancy::watch_busy`]).
     busy: Option<Vec<(Time, bool)>>,
+}
+
+impl Recordings {
+    /// The buffer went from `was` packets to `packets` (`bytes`) at `now`.
+    fn set(&mut self, now: Time, was: u32, packets: u32, bytes: u64) {
+        if let Some(b) = self.busy.as_mut() {
+            if (was > 0) != (packets > 0) {
+                b.push((now, packets > 0));
+            }
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.push((now, packets, bytes));
+        }
+    }
 }
 
 impl Occupancy {
@@ -436,17 +465,12 @@ impl Occupancy {
         self.stats.area_packets += dt * u128::from(self.packets);
         self.stats.area_bytes += dt * u128::from(self.bytes);
         self.last_change = self.last_change.max(now);
-        if let Some(b) = self.busy.as_mut() {
-            if (self.packets > 0) != (packets > 0) {
-                b.push((now, packets > 0));
-            }
+        if let Some(r) = self.rec.as_deref_mut() {
+            r.set(now, self.packets, packets, bytes);
         }
         self.packets = packets;
         self.bytes = bytes;
         self.stats.max_packets = self.stats.max_packets.max(packets);
-        if let Some(t) = self.trace.as_mut() {
-            t.push((now, packets, bytes));
-        }
     }
 
     /// A packet of `bytes` bytes entered the empty buffer at `now` and left
@@ -459,15 +483,11 @@ impl Occupancy {
             "pass needs an empty buffer"
         );
         self.last_change = self.last_change.max(now);
-        if let Some(b) = self.busy.as_mut() {
-            b.push((now, true));
-            b.push((now, false));
+        if let Some(r) = self.rec.as_deref_mut() {
+            r.set(now, 0, 1, bytes);
+            r.set(now, 1, 0, 0);
         }
         self.stats.max_packets = self.stats.max_packets.max(1);
-        if let Some(t) = self.trace.as_mut() {
-            t.push((now, 1, bytes));
-            t.push((now, 0, 0));
-        }
     }
 
     /// Packets held.
@@ -492,22 +512,29 @@ impl Occupancy {
 
     /// Record from now on when the buffer becomes empty or non-empty.
     pub fn watch_busy(&mut self) {
-        self.busy = Some(Vec::new());
+        self.rec.get_or_insert_with(Default::default).busy = Some(Vec::new());
     }
 
     /// The empty/non-empty transitions recorded so far (empty unless watched).
     pub fn busy_changes(&self) -> &[(Time, bool)] {
-        self.busy.as_deref().unwrap_or_default()
+        self.rec
+            .as_ref()
+            .and_then(|r| r.busy.as_deref())
+            .unwrap_or_default()
     }
 
     /// Record every change from now on.
     pub fn enable_trace(&mut self) {
-        self.trace = Some(Vec::new());
+        self.rec.get_or_insert_with(Default::default).trace = Some(Vec::new());
     }
 
     /// The samples recorded so far (empty unless tracing).
     pub fn take_trace(&mut self) -> Vec<OccupancySample> {
-        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
+        self.rec
+            .as_mut()
+            .and_then(|r| r.trace.as_mut())
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Close the occupancy integral at `now` (end of run).
@@ -520,29 +547,38 @@ impl Occupancy {
 }
 
 /// A FIFO queue with a size limit and an AQM policy.
+///
+/// `repr(C)`, the fields a packet reads first: the FIFO and the discards
+/// (every visit of the link asks for them) in one cache line, the policy
+/// and limit in the next, then the [`Occupancy`]'s two (issue 38).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Queue {
     /// The waiting packets, boxed ([`pool`]: the queue's buffer holds pointers).
     pkts: VecDeque<Box<Packet>>,
-    limit: Limit,
-    aqm: Box<dyn Aqm>,
-    rng: Rng,
-    occ: Occupancy,
-    /// Arrival time of each waiting packet, kept only for a dequeue-time AQM.
-    stamps: Option<VecDeque<Time>>,
     /// Packets a dequeue-time AQM discarded, not yet taken by the link.
     dropped: VecDeque<(Packet, DropCause)>,
     /// Per-flow queues instead of `pkts` (FQ-CoDel).
     fq: Option<Box<FqCodel>>,
+    limit: Limit,
+    aqm: Box<dyn Aqm>,
     /// The policy is [`Aqm::is_passive`]: its calls are skipped (two or
     /// three dynamic calls per packet on every drop-tail queue).
     passive: bool,
+    /// Neither per-flow queues nor arrival stamps: `pkts` alone holds the
+    /// packets, which may pass an idle transmitter unstored (kept with `fq`
+    /// and `stamps`).
+    fifo: bool,
+    occ: Occupancy,
+    /// Arrival time of each waiting packet, kept only for a dequeue-time AQM.
+    stamps: Option<VecDeque<Time>>,
+    rng: Rng,
 }
 
 impl Queue {
     /// A queue with `limit` and policy `aqm`, drawing randomness from `rng`.
     pub fn new(limit: Limit, aqm: Box<dyn Aqm>, rng: Rng) -> Queue {
-        Queue {
+        let mut q = Queue {
             pkts: VecDeque::new(),
             limit,
             stamps: aqm.wants_sojourn().then(VecDeque::new),
@@ -552,7 +588,15 @@ impl Queue {
             occ: Occupancy::default(),
             dropped: VecDeque::new(),
             fq: None,
-        }
+            fifo: false,
+        };
+        q.fifo = q.fifo_now();
+        q
+    }
+
+    /// What [`Queue::fifo`] should read now.
+    fn fifo_now(&self) -> bool {
+        self.fq.is_none() && self.stamps.is_none()
     }
 
     /// The current state as an AQM sees it.
@@ -566,7 +610,10 @@ impl Queue {
 
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.fq.as_ref().map_or(self.pkts.len(), |f| f.len())
+        match &self.fq {
+            None => self.pkts.len(),
+            Some(f) => f.len(),
+        }
     }
 
     /// Whether nothing waits.
@@ -749,7 +796,8 @@ impl Queue {
     /// Whether [`Queue::pass_through`] applies: nothing waits, and the AQM
     /// neither decides at dequeue nor keeps per-flow queues.
     pub fn can_pass_through(&self) -> bool {
-        self.fq.is_none() && self.stamps.is_none() && self.pkts.is_empty()
+        debug_assert_eq!(self.fifo, self.fifo_now());
+        self.fifo && self.pkts.is_empty()
     }
 
     /// `pkt` arrives at `now` at an idle transmitter: exactly

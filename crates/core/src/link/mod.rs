@@ -265,7 +265,9 @@ pub struct Account {
 }
 
 /// Counters every link direction reports (the queue has its own).
+/// `repr(C)`: the per-packet counters first, in declaration order.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct LinkStats {
     /// Packets whose transmission started.
     pub tx_packets: u64,

@@ -56,44 +56,66 @@ pub struct WiredConfig {
 }
 
 /// One direction of a wired link (a sans-IO model of its own).
+///
+/// `repr(C)`, hot fields first (issue 38): a packet-hop reads the first
+/// cache line (the wire's head, the transmitter, the fast paths' flags),
+/// the configuration's line, the counters and the queue's front, instead of
+/// fields the compiler's own order scattered over a dozen lines of the
+/// 800-byte struct; with ten flows the links and flows are more than the
+/// L1 data cache holds, so each line a hop touches is a likely miss.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct WiredDirection {
-    cfg: WiredConfig,
-    queue: Queue,
-    channel: Box<dyn Channel>,
-    /// When the transmitter finishes the packet it is sending (≤ now: idle).
-    busy_until: Time,
-    /// Packets on the wire: (arrival time at the far end, packet, lost).
-    wire: VecDeque<(Time, Box<Packet>, bool)>,
-    stats: LinkStats,
-    /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
-    fec: Option<Box<FecState>>,
-    /// The rate in force and the index of the next step of `cfg.schedule`.
-    rate_bps: u64,
-    next_step: usize,
-    /// The trace-driven transmitter, if `cfg.trace` is set.
-    server: Option<TraceServer>,
-    /// A packet the trace (played once) ended under: it never leaves.
-    stuck: Option<Box<Packet>>,
-    /// netem-style impairments at the far end (`docs/models/netem.md`).
-    netem: Option<Box<Netem>>,
-    /// The last serialisation time computed: (bytes on the wire, rate,
-    /// [`Time::tx_time`] of the two). A direction carries packets of one or
-    /// two sizes (full segments one way, ACKs the other), so this one-entry
-    /// memo saves most transmissions the 128-bit division.
-    tx_memo: (u64, u64, Time),
-    /// No FEC, no netem, no trace: the fast paths' test, one load instead
-    /// of three (kept by the constructors, [`WiredDirection::with_fec`] and
-    /// [`WiredDirection::with_netem`]).
-    plain: bool,
-    /// The channel is [`Perfect`] ([`Channel::is_perfect`]): no draws.
-    perfect: bool,
+    // Line 0: the transmitter, the wire's head and the fast paths' tests.
     /// The arrival time of the wire's first packet ([`Time::MAX`]: the wire
     /// is empty), kept by [`WiredDirection::wire_push`] and
     /// [`WiredDirection::wire_pop`]: the fast paths read it with one load
     /// instead of the ring buffer's index arithmetic (four to five times
     /// per packet-hop).
     wire_head: Time,
+    /// When the transmitter finishes the packet it is sending (≤ now: idle).
+    busy_until: Time,
+    /// The rate in force (from `cfg.schedule` up to `next_step`).
+    rate_bps: u64,
+    /// The last serialisation time computed: (bytes on the wire, rate,
+    /// [`Time::tx_time`] of the two). A direction carries packets of one or
+    /// two sizes (full segments one way, ACKs the other), so this one-entry
+    /// memo saves most transmissions the 128-bit division.
+    tx_memo: (u64, u64, Time),
+    /// `cfg.delay` (the configuration never changes), in this line.
+    delay: Time,
+    /// `cfg.overhead_bytes`, in this line.
+    overhead_bytes: u32,
+    /// No FEC, no netem, no trace: the fast paths' test, one load instead
+    /// of three (kept by the constructors, [`WiredDirection::with_fec`] and
+    /// [`WiredDirection::with_netem`]).
+    plain: bool,
+    /// The channel is [`Perfect`] ([`Channel::is_perfect`]): no draws.
+    perfect: bool,
+    /// `plain`, no `immediate` rate changes and no rate step still to come:
+    /// [`WiredDirection::transmit`]'s inline case (kept with `plain` and
+    /// `next_step` by [`WiredDirection::steady_now`]).
+    steady: bool,
+    // Line 1: the wire, the channel, the transmit counters (`LinkStats` is
+    // `repr(C)`: its receive counters start line 2).
+    /// Packets on the wire: (arrival time at the far end, packet, lost).
+    wire: VecDeque<(Time, Box<Packet>, bool)>,
+    channel: Box<dyn Channel>,
+    stats: LinkStats,
+    /// The queue (`repr(C)`, its per-packet fields first).
+    queue: Queue,
+    // Cold: read off the fast paths.
+    cfg: WiredConfig,
+    /// The index of the next step of `cfg.schedule`.
+    next_step: usize,
+    /// Link-level FEC / hybrid FEC-ARQ, if configured (`docs/models/ll-fec.md`).
+    fec: Option<Box<FecState>>,
+    /// The trace-driven transmitter, if `cfg.trace` is set.
+    server: Option<TraceServer>,
+    /// A packet the trace (played once) ended under: it never leaves.
+    stuck: Option<Box<Packet>>,
+    /// netem-style impairments at the far end (`docs/models/netem.md`).
+    netem: Option<Box<Netem>>,
 }
 
 impl WiredDirection {
@@ -101,7 +123,9 @@ impl WiredDirection {
     /// packets are lost in transit (each packet is one unit, in the channel
     /// slot in which its transmission starts).
     pub fn new(cfg: WiredConfig, queue: Queue, channel: Box<dyn Channel>) -> WiredDirection {
-        WiredDirection {
+        let mut d = WiredDirection {
+            delay: cfg.delay,
+            overhead_bytes: cfg.overhead_bytes,
             plain: cfg.trace.is_none(),
             perfect: channel.is_perfect(),
             rate_bps: cfg.rate_bps,
@@ -118,7 +142,15 @@ impl WiredDirection {
             fec: None,
             tx_memo: (0, 0, Time::ZERO),
             wire_head: Time::MAX,
-        }
+            steady: false,
+        };
+        d.steady = d.steady_now();
+        d
+    }
+
+    /// What [`WiredDirection::steady`] should read now.
+    fn steady_now(&self) -> bool {
+        self.plain && !self.cfg.immediate && self.next_step >= self.cfg.schedule.len()
     }
 
     /// Put a packet on the wire, arriving at `at`.
@@ -176,6 +208,7 @@ impl WiredDirection {
         let mut d = WiredDirection::new(cfg, queue, channel);
         d.fec = Some(Box::new(FecState::new(fec, rng)));
         d.plain = false;
+        d.steady = false;
         d.stats.fec = Some(Default::default());
         d
     }
@@ -188,6 +221,7 @@ impl WiredDirection {
         assert!(self.fec.is_none(), "netem with link FEC is not supported");
         self.netem = Some(Box::new(netem));
         self.plain = false;
+        self.steady = false;
         self.stats.netem = Some(Default::default());
         self
     }
@@ -200,12 +234,13 @@ impl WiredDirection {
     /// packet-hop: what [`WiredDirection::transmit_slow`] does for it.
     #[inline]
     fn transmit(&mut self, start: Time, pkt: Box<Packet>, retry: Option<(u64, u32)>) {
-        if !(self.plain && !self.cfg.immediate && self.next_step >= self.cfg.schedule.len()) {
+        if !self.steady {
             return self.transmit_slow(start, pkt, retry);
         }
+        debug_assert_eq!(self.steady, self.steady_now());
         debug_assert!(self.fec.is_none() && self.server.is_none() && retry.is_none());
         let size = u64::from(pkt.size());
-        let wire = size + u64::from(self.cfg.overhead_bytes);
+        let wire = size + u64::from(self.overhead_bytes);
         let lost = !self.perfect && {
             self.channel.advance(start);
             self.channel.unit_error()
@@ -214,7 +249,7 @@ impl WiredDirection {
         self.busy_until = end;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size;
-        self.wire_push(end + self.cfg.delay, pkt, lost);
+        self.wire_push(end + self.delay, pkt, lost);
     }
 
     /// [`WiredDirection::transmit`]'s general case.
@@ -227,11 +262,12 @@ impl WiredDirection {
             self.rate_bps = bps;
             self.next_step += 1;
         }
+        self.steady = self.steady_now();
         let rate = self.rate_bps;
         let size = u64::from(pkt.size());
         let (end, lost) = match self.fec.as_deref_mut() {
             None => {
-                let wire = size + u64::from(self.cfg.overhead_bytes);
+                let wire = size + u64::from(self.overhead_bytes);
                 let lost = !self.perfect && {
                     self.channel.advance(start);
                     self.channel.unit_error()
@@ -255,7 +291,7 @@ impl WiredDirection {
             }
             Some(f) => {
                 let frag = u64::from(f.cfg.fragment_bytes(pkt.size()));
-                let frag_time = Time::tx_time(frag + u64::from(self.cfg.overhead_bytes), rate);
+                let frag_time = Time::tx_time(frag + u64::from(self.overhead_bytes), rate);
                 let attempt = retry.unwrap_or_else(|| (f.first_seq(), 0));
                 let end = f.send_block(start, frag_time, &pkt, attempt, self.channel.as_mut());
                 (end, false)
@@ -266,7 +302,7 @@ impl WiredDirection {
             self.stats.tx_packets += 1;
             self.stats.tx_bytes += size;
         }
-        self.wire_push(end + self.cfg.delay, pkt, lost);
+        self.wire_push(end + self.delay, pkt, lost);
         if let Some(f) = &self.fec {
             self.stats.fec = Some(f.stats.clone());
         }
@@ -354,7 +390,10 @@ impl WiredDirection {
         pkt: Box<Packet>,
     ) -> Option<(Box<Packet>, DropCause)> {
         self.advance(now);
-        if self.server.is_none() && self.busy_until <= now && self.queue.can_pass_through() {
+        if (self.plain || self.server.is_none())
+            && self.busy_until <= now
+            && self.queue.can_pass_through()
+        {
             // Idle transmitter, empty queue: the packet leaves at once.
             return match self.queue.pass_through_boxed(now, pkt) {
                 Ok(p) => {
@@ -1368,6 +1407,7 @@ pub(crate) mod tests {
     fn tx_time_memo_matches_the_division() {
         let mut l = link(3_000_001, 0, 100);
         l.cfg.schedule = vec![(Time::from_millis(20), 1_234_567)];
+        l.steady = l.steady_now();
         let sizes = [1500u32, 1500, 52, 1500, 52, 52, 576, 1500, 1500, 52, 1500];
         for (i, &s) in sizes.iter().enumerate() {
             assert!(l.enqueue(Time::ZERO, pkt(i as u64, s)).is_none());
@@ -1505,6 +1545,7 @@ pub(crate) mod tests {
         };
         l.server = Some(TraceServer::new(tc.clone()));
         l.plain = false;
+        l.steady = false;
         l.cfg.trace = Some(tc);
         l
     }
@@ -1592,6 +1633,7 @@ pub(crate) mod tests {
             (Time::from_millis(2), 2_000_000),
             (Time::from_millis(30), 8_000_000),
         ];
+        l.steady = l.steady_now();
         for i in 0..4 {
             l.enqueue(Time::ZERO, pkt(i, 1000));
         }
@@ -1617,6 +1659,7 @@ pub(crate) mod tests {
         l.cfg.immediate = true;
         let us = Time::from_micros;
         l.cfg.schedule = vec![(us(1500), 2_000_000), (us(30_000), 8_000_000)];
+        l.steady = l.steady_now();
         for i in 0..3 {
             l.enqueue(Time::ZERO, pkt(i, 1000));
         }
