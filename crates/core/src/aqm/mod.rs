@@ -548,27 +548,28 @@ impl Occupancy {
 
 /// A FIFO queue with a size limit and an AQM policy.
 ///
-/// `repr(C)`, the fields a packet reads first: the FIFO and the discards
-/// (every visit of the link asks for them) in one cache line, the policy
-/// and limit in the next, then the [`Occupancy`]'s two (issue 38).
+/// `repr(C)`, the fields a packet reads first: the FIFO, the policy and
+/// the flags in one cache line, the limit and the discards in the next,
+/// then the [`Occupancy`]'s two (issue 38).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Queue {
     /// The waiting packets, boxed ([`pool`]: the queue's buffer holds pointers).
     pkts: VecDeque<Box<Packet>>,
-    /// Packets a dequeue-time AQM discarded, not yet taken by the link.
-    dropped: VecDeque<(Packet, DropCause)>,
+    aqm: Box<dyn Aqm>,
     /// Per-flow queues instead of `pkts` (FQ-CoDel).
     fq: Option<Box<FqCodel>>,
-    limit: Limit,
-    aqm: Box<dyn Aqm>,
     /// The policy is [`Aqm::is_passive`]: its calls are skipped (two or
     /// three dynamic calls per packet on every drop-tail queue).
     passive: bool,
     /// Neither per-flow queues nor arrival stamps: `pkts` alone holds the
-    /// packets, which may pass an idle transmitter unstored (kept with `fq`
-    /// and `stamps`).
+    /// packets, which may pass an idle transmitter unstored, and nothing is
+    /// discarded at dequeue (kept with `fq` and `stamps`).
     fifo: bool,
+    limit: Limit,
+    /// Packets a dequeue-time AQM discarded, not yet taken by the link
+    /// (always empty when `fifo`).
+    dropped: VecDeque<(Packet, DropCause)>,
     occ: Occupancy,
     /// Arrival time of each waiting packet, kept only for a dequeue-time AQM.
     stamps: Option<VecDeque<Time>>,
@@ -793,6 +794,12 @@ impl Queue {
         Ok(verdict)
     }
 
+    /// No per-flow queues and no dequeue-time policy: nothing is ever
+    /// discarded at dequeue ([`Queue::dropped_waiting`] stays 0).
+    pub fn is_fifo(&self) -> bool {
+        self.fifo
+    }
+
     /// Whether [`Queue::pass_through`] applies: nothing waits, and the AQM
     /// neither decides at dequeue nor keeps per-flow queues.
     pub fn can_pass_through(&self) -> bool {
@@ -885,6 +892,7 @@ impl Queue {
 
     /// Packets discarded at dequeue and not yet taken.
     pub fn dropped_waiting(&self) -> usize {
+        debug_assert!(!self.fifo || self.dropped.is_empty());
         self.dropped.len()
     }
 }

@@ -92,6 +92,9 @@ pub struct WiredDirection {
     plain: bool,
     /// The channel is [`Perfect`] ([`Channel::is_perfect`]): no draws.
     perfect: bool,
+    /// The queue [`Queue::is_fifo`]: nothing waits to be reported as
+    /// discarded at dequeue (a copy in this line; the queue never changes kind).
+    fifo: bool,
     /// `plain`, no `immediate` rate changes and no rate step still to come:
     /// [`WiredDirection::transmit`]'s inline case (kept with `plain` and
     /// `next_step` by [`WiredDirection::steady_now`]).
@@ -128,6 +131,7 @@ impl WiredDirection {
             overhead_bytes: cfg.overhead_bytes,
             plain: cfg.trace.is_none(),
             perfect: channel.is_perfect(),
+            fifo: queue.is_fifo(),
             rate_bps: cfg.rate_bps,
             next_step: 0,
             server: cfg.trace.clone().map(TraceServer::new),
@@ -428,7 +432,7 @@ impl WiredDirection {
     /// wire's first arrival (what the general case below computes for it).
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        if self.plain && self.queue.dropped_waiting() == 0 {
+        if self.plain && (self.fifo || self.queue.dropped_waiting() == 0) {
             return self.wire_first();
         }
         self.poll_timeout_slow()
@@ -473,10 +477,11 @@ impl WiredDirection {
             self.fec.is_none() && self.netem.is_none() && self.server.is_none()
         );
         debug_assert_eq!(self.perfect, self.channel.is_perfect());
+        debug_assert_eq!(self.fifo, self.queue.is_fifo());
         self.plain
-            && self.queue.dropped_waiting() == 0
-            && (self.busy_until > now || self.queue.is_empty())
             && self.wire_head > now
+            && (self.busy_until > now || self.queue.is_empty())
+            && (self.fifo || self.queue.dropped_waiting() == 0)
     }
 
     /// [`WiredDirection::poll_timeout`] when [`WiredDirection::nothing_due`]
@@ -799,7 +804,9 @@ impl Link for WiredLink {
                 // could: only a packet its AQM discarded at dequeue (the
                 // delivery may be the first of several) or its wire's next
                 // arrival can still be due.
-                let done = dir.plain && dir.queue.dropped_waiting() == 0 && dir.wire_head > now;
+                let done = dir.plain
+                    && (dir.fifo || dir.queue.dropped_waiting() == 0)
+                    && dir.wire_head > now;
                 debug_assert!(!done || dir.nothing_due(now));
                 let then = match d {
                     _ if !done => Then::Poll,
