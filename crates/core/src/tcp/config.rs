@@ -787,6 +787,24 @@ mod tests {
         assert_eq!(tw(&c), Some(TimeoutWmax::Rfc9438));
         let c = overlay("cc = { kind = \"cubic\", timeout_wmax = \"ns3\" }").apply(&base);
         assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
+        // ns-3.44's ssthresh from whole segments of cwnd and its window in
+        // whole segments: with profile "ns3" only, a key written wins.
+        use crate::tcp::cc::cubic::SsthreshFrom;
+        let seg = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => (k.ssthresh_from, k.whole_segments),
+            _ => (None, None),
+        };
+        let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!(seg(&c), (Some(SsthreshFrom::Cwnd), Some(true)));
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!(seg(&c), (Some(SsthreshFrom::Flight), Some(false)));
+        let c = overlay("profile = \"linux\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!(seg(&c), (Some(SsthreshFrom::Flight), Some(false)));
+        let c = overlay(
+            "profile = \"ns3\"\ncc = { kind = \"cubic\", ssthresh_from = \"flight\", whole_segments = false }",
+        )
+        .apply(&base);
+        assert_eq!(seg(&c), (Some(SsthreshFrom::Flight), Some(false)));
     }
 
     /// `send_buffer`: a size or bytes, unbounded by default and under every

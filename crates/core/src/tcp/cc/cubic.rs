@@ -74,6 +74,18 @@ pub struct CubicConfig {
     /// emptied by losses. Default "flight" ("cwnd" with profile "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssthresh_from: Option<SsthreshFrom>,
+    /// The window in congestion avoidance grows in whole segments: the
+    /// growth of each ACK (W_cubic's or W_est's, as without it) is summed
+    /// and cwnd rises by one MSS each time the sum reaches a segment, as
+    /// ns-3.44's `TcpCubic::IncreaseWindow` (`m_cWndCnt` against `cnt`, then
+    /// `m_cWnd += m_segmentSize`) and Linux's `tcp_cong_avoid_ai` (cwnd in
+    /// packets) do; the sum starts again at each reduction. Off: cwnd grows
+    /// by the bytes of each ACK's share (RFC 9438 §4.2–4.3), so it is rarely
+    /// a whole number of segments and the sender, which sends whole
+    /// segments, keeps half a segment of it unused on average. Default
+    /// false (true with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_segments: Option<bool>,
 }
 
 /// `ssthresh_from`: the window CUBIC's multiplicative decrease applies to.
@@ -195,6 +207,7 @@ impl Default for CubicConfig {
             unknown_max_growth: None,
             timeout_wmax: None,
             ssthresh_from: None,
+            whole_segments: None,
         }
     }
 }
@@ -494,6 +507,8 @@ pub struct CubicCc {
     /// The latest cumulative ACK and SND.NXT ([`CongestionControl::on_ack_numbers`]).
     ack: u64,
     snd_nxt: u64,
+    /// [`CubicConfig::whole_segments`]: growth not yet added, segments (< 1).
+    pending: f64,
 }
 
 impl CubicCc {
@@ -518,6 +533,7 @@ impl CubicCc {
             abc: false,
             ack: 0,
             snd_nxt: 0,
+            pending: 0.0,
         }
     }
 
@@ -559,8 +575,16 @@ impl CubicCc {
         if self.cfg.reno_friendly {
             self.w_est += self.alpha() * segs / cwnd;
         }
+        let whole = self.cfg.whole_segments.unwrap_or(false);
         let next = if self.cfg.reno_friendly && self.w_cubic(t, w_max) < self.w_est {
-            self.w_est
+            if whole {
+                // ns-3's `cnt` = segCwnd / (m_tcpCwnd − segCwnd): W_est is a
+                // rate of growth (its distance over cwnd per segment acked),
+                // not a level the window jumps to.
+                cwnd + (self.w_est - cwnd).max(0.0) * segs / cwnd
+            } else {
+                self.w_est
+            }
         } else {
             let rtt = self.min_rtt.map_or(0.0, Time::as_secs_f64);
             let target = self.w_cubic(t + rtt, w_max).clamp(cwnd, 1.5 * cwnd);
@@ -572,7 +596,16 @@ impl CubicCc {
         } else {
             next
         };
-        w.cwnd = w.cwnd.max((next * mss) as u64);
+        if whole {
+            // ns-3's `m_cWndCnt` / Linux's `snd_cwnd_cnt`: one MSS at a time.
+            self.pending += (next - cwnd).max(0.0);
+            while self.pending >= 1.0 {
+                self.pending -= 1.0;
+                w.cwnd += w.mss;
+            }
+        } else {
+            w.cwnd = w.cwnd.max((next * mss) as u64);
+        }
     }
 }
 
@@ -644,6 +677,7 @@ impl CongestionControl for CubicCc {
         let cwnd = w.cwnd as f64 / mss;
         self.hystart = None;
         self.epoch = None;
+        self.pending = 0.0;
         if let (Some(c), Signal::Timeout) = (self.classic.as_mut(), signal) {
             // Linux's `bictcp_reset` + `bictcp_hystart_reset` at CA_Loss
             // (ns-3's `CubicReset` + `HystartReset`): HyStart again in the
@@ -872,6 +906,61 @@ mod tests {
             cc.on_congestion(&mut w, Signal::Timeout, 100 * MSS, Time::ZERO);
             assert_eq!(w.ssthresh, want * MSS, "{from:?}");
         }
+    }
+
+    /// `whole_segments` (ns-3.44's `TcpCubic::IncreaseWindow`, Linux's
+    /// `tcp_cong_avoid_ai`): after a reduction from 20 segments (ssthresh and
+    /// cwnd 14), one ACK of a segment every 10 ms for 3 s. The window is a
+    /// whole number of segments after every ACK, rises by one segment at a
+    /// time and stays within two segments of the byte-counting window of the
+    /// same ACKs (RFC 9438, the default), whose window is rarely whole. The pending growth starts again at a reduction.
+    #[test]
+    fn whole_segments_grows_the_window_one_segment_at_a_time() {
+        let run = |whole: Option<bool>| {
+            let mut cc = CubicCc::new(CubicConfig {
+                whole_segments: whole,
+                ..no_hystart()
+            });
+            let mut w = win(20, 1000);
+            cc.on_congestion(&mut w, Signal::Ecn, 20 * MSS, Time::ZERO);
+            assert_eq!(w.cwnd, 14 * MSS);
+            let mut trail = Vec::new();
+            for i in 1..=300u64 {
+                cc.on_ack(
+                    &mut w,
+                    MSS,
+                    Some(Time::from_millis(40)),
+                    Time::from_millis(10 * i),
+                );
+                trail.push(w.cwnd);
+            }
+            (cc, w, trail)
+        };
+        let (_, bytes_w, bytes) = run(None);
+        let (mut cc, mut whole_w, whole) = run(Some(true));
+        assert!(
+            bytes.iter().any(|c| c % MSS != 0),
+            "byte counting: fractions"
+        );
+        let mut last = 14 * MSS;
+        for (i, (b, s)) in bytes.iter().zip(&whole).enumerate() {
+            assert_eq!(s % MSS, 0, "ACK {i}: cwnd {s} not whole");
+            assert!(
+                *s == last || *s == last + MSS,
+                "ACK {i}: step {last} -> {s}"
+            );
+            assert!(
+                s.abs_diff(*b) < 2 * MSS,
+                "ACK {i}: whole {s} against bytes {b}"
+            );
+            last = *s;
+        }
+        assert!(whole_w.cwnd > 16 * MSS, "it grew: {}", whole_w.cwnd);
+        assert!(whole_w.cwnd.abs_diff(bytes_w.cwnd) < 2 * MSS);
+        assert!(cc.pending > 0.0 && cc.pending < 1.0);
+        let flight = whole_w.cwnd;
+        cc.on_congestion(&mut whole_w, Signal::Ecn, flight, Time::from_secs(4));
+        assert_eq!(cc.pending, 0.0);
     }
 
     /// ns-3.44's `TcpCubic` keeps W_max through a timeout (`timeout_wmax =
