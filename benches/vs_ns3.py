@@ -417,13 +417,29 @@ def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
     # ns-3.44's own rules where they depart from the RFCs and Linux, as the grid gives them
     # (grid_settings): PIE's burst allowance, CoDel's MinBytes exemption on the flow
     # queue's bytes with its mark timing and FQ-CoDel's new-flow rule, MinBytes and the
-    # quantum at the device MTU.
+    # quantum at the device MTU; and the grid's delay targets one device-queue frame
+    # higher (device_wait_ms: ns-3's sojourn ends as the packet enters the 1-packet device
+    # queue, linklab's as its transmission starts; 5.4016 and 15.4016 ms here).
+    target = f"{fmt_float(linklab_aqm_target_ms(row_aqm_settings(q)))}ms"
     if q == "pie":  # dumbbell.cc sets PieQueueDisc::MeanPktSize to the 500-byte packets
-        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500, "burst_rule": "ns3"}
-    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{MTU_B}B", "variant": "ns3"}
+        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500, "burst_rule": "ns3",
+                "target": target}  # fmt: skip
+    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{MTU_B}B", "variant": "ns3",
+           "target": target}  # fmt: skip
     if q == "fq_codel":
         out["quantum"] = f"{MTU_B}B"
     return out
+
+
+ROW_PACKET_B = 500  # the rows' IP packets: MSS 448 + 52 (LINKLAB_ALIKE)
+ROW_RATE_MBPS = 10.0  # the shared scenario's bottleneck
+
+
+def row_aqm_settings(queue: str) -> dict[str, Any]:
+    """What device_wait_ms / linklab_aqm_target_ms read, for the --cc/--queue rows (the
+    shared scenario: 500-byte packets, PPP framing, 10 Mbit/s, ns-3's device queue 1p)."""
+    return {"queue": queue, "packet_bytes": ROW_PACKET_B, "framing_bytes": FRAMING_B,
+            "device_queue_p": DEVICE_QUEUE_P, "rate_mbps": ROW_RATE_MBPS}  # fmt: skip
 
 
 def linklab_overlay(scenario: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
