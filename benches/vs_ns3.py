@@ -966,12 +966,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/pie/f1/mss536/r10/d98/q1000p/t30",
-        ],
-        "F",
-    ),
-    **dict.fromkeys(
-        [
             "dctcp/dctcp/f1/mss1448/r100/d0/q0.5bdp/t20",
         ],
         "G",
@@ -1250,11 +1244,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # 321-324 at ns-3.44), as Linux's bictcp_update does. linklab's CUBIC
         # `unknown_max_growth = true` (profile "ns3"; family C2, traced by g33x1).
         st["cubic_unknown_max_growth"] = True
-        # ... and its IncreaseWindow adds a whole segment once m_cWndCnt reaches cnt, so its
-        # window is whole segments, all of it sent (tcp-cubic.cc 216-238 at ns-3.44; Linux's
-        # tcp_cong_avoid_ai alike). linklab's CUBIC `whole_segments = true` (profile "ns3";
-        # traced on the --cc cubic --queue fq_codel row, g39q).
-        st["cubic_whole_segments"] = True
+        # ... and its IncreaseWindow adds a whole segment once m_cWndCnt (never reset)
+        # reaches the cnt of its integer Update, so its window is whole segments, all of it
+        # sent (tcp-cubic.cc 183-349 at ns-3.44). linklab's CUBIC `avoidance = "ns3"`
+        # (profile "ns3"; traced on the --cc cubic --queue fq_codel row, g39q).
+        st["cubic_avoidance"] = "ns3"
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1459,8 +1453,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"]["alpha_switch"] = st["cubic_alpha_switch"]
     if "cubic_unknown_max_growth" in st:
         tcp["cc"]["unknown_max_growth"] = st["cubic_unknown_max_growth"]
-    if "cubic_whole_segments" in st:
-        tcp["cc"]["whole_segments"] = st["cubic_whole_segments"]
+    if "cubic_avoidance" in st:
+        tcp["cc"]["avoidance"] = st["cubic_avoidance"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "dctcp_echo" in st:
@@ -1620,10 +1614,10 @@ def grid_mismatches(
         same("linklab tcp.cc.unknown_max_growth",
              cc.get("unknown_max_growth") if isinstance(cc, dict) else None,
              st.get("cubic_unknown_max_growth"))  # fmt: skip
-    if isinstance(cc, dict) or "cubic_whole_segments" in st:
-        same("linklab tcp.cc.whole_segments",
-             cc.get("whole_segments") if isinstance(cc, dict) else None,
-             st.get("cubic_whole_segments"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_avoidance" in st:
+        same("linklab tcp.cc.avoidance",
+             cc.get("avoidance") if isinstance(cc, dict) else None,
+             st.get("cubic_avoidance"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip

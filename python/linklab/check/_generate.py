@@ -255,7 +255,6 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             "reno_friendly",
             "alpha_switch",
             "unknown_max_growth",
-            "whole_segments",
         ):
             if c.chance(0.3):
                 t[key] = c.chance(0.5)
@@ -265,6 +264,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["timeout_wmax"] = c.pick(["rfc9438", "ns3"])
         if c.chance(0.5):
             t["ssthresh_from"] = c.pick(["flight", "cwnd"])
+        if c.chance(0.5):
+            t["avoidance"] = c.pick(["rfc9438", "ns3"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
         if c.chance(0.5):
