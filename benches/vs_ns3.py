@@ -418,13 +418,29 @@ def linklab_queue(model: dict[str, Any]) -> dict[str, Any]:
     # ns-3.44's own rules where they depart from the RFCs and Linux, as the grid gives them
     # (grid_settings): PIE's burst allowance, CoDel's MinBytes exemption on the flow
     # queue's bytes with its mark timing and FQ-CoDel's new-flow rule, MinBytes and the
-    # quantum at the device MTU.
+    # quantum at the device MTU; and the grid's delay targets one device-queue frame
+    # higher (device_wait_ms: ns-3's sojourn ends as the packet enters the 1-packet device
+    # queue, linklab's as its transmission starts; 5.4016 and 15.4016 ms here).
+    target = f"{fmt_float(linklab_aqm_target_ms(row_aqm_settings(q)))}ms"
     if q == "pie":  # dumbbell.cc sets PieQueueDisc::MeanPktSize to the 500-byte packets
-        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500, "burst_rule": "ns3"}
-    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{MTU_B}B", "variant": "ns3"}
+        return {"kind": q, "limit": limit, "ecn": ecn, "mean_pkt_size": 500, "burst_rule": "ns3",
+                "target": target}  # fmt: skip
+    out = {"kind": q, "limit": limit, "ecn": ecn, "mtu": f"{MTU_B}B", "variant": "ns3",
+           "target": target}  # fmt: skip
     if q == "fq_codel":
         out["quantum"] = f"{MTU_B}B"
     return out
+
+
+ROW_PACKET_B = 500  # the rows' IP packets: MSS 448 + 52 (LINKLAB_ALIKE)
+ROW_RATE_MBPS = 10.0  # the shared scenario's bottleneck
+
+
+def row_aqm_settings(queue: str) -> dict[str, Any]:
+    """What device_wait_ms / linklab_aqm_target_ms read, for the --cc/--queue rows (the
+    shared scenario: 500-byte packets, PPP framing, 10 Mbit/s, ns-3's device queue 1p)."""
+    return {"queue": queue, "packet_bytes": ROW_PACKET_B, "framing_bytes": FRAMING_B,
+            "device_queue_p": DEVICE_QUEUE_P, "rate_mbps": ROW_RATE_MBPS}  # fmt: skip
 
 
 def linklab_overlay(scenario: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
@@ -967,12 +983,6 @@ GRID_MISSES = {
     ),
     **dict.fromkeys(
         [
-            "cubic/pie/f1/mss536/r10/d98/q1000p/t30",
-        ],
-        "F",
-    ),
-    **dict.fromkeys(
-        [
             "dctcp/dctcp/f1/mss1448/r100/d0/q0.5bdp/t20",
         ],
         "G",
@@ -1251,6 +1261,11 @@ def grid_settings(cell: Cell, ecn: bool = True) -> dict[str, Any]:
         # 321-324 at ns-3.44), as Linux's bictcp_update does. linklab's CUBIC
         # `unknown_max_growth = true` (profile "ns3"; family C2, traced by g33x1).
         st["cubic_unknown_max_growth"] = True
+        # ... and its IncreaseWindow adds a whole segment once m_cWndCnt (never reset)
+        # reaches the cnt of its integer Update, so its window is whole segments, all of it
+        # sent (tcp-cubic.cc 183-349 at ns-3.44). linklab's CUBIC `avoidance = "ns3"`
+        # (profile "ns3"; traced on the --cc cubic --queue fq_codel row, g39q).
+        st["cubic_avoidance"] = "ns3"
     if cell.cc == "bbr":
         # ns-3.44's TcpRateLinux keeps its rate sample across ACKs (family A;
         # tcp-rate-ops.cc at ns-3.44): linklab's `rate_sample = "ns3"`, what
@@ -1455,6 +1470,8 @@ def linklab_grid_doc(base: dict[str, Any], st: dict[str, Any]) -> dict[str, Any]
         tcp["cc"]["alpha_switch"] = st["cubic_alpha_switch"]
     if "cubic_unknown_max_growth" in st:
         tcp["cc"]["unknown_max_growth"] = st["cubic_unknown_max_growth"]
+    if "cubic_avoidance" in st:
+        tcp["cc"]["avoidance"] = st["cubic_avoidance"]
     if "dctcp_loss" in st:
         tcp["cc"] = {"kind": st["cc"], "loss": st["dctcp_loss"]}
     if "dctcp_echo" in st:
@@ -1614,6 +1631,10 @@ def grid_mismatches(
         same("linklab tcp.cc.unknown_max_growth",
              cc.get("unknown_max_growth") if isinstance(cc, dict) else None,
              st.get("cubic_unknown_max_growth"))  # fmt: skip
+    if isinstance(cc, dict) or "cubic_avoidance" in st:
+        same("linklab tcp.cc.avoidance",
+             cc.get("avoidance") if isinstance(cc, dict) else None,
+             st.get("cubic_avoidance"))  # fmt: skip
     if isinstance(cc, dict) or "dctcp_loss" in st:
         same("linklab tcp.cc.loss", cc.get("loss") if isinstance(cc, dict) else None,
              st.get("dctcp_loss"))  # fmt: skip

@@ -432,7 +432,8 @@ def test_quick_grid_against_the_committed_ns3_runs(capsys: pytest.CaptureFixture
 def test_overlay_gives_ns3s_own_rules(queue: str) -> None:
     """The --cc/--queue rows run under ns-3.44's departures, as the grid's cells do: TCP's
     through `profile = "ns3"` (the scenario's keys still override it), the AQMs' through
-    their `variant`/`burst_rule` (an FQ-CoDel without them queued 42 % less than ns-3)."""
+    their `variant`/`burst_rule` (an FQ-CoDel without them queued 42 % less than ns-3) and
+    the grid's device-queue targets (device_wait_ms)."""
     out = vs.linklab_overlay(SCENARIO, _model(queue=queue, cc="cubic"))
     assert out["tcp"]["profile"] == "ns3" and out["tcp"]["mss"] == SCENARIO["tcp"]["mss"]
     q = out["links"][1]["queue"]
@@ -441,6 +442,9 @@ def test_overlay_gives_ns3s_own_rules(queue: str) -> None:
     else:
         assert q["variant"] == "ns3" and q["mtu"] == f"{vs.MTU_B}B"
         assert (q.get("quantum") == f"{vs.MTU_B}B") == (queue == "fq_codel")
+    # The grid's targets, one frame of ns-3's 1-packet device queue higher: 502 bytes at
+    # 10 Mbit/s (device_wait_ms).
+    assert q["target"] == {"pie": "15.4016ms"}.get(queue, "5.4016ms")
     res = linklab.run(out, params={"flows": 2, "duration": "2s"}, seed=1)
     (s,) = [s for s in res.summary["queues"] if s["link"] == vs.BOTTLENECK]
     assert s["kind"] == queue and s["arrivals"] > 0

@@ -98,6 +98,7 @@ REQUIRED = {
     "tcp:prr_variant=rfc6937",
     "cc:cubic:timeout_wmax=ns3",
     "cc:cubic:ssthresh_from=cwnd",
+    "cc:cubic:avoidance=ns3",
     "cc:cubic:hystart=classic-ns3",
     "cc:westwood:filter=ns3",
     "cc:dctcp:loss=alpha",

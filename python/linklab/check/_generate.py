@@ -250,7 +250,12 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["beta"] = round(c.frac(0.05, 0.95, 0.7), 3)
         if c.chance(0.5):
             t["c"] = round(c.log(0.01, 10.0, 0.4), 4)
-        for key in ("fast_convergence", "reno_friendly", "alpha_switch", "unknown_max_growth"):
+        for key in (
+            "fast_convergence",
+            "reno_friendly",
+            "alpha_switch",
+            "unknown_max_growth",
+        ):
             if c.chance(0.3):
                 t[key] = c.chance(0.5)
         if c.chance(0.4):
@@ -259,6 +264,8 @@ def _cc(c: Chooser, kind: str) -> str | dict[str, Any]:
             t["timeout_wmax"] = c.pick(["rfc9438", "ns3"])
         if c.chance(0.5):
             t["ssthresh_from"] = c.pick(["flight", "cwnd"])
+        if c.chance(0.5):
+            t["avoidance"] = c.pick(["rfc9438", "ns3"])
     elif kind == "westwood":
         t["min_interval"] = fmt_time(c.log(0.001, 0.5, 0.05))
         if c.chance(0.5):

@@ -787,6 +787,33 @@ mod tests {
         assert_eq!(tw(&c), Some(TimeoutWmax::Rfc9438));
         let c = overlay("cc = { kind = \"cubic\", timeout_wmax = \"ns3\" }").apply(&base);
         assert_eq!(tw(&c), Some(TimeoutWmax::Ns3));
+        // ns-3.44's ssthresh from whole segments of cwnd and its avoidance
+        // growth: with profile "ns3" only, a key written wins.
+        use crate::tcp::cc::cubic::{Avoidance, SsthreshFrom};
+        let seg = |c: &TcpConfig| match c.resolved_cc() {
+            CcConfig::Cubic(k) => (k.ssthresh_from, k.avoidance),
+            _ => (None, None),
+        };
+        let c = overlay("profile = \"ns3\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!(seg(&c), (Some(SsthreshFrom::Cwnd), Some(Avoidance::Ns3)));
+        let c = overlay("cc = \"cubic\"").apply(&base);
+        assert_eq!(
+            seg(&c),
+            (Some(SsthreshFrom::Flight), Some(Avoidance::Rfc9438))
+        );
+        let c = overlay("profile = \"linux\"\ncc = \"cubic\"").apply(&base);
+        assert_eq!(
+            seg(&c),
+            (Some(SsthreshFrom::Flight), Some(Avoidance::Rfc9438))
+        );
+        let c = overlay(
+            "profile = \"ns3\"\ncc = { kind = \"cubic\", ssthresh_from = \"flight\", avoidance = \"rfc9438\" }",
+        )
+        .apply(&base);
+        assert_eq!(
+            seg(&c),
+            (Some(SsthreshFrom::Flight), Some(Avoidance::Rfc9438))
+        );
     }
 
     /// `send_buffer`: a size or bytes, unbounded by default and under every

@@ -486,7 +486,8 @@ impl TcpConfig {
     /// with profiles "linux" and "ns3" (Linux's `tcp_cubic`, ns-3.44's
     /// `TcpCubic::Update`), its `unknown_max_growth` on with profiles "linux"
     /// and "ns3" (Linux's `tcp_cubic`, ns-3.44's `m_cntClamp`), its `timeout_wmax` "ns3" with profile "ns3", else
-    /// "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
+    /// "rfc9438", its `ssthresh_from` "cwnd" and `avoidance` "ns3" with
+    /// profile "ns3", else "flight" and "rfc9438"; Westwood+'s `filter` is "ns3" with profile "ns3", else
     /// "linux"; BBR's `quantization_budget` is on with profile "linux" only,
     /// its `send_quantum` "ns3" with profile "ns3", else "draft", and its
     /// `ack_aggregation` "ns3" with profile "ns3", else "off", its
@@ -558,6 +559,18 @@ impl TcpConfig {
                     } else {
                         cc::cubic::TimeoutWmax::Rfc9438
                     }));
+            // ns-3.44's `TcpCubic::GetSsThresh`: whole segments of cwnd.
+            c.ssthresh_from = c.ssthresh_from.or(Some(if ns3 {
+                cc::cubic::SsthreshFrom::Cwnd
+            } else {
+                cc::cubic::SsthreshFrom::Flight
+            }));
+            // ns-3.44's `TcpCubic::IncreaseWindow` and `Update`.
+            c.avoidance = c.avoidance.or(Some(if ns3 {
+                cc::cubic::Avoidance::Ns3
+            } else {
+                cc::cubic::Avoidance::Rfc9438
+            }));
         }
         cc
     }

@@ -74,6 +74,31 @@ pub struct CubicConfig {
     /// emptied by losses. Default "flight" ("cwnd" with profile "ns3").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssthresh_from: Option<SsthreshFrom>,
+    /// The growth in congestion avoidance: "rfc9438" (§4.2–4.3: cwnd by
+    /// bytes, each ACK's share of the way to W_cubic(t + RTT) or W_est) or
+    /// "ns3" (ns-3.44's `TcpCubic::IncreaseWindow` and `Update`: whole
+    /// segments, one each time the count of segments acknowledged reaches
+    /// `cnt`, from its integer arithmetic, the count kept across
+    /// reductions). Default "rfc9438" ("ns3" with profile "ns3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avoidance: Option<Avoidance>,
+}
+
+/// `avoidance`: how CUBIC grows its window in congestion avoidance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Avoidance {
+    /// RFC 9438 §4.2–4.3: cwnd grows by each ACK's share, in bytes.
+    Rfc9438,
+    /// ns-3.44's `TcpCubic` (`tcp-cubic.cc` 183–349 at ns-3.44): W_max
+    /// (`m_lastMaxCwnd`), the curve's origin and its target in whole
+    /// segments (the cube truncated), `cnt` = segCwnd / (target − segCwnd)
+    /// (100·segCwnd at or above the target; ≤ 20 while W_max is 0), lowered
+    /// by the Reno-friendly count (`m_tcpCwnd`, one segment per
+    /// ⌊segCwnd · scale⌋ / 8 acknowledged), at least 2; cwnd rises by one
+    /// MSS when the segments acknowledged (`m_cWndCnt`, never reset) reach
+    /// `cnt`.
+    Ns3,
 }
 
 /// `ssthresh_from`: the window CUBIC's multiplicative decrease applies to.
@@ -195,6 +220,7 @@ impl Default for CubicConfig {
             unknown_max_growth: None,
             timeout_wmax: None,
             ssthresh_from: None,
+            avoidance: None,
         }
     }
 }
@@ -494,6 +520,28 @@ pub struct CubicCc {
     /// The latest cumulative ACK and SND.NXT ([`CongestionControl::on_ack_numbers`]).
     ack: u64,
     snd_nxt: u64,
+    /// ns-3.44's state for [`Avoidance::Ns3`].
+    ns3: Ns3Cubic,
+}
+
+/// ns-3.44 `TcpCubic`'s avoidance state ([`Avoidance::Ns3`]), its members'
+/// names in the comments.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Ns3Cubic {
+    /// `m_epochStart` (`None`: `Time::Min()`).
+    epoch: Option<Time>,
+    /// `m_ackCnt`: segments acknowledged toward the Reno-friendly count.
+    ack_cnt: u32,
+    /// `m_tcpCwnd`: the Reno-friendly window, segments.
+    tcp_cwnd: u32,
+    /// `m_bicK`, seconds.
+    k: f64,
+    /// `m_bicOriginPoint`, segments.
+    origin: u32,
+    /// `m_lastMaxCwnd`, segments (0: no reduction yet).
+    last_max: u32,
+    /// `m_cWndCnt`: segments acknowledged toward `cnt`.
+    cwnd_cnt: u32,
 }
 
 impl CubicCc {
@@ -518,6 +566,7 @@ impl CubicCc {
             abc: false,
             ack: 0,
             snd_nxt: 0,
+            ns3: Ns3Cubic::default(),
         }
     }
 
@@ -537,8 +586,77 @@ impl CubicCc {
         self.cfg.c * d * d * d + w_max
     }
 
+    /// ns-3.44's `TcpCubic::IncreaseWindow` in avoidance and its `Update`
+    /// ([`Avoidance::Ns3`]), on an ACK of `acked` bytes.
+    fn avoid_ns3(&mut self, w: &mut Window, acked: u64, now: Time) {
+        // `segmentsAcked`: whole segments (ns-3 carries the rest over).
+        let segs = u32::try_from(acked / w.mss).unwrap_or(u32::MAX);
+        if segs == 0 {
+            return;
+        }
+        let (c, beta) = (self.cfg.c, self.cfg.beta);
+        let n = &mut self.ns3;
+        n.cwnd_cnt = n.cwnd_cnt.saturating_add(segs);
+        let seg_cwnd = u32::try_from(w.cwnd / w.mss).unwrap_or(u32::MAX);
+        n.ack_cnt = n.ack_cnt.saturating_add(segs);
+        let epoch = match n.epoch {
+            Some(e) => e,
+            None => {
+                n.ack_cnt = segs;
+                n.tcp_cwnd = seg_cwnd;
+                if n.last_max <= seg_cwnd {
+                    n.k = 0.0;
+                    n.origin = seg_cwnd;
+                } else {
+                    n.k = cbrt(f64::from(n.last_max - seg_cwnd) / c);
+                    n.origin = n.last_max;
+                }
+                n.epoch = Some(now);
+                now
+            }
+        };
+        // t = now + m_delayMin − m_epochStart.
+        let t =
+            now.saturating_sub(epoch).as_secs_f64() + self.min_rtt.map_or(0.0, Time::as_secs_f64);
+        let offs = if t < n.k { n.k - t } else { t - n.k };
+        // `uint32_t delta = m_c * pow(offs, 3)`: truncated.
+        let delta = (c * offs * offs * offs) as u32;
+        let target = if t < n.k {
+            n.origin.wrapping_sub(delta)
+        } else {
+            n.origin.wrapping_add(delta)
+        };
+        let mut cnt = if target > seg_cwnd {
+            seg_cwnd / (target - seg_cwnd)
+        } else {
+            seg_cwnd.saturating_mul(100)
+        };
+        if n.last_max == 0 {
+            cnt = cnt.min(20); // m_cntClamp
+        }
+        if self.cfg.reno_friendly {
+            let scale = (8.0 * (1024.0 + beta * 1024.0) / 3.0 / (1024.0 - beta * 1024.0)) as u32;
+            let per = (seg_cwnd.saturating_mul(scale) >> 3).max(1);
+            while n.ack_cnt > per {
+                n.ack_cnt -= per;
+                n.tcp_cwnd += 1;
+            }
+            if n.tcp_cwnd > seg_cwnd {
+                cnt = cnt.min(seg_cwnd / (n.tcp_cwnd - seg_cwnd));
+            }
+        }
+        let cnt = cnt.max(2);
+        if n.cwnd_cnt >= cnt {
+            w.cwnd += w.mss;
+            n.cwnd_cnt -= cnt;
+        }
+    }
+
     /// Congestion avoidance on an ACK of `acked` bytes (§4.2–4.5).
     fn avoid(&mut self, w: &mut Window, acked: u64, now: Time) {
+        if self.cfg.avoidance == Some(Avoidance::Ns3) {
+            return self.avoid_ns3(w, acked, now);
+        }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         let (epoch, w_max) = match (self.epoch, self.w_max) {
@@ -644,6 +762,29 @@ impl CongestionControl for CubicCc {
         let cwnd = w.cwnd as f64 / mss;
         self.hystart = None;
         self.epoch = None;
+        if self.cfg.avoidance == Some(Avoidance::Ns3) {
+            // `GetSsThresh`: m_lastMaxCwnd from whole segments of cwnd, with
+            // fast convergence; the epoch ends; `m_cWndCnt` is kept. At a
+            // timeout `CubicReset` clears the curve and the Reno-friendly
+            // count, and keeps m_lastMaxCwnd only under `timeout_wmax = "ns3"`.
+            let seg = u32::try_from(w.cwnd / w.mss).unwrap_or(u32::MAX);
+            let n = &mut self.ns3;
+            n.last_max = if seg < n.last_max && self.cfg.fast_convergence {
+                (f64::from(seg) * (1.0 + self.cfg.beta) / 2.0) as u32
+            } else {
+                seg
+            };
+            n.epoch = None;
+            if signal == Signal::Timeout {
+                n.origin = 0;
+                n.k = 0.0;
+                n.ack_cnt = 0;
+                n.tcp_cwnd = 0;
+                if self.cfg.timeout_wmax != Some(TimeoutWmax::Ns3) {
+                    n.last_max = 0;
+                }
+            }
+        }
         if let (Some(c), Signal::Timeout) = (self.classic.as_mut(), signal) {
             // Linux's `bictcp_reset` + `bictcp_hystart_reset` at CA_Loss
             // (ns-3's `CubicReset` + `HystartReset`): HyStart again in the
@@ -871,6 +1012,78 @@ mod tests {
             w.cwnd += MSS / 2;
             cc.on_congestion(&mut w, Signal::Timeout, 100 * MSS, Time::ZERO);
             assert_eq!(w.ssthresh, want * MSS, "{from:?}");
+        }
+    }
+
+    /// `avoidance = "ns3"` (ns-3.44's `TcpCubic::IncreaseWindow` and
+    /// `Update`), by hand: 10 segments, no reduction yet, one ACK of a
+    /// segment every 10 ms, minimum RTT 40 ms. The cube stays below one
+    /// segment (0.4 · 0.21³), so the target is the origin, 10: `cnt` =
+    /// 100 · 10, clamped to 20 (`m_lastMaxCwnd` 0). The Reno-friendly count
+    /// gains a segment once more than ⌊10 · 15⌋ / 8 = 18 are acknowledged:
+    /// at the 19th ACK `m_tcpCwnd` = 11, `cnt` = 10 / (11 − 10) = 10, and 19
+    /// ≥ 10 adds a segment, 9 left. The 20th: `cnt` 20 again (11 = 11), no
+    /// growth, 10 counted. An ECN cut to ⌊11 · 0.7⌋ = 7 keeps the count
+    /// (ns-3 never resets `m_cWndCnt`; Linux's `tcp_init_cwnd_reduction`
+    /// does): the next epoch has W_max 11, K = ∛(4 / 0.4), at t = 40 ms the
+    /// target 11 − ⌊0.4 · (K − 0.04)³⌋ = 8, `cnt` = 7 / (8 − 7) = 7, and the
+    /// 11 counted add a segment on the first ACK after the cut, 4 left.
+    #[test]
+    fn ns3_avoidance_counts_segments_to_cnt_by_hand() {
+        let mut cc = CubicCc::new(CubicConfig {
+            avoidance: Some(Avoidance::Ns3),
+            ssthresh_from: Some(SsthreshFrom::Cwnd),
+            ..no_hystart()
+        });
+        let mut w = win(10, 5);
+        let rtt = Some(Time::from_millis(40));
+        for i in 1..=20u64 {
+            cc.on_ack(&mut w, MSS, rtt, Time::from_millis(10 * i));
+            let want = if i < 19 { 10 } else { 11 };
+            assert_eq!(w.cwnd, want * MSS, "ACK {i}");
+            assert_eq!(w.cwnd % MSS, 0);
+        }
+        assert_eq!(cc.ns3.cwnd_cnt, 10);
+        assert_eq!(cc.ns3.tcp_cwnd, 11);
+        cc.on_congestion(&mut w, Signal::Ecn, 11 * MSS, Time::from_millis(300));
+        assert_eq!((w.cwnd, w.ssthresh), (7 * MSS, 7 * MSS));
+        assert_eq!((cc.ns3.last_max, cc.ns3.cwnd_cnt), (11, 10), "count kept");
+        cc.on_ack(&mut w, MSS, rtt, Time::from_millis(310));
+        assert!((cc.ns3.k - 10f64.cbrt()).abs() < 1e-12);
+        assert_eq!((w.cwnd, cc.ns3.cwnd_cnt), (8 * MSS, 4));
+        // RFC 9438's growth from the same start: bytes, not whole segments.
+        let mut rfc = CubicCc::new(no_hystart());
+        let mut w = win(10, 5);
+        for i in 1..=20u64 {
+            rfc.on_ack(&mut w, MSS, rtt, Time::from_millis(10 * i));
+        }
+        assert_ne!(w.cwnd % MSS, 0, "RFC 9438: {} bytes", w.cwnd);
+    }
+
+    /// A timeout under `avoidance = "ns3"` clears the curve and the
+    /// Reno-friendly count (`CubicReset`) and W_max unless `timeout_wmax =
+    /// "ns3"` keeps it.
+    #[test]
+    fn ns3_avoidance_timeout_keeps_w_max_only_with_timeout_wmax() {
+        for (tw, want) in [(None, 0), (Some(TimeoutWmax::Ns3), 20)] {
+            let mut cc = CubicCc::new(CubicConfig {
+                avoidance: Some(Avoidance::Ns3),
+                timeout_wmax: tw,
+                ..no_hystart()
+            });
+            let mut w = win(20, 5);
+            cc.on_ack(
+                &mut w,
+                MSS,
+                Some(Time::from_millis(40)),
+                Time::from_millis(10),
+            );
+            cc.on_congestion(&mut w, Signal::Timeout, 20 * MSS, Time::from_secs(1));
+            assert_eq!(cc.ns3.last_max, want, "{tw:?}");
+            assert_eq!(
+                (cc.ns3.epoch, cc.ns3.tcp_cwnd, cc.ns3.ack_cnt),
+                (None, 0, 0)
+            );
         }
     }
 
