@@ -582,7 +582,7 @@ mod tests {
             name: "f".into(),
             src: s,
             dst: d,
-            tcp: TcpConfig::default(),
+            tcp: TcpConfig::default().into(),
             app: App::Bulk,
             start: Time::ZERO,
             stop: None,

@@ -214,8 +214,16 @@ impl Simulation {
     fn open_slot(&mut self, job: Job, handshake: bool, now: Time) -> usize {
         let plan = self.work.as_mut().expect("workloads");
         let src = &plan.sources[job.workload as usize];
-        let mut tcp = src.tcp.clone();
-        tcp.handshake &= handshake;
+        // The workload's configuration, shared; a response on a persistent
+        // client connection (no handshake of its own) gets its own copy.
+        let tcp = if handshake || !src.tcp.handshake {
+            src.tcp.clone()
+        } else {
+            std::sync::Arc::new(crate::tcp::TcpConfig {
+                handshake: false,
+                ..(*src.tcp).clone()
+            })
+        };
         let name = format!("{}#{}", src.name, job.serial);
         plan.alive += 1;
         plan.peak_alive = plan.peak_alive.max(plan.alive);

@@ -8,6 +8,7 @@ pub mod routing;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::aqm::DropCause;
 use crate::capture::{FlowWire, Format, Interface, PcapWriter};
@@ -53,8 +54,9 @@ pub struct FlowSpec {
     pub src: NodeId,
     /// Receiving host.
     pub dst: NodeId,
-    /// TCP configuration (shared by both ends).
-    pub tcp: TcpConfig,
+    /// TCP configuration, shared by both ends (and by the flows that were
+    /// given the same `Arc`: a `[[flows]]` entry's range, a workload's flows).
+    pub tcp: Arc<TcpConfig>,
     /// Application.
     pub app: App,
     /// When the application starts.

@@ -537,6 +537,9 @@ fn add_flows(
     let mut names = FlowNames::default();
     let mut out = Vec::new();
     let mut ends = Vec::with_capacity(f.flows.len());
+    // One configuration per entry, shared by its flows (and the entries
+    // without a `tcp` table share the scenario's).
+    let shared = std::sync::Arc::new(base.clone());
     for (i, fl) in f.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
         fl.validate().map_err(|e| e.at(&p))?;
@@ -544,9 +547,9 @@ fn add_flows(
             Some(t) => {
                 let tcp = t.apply(&base);
                 tcp.validate().map_err(|e| e.at(&join(&p, "tcp")))?;
-                tcp
+                std::sync::Arc::new(tcp)
             }
-            None => base.clone(),
+            None => shared.clone(),
         };
         let from = NameRange::parse(&fl.from).map_err(|e| e.at(&join(&p, "from")))?;
         let to = NameRange::parse(&fl.to).map_err(|e| e.at(&join(&p, "to")))?;

@@ -16,6 +16,10 @@
 /// The counters of one PRR episode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Prr {
+    /// PRR paces this sender's loss reductions (`prr`; off with LT-TCP's
+    /// ECN-only response, which makes none, and under a rate-sample
+    /// algorithm, which sets the window itself).
+    pub on: bool,
     /// `prr_delivered`: bytes delivered to the receiver in the episode.
     pub delivered: u64,
     /// `prr_out`: bytes sent in the episode.
@@ -146,6 +150,7 @@ mod tests {
             out,
             recover_fs,
             ns3_acked_carry: 0,
+            on: true,
         }
     }
 

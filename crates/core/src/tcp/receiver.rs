@@ -1,6 +1,7 @@
 //! The TCP receiver: cumulative and selective ACKs, delayed ACK, ECN echo.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use super::lt::{ErasureEstimator, EstimatorSide};
 use super::{TcpConfig, Variant};
@@ -67,7 +68,8 @@ struct RxEstimate {
 /// reported blocks that are not subsets of one already included.
 #[derive(Debug)]
 pub struct TcpReceiver {
-    cfg: TcpConfig,
+    /// The flow's configuration, shared with its sender (it never changes).
+    cfg: Arc<TcpConfig>,
     flow: FlowId,
     node: NodeId,
     peer: NodeId,
@@ -111,7 +113,8 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// A receiver at `node` for `flow`, acknowledging to `peer`.
-    pub fn new(cfg: TcpConfig, flow: FlowId, node: NodeId, peer: NodeId) -> Self {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>, flow: FlowId, node: NodeId, peer: NodeId) -> Self {
+        let cfg: Arc<TcpConfig> = cfg.into();
         let rx_est =
             (cfg.lt.blocks() && cfg.lt.estimator == EstimatorSide::Receiver).then(|| RxEstimate {
                 est: ErasureEstimator::starting_at(cfg.lt.initial_estimate),

@@ -1,6 +1,8 @@
 //! The TCP sender: windowing, RTO, ECN; loss recovery (Reno / NewReno /
 //! SACK) through the hooks of its `recovery` module (`tcp/recovery/`).
 
+use std::sync::Arc;
+
 use super::cc::{self, AckContext, CongestionControl, Signal, Window};
 use super::loss_events::LossEventEstimator;
 use super::lt::EstimatorSide;
@@ -137,7 +139,9 @@ enum Phase {
 /// Sending half of a one-way TCP flow. See the [module docs](super).
 #[derive(Debug)]
 pub struct TcpSender {
-    cfg: TcpConfig,
+    /// The flow's configuration, shared with its receiver and with the
+    /// flows that have the same one (it never changes).
+    cfg: Arc<TcpConfig>,
     flow: FlowId,
     src: NodeId,
     dst: NodeId,
@@ -258,17 +262,22 @@ pub struct TcpSender {
 
 impl TcpSender {
     /// A sender for `flow` from `src` to `dst`, idle until [`start`](Self::start).
-    pub fn new(mut cfg: TcpConfig, flow: FlowId, src: NodeId, dst: NodeId, app: App) -> Self {
+    pub fn new(
+        cfg: impl Into<Arc<TcpConfig>>,
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        app: App,
+    ) -> Self {
+        let cfg: Arc<TcpConfig> = cfg.into();
         let mut cc = cc::build(&cfg.resolved_cc());
         let abc = cfg.abc();
         cc.set_abc(abc);
-        if cfg.lt.ecn_only || cc.wants_rate_samples() {
-            // PRR paces a loss-triggered *reduction*; ECN-only makes none, and
-            // a rate-sample algorithm (BBR) sets the window itself on every
-            // ACK, recovery included (ns-3 runs PRR only without
-            // `HasCongControl`; Linux's `cong_control` replaces it).
-            cfg.prr = false;
-        }
+        // PRR paces a loss-triggered *reduction*; ECN-only makes none, and
+        // a rate-sample algorithm (BBR) sets the window itself on every
+        // ACK, recovery included (ns-3 runs PRR only without
+        // `HasCongControl`; Linux's `cong_control` replaces it).
+        let prr_on = cfg.prr && !(cfg.lt.ecn_only || cc.wants_rate_samples());
         let mss = u64::from(cfg.mss.max(1));
         let iw = u64::from(cfg.initial_window.max(1));
         let rate = cc
@@ -309,7 +318,10 @@ impl TcpSender {
             sb: ns3_pipe_scoreboard(&cfg),
             dupacks: 0,
             lt_bytes: 0,
-            prr: Prr::default(),
+            prr: Prr {
+                on: prr_on,
+                ..Prr::default()
+            },
             in_recovery: false,
             rec: Recovery::new(&cfg),
             rto_guard: None,
@@ -660,8 +672,8 @@ impl TcpSender {
         if sack_recovery || self.rto_sack_recovery() {
             self.rec.pipe = self.sb.pipe(self.rec.high_rxt);
         }
-        let ns3_prr = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Ns3;
-        let rfc9937 = self.cfg.prr && self.cfg.prr_variant == PrrVariant::Rfc9937;
+        let ns3_prr = self.prr.on && self.cfg.prr_variant == PrrVariant::Ns3;
+        let rfc9937 = self.prr.on && self.cfg.prr_variant == PrrVariant::Rfc9937;
         // RFC 9937 §6.2 SafeACK: snd.una advances and no further loss is
         // indicated — no segment newly marked lost, and not the ACK that
         // starts a loss recovery (Linux: FLAG_SND_UNA_ADVANCED and no
@@ -693,7 +705,7 @@ impl TcpSender {
             }
             segs >= 1
         };
-        if sack_recovery && self.cfg.prr {
+        if sack_recovery && self.prr.on {
             // RFC 6937 DeliveredData: change in snd.una plus change in SACKed bytes.
             let delivered =
                 (self.snd_una - una_before + self.sb.sacked_bytes()).saturating_sub(sacked_before);
@@ -749,7 +761,7 @@ impl TcpSender {
                 if ns3_segs_acked {
                     self.prr_update_ns3(delivered, false, false);
                 }
-            } else if delivered > 0 && self.cfg.prr {
+            } else if delivered > 0 && self.prr.on {
                 if !self.ns3_sack_cwr() {
                     self.rec.pipe = self.cwnd_flight();
                 }
@@ -1690,7 +1702,7 @@ impl TcpSender {
         self.cut(Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
         self.cwr_target = self.win.cwnd;
-        if self.cfg.prr {
+        if self.prr.on {
             self.win.cwnd = prior;
         }
         self.in_recovery = false;
@@ -1716,7 +1728,7 @@ impl TcpSender {
         let prior = self.win.cwnd;
         self.cut(Signal::Ecn, flight, now);
         self.win.cwnd = self.win.cwnd.max(self.win.mss);
-        if self.cfg.prr && !self.in_recovery {
+        if self.prr.on && !self.in_recovery {
             // Linux's `tcp_enter_cwr` (ns-3's `EnterCwr`): ssthresh now,
             // the window brought down to the cut by PRR over the next
             // round trip rather than at once.

@@ -66,8 +66,8 @@ pub struct Client {
 pub struct Source {
     /// Name.
     pub name: String,
-    /// TCP of its flows.
-    pub tcp: TcpConfig,
+    /// TCP of its flows (shared by them).
+    pub tcp: std::sync::Arc<TcpConfig>,
     /// Its pairs: indices into [`Plan::pairs`].
     pub pairs: Vec<u32>,
     /// Cumulative weights of `pairs` (last 1), or `None` for uniform.
@@ -151,7 +151,7 @@ impl Source {
             picks: stream("pairs"),
             hists: vec![(Histogram::new(), Histogram::new()); edges.len() + 2],
             name,
-            tcp,
+            tcp: tcp.into(),
             pairs,
             cum,
             process,

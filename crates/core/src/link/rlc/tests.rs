@@ -1101,7 +1101,7 @@ fn tcp_over_the_bearer_end_to_end() {
             name: "f".into(),
             src: s,
             dst: ue,
-            tcp: TcpConfig::default(),
+            tcp: TcpConfig::default().into(),
             app: App::Bulk,
             start: Time::ZERO,
             stop: None,

@@ -24,7 +24,7 @@ impl TcpSender {
         }
         if full {
             self.in_recovery = false;
-            if self.cfg.prr {
+            if self.prr.on {
                 // RFC 6937: leave recovery at the window the CC
                 // chose; RFC 9937 §6.4: cwnd = ssthresh (the
                 // same unless LT-TCP's ECN-only mode made no
