@@ -11,7 +11,10 @@ fn main() {
         ("TcpReceiver", size_of::<TcpReceiver>()),
         ("TcpConfig", size_of::<TcpConfig>()),
         ("Scoreboard", size_of::<Scoreboard>()),
-        ("Segment", size_of::<linklab_core::tcp::scoreboard::Segment>()),
+        (
+            "Segment",
+            size_of::<linklab_core::tcp::scoreboard::Segment>(),
+        ),
         ("Rack", size_of::<Rack>()),
         ("RateSampler", size_of::<RateSampler>()),
         ("FlowMetrics", size_of::<linklab_core::net::FlowMetrics>()),
