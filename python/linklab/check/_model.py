@@ -288,7 +288,8 @@ class Direction:
         """Most bytes (IP bytes plus ``overhead`` per packet) carried in [0, t_end].
 
         With ``netem``, also no more than netem's own rate lets through (the stage
-        is after the wire: what the wire sends may wait there). Slack: one packet
+        is after the wire: what the wire sends may wait there), unless it reorders
+        (a reordered packet skips the rate). Slack: one packet
         (``max_packet`` and the framing ``overhead``).
         """
         max_packet += self.overhead
@@ -308,7 +309,9 @@ class Direction:
         else:
             return math.inf
         n = self.netem
-        if netem and n and n.get("rate"):
+        # A packet netem reorders leaves at once, past its rate's queue (Linux's
+        # `netem_enqueue`, docs/models/netem.md): with `reorder` only the wire bounds.
+        if netem and n and n.get("rate") and not n.get("reorder"):
             cap = min(cap, bits_per_s(n["rate"]) * t_end / 8 + max_packet)
         return cap + max_packet
 

@@ -993,6 +993,11 @@ impl Link for FrameArqLink {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
+        if self.queue.dropped_waiting() > 0 {
+            // Packets the queue discarded (FQ-CoDel's overflow drops from the
+            // fattest flow, a dequeue-time AQM's) are reported at once.
+            return Some(Time::ZERO);
+        }
         let radio = self.next_work().map(|k| self.slot_time(k));
         let out = self.out.front().map(|x| x.0);
         [radio, out, self.uplink.poll_timeout()]
