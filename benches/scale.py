@@ -11,6 +11,8 @@ the whole core run, and the child's peak RSS (``os.wait4``); then PASS/FAIL agai
 targets:
 
 * 10 000 flows: peak RSS <= 250 MiB, and events/s >= 1/3 of the 10-flow figure;
+* 10 000 flows: packet-hops per wall-second of the simulation >= 1/2 of the 10-flow
+  figure (issue 38; a hop is a packet crossing one link direction, docs/metrics.md);
 * 100 000 flows run to the end;
 * build time linear in flows: log-log slope <= 1.2 from 1 000 flows to the largest size.
 
@@ -41,6 +43,7 @@ SIZES = (10, 100, 1_000, 10_000, 100_000)
 QUICK_SIZES = (10, 100, 1_000)
 TARGET_RSS_MIB = 250.0  # at 10 000 flows
 TARGET_SPEED_RATIO = 1 / 3  # simulation events/s at 10 000 flows vs 10 flows
+TARGET_HOP_RATIO = 1 / 2  # simulation packet-hops/s at 10 000 flows vs 10 flows (issue 38)
 TARGET_BUILD_SLOPE = 1.2  # d log(build) / d log(flows), from 1 000 flows up
 BIG = 10_000
 HUGE = 100_000
@@ -54,7 +57,7 @@ t = {}
 s, _, _ = _core.run(load_source(sys.argv[1]), timings=t,
                     params={"flows": sys.argv[2], "duration": sys.argv[3]})
 text = json.dumps(s)
-print(json.dumps({k: s[k] for k in ("events", "sim_time_s", "wall_time_s")} | t))
+print(json.dumps({k: s[k] for k in ("events", "hops", "sim_time_s", "wall_time_s")} | t))
 """
 
 
@@ -91,6 +94,7 @@ def bench(python: str, sizes: list[int], duration: float, repeat: int) -> list[d
         row["completed"] = run["returncode"] == 0 and run.get("sim_time_s") == duration
         if row["completed"]:
             row["events_per_s"] = run["events"] / run["run_s"]
+            row["hops_per_s"] = run["hops"] / run["run_s"]
             row["whole_events_per_s"] = run["events"] / run["wall_time_s"]
         rows.append(row)
         log(f"[scale] {n} flows: {fmt_row(row)}")
@@ -130,6 +134,12 @@ def targets(rows: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
         )
     else:
         add(f"events/s at {BIG:,} flows >= 1/3 of 10 flows", None if quick else False, "")
+    hop_target = f"packet-hops/s at {BIG:,} flows >= 1/2 of 10 flows (issue 38)"
+    if big and small and big["completed"] and small["completed"]:
+        ratio = big["hops_per_s"] / small["hops_per_s"]
+        add(hop_target, ratio >= TARGET_HOP_RATIO, f"{ratio:.2f} of the 10-flow figure")
+    else:
+        add(hop_target, None if quick else False, "")
     huge = by.get(HUGE)
     add(
         f"{HUGE:,} flows run to the end",
@@ -163,11 +173,12 @@ def fmt_row(r: dict[str, Any]) -> str:
 
 
 def print_table(report: dict[str, Any]) -> None:
-    head = ["flows", "build s", "run s", "summary s", "events", "M ev/s", "whole M ev/s", "MiB"]
+    head = ["flows", "build s", "run s", "summary s", "events", "M ev/s", "whole M ev/s",
+            "M hops/s", "MiB"]  # fmt: skip
     lines = [head]
     for r in report["rows"]:
         if not r["completed"]:
-            lines.append([f"{r['flows']:,}", *["-"] * 6, f"{r['peak_rss_mib']:.0f}"])
+            lines.append([f"{r['flows']:,}", *["-"] * 7, f"{r['peak_rss_mib']:.0f}"])
             continue
         lines.append(
             [
@@ -178,6 +189,7 @@ def print_table(report: dict[str, Any]) -> None:
                 f"{r['events']:,}",
                 f"{r['events_per_s'] / 1e6:.2f}",
                 f"{r['whole_events_per_s'] / 1e6:.2f}",
+                f"{r['hops_per_s'] / 1e6:.2f}",
                 f"{r['peak_rss_mib']:.0f}",
             ]
         )

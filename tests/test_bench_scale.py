@@ -29,10 +29,12 @@ def test_scale_bench_quick_reports_every_size() -> None:
         assert r["completed"], r
         assert r["sim_time_s"] == 5.0 and r["events"] > 0
         assert r["events_per_s"] >= r["whole_events_per_s"] > 0
+        # Packet-hops per wall-second of the run phase (docs/metrics.md).
+        assert r["hops"] > 0 and r["hops_per_s"] == pytest.approx(r["hops"] / r["run_s"])
         assert min(r["build_s"], r["run_s"], r["summary_s"]) > 0
         assert r["wall_time_s"] == pytest.approx(r["build_s"] + r["run_s"] + r["summary_s"])
         assert 10 < r["peak_rss_mib"] < 1024
     statuses = {t["target"]: t["status"] for t in report["targets"]}
-    assert len(statuses) == 4
+    assert len(statuses) == 5
     # The 10 000- and 100 000-flow targets need the full run.
-    assert sum(s == "SKIP" for s in statuses.values()) >= 3
+    assert sum(s == "SKIP" for s in statuses.values()) >= 4
