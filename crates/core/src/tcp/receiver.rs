@@ -557,7 +557,13 @@ impl TcpReceiver {
 
     /// Next ACK / SYN-ACK to send; call until `None`.
     pub fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
-        self.out.pop_front()
+        let p = self.out.pop_front()?;
+        if self.out.is_empty() {
+            // The next ACK into the ring's first slot (`clear` moves its
+            // head to 0), still in cache, not the slot after this one.
+            self.out.clear();
+        }
+        Some(p)
     }
 
     /// Counters.
