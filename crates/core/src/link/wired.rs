@@ -162,10 +162,6 @@ impl WiredDirection {
     fn wire_push(&mut self, at: Time, pkt: Box<Packet>, lost: bool) {
         if self.wire.is_empty() {
             self.wire_head = at;
-            // Back to the ring's first slot (`clear` on an empty ring moves
-            // its head to 0): a wire that empties between packets writes the
-            // slot it wrote last, in cache, instead of walking the ring.
-            self.wire.clear();
         }
         self.wire.push_back((at, pkt, lost));
     }

@@ -8,7 +8,7 @@
 //!   `offered = queue_dropped + departed + waiting`, and
 //!   `departed + copies = delivered + lost + in transit after the queue`;
 //! - what the network saw cross each link's boundary ([`DirSeen`]: offered,
-//!   handed over at the far end; beside it, reported dropped by cause), and per flow
+//!   handed over at the far end, reported dropped by cause), and per flow
 //!   ([`Leg`]) what its endpoints sent, what reached the other end and what
 //!   was dropped where: `sent + copies = delivered + dropped + in flight`.
 //!
@@ -22,16 +22,15 @@ use crate::aqm::{Causes, DropCause};
 use crate::link::{Account, Dir, Place};
 use crate::packet::{Kind, Packet};
 
-/// What the network saw cross one link direction's boundary (the drops it
-/// reported, by cause, are kept apart in `Simulation::seen_dropped`: the two
-/// counters of every direction touched per packet-hop then share a few cache
-/// lines instead of one line each).
+/// What the network saw cross one link direction's boundary.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct DirSeen {
     /// Packets offered to it.
     pub offered: u64,
     /// Packets handed over at its far end.
     pub arrived: u64,
+    /// Packets it reported discarded, by cause.
+    pub dropped: Causes,
 }
 
 /// One direction of a flow (its data segments, or its ACKs) as the network
@@ -281,13 +280,7 @@ impl Simulation {
                 let code = 2 * i + d.index();
                 let a = l.model.account(d);
                 copies_made += a.copies;
-                check_direction(
-                    &l.names[d.index()],
-                    &a,
-                    &held[code],
-                    &self.seen[code],
-                    &self.seen_dropped[code],
-                )?;
+                check_direction(&l.names[d.index()], &a, &held[code], &self.seen[code])?;
                 links.push(LinkAccount {
                     offered: a.offered,
                     queue: QueueAccount {
@@ -438,7 +431,6 @@ fn check_direction(
     a: &Account,
     held: &Held,
     seen: &DirSeen,
-    seen_dropped: &Causes,
 ) -> Result<(), AccountingError> {
     let broken = |what: String| fail(format!("link direction {name}: {what}"));
     let waiting = held.get(Place::Queue);
@@ -486,9 +478,10 @@ fn check_direction(
     }
     let mut dropped = a.queue_dropped;
     dropped += a.lost;
-    if dropped != *seen_dropped {
+    if dropped != seen.dropped {
         return Err(broken(format!(
-            "the model counts drops {dropped}, the network was handed {seen_dropped}"
+            "the model counts drops {dropped}, the network was handed {}",
+            seen.dropped
         )));
     }
     Ok(())

@@ -10,7 +10,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::aqm::{Causes, DropCause};
+use crate::aqm::DropCause;
 use crate::capture::{FlowWire, Format, Interface, PcapWriter};
 use crate::engine::{EventQueue, Wakeups};
 use crate::link::{Delivery, Dir, Link, Then};
@@ -566,7 +566,6 @@ impl NetworkBuilder {
             free: Vec::new(),
             work,
             seen: vec![account::DirSeen::default(); 2 * links.len()],
-            seen_dropped: vec![Causes::default(); 2 * links.len()],
             legs: vec![Default::default(); flows.len()],
             wake_links: Wakeups::new(links.len()),
             servicing: usize::MAX,
@@ -663,8 +662,6 @@ pub struct Simulation {
     histograms: Option<Box<FlowHistograms>>,
     /// Per link direction (code 2·link + dir), what crossed its boundary.
     seen: Vec<account::DirSeen>,
-    /// Per link direction, the packets it reported discarded, by cause.
-    seen_dropped: Vec<Causes>,
     /// Per flow, its data and ACK legs as the network saw them.
     legs: Vec<[account::Leg; 2]>,
     /// Media streams (`[[media]]`): source and sink.
@@ -992,21 +989,14 @@ impl Simulation {
     }
 
     /// Packet `p` arrives at `node`: forwarded on in its box, or received
-    /// (then the box is kept for the next packet emitted here).
-    ///
-    /// The box is kept before the packet is received, from a copy: the
-    /// packets the endpoint answers with (an ACK, the segments an ACK lets
-    /// out) then reuse this box, still in cache, rather than the box kept at
-    /// the arrival before, which at sparse traffic (the ns-2 set-up at PER
-    /// 0.1) has left L1 by then.
+    /// (then the box goes back to the pool).
     fn arrive(&mut self, node: NodeId, p: Box<Packet>, now: Time) {
         if p.dst != node {
             self.forward(node, p, now);
             return;
         }
-        let pkt = *p;
+        self.receive(&p, now);
         self.spare_box(p);
-        self.receive(&pkt, now);
     }
 
     /// Packet `p` has reached its destination.
@@ -1108,7 +1098,7 @@ impl Simulation {
 
     /// Packet `p` was lost on link direction `code` (2·link + dir).
     fn dropped(&mut self, p: &Packet, cause: DropCause, now: Time, code: usize) {
-        self.seen_dropped[code].add(cause);
+        self.seen[code].dropped.add(cause);
         let stream = media::stream_of(p.flow);
         if let Some(m) = stream {
             self.media_legs[m].drop(code, cause);

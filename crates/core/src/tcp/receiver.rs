@@ -557,13 +557,7 @@ impl TcpReceiver {
 
     /// Next ACK / SYN-ACK to send; call until `None`.
     pub fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
-        let p = self.out.pop_front()?;
-        if self.out.is_empty() {
-            // The next ACK into the ring's first slot (`clear` moves its
-            // head to 0), still in cache, not the slot after this one.
-            self.out.clear();
-        }
-        Some(p)
+        self.out.pop_front()
     }
 
     /// Counters.

@@ -212,13 +212,6 @@ impl Scoreboard {
         if seg.seq < at {
             self.rxt_cursor.set((at, below + u64::from(seg.len)));
         }
-        if self.segs.is_empty() {
-            // The ring's first slot again (`clear` moves its head to 0):
-            // a sender with a window of a segment or two (the ns-2 set-up
-            // at PER 0.1) then writes the slots it wrote last, still in
-            // cache, instead of walking the whole ring.
-            self.segs.clear();
-        }
         self.segs.push_back(seg);
     }
 
