@@ -7,9 +7,12 @@
 //! 1/256 (0.39 %) of every value in the bucket; `min`, `max` and `mean` are
 //! exact. Counters are kept only for the span of buckets between the smallest
 //! and the largest value seen (a flow whose delays lie within one factor of 8
-//! holds about 400 counters, 3 KiB, instead of all 7936), so a network of
+//! holds about 400 counters, 1.6 KiB, instead of all 7936), so a network of
 //! 100,000 flows keeps one histogram per flow cheaply; recording allocates only
-//! when a value falls outside the span so far.
+//! when a value falls outside the span so far. Counters are 32-bit; a bucket
+//! that passes 2^32 − 1 values keeps its multiples of 2^32 in a side list
+//! (empty in every run short of four billion packets a flow), so counts stay
+//! exact.
 
 /// Values below this have their own bucket.
 const EXACT: u64 = 1024;
@@ -56,8 +59,12 @@ const SLACK: usize = 16;
 pub struct Histogram {
     /// Bucket index of `counts[0]`.
     base: usize,
-    /// Counts of buckets `base .. base + counts.len()` (empty before the first value).
-    counts: Vec<u64>,
+    /// Counts of buckets `base .. base + counts.len()` (empty before the first
+    /// value), modulo 2^32.
+    counts: Vec<u32>,
+    /// The multiples of 2^32 of buckets whose count passed `u32::MAX`: (bucket
+    /// index, count − its 32-bit counter).
+    carry: Vec<(usize, u64)>,
     count: u64,
     sum: u128,
     min: u64,
@@ -80,6 +87,7 @@ impl Histogram {
         Histogram {
             base: 0,
             counts: Vec::new(),
+            carry: Vec::new(),
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -91,17 +99,58 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         let i = index(ns);
-        match self.counts.get_mut(i.wrapping_sub(self.base)) {
-            Some(c) => *c += 1,
+        if i.wrapping_sub(self.base) >= self.counts.len() {
+            self.cover(i, i);
+        }
+        let c = &mut self.counts[i - self.base];
+        match c.checked_add(1) {
+            Some(v) => *c = v,
             None => {
-                self.cover(i, i);
-                self.counts[i - self.base] += 1;
+                *c = 0;
+                self.add_carry(i, 1 << 32);
             }
         }
         self.count += 1;
         self.sum += u128::from(ns);
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
+    }
+
+    /// Add `high` (a multiple of 2^32) to bucket `i`'s side count.
+    #[cold]
+    fn add_carry(&mut self, i: usize, high: u64) {
+        match self.carry.iter_mut().find(|(b, _)| *b == i) {
+            Some((_, h)) => *h += high,
+            None => self.carry.push((i, high)),
+        }
+    }
+
+    /// Count of bucket `base + j`.
+    #[inline]
+    fn bucket(&self, j: usize) -> u64 {
+        let low = u64::from(self.counts[j]);
+        if self.carry.is_empty() {
+            low
+        } else {
+            let i = self.base + j;
+            low + self
+                .carry
+                .iter()
+                .filter(|(b, _)| *b == i)
+                .map(|(_, h)| h)
+                .sum::<u64>()
+        }
+    }
+
+    /// Add `n` to bucket `i` (within the span).
+    fn add(&mut self, i: usize, n: u64) {
+        let c = &mut self.counts[i - self.base];
+        let s = u64::from(*c) + (n & u64::from(u32::MAX));
+        *c = s as u32;
+        let high = (n >> 32 << 32) + (s >> 32 << 32);
+        if high > 0 {
+            self.add_carry(i, high);
+        }
     }
 
     /// Widen the span of counters to include buckets `lo ..= hi`.
@@ -118,7 +167,7 @@ impl Histogram {
         }
         if lo < self.base {
             let new_base = lo.saturating_sub(SLACK);
-            let mut counts = vec![0u64; self.base - new_base + self.counts.len()];
+            let mut counts = vec![0u32; self.base - new_base + self.counts.len()];
             counts[self.base - new_base..].copy_from_slice(&self.counts);
             self.counts = counts;
             self.base = new_base;
@@ -176,8 +225,8 @@ impl Histogram {
             return self.max;
         }
         let mut seen = 0u64;
-        for (j, &c) in self.counts.iter().enumerate() {
-            seen += c;
+        for j in 0..self.counts.len() {
+            seen += self.bucket(j);
             if seen >= rank {
                 let (lo, w) = bucket_range(self.base + j);
                 let mid = lo + w / 2;
@@ -194,9 +243,11 @@ impl Histogram {
         }
         let (lo, hi) = (other.base, other.base + other.counts.len() - 1);
         self.cover(lo, hi);
-        let at = lo - self.base;
-        for (a, b) in self.counts[at..].iter_mut().zip(other.counts.iter()) {
-            *a += *b;
+        for j in 0..other.counts.len() {
+            let n = other.bucket(j);
+            if n > 0 {
+                self.add(lo + j, n);
+            }
         }
         self.count += other.count;
         self.sum += other.sum;
@@ -207,6 +258,7 @@ impl Histogram {
     /// Forget every value (keeps the storage).
     pub fn clear(&mut self) {
         self.counts.fill(0);
+        self.carry.clear();
         self.count = 0;
         self.sum = 0;
         self.min = u64::MAX;
@@ -218,11 +270,9 @@ impl PartialEq for Histogram {
     /// Equal when they hold the same values (the spans of counters may differ).
     fn eq(&self, other: &Histogram) -> bool {
         let nonzero = |h: &Histogram| {
-            h.counts
-                .iter()
-                .enumerate()
-                .filter(|(_, &c)| c > 0)
-                .map(|(j, &c)| (h.base + j, c))
+            (0..h.counts.len())
+                .map(|j| (h.base + j, h.bucket(j)))
+                .filter(|&(_, c)| c > 0)
                 .collect::<Vec<_>>()
         };
         (self.count, self.sum, self.min, self.max) == (other.count, other.sum, other.min, other.max)
@@ -361,6 +411,38 @@ mod tests {
         for q in [0.0, 0.3, 0.5, 0.7, 1.0] {
             assert_eq!(h.quantile(q), dense.quantile(q));
         }
+    }
+
+    #[test]
+    fn counts_past_32_bits_stay_exact() {
+        // A bucket whose 32-bit counter wraps keeps the rest in the side list.
+        let mut h = Histogram::new();
+        h.record(5_000);
+        h.record(9_000);
+        let j = index(5_000) - h.base;
+        h.counts[j] = u32::MAX - 1;
+        h.count += u64::from(u32::MAX - 2);
+        h.record(5_000);
+        h.record(5_000);
+        h.record(5_000);
+        assert_eq!(h.bucket(j), u64::from(u32::MAX) + 2);
+        assert_eq!(h.carry, vec![(index(5_000), 1u64 << 32)]);
+        assert_eq!(h.quantile(0.5), h.quantile(0.999_999_999));
+        // Merging adds the side counts too, and carries the sum past 2^32.
+        let mut m = Histogram::new();
+        m.merge(&h);
+        m.merge(&h);
+        assert_eq!(
+            m.bucket(index(5_000) - m.base),
+            2 * (u64::from(u32::MAX) + 2)
+        );
+        assert_eq!(m.count(), 2 * h.count());
+        assert!(m != h);
+        let mut again = Histogram::new();
+        again.merge(&m);
+        assert!(again == m);
+        m.clear();
+        assert!(m.carry.is_empty() && m.is_empty());
     }
 
     #[test]
