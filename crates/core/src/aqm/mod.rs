@@ -365,7 +365,7 @@ pub trait Aqm: Debug + Send {
 }
 
 /// Counters every queue reports. `repr(C)`, the fields a packet updates
-/// first (inside an [`Occupancy`], one cache line with its state).
+/// first (inside an [`Occupancy`], next to its state).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct QueueStats {
@@ -421,8 +421,8 @@ pub type OccupancySample = (Time, u32, u64);
 /// buffer): counters, the time integral of occupancy, and an optional trace
 /// of every change.
 ///
-/// `repr(C)` in two cache lines: the state and the counters a packet
-/// updates first, the recordings (off unless asked for) behind one pointer.
+/// `repr(C)`, 128 bytes: the state and the counters a packet updates
+/// first, the recordings (off unless asked for) behind one pointer.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct Occupancy {
@@ -611,10 +611,7 @@ impl Queue {
 
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        match &self.fq {
-            None => self.pkts.len(),
-            Some(f) => f.len(),
-        }
+        self.fq.as_ref().map_or(self.pkts.len(), |f| f.len())
     }
 
     /// Whether nothing waits.

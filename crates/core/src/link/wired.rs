@@ -58,11 +58,12 @@ pub struct WiredConfig {
 /// One direction of a wired link (a sans-IO model of its own).
 ///
 /// `repr(C)`, hot fields first (issue 38): a packet-hop reads the first
-/// cache line (the wire's head, the transmitter, the fast paths' flags),
-/// the configuration's line, the counters and the queue's front, instead of
-/// fields the compiler's own order scattered over a dozen lines of the
-/// 800-byte struct; with ten flows the links and flows are more than the
-/// L1 data cache holds, so each line a hop touches is a likely miss.
+/// cache line (the wire's head, the transmitter, copies of the delay and
+/// framing, the fast paths' flags), the second (the wire, the channel, the
+/// transmit counters) and the queue's front, instead of fields the
+/// compiler's own order scattered over a dozen lines of the 800-byte
+/// struct; with ten flows the links and flows are more than the L1 data
+/// cache holds, so each line a hop touches is a likely miss.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct WiredDirection {
@@ -394,6 +395,7 @@ impl WiredDirection {
         pkt: Box<Packet>,
     ) -> Option<(Box<Packet>, DropCause)> {
         self.advance(now);
+        // `plain` implies no trace server, and is read from the first line.
         if (self.plain || self.server.is_none())
             && self.busy_until <= now
             && self.queue.can_pass_through()
